@@ -1,0 +1,60 @@
+import { S3Client } from '@aws-sdk/client-s3';
+import { S3ObjectStore } from '../adapters/aws/s3-object-store.js';
+import type { CatalogServices } from '../catalog/services.js';
+import type { AwsConfig } from '../config.js';
+import type { Router } from '../http/router.js';
+import type { HandlerMap } from '../operations/types.js';
+import type { ObjectStore } from '../ports/object-store.js';
+import type { StorageRoot } from '../registry/records.js';
+import { buildApp, consoleLogger } from './build.js';
+
+/**
+ * The AWS composition: registry and default warehouse in S3. Built once per Lambda container
+ * (module scope in functions/*.ts), so its clients and caches survive between invocations.
+ */
+export async function createAwsApp(
+  config: AwsConfig,
+  handlers: HandlerMap<CatalogServices>,
+  client: S3Client = new S3Client({ region: config.AWS_REGION }),
+): Promise<{ router: Router; services: CatalogServices }> {
+  const stores = new Map<string, ObjectStore>();
+  const storageFor = (root: StorageRoot): ObjectStore => {
+    if (root.kind !== 's3') throw new Error(`the AWS deployment only has S3 storage, not ${root.kind}`);
+    const id = `${root.bucket}/${root.prefix}`;
+    const cached = stores.get(id);
+    if (cached) return cached;
+    const store = new S3ObjectStore({ client, bucket: root.bucket, prefix: root.prefix });
+    stores.set(id, store);
+    return store;
+  };
+  return buildApp({
+    registryStore: new S3ObjectStore({ client, bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX }),
+    storageFor,
+    project: config.RASK_PROJECT,
+    warehouse: config.RASK_WAREHOUSE,
+    warehouseRoot: {
+      kind: 's3',
+      bucket: config.RASK_WAREHOUSE_BUCKET,
+      prefix: config.RASK_WAREHOUSE_PREFIX,
+      region: config.AWS_REGION,
+    },
+    managedVersioning: config.RASK_MANAGED_VERSIONING,
+    trashGraceDays: config.RASK_TRASH_GRACE_DAYS,
+    handlers,
+    maxBodyBytes: config.RASK_MAX_BODY_BYTES,
+    logger: consoleLogger,
+  });
+}
+
+/** Builds the app on first use and keeps the promise, so concurrent cold invocations share it. */
+export function lazyAwsRouter(handlers: HandlerMap<CatalogServices>): () => Promise<Router> {
+  let app: Promise<Router> | undefined;
+  return () => {
+    app ??= import('../config.js').then(({ loadAwsConfig }) =>
+      createAwsApp(loadAwsConfig(), handlers).then((a) => a.router),
+    );
+    // A failed start-up (e.g. S3 unreachable) must not poison the container forever.
+    app.catch(() => (app = undefined));
+    return app;
+  };
+}

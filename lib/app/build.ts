@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import type { CatalogServices } from '../catalog/services.js';
+import { createRouter, type Router } from '../http/router.js';
+import type { ErrorLogger } from '../http/respond.js';
+import type { HandlerMap } from '../operations/types.js';
+import { UNSUPPORTED_REASONS } from '../operations/unsupported.js';
+import type { ObjectStore } from '../ports/object-store.js';
+import { ensureDefaults, ensureLayout } from '../registry/layout.js';
+import type { StorageRoot } from '../registry/records.js';
+import { Registry } from '../registry/registry.js';
+
+export interface BuildOptions {
+  readonly registryStore: ObjectStore;
+  readonly storageFor: (root: StorageRoot) => ObjectStore;
+  readonly project: string;
+  readonly warehouse: string;
+  readonly warehouseRoot: StorageRoot;
+  readonly managedVersioning: boolean;
+  readonly trashGraceDays: number;
+  readonly handlers: HandlerMap<CatalogServices>;
+  readonly maxBodyBytes: number;
+  readonly logger?: ErrorLogger;
+}
+
+/** Wires ports into services and services into the router; shared by every entry point. */
+export async function buildApp(options: BuildOptions): Promise<{ router: Router; services: CatalogServices }> {
+  const registry = new Registry(options.registryStore);
+  await ensureLayout(registry);
+  await ensureDefaults(registry, {
+    project: options.project,
+    warehouse: options.warehouse,
+    storage: options.warehouseRoot,
+    managedVersioning: options.managedVersioning,
+    trashGraceDays: options.trashGraceDays,
+  });
+  const services: CatalogServices = {
+    registry,
+    project: options.project,
+    defaultWarehouse: options.warehouse,
+    storageFor: options.storageFor,
+    now: () => new Date(),
+    newId: () => randomUUID(),
+  };
+  const router = createRouter({
+    handlers: options.handlers,
+    services,
+    maxBodyBytes: options.maxBodyBytes,
+    logger: options.logger,
+    unsupportedReasons: UNSUPPORTED_REASONS,
+  });
+  return { router, services };
+}
+
+/** Structured logs on stderr; never given request bodies or credentials. */
+export const consoleLogger: ErrorLogger = {
+  error: (message, fields) => console.error(JSON.stringify({ level: 'error', message, ...fields })),
+};

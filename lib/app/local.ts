@@ -1,0 +1,43 @@
+import path from 'node:path';
+import { FsObjectStore } from '../adapters/local/fs-object-store.js';
+import type { LocalConfig } from '../config.js';
+import type { HandlerMap } from '../operations/types.js';
+import type { CatalogServices } from '../catalog/services.js';
+import type { ObjectStore } from '../ports/object-store.js';
+import type { StorageRoot } from '../registry/records.js';
+import { buildApp, consoleLogger } from './build.js';
+import type { ErrorLogger } from '../http/respond.js';
+
+/**
+ * The local composition: registry and the default warehouse on disk under RASK_DATA_DIR.
+ * `handlers` defaults to every implemented operation (metadata and data plane).
+ */
+export async function createLocalApp(
+  config: LocalConfig,
+  options: { handlers?: HandlerMap<CatalogServices>; logger?: ErrorLogger } = {},
+) {
+  const dataDir = path.resolve(config.RASK_DATA_DIR);
+  const handlers = options.handlers ?? (await import('../operations/handlers-all.js')).allHandlers;
+  const stores = new Map<string, ObjectStore>();
+  const storageFor = (root: StorageRoot): ObjectStore => {
+    if (root.kind !== 'file') throw new Error(`the local server only has file storage, not ${root.kind}`);
+    const cached = stores.get(root.path);
+    if (cached) return cached;
+    const store = new FsObjectStore(root.path);
+    stores.set(root.path, store);
+    return store;
+  };
+  const app = await buildApp({
+    registryStore: new FsObjectStore(path.join(dataDir, 'registry')),
+    storageFor,
+    project: config.RASK_PROJECT,
+    warehouse: config.RASK_WAREHOUSE,
+    warehouseRoot: { kind: 'file', path: path.join(dataDir, 'warehouses', config.RASK_WAREHOUSE) },
+    managedVersioning: config.RASK_MANAGED_VERSIONING,
+    trashGraceDays: config.RASK_TRASH_GRACE_DAYS,
+    handlers,
+    maxBodyBytes: config.RASK_MAX_BODY_BYTES,
+    logger: options.logger ?? consoleLogger,
+  });
+  return { ...app, dataDir };
+}

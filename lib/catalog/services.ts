@@ -1,0 +1,19 @@
+import type { ObjectStore } from '../ports/object-store.js';
+import type { StorageRoot } from '../registry/records.js';
+import type { Registry } from '../registry/registry.js';
+
+/**
+ * Everything catalog operations need, built once per process by lib/app/*.ts. Operations take
+ * this as an argument and never see a Request, so they run the same behind every transport.
+ */
+export interface CatalogServices {
+  readonly registry: Registry;
+  /** The project that the spec's routes address (the hierarchy above namespaces). */
+  readonly project: string;
+  /** The warehouse new top-level namespaces bind to. */
+  readonly defaultWarehouse: string;
+  /** An object store rooted at a warehouse's storage root (table data, manifests). */
+  storageFor(root: StorageRoot): ObjectStore;
+  now(): Date;
+  newId(): string;
+}

@@ -1,0 +1,58 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
+import { InvalidInputError } from '../errors.js';
+import { errorResponse, type ErrorLogger } from './respond.js';
+import type { Router } from './router.js';
+import type { HttpRequest, HttpResponse } from './types.js';
+
+/**
+ * API Gateway REST API (v1) proxy events ⇄ HttpRequest/HttpResponse. REST v1 is used because it
+ * keeps `event.path` percent-encoded: HTTP API v2 decodes the path before routing, which loses
+ * `%2F` inside a name and the difference between `+` and a space.
+ */
+export function toHttpRequest(event: APIGatewayProxyEvent): HttpRequest {
+  const requestId = event.requestContext?.requestId ?? randomUUID();
+  const headers: Record<string, string> = {};
+  for (const [name, values] of Object.entries(event.multiValueHeaders ?? {})) {
+    if (values && values.length) headers[name.toLowerCase()] = values.join(', ');
+  }
+  for (const [name, value] of Object.entries(event.headers ?? {})) {
+    if (value !== undefined && headers[name.toLowerCase()] === undefined) headers[name.toLowerCase()] = value;
+  }
+  // v1 has no raw query string; re-encode the decoded values (order within a key is kept, which
+  // is what matters for merge_insert's repeated `on`).
+  const query = new URLSearchParams();
+  const multi = event.multiValueQueryStringParameters ?? {};
+  for (const [name, values] of Object.entries(multi)) for (const v of values ?? []) query.append(name, v);
+  for (const [name, value] of Object.entries(event.queryStringParameters ?? {})) {
+    if (value !== undefined && !(name in multi)) query.append(name, value);
+  }
+  if (typeof event.path !== 'string' || !event.httpMethod) {
+    throw new InvalidInputError('malformed API Gateway event: path and httpMethod are required');
+  }
+  const body = event.body == null ? Buffer.alloc(0) : Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
+  return { method: event.httpMethod, rawPath: event.path, rawQuery: query.toString(), headers, body, requestId };
+}
+
+export function toProxyResult(response: HttpResponse): APIGatewayProxyResult {
+  const text = (response.headers['content-type'] ?? '').startsWith('application/json') || response.body.length === 0;
+  return {
+    statusCode: response.status,
+    headers: response.headers,
+    body: text ? response.body.toString('utf8') : response.body.toString('base64'),
+    isBase64Encoded: !text,
+  };
+}
+
+/** A Lambda handler serving `router`; a malformed event gets the JSON error contract too. */
+export function lambdaHandler(router: () => Promise<Router>, logger?: ErrorLogger) {
+  return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+    let request: HttpRequest;
+    try {
+      request = toHttpRequest(event);
+    } catch (err) {
+      return toProxyResult(errorResponse(err, event?.requestContext?.requestId ?? randomUUID(), logger));
+    }
+    return toProxyResult(await (await router())(request));
+  };
+}

@@ -1,0 +1,11 @@
+import type { CatalogServices } from '../catalog/services.js';
+import { namespaceHandlers } from './handlers-namespace.js';
+import type { HandlerMap } from './types.js';
+
+/**
+ * Handlers of the metadata bundle. Nothing reachable from here may import @lancedb/lancedb
+ * (test/unit/module-graph.test.ts checks it): these functions cold-start in milliseconds.
+ */
+export const metaHandlers: HandlerMap<CatalogServices> = {
+  ...namespaceHandlers,
+};

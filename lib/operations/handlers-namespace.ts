@@ -1,0 +1,38 @@
+import {
+  createNamespace,
+  describeNamespace,
+  dropNamespace,
+  listNamespaces,
+  namespaceExists,
+} from '../catalog/namespaces.js';
+import { mode, optionalString, pageLimit, stringMap } from '../catalog/params.js';
+import type { CatalogServices } from '../catalog/services.js';
+import type { HandlerMap } from './types.js';
+
+/** Namespace operations: decode the spec's request shapes, call the catalog. */
+export const namespaceHandlers: HandlerMap<CatalogServices> = {
+  CreateNamespace: (req, svc) =>
+    createNamespace(svc, {
+      id: req.id,
+      mode: mode(req.body.mode, 'mode', ['create', 'exist_ok', 'overwrite'] as const, 'create'),
+      properties: stringMap(req.body.properties, 'properties'),
+    }),
+
+  ListNamespaces: (req, svc) =>
+    listNamespaces(svc, {
+      id: req.id,
+      pageToken: optionalString(req.query.get('page_token') ?? undefined, 'page_token'),
+      limit: pageLimit(req.query.get('limit') ?? undefined),
+    }),
+
+  DescribeNamespace: (req, svc) => describeNamespace(svc, req.id),
+
+  DropNamespace: (req, svc) =>
+    dropNamespace(svc, {
+      id: req.id,
+      mode: mode(req.body.mode, 'mode', ['fail', 'skip'] as const, 'fail'),
+      behavior: mode(req.body.behavior, 'behavior', ['restrict', 'cascade'] as const, 'restrict'),
+    }),
+
+  NamespaceExists: (req, svc) => namespaceExists(svc, req.id),
+};

@@ -1,0 +1,30 @@
+import type { OperationDef } from './table.js';
+
+/** Who is calling. Kept on every request for authentication and authorization. */
+export interface Identity {
+  readonly apiKey?: string;
+  readonly bearerToken?: string;
+}
+
+/** What a handler sees: decoded, validated transport-free input. */
+export interface OperationRequest {
+  readonly operation: OperationDef;
+  /** The decoded `{id}` path parameter (`[]` for the root namespace or ops without one). */
+  readonly id: readonly string[];
+  /** The decoded `{index_name}` path parameter, for the two index-name routes. */
+  readonly indexName?: string;
+  readonly delimiter: string;
+  /** The query string with form semantics (`+` is a space); `delimiter` included. */
+  readonly query: URLSearchParams;
+  /** The JSON body for JSON operations (`{}` when none was sent); `id` filled from the path. */
+  readonly body: Readonly<Record<string, unknown>>;
+  /** The raw bytes for Arrow operations. */
+  readonly bytes: Buffer;
+  readonly identity: Identity;
+  readonly requestId: string;
+}
+
+export type OperationHandler<S> = (request: OperationRequest, services: S) => Promise<unknown>;
+
+/** Operation id → handler. An operation with no handler answers Unsupported (code 0). */
+export type HandlerMap<S> = Readonly<Partial<Record<string, OperationHandler<S>>>>;

@@ -1,0 +1,82 @@
+/**
+ * The object-store port: the only storage primitive the registry (and managed versioning)
+ * needs. Semantics follow S3 general-purpose buckets, because that is what production runs on:
+ *
+ * - keys are strings; listing order is the byte order of their UTF-8 encoding;
+ * - `putIfAbsent` succeeds for exactly one of any number of concurrent callers on a key;
+ * - `putIfMatch` / `deleteIfMatch` succeed only while the stored etag equals the given one;
+ * - a lost race (the condition did not hold) throws `ConditionFailedError`, never anything else,
+ *   so callers can re-read and retry. A missing key on `putIfMatch` / `deleteIfMatch` is also a
+ *   lost race (the object it was conditioned on is gone).
+ *
+ * Every implementation runs the same contract suite (test/contract/object-store.suite.ts).
+ */
+
+export interface StoredObject {
+  readonly body: Buffer;
+  /** Opaque version tag; quoted like S3's (e.g. `"9b2c…"`). Compare as strings. */
+  readonly etag: string;
+  readonly size: number;
+  readonly lastModified: Date;
+}
+
+export interface ObjectInfo {
+  readonly key: string;
+  readonly etag: string;
+  readonly size: number;
+  readonly lastModified: Date;
+}
+
+export interface ListOptions {
+  /** Only keys starting with this string. */
+  readonly prefix?: string;
+  /** Roll keys up at the first occurrence of this string after the prefix (S3 `Delimiter`). */
+  readonly delimiter?: string;
+  /** Exclusive lower bound on keys (S3 `StartAfter`); need not exist. */
+  readonly startAfter?: string;
+  /** At most this many entries (objects + common prefixes). Absent: all of them. */
+  readonly limit?: number;
+}
+
+export interface ListResult {
+  /** Objects in byte order of their keys. */
+  readonly objects: readonly ObjectInfo[];
+  /** With a delimiter: the rolled-up prefixes (each ending in the delimiter), in byte order. */
+  readonly commonPrefixes: readonly string[];
+  /** True when more entries exist after the last returned one. */
+  readonly truncated: boolean;
+}
+
+export interface ObjectStore {
+  /** A human-readable description of where the objects live (`file:///…`, `s3://b/p`, `memory:`). */
+  readonly url: string;
+  get(key: string): Promise<StoredObject | undefined>;
+  head(key: string): Promise<ObjectInfo | undefined>;
+  /** Create; throws ConditionFailedError if the key exists. */
+  putIfAbsent(key: string, body: Buffer | string): Promise<{ etag: string }>;
+  /** Replace; throws ConditionFailedError unless the key exists with exactly this etag. */
+  putIfMatch(key: string, body: Buffer | string, etag: string): Promise<{ etag: string }>;
+  /** Unconditional write (data files, not registry records). */
+  put(key: string, body: Buffer | string): Promise<{ etag: string }>;
+  /** Delete; throws ConditionFailedError unless the key exists with exactly this etag. */
+  deleteIfMatch(key: string, etag: string): Promise<void>;
+  /** Unconditional delete; deleting a missing key is not an error. */
+  delete(key: string): Promise<void>;
+  list(options: ListOptions): Promise<ListResult>;
+}
+
+/** The condition of a conditional write did not hold: someone else won the race. */
+export class ConditionFailedError extends Error {
+  constructor(
+    readonly key: string,
+    readonly reason: 'exists' | 'etag-mismatch' | 'missing' | 'conflict',
+  ) {
+    super(`conditional write on ${JSON.stringify(key)} lost: ${reason}`);
+    this.name = 'ConditionFailedError';
+  }
+}
+
+/** Byte-order comparison of two strings' UTF-8 encodings (JS `<` compares UTF-16 units). */
+export function compareKeys(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}

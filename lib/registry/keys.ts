@@ -1,0 +1,110 @@
+import { InvalidInputError } from '../errors.js';
+
+/**
+ * The registry's key layout. THE KEY ENCODING IS THE SCHEMA: it is versioned by
+ * LAYOUT_VERSION (lib/registry/layout.ts) and may only change through a migration.
+ *
+ *   layout.json                               layout version record
+ *   projects/<P>                              project record
+ *   p/<P>/w/<W>                               warehouse record
+ *   p/<P>/t/<a>/<b>/+n/<c>                    namespace a.b.c
+ *   p/<P>/t/<a>/<b>/+t/<x>                    table a.b.x
+ *
+ * <…> is `encodeSegment(name)`. Records are always leaves and a namespace's children live in
+ * its own directory (`p/<P>/t/<a>/<b>/`), so listing a namespace's children is one LIST of a
+ * prefix that contains nothing else, and a cascade finds every descendant under one prefix.
+ * `+n` and `+t` can never collide with an encoded name because `+` is always escaped.
+ *
+ * encodeSegment escapes, as `%XX`, exactly the bytes below `0`: (0x00–0x2F, which includes
+ * `/`, `%`, `+`, `.`, space). Because `%` (0x25) is itself below every byte that stays raw,
+ * an escaped byte sorts below every raw byte and escaped bytes sort among themselves by their
+ * hex — so the encoding preserves byte order (S3 listing order is the order of names), is
+ * injective (`%` is always escaped, so decoding is unambiguous), and never yields `/`, `.` or
+ * `..` as a path segment. Everything from `0` upward (letters, digits, UTF-8) stays readable.
+ */
+
+/** Longest name, in UTF-8 bytes: 80 fully escaped bytes are 240, under a 255-byte filename. */
+export const MAX_NAME_BYTES = 80;
+/** Keys must fit S3's 1024-byte limit after a store prefix; keep headroom for it. */
+export const MAX_KEY_BYTES = 900;
+
+export type NameKind = 'namespace' | 'table' | 'project' | 'warehouse';
+
+export function validateName(kind: NameKind, name: unknown): asserts name is string {
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new InvalidInputError(`${kind} name must be a non-empty string`);
+  }
+  if (!name.isWellFormed()) throw new InvalidInputError(`${kind} name ${JSON.stringify(name)} is not valid Unicode`);
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(name)) {
+    throw new InvalidInputError(`${kind} name ${JSON.stringify(name)} contains a control character`);
+  }
+  const bytes = Buffer.byteLength(name, 'utf8');
+  if (bytes > MAX_NAME_BYTES) {
+    throw new InvalidInputError(
+      `${kind} name is ${bytes} bytes long; names are 1 to ${MAX_NAME_BYTES} bytes of UTF-8 without control characters`,
+    );
+  }
+}
+
+export function encodeSegment(name: string): string {
+  let out = '';
+  for (const byte of Buffer.from(name, 'utf8')) {
+    out += byte < 0x30 ? `%${byte.toString(16).toUpperCase().padStart(2, '0')}` : String.fromCharCode(byte);
+  }
+  // The loop above produced one JS char per byte; reinterpret the raw bytes as UTF-8.
+  return Buffer.from(out, 'latin1').toString('utf8');
+}
+
+export function decodeSegment(segment: string): string {
+  const bytes: number[] = [];
+  const raw = Buffer.from(segment, 'utf8');
+  for (let i = 0; i < raw.length; i++) {
+    if (raw[i] === 0x25) {
+      bytes.push(parseInt(raw.subarray(i + 1, i + 3).toString('latin1'), 16));
+      i += 2;
+    } else {
+      bytes.push(raw[i]);
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+function checked(key: string): string {
+  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) {
+    throw new InvalidInputError(
+      `the object path is too long for the registry (over ${MAX_KEY_BYTES} bytes once encoded); use fewer or shorter namespace levels`,
+    );
+  }
+  return key;
+}
+
+const seg = encodeSegment;
+
+export const keys = {
+  layout: () => 'layout.json',
+  projectsPrefix: () => 'projects/',
+  project: (project: string) => checked(`projects/${seg(project)}`),
+  warehousesPrefix: (project: string) => `p/${seg(project)}/w/`,
+  warehouse: (project: string, warehouse: string) => checked(`p/${seg(project)}/w/${seg(warehouse)}`),
+  /** The directory holding everything below namespace `id` (the whole project tree for `[]`). */
+  subtree: (project: string, id: readonly string[]) =>
+    checked(`p/${seg(project)}/t/${id.map((part) => `${seg(part)}/`).join('')}`),
+  namespace: (project: string, id: readonly string[]) =>
+    checked(`${keys.subtree(project, id.slice(0, -1))}+n/${seg(id[id.length - 1])}`),
+  childNamespacesPrefix: (project: string, id: readonly string[]) => `${keys.subtree(project, id)}+n/`,
+  table: (project: string, id: readonly string[]) =>
+    checked(`${keys.subtree(project, id.slice(0, -1))}+t/${seg(id[id.length - 1])}`),
+  tablesPrefix: (project: string, namespace: readonly string[]) => `${keys.subtree(project, namespace)}+t/`,
+};
+
+/** Splits a key found under `subtree(project, [])` back into its kind and object id. */
+export function parseTreeKey(project: string, key: string): { kind: 'namespace' | 'table'; id: string[] } | undefined {
+  const root = keys.subtree(project, []);
+  if (!key.startsWith(root)) return undefined;
+  const parts = key.slice(root.length).split('/');
+  const marker = parts[parts.length - 2];
+  if (marker !== '+n' && marker !== '+t') return undefined;
+  const id = [...parts.slice(0, -2), parts[parts.length - 1]].map(decodeSegment);
+  return { kind: marker === '+n' ? 'namespace' : 'table', id };
+}

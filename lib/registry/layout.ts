@@ -1,0 +1,77 @@
+import { InternalError } from '../errors.js';
+import { ConditionFailedError } from '../ports/object-store.js';
+import { keys } from './keys.js';
+import type { ProjectRecord, StorageRoot, WarehouseRecord } from './records.js';
+import type { Registry } from './registry.js';
+
+/** Version of the key layout and record shapes (lib/registry/keys.ts). */
+export const LAYOUT_VERSION = 1;
+
+interface LayoutRecord {
+  readonly version: number;
+  readonly createdAt: string;
+}
+
+/**
+ * Migrations from layout N to N+1, applied in order at start-up. Empty while only layout 1 exists;
+ * a future change to the key encoding adds an entry here instead of editing keys.ts in place.
+ */
+export const MIGRATIONS: Readonly<Record<number, (registry: Registry) => Promise<void>>> = {};
+
+/** Writes the layout record on a fresh registry and refuses a registry it cannot read. */
+export async function ensureLayout(registry: Registry): Promise<number> {
+  await createIfAbsent<LayoutRecord>(registry, keys.layout(), {
+    version: LAYOUT_VERSION,
+    createdAt: new Date().toISOString(),
+  });
+  for (;;) {
+    const current = await registry.read<LayoutRecord>(keys.layout());
+    if (!current) throw new InternalError('registry layout record vanished during start-up');
+    const version = current.value.version;
+    if (version === LAYOUT_VERSION) return version;
+    if (version > LAYOUT_VERSION) {
+      throw new InternalError(
+        `registry layout ${version} is newer than this server understands (${LAYOUT_VERSION}); upgrade rask`,
+      );
+    }
+    const migrate = MIGRATIONS[version];
+    if (!migrate) throw new InternalError(`no migration from registry layout ${version}`);
+    await migrate(registry);
+    await registry.replace<LayoutRecord>(keys.layout(), { ...current.value, version: version + 1 }, current.etag);
+  }
+}
+
+export interface DefaultsSpec {
+  readonly project: string;
+  readonly warehouse: string;
+  readonly storage: StorageRoot;
+  readonly managedVersioning: boolean;
+  readonly trashGraceDays: number;
+}
+
+/** The default project and warehouse, so spec clients need not know the hierarchy. Idempotent. */
+export async function ensureDefaults(registry: Registry, spec: DefaultsSpec): Promise<void> {
+  const createdAt = new Date().toISOString();
+  await createIfAbsent<ProjectRecord>(registry, keys.project(spec.project), {
+    kind: 'project',
+    name: spec.project,
+    createdAt,
+  });
+  await createIfAbsent<WarehouseRecord>(registry, keys.warehouse(spec.project, spec.warehouse), {
+    kind: 'warehouse',
+    project: spec.project,
+    name: spec.warehouse,
+    storage: spec.storage,
+    managedVersioning: spec.managedVersioning,
+    trashGraceDays: spec.trashGraceDays,
+    createdAt,
+  });
+}
+
+async function createIfAbsent<T>(registry: Registry, key: string, value: T): Promise<void> {
+  try {
+    await registry.create(key, value);
+  } catch (err) {
+    if (!(err instanceof ConditionFailedError)) throw err;
+  }
+}

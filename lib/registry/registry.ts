@@ -1,0 +1,110 @@
+import { ConcurrentModificationError, InternalError } from '../errors.js';
+import { ConditionFailedError, type ObjectStore } from '../ports/object-store.js';
+import { decodeSegment } from './keys.js';
+
+export interface Versioned<T> {
+  readonly value: T;
+  readonly etag: string;
+}
+
+export interface RetryPolicy {
+  /** Attempts before a lost race becomes ConcurrentModification (code 14). */
+  readonly attempts: number;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { attempts: 10, baseDelayMs: 5, maxDelayMs: 250 };
+
+/**
+ * JSON records on an object store, guarded by conditional writes. This is the registry's only
+ * way to touch storage, so every read-modify-write is a compare-and-swap and every lost race is
+ * retried the same way.
+ */
+export class Registry {
+  constructor(
+    readonly store: ObjectStore,
+    private readonly retry: RetryPolicy = DEFAULT_RETRY,
+  ) {}
+
+  async read<T>(key: string): Promise<Versioned<T> | undefined> {
+    const obj = await this.store.get(key);
+    if (!obj) return undefined;
+    try {
+      return { value: JSON.parse(obj.body.toString('utf8')) as T, etag: obj.etag };
+    } catch (cause) {
+      // A destructive decision must never be made on a record we cannot read (brief rule 8).
+      throw new InternalError(`registry record ${key} is unreadable`, { cause });
+    }
+  }
+
+  /** Put-if-absent; throws ConditionFailedError when the key exists. */
+  async create<T>(key: string, value: T): Promise<string> {
+    return (await this.store.putIfAbsent(key, JSON.stringify(value))).etag;
+  }
+
+  /** Put-if-match; throws ConditionFailedError when the record changed or vanished. */
+  async replace<T>(key: string, value: T, etag: string): Promise<string> {
+    return (await this.store.putIfMatch(key, JSON.stringify(value), etag)).etag;
+  }
+
+  /** Delete-if-match; throws ConditionFailedError when the record changed or vanished. */
+  async remove(key: string, etag: string): Promise<void> {
+    await this.store.deleteIfMatch(key, etag);
+  }
+
+  /**
+   * Runs `attempt` until it completes without losing a race. `attempt` re-reads what it needs
+   * each time; a ConditionFailedError from it means "someone else wrote first, look again".
+   * Exhausted retries answer code 14, never 500.
+   */
+  async retrying<R>(what: string, attempt: () => Promise<R>): Promise<R> {
+    for (let n = 1; ; n++) {
+      try {
+        return await attempt();
+      } catch (err) {
+        if (!(err instanceof ConditionFailedError)) throw err;
+        if (n >= this.retry.attempts) {
+          throw new ConcurrentModificationError(`${what} lost ${n} races in a row to concurrent writers; retry later`);
+        }
+        await sleep(jitter(this.retry, n));
+      }
+    }
+  }
+
+  /**
+   * One page of the leaf names directly under `prefix` (records, not sub-directories), in byte
+   * order, starting after `startAfter` (a decoded name). One LIST per page, whatever the total.
+   */
+  async listNames(
+    prefix: string,
+    options: { startAfter?: string; limit?: number; encode: (name: string) => string },
+  ): Promise<{ names: string[]; more: boolean }> {
+    const names: string[] = [];
+    let startAfter = options.startAfter === undefined ? undefined : prefix + options.encode(options.startAfter);
+    // Deeper keys (sub-directories) never sit under a records prefix, but skip them defensively
+    // and keep paging so a page is never short because of them.
+    for (;;) {
+      const want = options.limit === undefined ? undefined : options.limit - names.length + 1;
+      const page = await this.store.list({ prefix, startAfter, limit: want });
+      for (const obj of page.objects) {
+        const rest = obj.key.slice(prefix.length);
+        if (rest.includes('/')) continue;
+        names.push(decodeSegment(rest));
+      }
+      const last = page.objects[page.objects.length - 1];
+      if (options.limit !== undefined && names.length > options.limit) {
+        return { names: names.slice(0, options.limit), more: true };
+      }
+      if (!page.truncated || !last) return { names, more: false };
+      startAfter = last.key;
+    }
+  }
+}
+
+function jitter(policy: RetryPolicy, attempt: number): number {
+  const cap = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
+  return Math.random() * cap;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

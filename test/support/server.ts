@@ -1,0 +1,40 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startLocalServer, type RunningServer } from '../../lib/app/server.js';
+import { loadLocalConfig } from '../../lib/config.js';
+
+export interface TestServer extends RunningServer {
+  /** Raw HTTP against the server: `path` is sent exactly as given (already encoded). */
+  request(method: string, path: string, body?: string | Buffer, headers?: Record<string, string>): Promise<RawResponse>;
+  stop(): Promise<void>;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  bytes: Buffer;
+  json(): any;
+}
+
+/** The real local server on a free loopback port with a throw-away data directory. */
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'rask-test-'));
+  const running = await startLocalServer(
+    loadLocalConfig({ RASK_PORT: '0', RASK_DATA_DIR: dataDir, RASK_HOST: '127.0.0.1', ...env }),
+  );
+  return {
+    ...running,
+    async request(method, p, body, headers = {}) {
+      const res = await fetch(running.url + p, { method, body, headers });
+      const bytes = Buffer.from(await res.arrayBuffer());
+      const text = bytes.toString('utf8');
+      return { status: res.status, headers: res.headers, text, bytes, json: () => JSON.parse(text) };
+    },
+    async stop() {
+      await running.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
