@@ -6,6 +6,7 @@ import type { Router } from '../http/router.js';
 import type { HandlerMap } from '../operations/types.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { StorageRoot } from '../registry/records.js';
+import { noCredentials } from '../ports/credential-vendor.js';
 import { buildApp, consoleLogger } from './build.js';
 
 /**
@@ -41,6 +42,8 @@ export async function createAwsApp(
     managedVersioning: config.RASK_MANAGED_VERSIONING,
     trashGraceDays: config.RASK_TRASH_GRACE_DAYS,
     handlers,
+    // TODO(vending): STS vendor replaces this once lib/adapters/aws/sts-vendor.ts lands.
+    vendor: noCredentials,
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     logger: consoleLogger,
   });

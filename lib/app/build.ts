@@ -4,6 +4,8 @@ import { createRouter, type Router } from '../http/router.js';
 import type { ErrorLogger } from '../http/respond.js';
 import type { HandlerMap } from '../operations/types.js';
 import { UNSUPPORTED_REASONS } from '../operations/unsupported.js';
+import type { CredentialVendor } from '../ports/credential-vendor.js';
+import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { ensureDefaults, ensureLayout } from '../registry/layout.js';
 import type { StorageRoot } from '../registry/records.js';
@@ -20,6 +22,8 @@ export interface BuildOptions {
   readonly handlers: HandlerMap<CatalogServices>;
   readonly maxBodyBytes: number;
   readonly logger?: ErrorLogger;
+  readonly vendor: CredentialVendor;
+  readonly inspector?: DatasetInspector;
 }
 
 /** Wires ports into services and services into the router; shared by every entry point. */
@@ -38,6 +42,8 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     project: options.project,
     defaultWarehouse: options.warehouse,
     storageFor: options.storageFor,
+    vendor: options.vendor,
+    inspector: options.inspector,
     now: () => new Date(),
     newId: () => randomUUID(),
   };

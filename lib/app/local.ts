@@ -5,6 +5,7 @@ import type { HandlerMap } from '../operations/types.js';
 import type { CatalogServices } from '../catalog/services.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { StorageRoot } from '../registry/records.js';
+import { noCredentials } from '../ports/credential-vendor.js';
 import { buildApp, consoleLogger } from './build.js';
 import type { ErrorLogger } from '../http/respond.js';
 
@@ -36,6 +37,7 @@ export async function createLocalApp(
     managedVersioning: config.RASK_MANAGED_VERSIONING,
     trashGraceDays: config.RASK_TRASH_GRACE_DAYS,
     handlers,
+    vendor: noCredentials,
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     logger: options.logger ?? consoleLogger,
   });

@@ -1,3 +1,5 @@
+import type { CredentialVendor } from '../ports/credential-vendor.js';
+import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { StorageRoot } from '../registry/records.js';
 import type { Registry } from '../registry/registry.js';
@@ -14,6 +16,10 @@ export interface CatalogServices {
   readonly defaultWarehouse: string;
   /** An object store rooted at a warehouse's storage root (table data, manifests). */
   storageFor(root: StorageRoot): ObjectStore;
+  /** Short-lived, table-scoped storage credentials (none on local disk). */
+  readonly vendor: CredentialVendor;
+  /** Opens datasets for detailed metadata; absent in the metadata Lambda. */
+  readonly inspector?: DatasetInspector;
   now(): Date;
   newId(): string;
 }

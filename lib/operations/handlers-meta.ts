@@ -1,5 +1,6 @@
 import type { CatalogServices } from '../catalog/services.js';
 import { namespaceHandlers } from './handlers-namespace.js';
+import { tableHandlers } from './handlers-table.js';
 import type { HandlerMap } from './types.js';
 
 /**
@@ -8,4 +9,5 @@ import type { HandlerMap } from './types.js';
  */
 export const metaHandlers: HandlerMap<CatalogServices> = {
   ...namespaceHandlers,
+  ...tableHandlers,
 };

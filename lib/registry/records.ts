@@ -38,3 +38,22 @@ export interface NamespaceRecord {
   readonly state: 'active' | 'dropping';
   readonly createdAt: string;
 }
+
+export interface TableRecord {
+  readonly kind: 'table';
+  readonly id: readonly string[];
+  /** Unique per creation (declare or register); a re-created name is a different table. */
+  readonly uid: string;
+  readonly warehouse: string;
+  /**
+   * Where the dataset lives, relative to the warehouse's storage root. Allocated once and kept
+   * across renames; never derived from the name again.
+   */
+  readonly path: string;
+  /** The catalog arbitrates commits (CreateTableVersion); fixed for the table's whole life. */
+  readonly managedVersioning: boolean;
+  readonly properties: Readonly<Record<string, string>>;
+  /** How the table came to be: declared by a client or registered over existing data. */
+  readonly origin: 'declared' | 'registered';
+  readonly createdAt: string;
+}

@@ -1,0 +1,407 @@
+import { createHash, randomUUID } from 'node:crypto';
+import * as fs from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import {
+  ConditionFailedError,
+  compareKeys,
+  type ListOptions,
+  type ListResult,
+  type ObjectInfo,
+  type ObjectStore,
+  type StoredObject,
+} from '../../ports/object-store.js';
+import { checkLimit, md5Etag } from '../memory/object-store.js';
+
+/**
+ * Root-level directories the store keeps for itself; keys whose first segment is one of these
+ * are refused and never listed. Staged writes live in `.tmp/` (same filesystem as the targets, so
+ * link/rename are atomic); per-key lock files live in `.locks/`.
+ */
+export const RESERVED_ROOT_DIRS: readonly string[] = ['.tmp', '.locks'];
+
+export interface FsObjectStoreOptions {
+  /** A lock file older than this is assumed to belong to a crashed process and is broken. */
+  readonly lockStaleMs?: number;
+}
+
+type Entry = { readonly key: string } | { readonly prefix: string };
+
+interface Query {
+  readonly prefix: string;
+  readonly delimiter?: string;
+  readonly startAfter?: string;
+}
+
+/**
+ * Objects as plain files under a root directory (`root/<key>`), so Lance can use the same
+ * directories as datasets. Conditional writes hold across processes:
+ *
+ * - `putIfAbsent` hard-links a fully written temp file onto the target; `link` fails if the
+ *   target exists, so exactly one creator wins without a lock.
+ * - everything that replaces or removes an existing file holds a per-key lock file (`open` with
+ *   `wx`) across "read etag, compare, rename/unlink", so a check cannot be overtaken by a write.
+ *   Unconditional `put`/`delete` take the lock too: otherwise they could land between another
+ *   caller's etag check and its rename and be silently undone.
+ *
+ * Unlike S3, a key cannot be both an object and a "directory" of other keys (`a` and `a/b`);
+ * such a write fails with a plain Error. Etags are md5 of the content, computed on every read.
+ */
+export class FsObjectStore implements ObjectStore {
+  readonly url: string;
+  readonly #root: string;
+  readonly #tmpDir: string;
+  readonly #lockDir: string;
+  readonly #lockStaleMs: number;
+
+  constructor(root: string, options: FsObjectStoreOptions = {}) {
+    if (!path.isAbsolute(root)) throw new Error(`FsObjectStore root must be absolute: ${root}`);
+    this.#root = path.resolve(root);
+    this.#tmpDir = path.join(this.#root, '.tmp');
+    this.#lockDir = path.join(this.#root, '.locks');
+    this.#lockStaleMs = options.lockStaleMs ?? 10_000;
+    this.url = pathToFileURL(this.#root).href;
+  }
+
+  async get(key: string): Promise<StoredObject | undefined> {
+    return withFile(this.#path(key), async (handle, stat) => {
+      const body = await handle.readFile();
+      return { body, etag: md5Etag(body), size: body.length, lastModified: stat.mtime };
+    });
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    return this.#info(key);
+  }
+
+  async putIfAbsent(key: string, body: Buffer | string): Promise<{ etag: string }> {
+    const target = this.#path(key);
+    const data = Buffer.from(body);
+    const staged = await this.#stage(data);
+    try {
+      await inDir(path.dirname(target), () => fs.link(staged, target));
+    } catch (error) {
+      if (code(error) !== 'EEXIST') throw error;
+      // Checked loosely: the winner may already have been deleted again, which is still a lost race.
+      const existing = await fs.lstat(target).catch(() => undefined);
+      if (existing?.isDirectory()) throw new Error(`key ${JSON.stringify(key)} is a directory of other keys`);
+      throw new ConditionFailedError(key, 'exists');
+    } finally {
+      await fs.rm(staged, { force: true });
+    }
+    return { etag: md5Etag(data) };
+  }
+
+  async putIfMatch(key: string, body: Buffer | string, etag: string): Promise<{ etag: string }> {
+    return this.#replace(key, body, etag);
+  }
+
+  async put(key: string, body: Buffer | string): Promise<{ etag: string }> {
+    return this.#replace(key, body, undefined);
+  }
+
+  async deleteIfMatch(key: string, etag: string): Promise<void> {
+    await this.#remove(key, etag);
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.#remove(key, undefined);
+  }
+
+  async list(options: ListOptions): Promise<ListResult> {
+    checkLimit(options.limit);
+    const limit = options.limit ?? Infinity;
+    const query: Query = { ...options, prefix: options.prefix ?? '' };
+    // Start at the deepest directory the prefix names; keys elsewhere cannot match.
+    const startDir = query.prefix.slice(0, query.prefix.lastIndexOf('/') + 1);
+    if (startDir !== '' && !isValidKey(startDir.slice(0, -1))) return { objects: [], commonPrefixes: [], truncated: false };
+
+    const keys: string[] = [];
+    const commonPrefixes: string[] = [];
+    let truncated = false;
+    for await (const entry of this.#walk(startDir, query)) {
+      if ('prefix' in entry && entry.prefix === commonPrefixes.at(-1)) continue;
+      if (keys.length + commonPrefixes.length === limit) {
+        truncated = true;
+        break;
+      }
+      if ('prefix' in entry) commonPrefixes.push(entry.prefix);
+      else keys.push(entry.key);
+    }
+    // A file deleted between the walk and this read is left out rather than failing the listing.
+    const infos = await mapConcurrently(keys, 16, (key) => this.#info(key));
+    return { objects: infos.filter((i): i is ObjectInfo => i !== undefined), commonPrefixes, truncated };
+  }
+
+  /** The lock file guarding `key` (exposed so tests can plant stale or held locks). */
+  lockPath(key: string): string {
+    return path.join(this.#lockDir, `${createHash('sha256').update(key).digest('hex')}.lock`);
+  }
+
+  async #replace(key: string, body: Buffer | string, etag: string | undefined): Promise<{ etag: string }> {
+    const target = this.#path(key);
+    const data = Buffer.from(body);
+    // Stage before locking, so the lock is held only for the check and the rename.
+    const staged = await this.#stage(data);
+    try {
+      await this.#withLock(key, async () => {
+        if (etag !== undefined) await this.#expect(key, etag);
+        await inDir(path.dirname(target), () => fs.rename(staged, target));
+      });
+    } finally {
+      await fs.rm(staged, { force: true });
+    }
+    return { etag: md5Etag(data) };
+  }
+
+  async #remove(key: string, etag: string | undefined): Promise<void> {
+    const target = this.#path(key);
+    await this.#withLock(key, async () => {
+      if (etag !== undefined) await this.#expect(key, etag);
+      try {
+        await fs.unlink(target);
+      } catch (error) {
+        if (!isAbsent(error)) throw error;
+        return;
+      }
+      await this.#pruneEmptyDirs(path.dirname(target));
+    });
+  }
+
+  async #expect(key: string, etag: string): Promise<void> {
+    const current = await this.#info(key);
+    if (current === undefined) throw new ConditionFailedError(key, 'missing');
+    if (current.etag !== etag) throw new ConditionFailedError(key, 'etag-mismatch');
+  }
+
+  async #info(key: string): Promise<ObjectInfo | undefined> {
+    return withFile(this.#path(key), async (handle, stat) => {
+      const hash = createHash('md5');
+      // Streamed: data files in Lance datasets can be far larger than registry records.
+      for await (const chunk of handle.createReadStream({ start: 0, autoClose: false })) hash.update(chunk);
+      return { key, etag: `"${hash.digest('hex')}"`, size: stat.size, lastModified: stat.mtime };
+    });
+  }
+
+  async #stage(data: Buffer): Promise<string> {
+    const staged = path.join(this.#tmpDir, `${process.pid}-${randomUUID()}`);
+    const handle = await inDir(this.#tmpDir, () => fs.open(staged, 'wx'));
+    try {
+      await handle.writeFile(data);
+      // Flushed before it becomes visible under its key, so a crash cannot expose a torn file.
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    return staged;
+  }
+
+  async #withLock<T>(key: string, critical: () => Promise<T>): Promise<T> {
+    const lock = this.lockPath(key);
+    const ours = await this.#acquire(lock);
+    try {
+      return await critical();
+    } finally {
+      // If our lock was broken as stale and someone else now holds the path, it is theirs.
+      const current = await fs.stat(lock).catch(() => undefined);
+      if (current !== undefined && sameFile(current, ours)) await fs.rm(lock, { force: true });
+    }
+  }
+
+  async #acquire(lock: string): Promise<Stats> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const handle = await inDir(this.#lockDir, () => fs.open(lock, 'wx'));
+        try {
+          return await handle.stat();
+        } finally {
+          await handle.close();
+        }
+      } catch (error) {
+        if (code(error) !== 'EEXIST') throw error;
+      }
+      await this.#breakIfStale(lock);
+      await sleep(Math.min(2 ** attempt, 32) * (0.5 + Math.random()));
+    }
+  }
+
+  /**
+   * Removes a lock left by a crashed process. Two waiters can both see the same stale lock; the
+   * rename-then-compare dance keeps the slower one from deleting the fresh lock the faster
+   * one has just taken (it puts that lock back instead).
+   */
+  async #breakIfStale(lock: string): Promise<void> {
+    const seen = await fs.stat(lock).catch(() => undefined);
+    if (seen === undefined || Date.now() - seen.mtimeMs < this.#lockStaleMs) return;
+    const grave = `${lock}.stale-${randomUUID()}`;
+    try {
+      await fs.rename(lock, grave);
+    } catch (error) {
+      if (isAbsent(error)) return;
+      throw error;
+    }
+    if (!sameFile(await fs.stat(grave), seen)) await fs.link(grave, lock).catch(() => undefined);
+    await fs.rm(grave, { force: true });
+  }
+
+  /** Keeps directories from outliving their last key, so they never show up as common prefixes. */
+  async #pruneEmptyDirs(dir: string): Promise<void> {
+    for (let current = dir; current.startsWith(this.#root + path.sep); current = path.dirname(current)) {
+      try {
+        await fs.rmdir(current);
+      } catch {
+        return; // not empty, so neither is anything above it (or a concurrent delete is pruning it)
+      }
+    }
+  }
+
+  /**
+   * Yields entries under `dirKey` in byte order. Sorting siblings by name alone is not byte order
+   * of keys (`a/b` sorts after `a-c` but before `a0`), so a directory sorts as `name + '/'`; since
+   * all keys under it share that prefix, visiting it at that position keeps the whole walk
+   * ordered. Directories outside the prefix or wholly before startAfter are never read, and a
+   * directory that rolls up to one common prefix is only probed for a single file.
+   */
+  async *#walk(dirKey: string, query: Query): AsyncGenerator<Entry> {
+    const { prefix, delimiter, startAfter } = query;
+    const after = (s: string) => startAfter === undefined || compareKeys(s, startAfter) > 0;
+    for (const child of await this.#children(dirKey, prefix)) {
+      if (!child.isDir) {
+        if (!child.key.startsWith(prefix) || !after(child.key)) continue;
+        const common = commonPrefix(child.key, prefix, delimiter);
+        if (common === undefined) yield { key: child.key };
+        else if (after(common)) yield { prefix: common };
+        continue;
+      }
+      const dir = `${child.key}/`;
+      if (startAfter !== undefined && !after(dir) && !startAfter.startsWith(dir)) continue;
+      const common = dir.startsWith(prefix) ? commonPrefix(dir, prefix, delimiter) : undefined;
+      if (common === undefined) yield* this.#walk(dir, query);
+      else if (after(common) && (await this.#hasKeys(dir))) yield { prefix: common };
+    }
+  }
+
+  async #hasKeys(dirKey: string): Promise<boolean> {
+    for await (const _ of this.#walk(dirKey, { prefix: dirKey })) return true;
+    return false;
+  }
+
+  /** The children of a key directory that can hold keys under `prefix`, in key byte order. */
+  async #children(dirKey: string, prefix: string): Promise<{ key: string; isDir: boolean }[]> {
+    const dir = path.join(this.#root, ...dirKey.split('/'));
+    let dirents;
+    try {
+      dirents = await fs.readdir(dir, { withFileTypes: true });
+    } catch (error) {
+      if (isAbsent(error)) return [];
+      throw error;
+    }
+    const children: { key: string; isDir: boolean }[] = [];
+    for (const dirent of dirents) {
+      if (dirKey === '' && RESERVED_ROOT_DIRS.includes(dirent.name)) continue;
+      const key = dirKey + dirent.name;
+      let isDir = dirent.isDirectory();
+      if (dirent.isSymbolicLink()) {
+        const target = await fs.stat(path.join(dir, dirent.name)).catch(() => undefined);
+        if (target === undefined) continue;
+        isDir = target.isDirectory();
+      } else if (!isDir && !dirent.isFile()) continue;
+      const relevant = isDir ? `${key}/`.startsWith(prefix) || prefix.startsWith(`${key}/`) : key.startsWith(prefix);
+      if (relevant) children.push({ key, isDir });
+    }
+    const sortKey = (c: { key: string; isDir: boolean }) => (c.isDir ? `${c.key}/` : c.key);
+    return children.sort((a, b) => compareKeys(sortKey(a), sortKey(b)));
+  }
+
+  #path(key: string): string {
+    if (!isValidKey(key)) throw new Error(`invalid key for a filesystem object store: ${JSON.stringify(key)}`);
+    return path.join(this.#root, ...key.split('/'));
+  }
+}
+
+/** Inode numbers are reused quickly once freed, so a lock's identity is its inode plus its mtime. */
+function sameFile(a: Stats, b: Stats): boolean {
+  return a.dev === b.dev && a.ino === b.ino && a.mtimeMs === b.mtimeMs;
+}
+
+function isValidKey(key: string): boolean {
+  const segments = key.split('/');
+  return (
+    !key.includes('\0') &&
+    !RESERVED_ROOT_DIRS.includes(segments[0]) &&
+    segments.every((s) => s !== '' && s !== '.' && s !== '..')
+  );
+}
+
+/**
+ * The common prefix `s` rolls up to: up to and including the first delimiter after the prefix,
+ * but only when that delimiter lies wholly inside `s` (for a directory key, every key below it
+ * then rolls up to the same prefix).
+ */
+function commonPrefix(s: string, prefix: string, delimiter: string | undefined): string | undefined {
+  if (!delimiter) return undefined;
+  const at = s.indexOf(delimiter, prefix.length);
+  return at >= 0 && at + delimiter.length <= s.length ? s.slice(0, at + delimiter.length) : undefined;
+}
+
+/** Runs `use` on the regular file at `file`; undefined when it is missing or not a file. */
+async function withFile<T>(file: string, use: (handle: FileHandle, stat: Stats) => Promise<T>): Promise<T | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await fs.open(file, 'r');
+  } catch (error) {
+    if (isAbsent(error)) return undefined;
+    throw error;
+  }
+  try {
+    // Stat and read through one descriptor: a concurrent rename swaps the path, not this file.
+    const stat = await handle.stat();
+    return stat.isFile() ? await use(handle, stat) : undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Runs a write into `dir`, creating the directory when missing. Retries because a concurrent
+ * delete may prune the (momentarily empty) directory between our mkdir and our write.
+ */
+async function inDir<T>(dir: string, write: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (code(error) !== 'ENOENT' || attempt === 5) throw error;
+    }
+    await fs.mkdir(dir, { recursive: true });
+  }
+}
+
+async function mapConcurrently<T, R>(items: readonly T[], width: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+  return results;
+}
+
+function code(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/** The path does not name a file: missing, or a path segment is a file rather than a directory. */
+function isAbsent(error: unknown): boolean {
+  const c = code(error);
+  return c === 'ENOENT' || c === 'ENOTDIR' || c === 'EISDIR';
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,64 @@
+import { TableVersionNotFoundError, UnsupportedError } from '../../errors.js';
+import type { Identity } from '../../operations/types.js';
+import type { CatalogServices } from '../services.js';
+import { locationUri } from './location.js';
+import { hasData, resolveTable } from './lookup.js';
+import { findManifest } from './manifests.js';
+
+export interface DescribeInput {
+  readonly id: readonly string[];
+  readonly withTableUri?: boolean;
+  readonly loadDetailedMetadata?: boolean;
+  readonly checkDeclared?: boolean;
+  readonly vendCredentials?: boolean;
+  readonly version?: number;
+  readonly tag?: string;
+  readonly branch?: string;
+  readonly identity: Identity;
+}
+
+/**
+ * Answers from the registry without opening the dataset under the default flags (what every
+ * client open sends); only `load_detailed_metadata` opens it, through the inspector port.
+ * `managed_versioning` comes from the record, so it is the same for the table's whole life.
+ */
+export async function describeTable(services: CatalogServices, input: DescribeInput): Promise<Record<string, unknown>> {
+  const table = await resolveTable(services, input.id);
+  const { record, warehouse } = table;
+  const out: Record<string, unknown> = {
+    location: table.location,
+    properties: { ...record.properties },
+    managed_versioning: record.managedVersioning,
+  };
+  if (input.withTableUri) out.table_uri = locationUri(warehouse.storage, record.path);
+  if (input.checkDeclared || input.loadDetailedMetadata) {
+    out.is_only_declared = !(await hasData(table.store, record.path));
+  }
+  if (input.version !== undefined && !(await findManifest(table.store, record.path, input.version, input.branch))) {
+    throw new TableVersionNotFoundError(`table ${JSON.stringify(input.id)} has no version ${input.version}`);
+  }
+  const storageOptions =
+    input.vendCredentials === false
+      ? undefined
+      : await services.vendor.vend({ identity: input.identity, root: warehouse.storage, tablePath: record.path, mode: 'readwrite' });
+  out.storage_options = storageOptions ?? null;
+  if (input.loadDetailedMetadata && out.is_only_declared === false) {
+    if (!services.inspector) {
+      throw new UnsupportedError('load_detailed_metadata needs the data plane, which this endpoint does not load');
+    }
+    const details = await services.inspector.inspect(table.location, {
+      version: input.version,
+      tag: input.tag,
+      branch: input.branch,
+      storageOptions,
+    });
+    Object.assign(out, {
+      table: record.id[record.id.length - 1],
+      namespace: record.id.slice(0, -1),
+      version: details.version,
+      schema: details.schema,
+      ...(details.metadata ? { metadata: details.metadata } : {}),
+    });
+  }
+  return out;
+}

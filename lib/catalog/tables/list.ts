@@ -1,0 +1,81 @@
+import { TableNotFoundError } from '../../errors.js';
+import { encodeSegment, keys, parseTreeKey } from '../../registry/keys.js';
+import { requireNamespace, validateId } from '../namespaces.js';
+import type { CatalogServices } from '../services.js';
+import { findManifest } from './manifests.js';
+import { hasData, resolveTable } from './lookup.js';
+
+/** Tables directly in a namespace: byte order, exclusive start-after token, one LIST per page. */
+export async function listTables(
+  services: CatalogServices,
+  input: { namespace: readonly string[]; pageToken?: string; limit?: number; includeDeclared: boolean },
+): Promise<{ tables: string[]; page_token?: string }> {
+  validateId('namespace', input.namespace);
+  await requireNamespace(services, input.namespace);
+  if (input.limit === 0) return { tables: [] };
+  const prefix = keys.tablesPrefix(services.project, input.namespace);
+  if (input.includeDeclared) {
+    const page = await services.registry.listNames(prefix, { startAfter: input.pageToken, limit: input.limit, encode: encodeSegment });
+    return page.more ? { tables: page.names, page_token: page.names[page.names.length - 1] } : { tables: page.names };
+  }
+  // Declared-only tables are filtered out, so keep reading until the page is full.
+  const tables: string[] = [];
+  let startAfter = input.pageToken;
+  for (;;) {
+    const page = await services.registry.listNames(prefix, { startAfter, limit: input.limit ?? 1000, encode: encodeSegment });
+    for (const name of page.names) {
+      if (input.limit !== undefined && tables.length === input.limit) return { tables, page_token: tables[tables.length - 1] };
+      if (await tableHasData(services, [...input.namespace, name])) tables.push(name);
+    }
+    if (!page.more) return { tables };
+    startAfter = page.names[page.names.length - 1];
+  }
+}
+
+async function tableHasData(services: CatalogServices, id: readonly string[]): Promise<boolean> {
+  try {
+    const t = await resolveTable(services, id);
+    return await hasData(t.store, t.record.path);
+  } catch (err) {
+    if (err instanceof TableNotFoundError) return false; // dropped while we listed
+    throw err;
+  }
+}
+
+/**
+ * Every table of the project (GET /v1/table), as full ids joined with the request delimiter.
+ * The token is such a joined id; the walk resumes right after that table's registry key.
+ */
+export async function listAllTables(
+  services: CatalogServices,
+  input: { delimiter: string; pageToken?: string; limit?: number; includeDeclared: boolean },
+): Promise<{ tables: string[]; page_token?: string }> {
+  if (input.limit === 0) return { tables: [] };
+  const prefix = keys.subtree(services.project, []);
+  let startAfter = input.pageToken ? keys.table(services.project, input.pageToken.split(input.delimiter)) : undefined;
+  const tables: string[] = [];
+  for (;;) {
+    const page = await services.registry.store.list({ prefix, startAfter, limit: 1000 });
+    for (const obj of page.objects) {
+      const parsed = parseTreeKey(services.project, obj.key);
+      if (parsed?.kind !== 'table') continue;
+      if (input.limit !== undefined && tables.length === input.limit) {
+        return { tables, page_token: tables[tables.length - 1] };
+      }
+      if (!input.includeDeclared && !(await tableHasData(services, parsed.id))) continue;
+      tables.push(parsed.id.join(input.delimiter));
+    }
+    const last = page.objects[page.objects.length - 1];
+    if (!page.truncated || !last) return { tables };
+    startAfter = last.key;
+  }
+}
+
+/** TableExists: the record exists, and so does `version` when one is asked for. */
+export async function tableExists(services: CatalogServices, id: readonly string[], version?: number): Promise<void> {
+  const t = await resolveTable(services, id);
+  if (version !== undefined && !(await findManifest(t.store, t.record.path, version))) {
+    throw new TableNotFoundError(`table ${JSON.stringify(id)} has no version ${version}`);
+  }
+}
+

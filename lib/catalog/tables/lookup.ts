@@ -1,0 +1,56 @@
+import { TableNotFoundError } from '../../errors.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import { keys } from '../../registry/keys.js';
+import type { TableRecord, WarehouseRecord } from '../../registry/records.js';
+import type { Versioned } from '../../registry/registry.js';
+import { validateId } from '../namespaces.js';
+import type { CatalogServices } from '../services.js';
+import { requireWarehouse } from '../warehouses.js';
+import { absoluteLocation } from './location.js';
+
+export const fmtId = (id: readonly string[]) => JSON.stringify(id);
+
+export function tableKey(services: CatalogServices, id: readonly string[]): string {
+  return keys.table(services.project, id);
+}
+
+export async function readTable(services: CatalogServices, id: readonly string[]): Promise<Versioned<TableRecord> | undefined> {
+  return services.registry.read<TableRecord>(tableKey(services, id));
+}
+
+/** A table id names at least a table; its namespace is every part before the last. */
+export function validateTableId(id: readonly string[]): void {
+  if (id.length === 0) throw new TableNotFoundError('a table id needs at least a table name');
+  validateId('table', id);
+}
+
+/** Everything an operation on an existing table needs: record, warehouse, storage. */
+export interface ResolvedTable {
+  readonly record: TableRecord;
+  readonly etag: string;
+  readonly warehouse: WarehouseRecord;
+  /** The warehouse's object store (keys relative to its root). */
+  readonly store: ObjectStore;
+  /** The absolute location (local path or s3:// URI). */
+  readonly location: string;
+}
+
+export async function resolveTable(services: CatalogServices, id: readonly string[]): Promise<ResolvedTable> {
+  validateTableId(id);
+  const found = await readTable(services, id);
+  if (!found) throw new TableNotFoundError(`table ${fmtId(id)} does not exist`);
+  const warehouse = await requireWarehouse(services, found.value.warehouse);
+  return {
+    record: found.value,
+    etag: found.etag,
+    warehouse,
+    store: services.storageFor(warehouse.storage),
+    location: absoluteLocation(warehouse.storage, found.value.path),
+  };
+}
+
+/** True when the dataset has at least one committed manifest (not merely declared). */
+export async function hasData(store: ObjectStore, tablePath: string): Promise<boolean> {
+  const page = await store.list({ prefix: `${tablePath}/_versions/`, limit: 10 });
+  return page.objects.some((o) => o.key.endsWith('.manifest'));
+}

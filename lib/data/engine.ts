@@ -1,0 +1,299 @@
+/**
+ * The data plane: spec data operations on a Lance table identified by its storage location.
+ *
+ * Requests are the spec's decoded JSON bodies (snake_case); responses are the spec's response
+ * objects; failures are CatalogErrors. Each call opens its own table handle (and closes it), so
+ * a handle never serves two requests and reads are as fresh as the storage; connections are
+ * cached per (parent, storage options) for the life of the process.
+ */
+import { readFile } from 'node:fs/promises';
+import { InvalidInputError } from '../errors.js';
+import { decodeIpc, encodeIpcFile } from './arrow.js';
+import { connectCached } from './connections.js';
+import { describe, listVersions, stats, type TableDescription, type TableStats, type TableVersion } from './describe.js';
+import { mapLanceError, type MapContext } from './errors.js';
+import { createIndex, dropIndex, type IndexContent, indexStats, type IndexStats, listIndices } from './indexes.js';
+import { type Connection, type LanceDb, loadLanceDb, type Table } from './lancedb.js';
+import { localPathInside, parseLocation, type TableLocation } from './location.js';
+import { buildQuery, runQuery } from './query.js';
+import * as refs from './refs.js';
+import * as schema from './schema.js';
+import { asObject, type Json, optBool, optEnum, optInt, optString, reqInt, reqString } from './validate.js';
+import * as writes from './writes.js';
+
+export interface LanceDataEngineOptions {
+  /** Passed to `lancedb.connect` (credentials, endpoint, region…). Never logged. */
+  readonly storageOptions?: Record<string, string>;
+  /**
+   * Reads a small file inside a table directory (branch ref files carry `createAt` and
+   * `metadata`, which LanceDB 0.31.0 does not report). Default: local tables only.
+   */
+  readonly readTableFile?: (tableUri: string, relativePath: string) => Promise<string | undefined>;
+}
+
+export type CreateMode = 'create' | 'exist_ok' | 'overwrite';
+
+// Request bodies are typed `object` (not Record<string, unknown>) so that callers can pass their
+// own request interfaces; every field is validated here anyway.
+
+/** Which snapshot a read sees. Absent fields mean the latest version of the main branch. */
+export interface ReadSelection {
+  readonly version?: number;
+  readonly branch?: string;
+  readonly tag?: string;
+}
+
+type Empty = Record<string, never>;
+
+export class LanceDataEngine {
+  private readonly storageOptions: Record<string, string>;
+
+  constructor(private readonly options: LanceDataEngineOptions = {}) {
+    this.storageOptions = { ...(options.storageOptions ?? {}) };
+  }
+
+  // ---- table lifecycle and writes ----
+
+  async createTable(location: string, ipcBody: Buffer, mode: CreateMode | string = 'create'): Promise<{ version: number }> {
+    const m = optEnum(mode, 'mode', ['create', 'exist_ok', 'overwrite'] as const) ?? 'create';
+    const data = decodeIpc(ipcBody);
+    const loc = parseLocation(location);
+    try {
+      const db = await this.connect(loc.parent);
+      const table = await db.createTable(loc.name, data, {
+        mode: m === 'overwrite' ? 'overwrite' : 'create',
+        existOk: m === 'exist_ok',
+      });
+      try {
+        return { version: await table.version() };
+      } finally {
+        table.close();
+      }
+    } catch (err) {
+      throw mapLanceError(err);
+    }
+  }
+
+  async insert(
+    location: string,
+    ipcBody: Buffer,
+    mode: writes.InsertMode | string = 'append',
+    options: { branch?: string } = {},
+  ): Promise<{ version: number; num_inserted_rows: number }> {
+    const m = writes.readInsertMode(mode);
+    const data = decodeIpc(ipcBody);
+    return this.use(location, writeTarget(options), (t) => writes.insert(t, data, m));
+  }
+
+  async mergeInsert(location: string, ipcBody: Buffer, request: object): Promise<writes.MergeInsertResponse> {
+    const data = decodeIpc(ipcBody);
+    return this.use(location, writeTarget(request), (t) => writes.mergeInsert(t, data, request));
+  }
+
+  async update(location: string, request: object): Promise<{ updated_rows: number; version: number }> {
+    return this.use(location, writeTarget(request), (t) => writes.update(t, request));
+  }
+
+  async delete(location: string, request: object): Promise<{ version: number }> {
+    return this.use(location, writeTarget(request), (t) => writes.deleteRows(t, request));
+  }
+
+  async restore(location: string, request: object | number): Promise<{ version: number }> {
+    const body = typeof request === 'number' ? { version: request } : asObject(request);
+    const version = reqInt(body.version, 'version');
+    return this.use(location, { ...writeTarget(body), version }, async (t) => {
+      await t.restore();
+      return { version: await t.version() };
+    });
+  }
+
+  // ---- reads ----
+
+  /** QueryTable: the result as Arrow IPC *file* bytes. */
+  async query(location: string, request: object): Promise<Buffer> {
+    return this.use(location, readSelection(request), async (t, lib) =>
+      encodeIpcFile(await runQuery(await buildQuery(t, lib, request))),
+    );
+  }
+
+  async explainPlan(location: string, request: object): Promise<string> {
+    const body = asObject(request);
+    const query = asObject(body.query, 'query');
+    const verbose = optBool(body.verbose, 'verbose') ?? false;
+    const selection = readSelection({ ...query, branch: query.branch ?? body.branch });
+    return this.use(location, selection, async (t, lib) => (await buildQuery(t, lib, query)).query.explainPlan(verbose));
+  }
+
+  /** AnalyzeTableQueryPlan: runs the query and reports its metrics. */
+  async analyzePlan(location: string, request: object): Promise<string> {
+    return this.use(location, readSelection(request), async (t, lib) => (await buildQuery(t, lib, request)).query.analyzePlan());
+  }
+
+  async countRows(location: string, request: object = {}): Promise<number> {
+    const predicate = optString(asObject(request).predicate, 'predicate') || undefined;
+    return this.use(location, readSelection(request), (t) => t.countRows(predicate));
+  }
+
+  async stats(location: string, request: object = {}): Promise<TableStats> {
+    return this.use(location, readSelection(request), (t) => stats(t));
+  }
+
+  async describe(location: string, request: object = {}): Promise<TableDescription> {
+    return this.use(location, readSelection(request), (t) => describe(t));
+  }
+
+  /** The dataset's own version list (for the table's view; the catalog keeps its own records). */
+  async listVersions(location: string, request: object = {}): Promise<{ versions: TableVersion[]; page_token?: string }> {
+    const selection = readSelection({ branch: asObject(request).branch });
+    return this.use(location, selection, (t) => listVersions(t, parseLocation(location), selection.branch, request));
+  }
+
+  // ---- indexes ----
+
+  async createIndex(location: string, request: object): Promise<Empty> {
+    return this.use(location, writeTarget(request), (t, lib) => createIndex(t, lib, request));
+  }
+
+  async listIndices(location: string, request: object = {}): Promise<{ indexes: IndexContent[]; page_token?: string }> {
+    return this.use(location, readSelection(request), (t) => listIndices(t, request));
+  }
+
+  async indexStats(location: string, request: object): Promise<IndexStats> {
+    const name = reqString(asObject(request).index_name, 'index_name');
+    return this.use(location, readSelection(request), (t) => indexStats(t, name));
+  }
+
+  async dropIndex(location: string, request: object): Promise<Empty> {
+    const name = reqString(asObject(request).index_name, 'index_name');
+    return this.use(location, writeTarget(request), (t) => dropIndex(t, name));
+  }
+
+  // ---- tags and branches ----
+
+  async listTags(location: string, request: object = {}): Promise<{ tags: Record<string, refs.TagContents>; page_token?: string }> {
+    return this.use(location, {}, (t) => refs.listTags(t, request));
+  }
+
+  async getTagVersion(location: string, request: object): Promise<{ version: number; branch?: string }> {
+    return this.use(location, {}, (t) => refs.getTagVersion(t, request));
+  }
+
+  async createTag(location: string, request: object): Promise<Empty> {
+    return this.use(location, {}, (t) => refs.createTag(t, request));
+  }
+
+  async updateTag(location: string, request: object): Promise<Empty> {
+    return this.use(location, {}, (t) => refs.updateTag(t, request));
+  }
+
+  async deleteTag(location: string, request: object): Promise<Empty> {
+    return this.use(location, {}, (t) => refs.deleteTag(t, request));
+  }
+
+  async listBranches(
+    location: string,
+    request: object = {},
+  ): Promise<{ branches: Record<string, refs.BranchContents>; page_token?: string }> {
+    const uri = parseLocation(location).uri;
+    return this.use(location, {}, (t) => refs.listBranches(t, request, (rel) => this.readTableFile(uri, rel)));
+  }
+
+  async createBranch(location: string, request: object): Promise<Empty> {
+    return this.use(location, {}, (t) => refs.createBranch(t, request), { creatingBranch: true });
+  }
+
+  async deleteBranch(location: string, request: object): Promise<Empty> {
+    return this.use(location, {}, (t) => refs.deleteBranch(t, request));
+  }
+
+  // ---- schema ----
+
+  async addColumns(location: string, request: object): Promise<{ version: number }> {
+    return this.use(location, writeTarget(request), (t) => schema.addColumns(t, request));
+  }
+
+  async alterColumns(location: string, request: object): Promise<{ version: number }> {
+    return this.use(location, writeTarget(request), (t) => schema.alterColumns(t, request));
+  }
+
+  async dropColumns(location: string, request: object): Promise<{ version: number }> {
+    return this.use(location, writeTarget(request), (t) => schema.dropColumns(t, request));
+  }
+
+  async updateFieldMetadata(
+    location: string,
+    request: object,
+  ): Promise<{ version: number; fields: Record<string, Record<string, string>> }> {
+    return this.use(location, writeTarget(request), (t) => schema.updateFieldMetadata(t, request));
+  }
+
+  // ---- plumbing ----
+
+  private async use<T>(
+    location: string,
+    selection: ReadSelection,
+    fn: (table: Table, lib: LanceDb) => Promise<T>,
+    context?: MapContext,
+  ): Promise<T> {
+    const loc = parseLocation(location);
+    let table: Table | undefined;
+    try {
+      table = await this.open(loc, selection);
+      return await fn(table, loadLanceDb());
+    } catch (err) {
+      throw mapLanceError(err, context);
+    } finally {
+      table?.close();
+    }
+  }
+
+  private async open(loc: TableLocation, selection: ReadSelection): Promise<Table> {
+    const db = await this.connect(loc.parent);
+    const { version, branch, tag } = selection;
+    const table = await db.openTable(loc.name, undefined, {
+      ...(version === undefined ? {} : { version }),
+      ...(branch === undefined ? {} : { branch }),
+    });
+    if (tag !== undefined) {
+      try {
+        await table.checkout(tag);
+      } catch (err) {
+        table.close();
+        throw err;
+      }
+    }
+    return table;
+  }
+
+  private connect(parent: string): Promise<Connection> {
+    return connectCached(parent, this.storageOptions);
+  }
+
+  private async readTableFile(uri: string, relativePath: string): Promise<string | undefined> {
+    if (this.options.readTableFile) return this.options.readTableFile(uri, relativePath);
+    const local = localPathInside(parseLocation(uri), relativePath);
+    if (!local) return undefined;
+    try {
+      return await readFile(local, 'utf8');
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+function branchOf(body: Json): string | undefined {
+  const branch = optString(body.branch, 'branch') || undefined;
+  return branch === 'main' ? undefined : branch;
+}
+
+function writeTarget(request: unknown): ReadSelection {
+  return { branch: branchOf(asObject(request)) };
+}
+
+function readSelection(request: unknown): ReadSelection {
+  const body = asObject(request);
+  const version = optInt(body.version, 'version');
+  const tag = optString(body.tag, 'tag') || undefined;
+  if (tag !== undefined && version !== undefined) throw new InvalidInputError('give either "version" or "tag", not both');
+  return { branch: branchOf(body), version, tag };
+}

@@ -1,0 +1,134 @@
+/**
+ * Schema evolution: AlterTableAddColumns / AlterColumns / DropColumns / UpdateFieldMetadata.
+ * Every DataType and Field handed to LanceDB comes from lib/data/arrow.ts (the CJS copy).
+ */
+import type { ColumnAlteration } from '@lancedb/lancedb';
+import { InvalidInputError, UnsupportedError } from '../errors.js';
+import { type ArrowField, type ArrowSchema, fromJsonArrowField, fromJsonArrowType } from './arrow.js';
+import type { Table } from './lancedb.js';
+import { asObject, optBool, optString, optStringArray, reqString } from './validate.js';
+
+type Version = { version: number };
+
+function entries(value: unknown, field: string): Record<string, unknown>[] {
+  if (!Array.isArray(value) || value.length === 0) throw new InvalidInputError(`"${field}" must be a non-empty array`);
+  return value.map((v, i) => asObject(v, `${field}[${i}]`));
+}
+
+/**
+ * Each entry is a SQL `expression`, or (an extension for typed null columns) a JsonArrowField
+ * shape: `{name, type, nullable?, metadata?}`. LanceDB adds the two kinds with different calls,
+ * i.e. two commits, so one request may not mix them.
+ */
+export async function addColumns(table: Table, request: unknown): Promise<Version> {
+  const list = entries(asObject(request).new_columns, 'new_columns');
+  const sql: { name: string; valueSql: string }[] = [];
+  const fields: ArrowField[] = [];
+  for (const [i, e] of list.entries()) {
+    const at = `new_columns[${i}]`;
+    const name = reqString(e.name, `${at}.name`);
+    if (e.virtual_column != null) {
+      throw new UnsupportedError('virtual columns are not supported: LanceDB 0.31.0 has no UDF columns');
+    }
+    if (e.computed != null) {
+      throw new UnsupportedError('computed columns are not supported: LanceDB 0.31.0 cannot maintain them');
+    }
+    const expression = optString(e.expression, `${at}.expression`);
+    if (expression) sql.push({ name, valueSql: expression });
+    else if (e.type != null) fields.push(fromJsonArrowField({ ...e, nullable: e.nullable ?? true }));
+    else throw new InvalidInputError(`"${at}" needs an "expression" (or a JSON Arrow "type" for an all-null column)`);
+  }
+  if (sql.length > 0 && fields.length > 0) {
+    throw new InvalidInputError('add SQL-expression columns and typed null columns in separate requests');
+  }
+  const result = sql.length > 0 ? await table.addColumns(sql) : await table.addColumns(fields);
+  return { version: result.version };
+}
+
+export async function alterColumns(table: Table, request: unknown): Promise<Version> {
+  const list = entries(asObject(request).alterations, 'alterations');
+  const alterations = list.map((e, i): ColumnAlteration => {
+    const at = `alterations[${i}]`;
+    if (e.virtual_column != null) {
+      throw new UnsupportedError('virtual columns are not supported: LanceDB 0.31.0 has no UDF columns');
+    }
+    const alteration: ColumnAlteration = { path: reqString(e.path, `${at}.path`) };
+    const rename = optString(e.rename, `${at}.rename`);
+    if (rename) alteration.rename = rename;
+    const nullable = optBool(e.nullable, `${at}.nullable`);
+    if (nullable !== undefined) alteration.nullable = nullable;
+    if (e.data_type != null) alteration.dataType = fromJsonArrowType(e.data_type);
+    if (Object.keys(alteration).length === 1) throw new InvalidInputError(`"${at}" changes nothing`);
+    return alteration;
+  });
+  return { version: (await table.alterColumns(alterations)).version };
+}
+
+export async function dropColumns(table: Table, request: unknown): Promise<Version> {
+  const columns = optStringArray(asObject(request).columns, 'columns');
+  if (!columns?.length) throw new InvalidInputError('"columns" must be a non-empty array');
+  return { version: (await table.dropColumns(columns)).version };
+}
+
+export async function updateFieldMetadata(
+  table: Table,
+  request: unknown,
+): Promise<Version & { fields: Record<string, Record<string, string>> }> {
+  const list = entries(asObject(request).updates, 'updates');
+  const updates = list.map((e, i) => {
+    const at = `updates[${i}]`;
+    const metadata = asObject(e.metadata, `${at}.metadata`);
+    for (const [k, v] of Object.entries(metadata)) {
+      if (v !== null && typeof v !== 'string') throw new InvalidInputError(`"${at}.metadata.${k}" must be a string or null`);
+    }
+    const replace = optBool(e.replace, `${at}.replace`);
+    return {
+      path: reqString(e.path, `${at}.path`),
+      metadata: metadata as Record<string, string | null>,
+      ...(replace === undefined ? {} : { replace }),
+    };
+  });
+  const { version } = await table.updateFieldMetadata(updates);
+  const schema = await table.schema();
+  const fields: Record<string, Record<string, string>> = {};
+  for (const u of updates) {
+    const field = resolveField(schema, u.path);
+    if (field) fields[u.path] = Object.fromEntries(field.metadata);
+  }
+  return { version, fields };
+}
+
+/** Lance field path: dot-separated segments, backtick-quoted where a name holds a dot. */
+export function splitFieldPath(path: string): string[] {
+  const segments: string[] = [];
+  let i = 0;
+  while (i <= path.length) {
+    if (path[i] === '`') {
+      let seg = '';
+      i++;
+      while (i < path.length && !(path[i] === '`' && path[i + 1] !== '`')) {
+        seg += path[i];
+        i += path[i] === '`' ? 2 : 1;
+      }
+      segments.push(seg);
+      i += 2; // closing backtick and the dot after it
+    } else {
+      const dot = path.indexOf('.', i);
+      const end = dot < 0 ? path.length : dot;
+      segments.push(path.slice(i, end));
+      i = end + 1;
+    }
+  }
+  return segments;
+}
+
+function resolveField(schema: ArrowSchema, path: string): ArrowField | undefined {
+  let fields = schema.fields;
+  let found: ArrowField | undefined;
+  for (const segment of splitFieldPath(path)) {
+    found = fields.find((f) => f.name === segment);
+    if (!found) return undefined;
+    fields = found.type.children ?? [];
+  }
+  return found;
+}

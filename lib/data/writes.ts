@@ -1,0 +1,139 @@
+/** InsertIntoTable / MergeInsertIntoTable / UpdateTable / DeleteFromTable on an open table. */
+import { InvalidInputError, TableSchemaValidationError } from '../errors.js';
+import { type ArrowDataType, type ArrowSchema, type ArrowTable, loadArrow, toJsonArrowType } from './arrow.js';
+import type { Table } from './lancedb.js';
+import { asObject, optBool, optEnum, optString, parseDuration, reqString } from './validate.js';
+
+export type InsertMode = 'append' | 'overwrite';
+
+export function readInsertMode(value: unknown): InsertMode {
+  return optEnum(value, 'mode', ['append', 'overwrite'] as const) ?? 'append';
+}
+
+export async function insert(
+  table: Table,
+  data: ArrowTable,
+  mode: InsertMode,
+): Promise<{ version: number; num_inserted_rows: number }> {
+  // LanceDB's overwrite adopts the schema (and schema metadata) of the data it is given; an
+  // insert must keep the table's, so the data is first conformed to it.
+  const rows = mode === 'overwrite' ? conformToSchema(data, await table.schema()) : data;
+  const { version } = await table.add(rows, { mode });
+  return { version, num_inserted_rows: data.numRows };
+}
+
+/**
+ * `data` re-expressed in `schema`: same column order, types and metadata, absent nullable
+ * columns filled with nulls. No casting: an overwrite is not the place to change types.
+ */
+export function conformToSchema(data: ArrowTable, schema: ArrowSchema): ArrowTable {
+  const incoming = new Map(data.schema.fields.map((f) => [f.name, f]));
+  const extra = [...incoming.keys()].filter((name) => !schema.fields.some((f) => f.name === name));
+  if (extra.length > 0) {
+    throw new TableSchemaValidationError(`columns not in the table schema: ${extra.join(', ')}`);
+  }
+  for (const field of schema.fields) {
+    const given = incoming.get(field.name);
+    if (!given) {
+      if (!field.nullable) throw new TableSchemaValidationError(`non-nullable column "${field.name}" is missing`);
+      continue;
+    }
+    if (!sameType(given.type, field.type)) {
+      throw new TableSchemaValidationError(`column "${field.name}" has type ${given.type} but the table has ${field.type}`);
+    }
+    if (!field.nullable && (data.getChild(field.name)?.nullCount ?? 0) > 0) {
+      throw new TableSchemaValidationError(`non-nullable column "${field.name}" contains nulls`);
+    }
+  }
+  const arrow = loadArrow();
+  const batches = data.batches.map((batch) => {
+    const children = schema.fields.map(
+      (f) => batch.getChild(f.name)?.data[0] ?? arrow.vectorFromArray(new Array(batch.numRows).fill(null), f.type).data[0],
+    );
+    const struct = arrow.makeData({ type: new arrow.Struct(schema.fields), length: batch.numRows, nullCount: 0, children });
+    return new arrow.RecordBatch(schema, struct);
+  });
+  return new arrow.Table(schema, batches);
+}
+
+/** Type equality that ignores the names and nullability of nested item fields. */
+function sameType(a: ArrowDataType, b: ArrowDataType): boolean {
+  const shape = (t: ArrowDataType): unknown => {
+    const json = toJsonArrowType(t);
+    return { type: json.type, length: json.length, fields: t.children?.map((c) => shape(c.type)) };
+  };
+  return JSON.stringify(shape(a)) === JSON.stringify(shape(b));
+}
+
+export interface MergeInsertResponse {
+  version: number;
+  num_updated_rows: number;
+  num_inserted_rows: number;
+  num_deleted_rows: number;
+}
+
+export async function mergeInsert(table: Table, data: ArrowTable, request: unknown): Promise<MergeInsertResponse> {
+  const body = asObject(request);
+  const on = readOn(body.on);
+  const updateFilter = optString(body.when_matched_update_all_filt, 'when_matched_update_all_filt') || undefined;
+  const deleteFilter = optString(body.when_not_matched_by_source_delete_filt, 'when_not_matched_by_source_delete_filt') || undefined;
+  // A filter on its own means its clause: a client that sends one wants the conditional action.
+  const update = optBool(body.when_matched_update_all, 'when_matched_update_all') || updateFilter !== undefined;
+  const insertAll = optBool(body.when_not_matched_insert_all, 'when_not_matched_insert_all') ?? false;
+  const deleteBySource =
+    optBool(body.when_not_matched_by_source_delete, 'when_not_matched_by_source_delete') || deleteFilter !== undefined;
+  if (!update && !insertAll && !deleteBySource) {
+    throw new InvalidInputError(
+      'merge insert needs at least one of when_matched_update_all, when_not_matched_insert_all, when_not_matched_by_source_delete',
+    );
+  }
+  const useIndex = optBool(body.use_index, 'use_index');
+  const timeoutMs = parseDuration(body.timeout, 'timeout');
+
+  let builder = table.mergeInsert(on);
+  if (update) builder = builder.whenMatchedUpdateAll(updateFilter ? { where: updateFilter } : undefined);
+  if (insertAll) builder = builder.whenNotMatchedInsertAll();
+  if (deleteBySource) builder = builder.whenNotMatchedBySourceDelete(deleteFilter ? { where: deleteFilter } : undefined);
+  if (useIndex !== undefined) builder = builder.useIndex(useIndex);
+  const r = await builder.execute(data, timeoutMs === undefined ? undefined : { timeoutMs });
+  return {
+    version: r.version,
+    num_updated_rows: r.numUpdatedRows,
+    num_inserted_rows: r.numInsertedRows,
+    num_deleted_rows: r.numDeletedRows,
+  };
+}
+
+/** The spec types `on` as one string; the REST client repeats `on=` per key column. */
+function readOn(value: unknown): string[] {
+  const list = Array.isArray(value) ? value : [value];
+  const on = list.map((v, i) => reqString(v, Array.isArray(value) ? `on[${i}]` : 'on'));
+  if (on.length === 0) throw new InvalidInputError('"on" must name at least one column');
+  return on;
+}
+
+export async function update(table: Table, request: unknown): Promise<{ updated_rows: number; version: number }> {
+  const body = asObject(request);
+  const updates = body.updates;
+  if (!Array.isArray(updates) || updates.length === 0) {
+    throw new InvalidInputError('"updates" must be a non-empty array of [column, expression] pairs');
+  }
+  const valuesSql = new Map<string, string>();
+  for (const [i, pair] of updates.entries()) {
+    if (!Array.isArray(pair) || pair.length !== 2) {
+      throw new InvalidInputError(`"updates[${i}]" must be a [column, expression] pair`);
+    }
+    const column = reqString(pair[0], `updates[${i}][0]`);
+    if (valuesSql.has(column)) throw new InvalidInputError(`column "${column}" is updated twice`);
+    valuesSql.set(column, reqString(pair[1], `updates[${i}][1]`));
+  }
+  const where = optString(body.predicate, 'predicate') || undefined;
+  const r = await table.update(where === undefined ? { valuesSql } : { valuesSql, where });
+  return { updated_rows: r.rowsUpdated, version: r.version };
+}
+
+export async function deleteRows(table: Table, request: unknown): Promise<{ version: number }> {
+  const predicate = reqString(asObject(request).predicate, 'predicate');
+  const { version } = await table.delete(predicate);
+  return { version };
+}

@@ -1,0 +1,275 @@
+/**
+ * The behaviour every ObjectStore must share, written once and run against each adapter
+ * (object-store.test.ts). The expectations are S3's, since production runs on S3: the memory
+ * and filesystem stores are only useful stand-ins if they agree with it here.
+ *
+ * Keys are chosen so they also work on a filesystem: no key is both an object and a "directory"
+ * of other keys (`a` and `a/b`), which S3 allows but files cannot represent.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConditionFailedError, type ObjectStore } from '../../lib/ports/object-store.js';
+import { casIncrement } from '../support/fs-cas-worker.js';
+
+export interface StoreUnderTest {
+  readonly store: ObjectStore;
+  readonly cleanup?: () => Promise<void>;
+}
+
+/** Resolves to the reason of the ConditionFailedError the promise must reject with. */
+export async function lostRace(promise: Promise<unknown>): Promise<ConditionFailedError['reason']> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ConditionFailedError);
+  return (error as ConditionFailedError).reason;
+}
+
+/**
+ * In UTF-8 byte order. JS `<` disagrees on the last two: U+1F600 is a surrogate pair starting
+ * 0xD83D, which sorts before 0xFF61 in UTF-16 but after it in UTF-8 (F0… > EF…).
+ */
+const ORDERED_KEYS = [
+  'list/!',
+  'list/%41',
+  'list/A',
+  'list/a',
+  'list/a b',
+  'list/z',
+  'list/~',
+  'list/é',
+  'list/\uFF61',
+  'list/\u{1F600}',
+];
+
+/** For delimiter tests: with prefix `d/` and delimiter `/` the entries are one, sub/, sub2/, two, é/. */
+const TREE_KEYS = ['d/one', 'd/sub/x', 'd/sub/y', 'd/sub2/z', 'd/two', 'd/é/q'];
+
+export function runObjectStoreContract(name: string, makeStore: () => Promise<StoreUnderTest>): void {
+  describe(`ObjectStore contract: ${name}`, () => {
+    let store: ObjectStore;
+    let cleanup: (() => Promise<void>) | undefined;
+
+    beforeEach(async () => {
+      ({ store, cleanup } = await makeStore());
+    });
+    afterEach(async () => {
+      await cleanup?.();
+    });
+
+    const seed = (keys: readonly string[]) => Promise.all(keys.map((key) => store.put(key, `body of ${key}`)));
+    const keysOf = (result: { objects: readonly { key: string }[] }) => result.objects.map((o) => o.key);
+
+    describe('reads', () => {
+      it('returns undefined from get and head of a missing key', async () => {
+        expect(await store.get('nothing/here')).toBeUndefined();
+        expect(await store.head('nothing/here')).toBeUndefined();
+      });
+
+      it('returns what putIfAbsent stored, with matching etag and size in bytes', async () => {
+        const before = Date.now();
+        const { etag } = await store.putIfAbsent('records/r1.json', 'héllo wörld');
+        const got = await store.get('records/r1.json');
+        expect(got?.body.toString()).toBe('héllo wörld');
+        expect(got?.size).toBe(Buffer.byteLength('héllo wörld'));
+        expect(got?.etag).toBe(etag);
+        expect(etag).toMatch(/^".+"$/);
+        expect(got?.lastModified).toBeInstanceOf(Date);
+        // Second-granularity clocks (S3) may round down; allow slack either way.
+        expect(Math.abs(got!.lastModified.getTime() - before)).toBeLessThan(60_000);
+        const head = await store.head('records/r1.json');
+        expect(head).toMatchObject({ key: 'records/r1.json', etag, size: got?.size });
+      });
+
+      it('round-trips binary and empty bodies', async () => {
+        const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+        await store.put('bin/all-bytes', bytes);
+        await store.put('bin/empty', Buffer.alloc(0));
+        expect((await store.get('bin/all-bytes'))?.body.equals(bytes)).toBe(true);
+        expect(await store.get('bin/empty')).toMatchObject({ size: 0 });
+        expect((await store.get('bin/empty'))?.body.length).toBe(0);
+      });
+    });
+
+    describe('conditional writes', () => {
+      it('lets only the first putIfAbsent create a key', async () => {
+        await store.putIfAbsent('k', 'first');
+        expect(await lostRace(store.putIfAbsent('k', 'second'))).toBe('exists');
+        expect((await store.get('k'))?.body.toString()).toBe('first');
+      });
+
+      it('replaces with putIfMatch only while the etag matches', async () => {
+        const v1 = await store.putIfAbsent('k', 'v1');
+        const v2 = await store.putIfMatch('k', 'v2', v1.etag);
+        expect(v2.etag).not.toBe(v1.etag);
+        expect(await store.get('k')).toMatchObject({ etag: v2.etag, body: Buffer.from('v2') });
+        expect(await lostRace(store.putIfMatch('k', 'v3', v1.etag))).toBe('etag-mismatch');
+        expect(await lostRace(store.putIfMatch('k', 'v3', '"not-an-etag"'))).toBe('etag-mismatch');
+        expect((await store.get('k'))?.body.toString()).toBe('v2');
+      });
+
+      it('treats putIfMatch on a missing key as a lost race and creates nothing', async () => {
+        expect(await lostRace(store.putIfMatch('gone', 'v', '"d41d8cd98f00b204e9800998ecf8427e"'))).toBe('missing');
+        expect(await store.head('gone')).toBeUndefined();
+      });
+
+      it('deletes with deleteIfMatch only while the etag matches', async () => {
+        const { etag } = await store.putIfAbsent('k', 'v1');
+        expect(await lostRace(store.deleteIfMatch('k', '"not-an-etag"'))).toBe('etag-mismatch');
+        expect(await store.head('k')).toBeDefined();
+        await store.deleteIfMatch('k', etag);
+        expect(await store.get('k')).toBeUndefined();
+        expect(await lostRace(store.deleteIfMatch('k', etag))).toBe('missing');
+      });
+
+      it('accepts the etags that head and list report', async () => {
+        await store.put('e/k', 'v1');
+        const head = await store.head('e/k');
+        const { etag } = await store.putIfMatch('e/k', 'v2', head!.etag);
+        const listed = await store.list({ prefix: 'e/' });
+        expect(listed.objects).toEqual([expect.objectContaining({ key: 'e/k', etag, size: 2 })]);
+        await store.deleteIfMatch('e/k', listed.objects[0].etag);
+        expect(await store.head('e/k')).toBeUndefined();
+      });
+    });
+
+    describe('unconditional writes', () => {
+      it('creates and overwrites with put', async () => {
+        const first = await store.put('u/k', 'one');
+        expect((await store.get('u/k'))?.etag).toBe(first.etag);
+        const second = await store.put('u/k', 'two');
+        expect(await store.get('u/k')).toMatchObject({ etag: second.etag, body: Buffer.from('two') });
+      });
+
+      it('deletes existing keys and ignores missing ones', async () => {
+        await store.put('u/k', 'one');
+        await store.delete('u/k');
+        expect(await store.get('u/k')).toBeUndefined();
+        await expect(store.delete('u/k')).resolves.toBeUndefined();
+        await expect(store.delete('never/was')).resolves.toBeUndefined();
+        await store.putIfAbsent('u/k', 'again');
+        expect((await store.get('u/k'))?.body.toString()).toBe('again');
+      });
+    });
+
+    describe('list', () => {
+      it('orders keys by UTF-8 bytes, not by JS string comparison', async () => {
+        expect('\u{1F600}' < '\uFF61').toBe(true); // the pair below really does disagree
+        await seed([...ORDERED_KEYS].reverse());
+        const result = await store.list({ prefix: 'list/' });
+        expect(keysOf(result)).toEqual(ORDERED_KEYS);
+        expect(result.commonPrefixes).toEqual([]);
+        expect(result.truncated).toBe(false);
+        expect(result.objects[0]).toMatchObject({ size: Buffer.byteLength('body of list/!') });
+      });
+
+      it('orders nested keys among their siblings by bytes (`-` < `/` < `0`)', async () => {
+        await seed(['x/a0', 'x/a/b', 'x/a-c']);
+        expect(keysOf(await store.list({}))).toEqual(['x/a-c', 'x/a/b', 'x/a0']);
+      });
+
+      it('filters by prefix, including prefixes that end mid-name', async () => {
+        await seed([...ORDERED_KEYS, ...TREE_KEYS]);
+        expect(keysOf(await store.list({ prefix: 'list/a' }))).toEqual(['list/a', 'list/a b']);
+        expect(keysOf(await store.list({ prefix: 'lis' }))).toEqual(ORDERED_KEYS);
+        expect(await store.list({ prefix: 'nope/' })).toEqual({ objects: [], commonPrefixes: [], truncated: false });
+        expect(keysOf(await store.list({}))).toEqual([...TREE_KEYS, ...ORDERED_KEYS]);
+      });
+
+      it('rolls keys up to common prefixes at the delimiter', async () => {
+        await seed(TREE_KEYS);
+        const result = await store.list({ prefix: 'd/', delimiter: '/' });
+        expect(keysOf(result)).toEqual(['d/one', 'd/two']);
+        expect(result.commonPrefixes).toEqual(['d/sub/', 'd/sub2/', 'd/é/']);
+        const partial = await store.list({ prefix: 'd/s', delimiter: '/' });
+        expect(keysOf(partial)).toEqual([]);
+        expect(partial.commonPrefixes).toEqual(['d/sub/', 'd/sub2/']);
+        expect((await store.list({ delimiter: '/' })).commonPrefixes).toEqual(['d/']);
+      });
+
+      it('rolls up at delimiters other than `/`', async () => {
+        await seed(['h/a-1', 'h/a-2', 'h/b', 'h/c-x/y']);
+        const result = await store.list({ prefix: 'h/', delimiter: '-' });
+        expect(keysOf(result)).toEqual(['h/b']);
+        expect(result.commonPrefixes).toEqual(['h/a-', 'h/c-']);
+      });
+
+      it('counts common prefixes toward the limit and resumes after a common prefix', async () => {
+        await seed(TREE_KEYS);
+        const first = await store.list({ prefix: 'd/', delimiter: '/', limit: 3 });
+        expect(keysOf(first)).toEqual(['d/one']);
+        expect(first.commonPrefixes).toEqual(['d/sub/', 'd/sub2/']);
+        expect(first.truncated).toBe(true);
+        const rest = await store.list({ prefix: 'd/', delimiter: '/', startAfter: 'd/sub2/' });
+        expect(keysOf(rest)).toEqual(['d/two']);
+        expect(rest.commonPrefixes).toEqual(['d/é/']);
+        expect(rest.truncated).toBe(false);
+      });
+
+      it('skips a common prefix that is not after startAfter, as S3 does', async () => {
+        await seed(TREE_KEYS);
+        const result = await store.list({ prefix: 'd/', delimiter: '/', startAfter: 'd/sub/x' });
+        expect(keysOf(result)).toEqual(['d/two']);
+        expect(result.commonPrefixes).toEqual(['d/sub2/', 'd/é/']);
+      });
+
+      it('starts strictly after startAfter, which need not exist', async () => {
+        await seed(ORDERED_KEYS);
+        expect(keysOf(await store.list({ prefix: 'list/', startAfter: 'list/a' }))).toEqual(ORDERED_KEYS.slice(4));
+        expect(keysOf(await store.list({ prefix: 'list/', startAfter: 'list/b' }))).toEqual(ORDERED_KEYS.slice(5));
+        expect(keysOf(await store.list({ prefix: 'list/', startAfter: 'a' }))).toEqual(ORDERED_KEYS);
+        expect(keysOf(await store.list({ prefix: 'list/', startAfter: 'list/\u{1F600}' }))).toEqual([]);
+        // U+FF61 sorts after U+1F600 in UTF-16, so a JS-order implementation returns nothing here.
+        expect(keysOf(await store.list({ prefix: 'list/', startAfter: 'list/\uFF61' }))).toEqual(['list/\u{1F600}']);
+      });
+
+      it('stops at the limit and says whether more entries exist', async () => {
+        await seed(ORDERED_KEYS);
+        const n = ORDERED_KEYS.length;
+        expect(await store.list({ prefix: 'list/', limit: 3 })).toMatchObject({ truncated: true });
+        expect(keysOf(await store.list({ prefix: 'list/', limit: 3 }))).toEqual(ORDERED_KEYS.slice(0, 3));
+        expect(await store.list({ prefix: 'list/', limit: n - 1 })).toMatchObject({ truncated: true });
+        expect(await store.list({ prefix: 'list/', limit: n })).toMatchObject({ truncated: false });
+        expect(await store.list({ prefix: 'list/', limit: n + 5 })).toMatchObject({ truncated: false });
+      });
+
+      it('rejects a limit that is not a positive integer', async () => {
+        await expect(store.list({ limit: 0 })).rejects.toThrow(RangeError);
+        await expect(store.list({ limit: 1.5 })).rejects.toThrow(RangeError);
+      });
+
+      it('pages by startAfter = last key with no gaps and no duplicates', async () => {
+        const keys = [
+          ...Array.from({ length: 26 }, (_, i) => `page/${String.fromCharCode(97 + i)}${i % 3 === 0 ? '/deep' : ''}`),
+          'page/Ä',
+          'page/ a',
+          'page/\uFF61',
+          'page/\u{1F600}',
+        ];
+        await seed(keys);
+        const everything = keysOf(await store.list({ prefix: 'page/' }));
+        expect(everything).toHaveLength(keys.length);
+        const paged: string[] = [];
+        let startAfter: string | undefined;
+        for (let pages = 0; ; pages++) {
+          expect(pages).toBeLessThan(keys.length);
+          const page = await store.list({ prefix: 'page/', startAfter, limit: 4 });
+          paged.push(...keysOf(page));
+          if (!page.truncated) break;
+          startAfter = paged.at(-1);
+        }
+        expect(paged).toEqual(everything);
+        expect(new Set(paged).size).toBe(keys.length);
+      });
+    });
+
+    describe('contention', () => {
+      it('converges 8 concurrent read-modify-write increments of one key to exactly 8', async () => {
+        const attempts = await Promise.all(Array.from({ length: 8 }, () => casIncrement(store, 'counters/c')));
+        expect((await store.get('counters/c'))?.body.toString()).toBe('8');
+        // At least one writer must have lost a race, or the test did not test contention.
+        expect(Math.max(...attempts)).toBeGreaterThan(1);
+      });
+    });
+  });
+}

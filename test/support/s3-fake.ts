@@ -1,0 +1,261 @@
+/**
+ * A stateful S3 stand-in for tests: aws-sdk-client-mock intercepts `send`, and the handlers below
+ * keep real buckets in memory and enforce what S3 enforces (conditional writes, byte-order
+ * listing, pagination). Stubs that only return canned responses cannot show that a CAS loop
+ * converges or that pagination has no gaps; this can.
+ *
+ * Each handler does its condition check and its write with no `await` in between, so concurrent
+ * requests behave like S3's "first to finish wins".
+ */
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  NoSuchKey,
+  NotFound,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+  type CopyObjectCommandInput,
+  type DeleteObjectCommandInput,
+  type GetObjectCommandInput,
+  type HeadObjectCommandInput,
+  type ListObjectsV2CommandInput,
+  type PutObjectCommandInput,
+} from '@aws-sdk/client-s3';
+import { sdkStreamMixin } from '@smithy/util-stream';
+import { mockClient, type AwsClientStub } from 'aws-sdk-client-mock';
+
+interface FakeObject {
+  readonly body: Buffer;
+  readonly etag: string;
+  readonly lastModified: Date;
+}
+
+export interface S3Fake {
+  /** Hand this to the code under test. */
+  readonly client: S3Client;
+  /** The underlying stub, for call assertions (`expect(fake.mock).toHaveReceivedCommandWith(…)`). */
+  readonly mock: AwsClientStub<S3Client>;
+  /** A snapshot of one bucket, keys in S3 listing order. */
+  bucketContents(bucket: string): Map<string, Buffer>;
+  /** The next write (Put/Delete/Copy destination) to `key` fails with 409 ConditionalRequestConflict. */
+  injectConflict(key: string, bucket?: string): void;
+  /** The next write to `key` fails with `error` (any bucket unless one is given). */
+  injectFailure(key: string, error: Error, bucket?: string): void;
+  /** Empties every bucket, drops pending injected failures and forgets recorded calls. */
+  reset(): void;
+}
+
+export interface S3FakeOptions {
+  /**
+   * What to intercept: by default a fresh client of our own, so fakes in different tests cannot
+   * see each other. Pass the S3Client class to intercept clients the code under test constructs.
+   */
+  readonly target?: S3Client | typeof S3Client;
+}
+
+export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
+  const client = new S3Client({ region: 'us-east-1', credentials: { accessKeyId: 'fake', secretAccessKey: 'fake' } });
+  const mock = mockClient(options.target ?? client);
+  const buckets = new Map<string, Map<string, FakeObject>>();
+  const failures: { bucket?: string; key: string; error: Error }[] = [];
+
+  const bucket = (name: string | undefined) => {
+    if (!name) throw s3Error('InvalidBucketName', 400, 'Bucket is required');
+    let objects = buckets.get(name);
+    if (objects === undefined) buckets.set(name, (objects = new Map()));
+    return objects;
+  };
+  const requireKey = (key: string | undefined) => {
+    if (!key) throw s3Error('InvalidArgument', 400, 'Key is required');
+    return key;
+  };
+  const takeFailure = (bucketName: string, key: string) => {
+    const i = failures.findIndex((f) => f.key === key && (f.bucket === undefined || f.bucket === bucketName));
+    if (i >= 0) throw failures.splice(i, 1)[0].error;
+  };
+  const store = (objects: Map<string, FakeObject>, key: string, body: Buffer) => {
+    const object = { body, etag: `"${createHash('md5').update(body).digest('hex')}"`, lastModified: new Date() };
+    objects.set(key, object);
+    return object;
+  };
+
+  // Anything not faked below fails loudly instead of resolving to undefined.
+  mock.onAnyCommand().callsFake(async (input) => {
+    throw new Error(`S3 fake: command not supported (input ${JSON.stringify(input)})`);
+  });
+
+  mock.on(PutObjectCommand).callsFake(async (input: PutObjectCommandInput) => {
+    const body = await toBuffer(input.Body);
+    const objects = bucket(input.Bucket);
+    const key = requireKey(input.Key);
+    takeFailure(input.Bucket!, key);
+    checkWriteConditions(objects.get(key), input);
+    const object = store(objects, key, body);
+    return { ETag: object.etag, $metadata: { httpStatusCode: 200 } };
+  });
+
+  mock.on(CopyObjectCommand).callsFake(async (input: CopyObjectCommandInput) => {
+    const objects = bucket(input.Bucket);
+    const key = requireKey(input.Key);
+    const source = parseCopySource(input.CopySource);
+    const original = bucket(source.bucket).get(source.key);
+    if (original === undefined) throw noSuchKey();
+    if (input.CopySourceIfMatch !== undefined && input.CopySourceIfMatch !== original.etag) throw preconditionFailed();
+    takeFailure(input.Bucket!, key);
+    checkWriteConditions(objects.get(key), input);
+    const object = store(objects, key, original.body);
+    return { CopyObjectResult: { ETag: object.etag, LastModified: object.lastModified }, $metadata: { httpStatusCode: 200 } };
+  });
+
+  mock.on(GetObjectCommand).callsFake(async (input: GetObjectCommandInput) => {
+    const object = bucket(input.Bucket).get(requireKey(input.Key));
+    if (object === undefined) throw noSuchKey();
+    return {
+      Body: sdkStreamMixin(Readable.from([Buffer.from(object.body)])),
+      ETag: object.etag,
+      ContentLength: object.body.length,
+      LastModified: object.lastModified,
+      $metadata: { httpStatusCode: 200 },
+    };
+  });
+
+  mock.on(HeadObjectCommand).callsFake(async (input: HeadObjectCommandInput) => {
+    const object = bucket(input.Bucket).get(requireKey(input.Key));
+    // A HEAD response has no body, so S3 cannot name the error; the SDK reports "NotFound".
+    if (object === undefined) throw new NotFound({ $metadata: { httpStatusCode: 404 }, message: 'UnknownError' });
+    return { ETag: object.etag, ContentLength: object.body.length, LastModified: object.lastModified, $metadata: { httpStatusCode: 200 } };
+  });
+
+  mock.on(DeleteObjectCommand).callsFake(async (input: DeleteObjectCommandInput) => {
+    const objects = bucket(input.Bucket);
+    const key = requireKey(input.Key);
+    takeFailure(input.Bucket!, key);
+    if (input.IfMatch !== undefined) {
+      const current = objects.get(key);
+      if (current === undefined) throw noSuchKey();
+      if (input.IfMatch !== '*' && input.IfMatch !== current.etag) throw preconditionFailed();
+    }
+    objects.delete(key);
+    return { $metadata: { httpStatusCode: 204 } };
+  });
+
+  mock.on(ListObjectsV2Command).callsFake(async (input: ListObjectsV2CommandInput) => {
+    const objects = bucket(input.Bucket);
+    const prefix = input.Prefix ?? '';
+    const maxKeys = Math.min(input.MaxKeys ?? 1000, 1000);
+    // The token is the last entry returned; decoded, it is just an exclusive start like StartAfter.
+    const start = input.ContinuationToken !== undefined ? Buffer.from(input.ContinuationToken, 'base64url').toString() : input.StartAfter;
+    const after = (s: string) => start === undefined || byteCompare(s, start) > 0;
+
+    const contents: { Key: string; ETag: string; Size: number; LastModified: Date }[] = [];
+    const commonPrefixes: string[] = [];
+    let last: string | undefined;
+    let truncated = false;
+    for (const key of [...objects.keys()].sort(byteCompare)) {
+      if (!key.startsWith(prefix) || !after(key)) continue;
+      const cut = input.Delimiter ? key.indexOf(input.Delimiter, prefix.length) : -1;
+      const common = cut >= 0 ? key.slice(0, cut + input.Delimiter!.length) : undefined;
+      if (common !== undefined && (common === commonPrefixes.at(-1) || !after(common))) continue;
+      if (contents.length + commonPrefixes.length >= maxKeys) {
+        truncated = true;
+        break;
+      }
+      if (common !== undefined) {
+        commonPrefixes.push(common);
+        last = common;
+      } else {
+        const object = objects.get(key)!;
+        contents.push({ Key: key, ETag: object.etag, Size: object.body.length, LastModified: object.lastModified });
+        last = key;
+      }
+    }
+    // Like S3's XML, empty lists are absent rather than [] — callers must cope with undefined.
+    return {
+      Name: input.Bucket,
+      Prefix: input.Prefix,
+      Delimiter: input.Delimiter,
+      StartAfter: input.StartAfter,
+      MaxKeys: maxKeys,
+      KeyCount: contents.length + commonPrefixes.length,
+      IsTruncated: truncated,
+      ContinuationToken: input.ContinuationToken,
+      NextContinuationToken: truncated && last !== undefined ? Buffer.from(last).toString('base64url') : undefined,
+      Contents: contents.length > 0 ? contents : undefined,
+      CommonPrefixes: commonPrefixes.length > 0 ? commonPrefixes.map((Prefix) => ({ Prefix })) : undefined,
+      $metadata: { httpStatusCode: 200 },
+    };
+  });
+
+  return {
+    client,
+    mock,
+    bucketContents(name) {
+      const objects = buckets.get(name) ?? new Map<string, FakeObject>();
+      return new Map([...objects.keys()].sort(byteCompare).map((key) => [key, Buffer.from(objects.get(key)!.body)]));
+    },
+    injectConflict(key, bucketName) {
+      failures.push({ key, bucket: bucketName, error: s3Error('ConditionalRequestConflict', 409, 'A conflicting operation occurred. Retry the request.') });
+    },
+    injectFailure(key, error, bucketName) {
+      failures.push({ key, bucket: bucketName, error });
+    },
+    reset() {
+      buckets.clear();
+      failures.length = 0;
+      mock.resetHistory();
+    },
+  };
+}
+
+/** Shaped like what SDK v3 throws for real S3 error responses: classify by `$metadata.httpStatusCode`. */
+export function s3Error(name: string, status: number, message: string): S3ServiceException {
+  return new S3ServiceException({ name, $fault: status >= 500 ? 'server' : 'client', $metadata: { httpStatusCode: status }, message });
+}
+
+function preconditionFailed(): S3ServiceException {
+  return s3Error('PreconditionFailed', 412, 'At least one of the pre-conditions you specified did not hold');
+}
+
+function noSuchKey(): NoSuchKey {
+  return new NoSuchKey({ $metadata: { httpStatusCode: 404 }, message: 'The specified key does not exist.' });
+}
+
+function checkWriteConditions(current: FakeObject | undefined, input: { IfNoneMatch?: string; IfMatch?: string }): void {
+  if (input.IfNoneMatch !== undefined) {
+    if (input.IfNoneMatch !== '*') throw s3Error('NotImplemented', 501, 'If-None-Match only accepts *');
+    if (current !== undefined) throw preconditionFailed();
+  }
+  if (input.IfMatch !== undefined) {
+    if (current === undefined) throw noSuchKey();
+    if (input.IfMatch !== '*' && input.IfMatch !== current.etag) throw preconditionFailed();
+  }
+}
+
+/** `CopySource` is `bucket/key` with the key URL-encoded, optionally with a leading slash. */
+function parseCopySource(source: string | undefined): { bucket: string; key: string } {
+  const match = /^\/?([^/]+)\/(.+)$/.exec(source ?? '');
+  if (match === null || match[2].includes('?versionId=')) throw s3Error('InvalidArgument', 400, `unsupported CopySource ${source}`);
+  return { bucket: match[1], key: decodeURIComponent(match[2]) };
+}
+
+async function toBuffer(body: PutObjectCommandInput['Body']): Promise<Buffer> {
+  if (body === undefined) return Buffer.alloc(0);
+  if (typeof body === 'string' || body instanceof Uint8Array) return Buffer.from(body);
+  if (body instanceof Readable) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of body) chunks.push(Buffer.from(chunk));
+    return Buffer.concat(chunks);
+  }
+  throw new Error(`S3 fake: unsupported Body type ${Object.prototype.toString.call(body)}`);
+}
+
+/** S3 lists in UTF-8 byte order; JS `<` would compare UTF-16 code units. */
+function byteCompare(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
