@@ -45,6 +45,10 @@ export async function createAwsApp(
     // TODO(vending): STS vendor replaces this once lib/adapters/aws/sts-vendor.ts lands.
     vendor: noCredentials,
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
+    dataLimits: {
+      maxResultBytes: config.RASK_MAX_RESULT_BYTES,
+      maxSyncVectorIndexRows: config.RASK_MAX_SYNC_VECTOR_INDEX_ROWS,
+    },
     logger: consoleLogger,
   });
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CatalogServices } from '../catalog/services.js';
+import type { CatalogServices, DataLimits } from '../catalog/services.js';
 import { createRouter, type Router } from '../http/router.js';
 import type { ErrorLogger } from '../http/respond.js';
 import type { HandlerMap } from '../operations/types.js';
@@ -24,6 +24,7 @@ export interface BuildOptions {
   readonly logger?: ErrorLogger;
   readonly vendor: CredentialVendor;
   readonly inspector?: DatasetInspector;
+  readonly dataLimits?: DataLimits;
 }
 
 /** Wires ports into services and services into the router; shared by every entry point. */
@@ -44,6 +45,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     storageFor: options.storageFor,
     vendor: options.vendor,
     inspector: options.inspector,
+    dataLimits: options.dataLimits,
     now: () => new Date(),
     newId: () => randomUUID(),
   };

@@ -19,6 +19,10 @@ export async function createLocalApp(
 ) {
   const dataDir = path.resolve(config.RASK_DATA_DIR);
   const handlers = options.handlers ?? (await import('../operations/handlers-all.js')).allHandlers;
+  // One process serves both bundles, so DescribeTable's load_detailed_metadata can open datasets.
+  // Importing lib/data loads nothing heavy: LanceDB itself is loaded on first use.
+  const { engineInspector } = await import('../data/inspector.js');
+  const { sharedEngine } = await import('../data/shared-engine.js');
   const stores = new Map<string, ObjectStore>();
   const storageFor = (root: StorageRoot): ObjectStore => {
     if (root.kind !== 'file') throw new Error(`the local server only has file storage, not ${root.kind}`);
@@ -38,6 +42,11 @@ export async function createLocalApp(
     trashGraceDays: config.RASK_TRASH_GRACE_DAYS,
     handlers,
     vendor: noCredentials,
+    inspector: engineInspector(sharedEngine()),
+    dataLimits: {
+      maxResultBytes: config.RASK_MAX_RESULT_BYTES,
+      maxSyncVectorIndexRows: config.RASK_MAX_SYNC_VECTOR_INDEX_ROWS,
+    },
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     logger: options.logger ?? consoleLogger,
   });

@@ -4,6 +4,14 @@ import type { ObjectStore } from '../ports/object-store.js';
 import type { StorageRoot } from '../registry/records.js';
 import type { Registry } from '../registry/registry.js';
 
+/** What one synchronous data-plane request may do (API Gateway: 29 s; Lambda: 6 MB answers). */
+export interface DataLimits {
+  /** Largest QueryTable answer, in bytes of Arrow IPC; larger results are refused, never cut. */
+  readonly maxResultBytes: number;
+  /** Tables with more rows get no vector index built inside a request (docs/index-builds.md). */
+  readonly maxSyncVectorIndexRows: number;
+}
+
 /**
  * Everything catalog operations need, built once per process by lib/app/*.ts. Operations take
  * this as an argument and never see a Request, so they run the same behind every transport.
@@ -20,6 +28,8 @@ export interface CatalogServices {
   readonly vendor: CredentialVendor;
   /** Opens datasets for detailed metadata; absent in the metadata Lambda. */
   readonly inspector?: DatasetInspector;
+  /** Bounds on synchronous data-plane work; absent means the defaults in lib/config.ts. */
+  readonly dataLimits?: DataLimits;
   now(): Date;
   newId(): string;
 }

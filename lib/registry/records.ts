@@ -53,6 +53,14 @@ export interface TableRecord {
   /** The catalog arbitrates commits (CreateTableVersion); fixed for the table's whole life. */
   readonly managedVersioning: boolean;
   readonly properties: Readonly<Record<string, string>>;
+  /**
+   * Table-level schema metadata set through UpdateTableSchemaMetadata, kept here so a metadata
+   * change never rewrites (or even re-commits) the dataset. It overlays the dataset's own schema
+   * metadata: a string value wins, `null` hides the dataset's key (a recorded deletion).
+   * Optional, so records written before it existed need no migration.
+   * See lib/catalog/tables/schema-metadata.ts.
+   */
+  readonly schemaMetadata?: Readonly<Record<string, string | null>>;
   /** How the table came to be: declared by a client or registered over existing data. */
   readonly origin: 'declared' | 'registered';
   readonly createdAt: string;

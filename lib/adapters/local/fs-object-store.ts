@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import type { Stats } from 'node:fs';
+import type { BigIntStats, Stats } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
@@ -13,7 +13,7 @@ import {
   type ObjectStore,
   type StoredObject,
 } from '../../ports/object-store.js';
-import { checkLimit, md5Etag } from '../memory/object-store.js';
+import { checkLimit } from '../memory/object-store.js';
 
 /**
  * Root-level directories the store keeps for itself; keys whose first segment is one of these
@@ -47,7 +47,14 @@ interface Query {
  *   caller's etag check and its rename and be silently undone.
  *
  * Unlike S3, a key cannot be both an object and a "directory" of other keys (`a` and `a/b`);
- * such a write fails with a plain Error. Etags are md5 of the content, computed on every read.
+ * such a write fails with a plain Error.
+ *
+ * Etags identify a file version by (device, inode, size, mtime) plus, for files up to 1 MiB,
+ * the content. Every write stages a new file and links/renames it into place, so a write gets a
+ * fresh inode; but inodes are recycled and mtimes are coarse, so for the small files that carry
+ * compare-and-swap state (registry records, manifests) the content is hashed in too, making a
+ * recycled inode with the same stat an etag match only when the bytes are equal as well. Large
+ * data files are identified by stat alone, so listing a dataset does not read every byte.
  */
 export class FsObjectStore implements ObjectStore {
   readonly url: string;
@@ -68,7 +75,7 @@ export class FsObjectStore implements ObjectStore {
   async get(key: string): Promise<StoredObject | undefined> {
     return withFile(this.#path(key), async (handle, stat) => {
       const body = await handle.readFile();
-      return { body, etag: md5Etag(body), size: body.length, lastModified: stat.mtime };
+      return { body, etag: fileEtag(stat, body), size: body.length, lastModified: stat.mtime };
     });
   }
 
@@ -80,7 +87,10 @@ export class FsObjectStore implements ObjectStore {
     const target = this.#path(key);
     const data = Buffer.from(body);
     const staged = await this.#stage(data);
+    let etag: string;
     try {
+      // link keeps the inode and mtime, so the staged file's etag is the stored object's.
+      etag = fileEtag(await fs.stat(staged, { bigint: true }), data);
       await inDir(path.dirname(target), () => fs.link(staged, target));
     } catch (error) {
       if (code(error) !== 'EEXIST') throw error;
@@ -91,7 +101,7 @@ export class FsObjectStore implements ObjectStore {
     } finally {
       await fs.rm(staged, { force: true });
     }
-    return { etag: md5Etag(data) };
+    return { etag };
   }
 
   async putIfMatch(key: string, body: Buffer | string, etag: string): Promise<{ etag: string }> {
@@ -145,6 +155,7 @@ export class FsObjectStore implements ObjectStore {
     const data = Buffer.from(body);
     // Stage before locking, so the lock is held only for the check and the rename.
     const staged = await this.#stage(data);
+    const newEtag = fileEtag(await fs.stat(staged, { bigint: true }), data);
     try {
       await this.#withLock(key, async () => {
         if (etag !== undefined) await this.#expect(key, etag);
@@ -153,7 +164,7 @@ export class FsObjectStore implements ObjectStore {
     } finally {
       await fs.rm(staged, { force: true });
     }
-    return { etag: md5Etag(data) };
+    return { etag: newEtag };
   }
 
   async #remove(key: string, etag: string | undefined): Promise<void> {
@@ -177,12 +188,12 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async #info(key: string): Promise<ObjectInfo | undefined> {
-    return withFile(this.#path(key), async (handle, stat) => {
-      const hash = createHash('md5');
-      // Streamed: data files in Lance datasets can be far larger than registry records.
-      for await (const chunk of handle.createReadStream({ start: 0, autoClose: false })) hash.update(chunk);
-      return { key, etag: `"${hash.digest('hex')}"`, size: stat.size, lastModified: stat.mtime };
-    });
+    return withFile(this.#path(key), async (handle, stat) => ({
+      key,
+      etag: fileEtag(stat, stat.size <= CONTENT_ETAG_MAX ? await handle.readFile() : undefined),
+      size: Number(stat.size),
+      lastModified: stat.mtime,
+    }));
   }
 
   async #stage(data: Buffer): Promise<string> {
@@ -347,7 +358,15 @@ function commonPrefix(s: string, prefix: string, delimiter: string | undefined):
 }
 
 /** Runs `use` on the regular file at `file`; undefined when it is missing or not a file. */
-async function withFile<T>(file: string, use: (handle: FileHandle, stat: Stats) => Promise<T>): Promise<T | undefined> {
+const CONTENT_ETAG_MAX = 1024n * 1024n;
+
+function fileEtag(stat: BigIntStats, body: Buffer | undefined): string {
+  const hash = createHash('md5').update(`${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}`);
+  if (body !== undefined && BigInt(body.length) <= CONTENT_ETAG_MAX) hash.update(body);
+  return `"${hash.digest('hex')}"`;
+}
+
+async function withFile<T>(file: string, use: (handle: FileHandle, stat: BigIntStats) => Promise<T>): Promise<T | undefined> {
   let handle: FileHandle;
   try {
     handle = await fs.open(file, 'r');
@@ -357,7 +376,7 @@ async function withFile<T>(file: string, use: (handle: FileHandle, stat: Stats) 
   }
   try {
     // Stat and read through one descriptor: a concurrent rename swaps the path, not this file.
-    const stat = await handle.stat();
+    const stat = await handle.stat({ bigint: true });
     return stat.isFile() ? await use(handle, stat) : undefined;
   } finally {
     await handle.close();

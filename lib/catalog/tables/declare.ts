@@ -1,7 +1,7 @@
 import { InvalidInputError, TableAlreadyExistsError } from '../../errors.js';
 import type { Identity } from '../../operations/types.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
-import type { TableRecord } from '../../registry/records.js';
+import type { TableRecord, WarehouseRecord } from '../../registry/records.js';
 import { confirmParentOrWithdraw, requireNamespace } from '../namespaces.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
@@ -23,18 +23,27 @@ export interface DeclareResult {
   managed_versioning: boolean;
 }
 
+/** A table record this request just wrote, and what is needed to withdraw it again. */
+export interface CreatedTableRecord {
+  readonly key: string;
+  readonly etag: string;
+  readonly record: TableRecord;
+  readonly warehouse: WarehouseRecord;
+  /** The absolute location allocated for the dataset. */
+  readonly location: string;
+}
+
 /**
- * Reserves a table name and allocates its location; the client then writes the dataset there.
- * Check order: shape → parent exists → conflict → write → re-check parent (a drop that began
- * meanwhile makes us withdraw the record, so no table outlives its namespace).
+ * Writes a new table record with a freshly allocated location: the one door through which
+ * DeclareTable and CreateTable both create tables. Check order: shape → parent exists →
+ * conflict (code 5) → write → re-check parent (a namespace drop that began meanwhile makes us
+ * withdraw the record, so no table outlives its namespace).
  */
-export async function declareTable(services: CatalogServices, input: DeclareInput): Promise<DeclareResult> {
+export async function createTableRecord(
+  services: CatalogServices,
+  input: { readonly id: readonly string[]; readonly properties: Record<string, string> },
+): Promise<CreatedTableRecord> {
   validateTableId(input.id);
-  if (input.location !== undefined) {
-    throw new InvalidInputError(
-      'DeclareTable allocates the table location itself; omit `location` (use RegisterTable to attach existing data)',
-    );
-  }
   const namespace = input.id.slice(0, -1);
   const parent = await requireNamespace(services, namespace, '; create the namespace first');
   const warehouse = await requireWarehouse(services, parent?.value.warehouse ?? services.defaultWarehouse);
@@ -58,14 +67,52 @@ export async function declareTable(services: CatalogServices, input: DeclareInpu
     throw err;
   }
   await confirmParentOrWithdraw(services, namespace, key, etag);
-  const storageOptions =
-    input.vendCredentials === false
-      ? undefined
-      : await services.vendor.vend({ identity: input.identity, root: warehouse.storage, tablePath: record.path, mode: 'readwrite' });
+  return { key, etag, record, warehouse, location: absoluteLocation(warehouse.storage, record.path) };
+}
+
+/**
+ * Removes a record written by createTableRecord whose dataset could not be written. Conditional
+ * on the etag: if anything changed the record since (a cascade removed it, a writer updated it),
+ * it is no longer ours to withdraw.
+ */
+export async function withdrawTableRecord(services: CatalogServices, created: CreatedTableRecord): Promise<void> {
+  try {
+    await services.registry.remove(created.key, created.etag);
+  } catch (err) {
+    if (!(err instanceof ConditionFailedError)) throw err;
+  }
+}
+
+/** Table-scoped credentials unless the caller asked for none (`vend_credentials: false`). */
+export async function vendTableAccess(
+  services: CatalogServices,
+  input: { readonly identity: Identity; readonly vendCredentials?: boolean },
+  warehouse: WarehouseRecord,
+  tablePath: string,
+): Promise<Record<string, string> | null> {
+  if (input.vendCredentials === false) return null;
+  const options = await services.vendor.vend({
+    identity: input.identity,
+    root: warehouse.storage,
+    tablePath,
+    mode: 'readwrite',
+  });
+  return options ?? null;
+}
+
+/** Reserves a table name and allocates its location; the client then writes the dataset there. */
+export async function declareTable(services: CatalogServices, input: DeclareInput): Promise<DeclareResult> {
+  validateTableId(input.id);
+  if (input.location !== undefined) {
+    throw new InvalidInputError(
+      'DeclareTable allocates the table location itself; omit `location` (use RegisterTable to attach existing data)',
+    );
+  }
+  const created = await createTableRecord(services, input);
   return {
-    location: absoluteLocation(warehouse.storage, record.path),
-    storage_options: storageOptions ?? null,
-    properties: { ...record.properties },
-    managed_versioning: record.managedVersioning,
+    location: created.location,
+    storage_options: await vendTableAccess(services, input, created.warehouse, created.record.path),
+    properties: { ...created.record.properties },
+    managed_versioning: created.record.managedVersioning,
   };
 }

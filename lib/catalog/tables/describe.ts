@@ -1,9 +1,11 @@
 import { TableVersionNotFoundError, UnsupportedError } from '../../errors.js';
 import type { Identity } from '../../operations/types.js';
 import type { CatalogServices } from '../services.js';
+import type { DatasetDetails } from '../../ports/dataset-inspector.js';
 import { locationUri } from './location.js';
 import { hasData, resolveTable } from './lookup.js';
 import { findManifest } from './manifests.js';
+import { effectiveMetadata } from './schema-metadata.js';
 
 export interface DescribeInput {
   readonly id: readonly string[];
@@ -42,11 +44,12 @@ export async function describeTable(services: CatalogServices, input: DescribeIn
       ? undefined
       : await services.vendor.vend({ identity: input.identity, root: warehouse.storage, tablePath: record.path, mode: 'readwrite' });
   out.storage_options = storageOptions ?? null;
+  let details: DatasetDetails | undefined;
   if (input.loadDetailedMetadata && out.is_only_declared === false) {
     if (!services.inspector) {
       throw new UnsupportedError('load_detailed_metadata needs the data plane, which this endpoint does not load');
     }
-    const details = await services.inspector.inspect(table.location, {
+    details = await services.inspector.inspect(table.location, {
       version: input.version,
       tag: input.tag,
       branch: input.branch,
@@ -57,8 +60,21 @@ export async function describeTable(services: CatalogServices, input: DescribeIn
       namespace: record.id.slice(0, -1),
       version: details.version,
       schema: details.schema,
-      ...(details.metadata ? { metadata: details.metadata } : {}),
     });
   }
+  if (input.loadDetailedMetadata) {
+    // Schema metadata set through UpdateTableSchemaMetadata lives in the record as an overlay
+    // (schema-metadata.ts); it applies to a declared table too, which has no dataset yet.
+    const metadata = effectiveMetadata(details?.metadata, record.schemaMetadata);
+    if (Object.keys(metadata).length > 0) out.metadata = metadata;
+    if (details && record.schemaMetadata) out.schema = withSchemaMetadata(details.schema, metadata);
+  }
   return out;
+}
+
+/** The JSON Arrow schema with its metadata replaced by the effective map. */
+function withSchemaMetadata(schema: unknown, metadata: Record<string, string>): unknown {
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const { metadata: _own, ...rest } = schema as Record<string, unknown>;
+  return Object.keys(metadata).length > 0 ? { ...rest, metadata } : rest;
 }

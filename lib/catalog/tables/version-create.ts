@@ -1,0 +1,153 @@
+import { ConcurrentModificationError, InvalidInputError, TableBranchNotFoundError } from '../../errors.js';
+import { ConditionFailedError, type ObjectInfo, type ObjectStore } from '../../ports/object-store.js';
+import type { CatalogServices } from '../services.js';
+import { isMain, readBranch, validateBranch } from './lance-refs.js';
+import { storePathToRelative } from './location.js';
+import { fmtId, resolveTable, type ResolvedTable } from './lookup.js';
+import { manifestName, parseManifestName, versionsPrefix, type NamingScheme } from './manifests.js';
+import { latestEntry, tableVersionOf, type TableVersionJson } from './version-chain.js';
+
+export interface CreateVersionInput {
+  readonly id: readonly string[];
+  readonly version: number;
+  /** The client's staging manifest, relative to the object-store root. */
+  readonly manifestPath: string;
+  readonly manifestSize?: number;
+  /** The staging object's etag as the client's store reported it. */
+  readonly eTag?: string;
+  readonly namingScheme?: NamingScheme;
+  readonly branch?: string;
+}
+
+/**
+ * CreateTableVersion: the commit point of managed versioning (rest-conformance §4).
+ *
+ * The client has written its manifest to a staging path; we copy it to the version's final name
+ * with put-if-absent through the object-store port. That write is the linearization point: of
+ * any number of concurrent commits of version N exactly one creates the final object, and every
+ * other one answers 409 / code 14, after which Lance re-reads the latest version and retries.
+ * On top of that we enforce strict CAS (N must be latest + 1), so a client working from a stale
+ * read cannot leave a gap in the chain.
+ *
+ * The final object is complete before we answer (read-your-writes for every later version/list),
+ * and a retry whose bytes equal what is already there is a success, not a conflict.
+ */
+export async function createTableVersion(
+  services: CatalogServices,
+  input: CreateVersionInput,
+): Promise<{ version: TableVersionJson }> {
+  const table = await resolveTable(services, input.id);
+  const branch = validateBranch(input.branch);
+  const prefix = versionsPrefix(table.record.path, branch);
+  const { stagingKey, finalKey } = stagingAndFinal(table, prefix, input);
+  const { store } = table;
+  const answer = (info: ObjectInfo) => ({ version: tableVersionOf(table.warehouse.storage, input.version, info) });
+
+  const staging = await store.get(stagingKey);
+  if (!staging) {
+    // The staging file is deleted once its commit succeeds, so a retry after a lost response
+    // lands here. Where the store's etags are content hashes (S3 single-part uploads) the
+    // client's etag proves the final object is its own; otherwise we cannot tell, and code 14
+    // sends the client to version/describe, which is how Lance settles an unknown outcome.
+    const existing = await store.head(finalKey);
+    if (existing && input.eTag !== undefined && existing.etag === input.eTag && existing.size === input.manifestSize) {
+      return answer(existing);
+    }
+    if (existing) throw versionTaken(input, 'its staging manifest is gone, so this retry cannot be matched to it');
+    throw new InvalidInputError(
+      `staging manifest ${JSON.stringify(input.manifestPath)} does not exist; write it before CreateTableVersion`,
+    );
+  }
+  if (input.manifestSize !== undefined && input.manifestSize !== staging.size) {
+    throw new InvalidInputError(
+      `manifest_size ${input.manifestSize} does not match the staging manifest's ${staging.size} bytes`,
+    );
+  }
+
+  const latest = await latestEntry(store, prefix);
+  if (latest && input.version <= latest.version) {
+    // Already committed: an identical retry succeeds, anything else lost the race.
+    const settled = await sameAsFinal(store, finalKey, staging.body);
+    if (!settled) throw versionTaken(input, `the latest version is ${latest.version} and its manifest differs from this one`);
+    await dropStaging(store, stagingKey);
+    return answer(settled);
+  }
+  const expected = latest ? latest.version + 1 : await firstVersion(table, branch);
+  if (!expected.includes(input.version)) {
+    throw new ConcurrentModificationError(
+      `Version CAS failed for table ${fmtId(input.id)}${branch ? ` branch ${branch}` : ''}: ` +
+        `version ${input.version} is not the next version (expected ${expected.join(' or ')}); reload and retry`,
+    );
+  }
+
+  try {
+    await store.putIfAbsent(finalKey, staging.body);
+  } catch (err) {
+    if (!(err instanceof ConditionFailedError)) throw err;
+    const settled = await sameAsFinal(store, finalKey, staging.body);
+    if (!settled) throw versionTaken(input, 'a concurrent commit created it first');
+    await dropStaging(store, stagingKey);
+    return answer(settled);
+  }
+  // HEAD for the stored timestamp and etag, so this answer equals what version/list will say.
+  const info = await store.head(finalKey);
+  await dropStaging(store, stagingKey);
+  return answer(info ?? { key: finalKey, etag: '', size: staging.size, lastModified: services.now() });
+}
+
+/**
+ * The staging path must be this table's, for exactly this version: `<versions dir>/<final
+ * name>-<suffix>`, which is how Lance names staging manifests. Anything else could make us copy
+ * bytes from elsewhere in the warehouse into this table's history.
+ */
+function stagingAndFinal(table: ResolvedTable, prefix: string, input: CreateVersionInput) {
+  const relative = storePathToRelative(table.warehouse.storage, input.manifestPath);
+  const bad = (why: string) =>
+    new InvalidInputError(
+      `manifest_path ${JSON.stringify(input.manifestPath)} ${why}; expected the staging manifest ` +
+        `${prefix}<final manifest name>-<suffix> of version ${input.version} under the table's location`,
+    );
+  if (relative === undefined || !relative.startsWith(prefix)) throw bad('is not in this table\u2019s versions directory');
+  const m = /^(\d+\.manifest)-([^/]+)$/.exec(relative.slice(prefix.length));
+  if (!m) throw bad('is not a staging manifest name');
+  const parsed = parseManifestName(m[1]);
+  if (!parsed || parsed.version !== input.version) throw bad(`names another version`);
+  if (input.namingScheme !== undefined && parsed.scheme !== input.namingScheme) {
+    throw bad(`is a ${parsed.scheme} name but naming_scheme is ${input.namingScheme}`);
+  }
+  return { stagingKey: relative, finalKey: prefix + manifestName(input.version, parsed.scheme) };
+}
+
+/**
+ * What an empty chain may start with: version 1 on main. A branch's chain starts with a copy of
+ * its parent's manifest (LanceDB writes `tree/<b>/_versions/` starting at `parentVersion`), so
+ * either that or the version after it is the first commit there.
+ */
+async function firstVersion(table: ResolvedTable, branch: string | undefined): Promise<number[]> {
+  if (isMain(branch)) return [1];
+  const ref = await readBranch(table.store, table.record.path, branch!);
+  if (!ref) throw new TableBranchNotFoundError(`table ${fmtId(table.record.id)} has no branch ${JSON.stringify(branch)}`);
+  return [ref.parentVersion, ref.parentVersion + 1];
+}
+
+/** The final object when its bytes equal `body` (an identical retry), else undefined. */
+async function sameAsFinal(store: ObjectStore, finalKey: string, body: Buffer): Promise<ObjectInfo | undefined> {
+  const existing = await store.get(finalKey);
+  if (!existing || !existing.body.equals(body)) return undefined;
+  return { key: finalKey, etag: existing.etag, size: existing.size, lastModified: existing.lastModified };
+}
+
+/** Best effort: a leftover staging file costs bytes, never correctness (it is not a manifest name). */
+async function dropStaging(store: ObjectStore, key: string): Promise<void> {
+  try {
+    await store.delete(key);
+  } catch {
+    // ignored on purpose
+  }
+}
+
+function versionTaken(input: CreateVersionInput, why: string) {
+  return new ConcurrentModificationError(
+    `version ${input.version} of table ${fmtId(input.id)} is already committed (${why}); reload and retry`,
+  );
+}

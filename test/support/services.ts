@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { FsObjectStore } from '../../lib/adapters/local/fs-object-store.js';
+import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
+import type { CatalogServices } from '../../lib/catalog/services.js';
+import { noCredentials } from '../../lib/ports/credential-vendor.js';
+import type { ObjectStore } from '../../lib/ports/object-store.js';
+import { ensureDefaults, ensureLayout } from '../../lib/registry/layout.js';
+import type { StorageRoot } from '../../lib/registry/records.js';
+import { Registry, type RetryPolicy } from '../../lib/registry/registry.js';
+import { jittery } from './jittery-store.js';
+
+export interface ServicesFixture {
+  readonly services: CatalogServices;
+  cleanup(): Promise<void>;
+}
+
+/**
+ * Catalog services over a real store implementation, for tests that call the catalog directly
+ * (race tests run many iterations; going through HTTP would only add noise).
+ */
+export async function servicesOver(
+  kind: 'memory' | 'fs',
+  options: { retry?: RetryPolicy; jitterMs?: number } = {},
+): Promise<ServicesFixture> {
+  const dir = kind === 'fs' ? await mkdtemp(path.join(tmpdir(), 'rask-svc-')) : undefined;
+  const baseStore: ObjectStore = dir ? new FsObjectStore(path.join(dir, 'registry')) : new MemoryObjectStore();
+  // Race tests need interleavings a local store never produces on its own.
+  const registryStore = options.jitterMs ? jittery(baseStore, options.jitterMs) : baseStore;
+  const warehouseRoot: StorageRoot = { kind: 'file', path: dir ? path.join(dir, 'warehouse') : '/nonexistent/warehouse' };
+  const warehouseStore: ObjectStore = dir ? new FsObjectStore(warehouseRoot.path) : new MemoryObjectStore();
+  const registry = new Registry(registryStore, options.retry);
+  await ensureLayout(registry);
+  await ensureDefaults(registry, {
+    project: 'default',
+    warehouse: 'default',
+    storage: warehouseRoot,
+    managedVersioning: true,
+    trashGraceDays: 0,
+  });
+  const services: CatalogServices = {
+    registry,
+    project: 'default',
+    defaultWarehouse: 'default',
+    storageFor: () => warehouseStore,
+    vendor: noCredentials,
+    now: () => new Date(),
+    newId: () => randomUUID(),
+  };
+  return { services, cleanup: async () => (dir ? rm(dir, { recursive: true, force: true }) : undefined) };
+}
