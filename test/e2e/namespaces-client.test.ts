@@ -1,3 +1,4 @@
+// @covers CreateNamespace, ListNamespaces, DescribeNamespace, DropNamespace
 import * as lancedb from '@lancedb/lancedb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';

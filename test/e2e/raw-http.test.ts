@@ -1,4 +1,7 @@
+// @covers NamespaceExists, CreateNamespace, ListNamespaces, DescribeNamespace, DropNamespace
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allHandlers } from '../../lib/operations/handlers-all.js';
+import { OPERATIONS } from '../../lib/operations/table.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /** The wire contract, byte for byte: every failure is a JSON body with an integer code. */
@@ -115,8 +118,13 @@ describe('raw HTTP: error contract and request decoding', () => {
   });
 
   it('operations without an implementation answer 406, code 0, saying why', async () => {
-    const body = expectError(await s.request('POST', '/v1/transaction/t1/describe', '{}'), 406, 0);
-    expect(body.error).toMatch(/DescribeTransaction is not supported/);
+    const unsupported = OPERATIONS.filter((o) => !allHandlers[o.operationId]);
+    for (const op of unsupported) {
+      const path = op.path.replace('{id}', 'ns%24t').replace('{index_name}', 'idx');
+      const body = expectError(await s.request(op.methods[0], path, '{}'), 406, 0);
+      expect(body.error).toContain(`${op.operationId} is not supported`);
+    }
+    expect(unsupported.map((o) => o.operationId)).toContain('DescribeTransaction');
   });
 
   it('rejects a root create and a root drop with the right codes', async () => {
