@@ -49,12 +49,11 @@ interface Query {
  * Unlike S3, a key cannot be both an object and a "directory" of other keys (`a` and `a/b`);
  * such a write fails with a plain Error.
  *
- * Etags identify a file version by (device, inode, size, mtime) plus, for files up to 1 MiB,
- * the content. Every write stages a new file and links/renames it into place, so a write gets a
- * fresh inode; but inodes are recycled and mtimes are coarse, so for the small files that carry
- * compare-and-swap state (registry records, manifests) the content is hashed in too, making a
- * recycled inode with the same stat an etag match only when the bytes are equal as well. Large
- * data files are identified by stat alone, so listing a dataset does not read every byte.
+ * Etags identify a file version by (device, inode, size, mtime), never by content, so listing a
+ * dataset costs one stat per file instead of reading every byte. Every write stages a new file
+ * and links/renames it into place, so a write gets a fresh inode; because inodes are recycled
+ * and kernel timestamps are coarse, each staged file's mtime is also set to a per-process
+ * strictly increasing microsecond, so a recycled inode does not bring back an old etag.
  */
 export class FsObjectStore implements ObjectStore {
   readonly url: string;
@@ -75,7 +74,7 @@ export class FsObjectStore implements ObjectStore {
   async get(key: string): Promise<StoredObject | undefined> {
     return withFile(this.#path(key), async (handle, stat) => {
       const body = await handle.readFile();
-      return { body, etag: fileEtag(stat, body), size: body.length, lastModified: stat.mtime };
+      return { body, etag: fileEtag(stat), size: body.length, lastModified: stat.mtime };
     });
   }
 
@@ -90,7 +89,7 @@ export class FsObjectStore implements ObjectStore {
     let etag: string;
     try {
       // link keeps the inode and mtime, so the staged file's etag is the stored object's.
-      etag = fileEtag(await fs.stat(staged, { bigint: true }), data);
+      etag = fileEtag(await fs.stat(staged, { bigint: true }));
       await inDir(path.dirname(target), () => fs.link(staged, target));
     } catch (error) {
       if (code(error) !== 'EEXIST') throw error;
@@ -155,7 +154,7 @@ export class FsObjectStore implements ObjectStore {
     const data = Buffer.from(body);
     // Stage before locking, so the lock is held only for the check and the rename.
     const staged = await this.#stage(data);
-    const newEtag = fileEtag(await fs.stat(staged, { bigint: true }), data);
+    const newEtag = fileEtag(await fs.stat(staged, { bigint: true }));
     try {
       await this.#withLock(key, async () => {
         if (etag !== undefined) await this.#expect(key, etag);
@@ -188,12 +187,13 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async #info(key: string): Promise<ObjectInfo | undefined> {
-    return withFile(this.#path(key), async (handle, stat) => ({
-      key,
-      etag: fileEtag(stat, stat.size <= CONTENT_ETAG_MAX ? await handle.readFile() : undefined),
-      size: Number(stat.size),
-      lastModified: stat.mtime,
-    }));
+    const file = this.#path(key);
+    const stat = await fs.stat(file, { bigint: true }).catch((error: unknown) => {
+      if (isAbsent(error)) return undefined;
+      throw error;
+    });
+    if (!stat?.isFile()) return undefined;
+    return { key, etag: fileEtag(stat), size: Number(stat.size), lastModified: stat.mtime };
   }
 
   async #stage(data: Buffer): Promise<string> {
@@ -201,6 +201,8 @@ export class FsObjectStore implements ObjectStore {
     const handle = await inDir(this.#tmpDir, () => fs.open(staged, 'wx'));
     try {
       await handle.writeFile(data);
+      const stamp = uniqueStamp();
+      await handle.utimes(stamp, stamp);
       // Flushed before it becomes visible under its key, so a crash cannot expose a torn file.
       await handle.sync();
     } finally {
@@ -358,12 +360,17 @@ function commonPrefix(s: string, prefix: string, delimiter: string | undefined):
 }
 
 /** Runs `use` on the regular file at `file`; undefined when it is missing or not a file. */
-const CONTENT_ETAG_MAX = 1024n * 1024n;
+function fileEtag(stat: BigIntStats): string {
+  const id = `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}`;
+  return `"${createHash('md5').update(id).digest('hex')}"`;
+}
 
-function fileEtag(stat: BigIntStats, body: Buffer | undefined): string {
-  const hash = createHash('md5').update(`${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}`);
-  if (body !== undefined && BigInt(body.length) <= CONTENT_ETAG_MAX) hash.update(body);
-  return `"${hash.digest('hex')}"`;
+let lastStampMicros = 0;
+
+/** A strictly increasing wall-clock microsecond within this process, for staged files' mtimes. */
+function uniqueStamp(): number {
+  lastStampMicros = Math.max(Math.floor(Date.now() * 1000), lastStampMicros + 1);
+  return lastStampMicros / 1e6;
 }
 
 async function withFile<T>(file: string, use: (handle: FileHandle, stat: BigIntStats) => Promise<T>): Promise<T | undefined> {

@@ -1,0 +1,113 @@
+/**
+ * `npm run bench`: rask's local server driven by LanceDB's official REST client, against LanceDB's
+ * in-process directory namespace (`connectNamespace('dir')`) doing the same work in the same run.
+ * The peer has no network hop, no registry and no JSON, so the ratio is the price of a catalog
+ * that arbitrates over HTTP; it is reported per workload rather than hidden in one number.
+ *
+ *   npm run bench -- [--n 200] [--tables 20] [--rows 1000]
+ */
+import * as lancedb from '@lancedb/lancedb';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { startLocalServer } from '../lib/app/server.js';
+import { loadLocalConfig } from '../lib/config.js';
+
+const { values } = parseArgs({
+  options: { n: { type: 'string', default: '200' }, tables: { type: 'string', default: '20' }, rows: { type: 'string', default: '1000' } },
+});
+const N = Number(values.n);
+const TABLES = Number(values.tables);
+const ROWS = Number(values.rows);
+
+interface Result {
+  workload: string;
+  ops: number;
+  ms: number;
+}
+
+async function time(workload: string, ops: number, run: () => Promise<void>): Promise<Result> {
+  const start = performance.now();
+  await run();
+  return { workload, ops, ms: performance.now() - start };
+}
+
+function rows(n: number, offset = 0) {
+  return Array.from({ length: n }, (_, i) => ({
+    id: offset + i,
+    name: `row ${offset + i}`,
+    vector: Array.from({ length: 16 }, (_, d) => Math.sin(offset + i + d)),
+  }));
+}
+
+async function workloads(db: lancedb.Connection): Promise<Result[]> {
+  const out: Result[] = [];
+  out.push(await time('createNamespace', N, async () => {
+    await db.createNamespace(['bench']);
+    for (let i = 0; i < N - 1; i++) await db.createNamespace(['bench', `ns${String(i).padStart(5, '0')}`]);
+  }));
+  out.push(await time('describeNamespace', N, async () => {
+    for (let i = 0; i < N; i++) await db.describeNamespace(['bench', `ns${String(i % (N - 1)).padStart(5, '0')}`]);
+  }));
+  out.push(await time(`listNamespaces (${N - 1} children, pages of 50)`, 20, async () => {
+    for (let r = 0; r < 20; r++) {
+      let token: string | undefined;
+      let seen = 0;
+      do {
+        const page = await db.listNamespaces(['bench'], { limit: 50, ...(token ? { pageToken: token } : {}) });
+        seen += page.namespaces.length;
+        token = page.pageToken ?? undefined;
+      } while (token);
+      if (seen !== N - 1) throw new Error(`listed ${seen} of ${N - 1}`);
+    }
+  }));
+  out.push(await time(`createTable (${ROWS} rows, 16-d vectors)`, TABLES, async () => {
+    for (let i = 0; i < TABLES; i++) await db.createTable(`t${i}`, rows(ROWS), ['bench']);
+  }));
+  out.push(await time('openTable + countRows', TABLES * 5, async () => {
+    for (let r = 0; r < 5; r++) {
+      for (let i = 0; i < TABLES; i++) {
+        const t = await db.openTable(`t${i}`, ['bench']);
+        if ((await t.countRows()) !== ROWS) throw new Error('wrong count');
+      }
+    }
+  }));
+  out.push(await time('add 100 rows (a commit each)', TABLES, async () => {
+    for (let i = 0; i < TABLES; i++) await (await db.openTable(`t${i}`, ['bench'])).add(rows(100, ROWS));
+  }));
+  out.push(await time('vector search k=10', TABLES * 5, async () => {
+    for (let r = 0; r < 5; r++) {
+      for (let i = 0; i < TABLES; i++) {
+        const t = await db.openTable(`t${i}`, ['bench']);
+        const hits = await t.search(rows(1)[0].vector).limit(10).toArray();
+        if (hits.length !== 10) throw new Error('wrong hits');
+      }
+    }
+  }));
+  return out;
+}
+
+async function main() {
+  const dir = await mkdtemp(path.join(tmpdir(), 'rask-bench-'));
+  try {
+    const server = await startLocalServer(loadLocalConfig({ RASK_PORT: '0', RASK_DATA_DIR: path.join(dir, 'rask') }));
+    const rask = await workloads(await lancedb.connectNamespace('rest', { uri: server.url }));
+    await server.close();
+    const peer = await workloads(await lancedb.connectNamespace('dir', { root: path.join(dir, 'dir') }));
+
+    console.log(`\nrask (REST over loopback) vs LanceDB dir namespace (in-process); N=${N}, tables=${TABLES}, rows=${ROWS}\n`);
+    console.log('| workload | ops | rask ms/op | dir ms/op | rask / dir |');
+    console.log('|---|---|---|---|---|');
+    rask.forEach((r, i) => {
+      const p = peer[i];
+      const a = r.ms / r.ops;
+      const b = p.ms / p.ops;
+      console.log(`| ${r.workload} | ${r.ops} | ${a.toFixed(2)} | ${b.toFixed(2)} | ${(a / b).toFixed(2)}× |`);
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
