@@ -1,0 +1,91 @@
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+/**
+ * The esbuild settings of the Lambda bundles, in one place so that the stack
+ * (NodejsFunction), infra/measure-bundle.ts and test/infra/bundle.test.ts build exactly the
+ * same thing.
+ */
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Lambda runtime is nodejs22.x; esbuild may then leave modern syntax alone. */
+export const ESBUILD_TARGET = 'node22';
+
+/**
+ * The code is ESM but some bundled CommonJS dependencies call `require()` for Node built-ins;
+ * esbuild's ESM output has no `require`, so one is created from `import.meta.url`. The alias
+ * keeps the banner's import from colliding with a `createRequire` imported by our own modules.
+ */
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire as __raskCreateRequire } from 'node:module'; const require = __raskCreateRequire(import.meta.url);";
+
+/**
+ * LanceDB (a ~160 MB native module) and the apache-arrow copy it shares with our code come from
+ * the Lambda layer at runtime; bundling either would duplicate Arrow's classes (the dual-package
+ * hazard) or try to inline a `.node` file.
+ */
+export const LAYER_MODULES = ['@lancedb/lancedb', 'apache-arrow'] as const;
+
+/**
+ * The AWS SDK is bundled, not taken from the Lambda runtime: the registry's compare-and-swap
+ * depends on `IfMatch`/`IfNoneMatch` being in the SDK's S3 model (an older runtime copy would
+ * drop unmodelled parameters silently and turn a conditional write into a blind one). Bundling
+ * pins the version the tests ran against.
+ */
+
+export type BundleKind = 'meta' | 'data' | 'authorizer';
+
+export const ENTRY_POINTS: Readonly<Record<BundleKind, string>> = {
+  meta: path.join(REPO_ROOT, 'functions', 'api-meta.ts'),
+  data: path.join(REPO_ROOT, 'functions', 'api-data.ts'),
+  authorizer: path.join(REPO_ROOT, 'functions', 'authorizer.ts'),
+};
+
+/** Modules left out of each bundle. The metadata bundle leaves nothing out: it must not need LanceDB at all. */
+export function externalModules(kind: BundleKind): string[] {
+  switch (kind) {
+    case 'meta':
+      return [];
+    case 'data':
+      return [...LAYER_MODULES];
+    case 'authorizer':
+      return [];
+  }
+}
+
+/** Settings common to NodejsFunction and a direct esbuild call. */
+export const SHARED = {
+  format: 'esm',
+  platform: 'node',
+  target: ESBUILD_TARGET,
+  /** Prefer packages' ESM builds: smaller after tree shaking. */
+  mainFields: ['module', 'main'],
+  minify: true,
+  /** Minified but with readable function names in stack traces. */
+  keepNames: true,
+  /**
+   * No source maps: `--enable-source-maps` costs cold-start time on every invocation of a
+   * function whose errors are already reported with request ids and readable names.
+   */
+  sourcemap: false,
+  banner: ESM_REQUIRE_BANNER,
+} as const;
+
+/** Options for esbuild's JS API, equivalent to what NodejsFunction runs for `kind`. */
+export function esbuildOptions(kind: BundleKind) {
+  return {
+    entryPoints: [ENTRY_POINTS[kind]],
+    bundle: true,
+    format: SHARED.format,
+    platform: SHARED.platform,
+    target: SHARED.target,
+    mainFields: [...SHARED.mainFields],
+    minify: SHARED.minify,
+    keepNames: SHARED.keepNames,
+    sourcemap: SHARED.sourcemap,
+    banner: { js: SHARED.banner },
+    external: externalModules(kind),
+    outExtension: { '.js': '.mjs' },
+  };
+}

@@ -1,0 +1,184 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import type { Node } from 'constructs';
+
+/**
+ * Deployment settings. Every field can be set as CDK context (`cdk.json` or
+ * `cdk deploy -c rask:<name>=<value>`); tests pass them as props. Values from the command line
+ * arrive as strings, so each one is parsed and checked here, once, with a message that names the
+ * context key — a typo must fail the synth, not produce a half-configured catalog.
+ */
+export interface RaskConfig {
+  /** CloudFormation stack name. */
+  readonly stackName: string;
+  /** API Gateway stage; it is the first path segment of the endpoint URL. */
+  readonly stageName: string;
+  /** An existing bucket to use as the default warehouse; when absent the stack creates one. */
+  readonly warehouseBucketName?: string;
+  /** Table data lives under this prefix of the warehouse bucket; it is what credentials can be vended for. */
+  readonly warehousePrefix: string;
+  /** Registry records live under this prefix of the (always stack-owned) registry bucket. */
+  readonly registryPrefix: string;
+  /** What happens to the data buckets and the work queue when the stack is deleted. */
+  readonly removalPolicy: RemovalPolicy.RETAIN | RemovalPolicy.DESTROY;
+  /** Versioning for a stack-created warehouse bucket (see docs/deploy.md for why it is off by default). */
+  readonly warehouseVersioning: boolean;
+  /** Default trash grace period for drops (0 = drops are immediate). */
+  readonly trashGraceDays: number;
+  /** Whether the default warehouse lets the catalog arbitrate commits (managed versioning). */
+  readonly managedVersioning: boolean;
+  /** Names of the default project and warehouse that the catalog bootstraps. */
+  readonly project: string;
+  readonly warehouse: string;
+  /** Stage-wide steady-state request rate (requests/second) and burst. */
+  readonly throttleRateLimit: number;
+  readonly throttleBurstLimit: number;
+  /** Seconds API Gateway caches an authorizer verdict; > 0 requires every client to send x-api-key. */
+  readonly authorizerCacheSeconds: number;
+  /** Retention of function and access logs, in days (must be a CloudWatch Logs retention value). */
+  readonly logRetentionDays: number;
+  /** Memory of the data-plane function (LanceDB wants CPU, and CPU scales with memory). */
+  readonly dataMemoryMb: number;
+  /** Memory of the metadata function. */
+  readonly metaMemoryMb: number;
+  /** SNS topic that alarms notify; alarms are created without actions when absent. */
+  readonly alarmTopicArn?: string;
+  /** WAFv2 web ACL to associate with the API stage. */
+  readonly webAclArn?: string;
+  /** Whether API Gateway's account-level CloudWatch role is created by this stack (one per account and region). */
+  readonly createApiGatewayCloudWatchRole: boolean;
+}
+
+export const DEFAULT_CONFIG: RaskConfig = {
+  stackName: 'Rask',
+  stageName: 'prod',
+  warehousePrefix: 'warehouse/',
+  registryPrefix: 'registry/',
+  removalPolicy: RemovalPolicy.RETAIN,
+  warehouseVersioning: false,
+  trashGraceDays: 0,
+  managedVersioning: true,
+  project: 'default',
+  warehouse: 'default',
+  throttleRateLimit: 100,
+  throttleBurstLimit: 200,
+  authorizerCacheSeconds: 0,
+  logRetentionDays: 90,
+  dataMemoryMb: 2048,
+  metaMemoryMb: 1024,
+  createApiGatewayCloudWatchRole: true,
+};
+
+/** The retention values CloudWatch Logs accepts. */
+const LOG_RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+];
+
+export class RaskConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RaskConfigError';
+  }
+}
+
+type Raw = Readonly<Record<string, unknown>>;
+
+const CONTEXT_PREFIX = 'rask:';
+
+/** Reads every `rask:*` context key from a construct node (the App's, normally). */
+export function configFromContext(node: Node): RaskConfig {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(DEFAULT_CONFIG).concat(['warehouseBucketName', 'alarmTopicArn', 'webAclArn'])) {
+    const value = node.tryGetContext(CONTEXT_PREFIX + key);
+    if (value !== undefined && value !== null && value !== '') raw[key] = value;
+  }
+  return resolveConfig(raw);
+}
+
+/** Applies defaults to partial settings and validates the result. */
+export function resolveConfig(raw: Raw = {}): RaskConfig {
+  const known = new Set([...Object.keys(DEFAULT_CONFIG), 'warehouseBucketName', 'alarmTopicArn', 'webAclArn']);
+  for (const key of Object.keys(raw)) {
+    if (!known.has(key)) throw new RaskConfigError(`unknown setting ${CONTEXT_PREFIX}${key}`);
+  }
+  const d = DEFAULT_CONFIG;
+  const config: RaskConfig = {
+    stackName: str(raw, 'stackName', d.stackName, /^[A-Za-z][A-Za-z0-9-]{0,127}$/, 'a CloudFormation stack name'),
+    stageName: str(raw, 'stageName', d.stageName, /^[A-Za-z0-9_-]{1,128}$/, 'letters, digits, "-" and "_"'),
+    warehouseBucketName: optStr(raw, 'warehouseBucketName', /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name'),
+    warehousePrefix: prefix(raw, 'warehousePrefix', d.warehousePrefix),
+    registryPrefix: prefix(raw, 'registryPrefix', d.registryPrefix),
+    removalPolicy: removal(raw),
+    warehouseVersioning: bool(raw, 'warehouseVersioning', d.warehouseVersioning),
+    trashGraceDays: int(raw, 'trashGraceDays', d.trashGraceDays, 0, 3650),
+    managedVersioning: bool(raw, 'managedVersioning', d.managedVersioning),
+    project: str(raw, 'project', d.project, /^[A-Za-z0-9_.-]{1,128}$/, 'letters, digits, "_", "." and "-"'),
+    warehouse: str(raw, 'warehouse', d.warehouse, /^[A-Za-z0-9_.-]{1,128}$/, 'letters, digits, "_", "." and "-"'),
+    throttleRateLimit: int(raw, 'throttleRateLimit', d.throttleRateLimit, 1, 10_000),
+    throttleBurstLimit: int(raw, 'throttleBurstLimit', d.throttleBurstLimit, 1, 5_000),
+    authorizerCacheSeconds: int(raw, 'authorizerCacheSeconds', d.authorizerCacheSeconds, 0, 3600),
+    logRetentionDays: int(raw, 'logRetentionDays', d.logRetentionDays, 1, 3653),
+    dataMemoryMb: int(raw, 'dataMemoryMb', d.dataMemoryMb, 512, 10_240),
+    metaMemoryMb: int(raw, 'metaMemoryMb', d.metaMemoryMb, 128, 10_240),
+    alarmTopicArn: optStr(raw, 'alarmTopicArn', /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/, 'an SNS topic ARN'),
+    webAclArn: optStr(raw, 'webAclArn', /^arn:aws[a-z-]*:wafv2:[a-z0-9-]+:\d{12}:regional\/webacl\/.+$/, 'a regional WAFv2 web ACL ARN'),
+    createApiGatewayCloudWatchRole: bool(raw, 'createApiGatewayCloudWatchRole', d.createApiGatewayCloudWatchRole),
+  };
+  if (!LOG_RETENTION_DAYS.includes(config.logRetentionDays)) {
+    throw new RaskConfigError(`${CONTEXT_PREFIX}logRetentionDays must be one of ${LOG_RETENTION_DAYS.join(', ')}`);
+  }
+  if (config.throttleBurstLimit < config.throttleRateLimit) {
+    throw new RaskConfigError(`${CONTEXT_PREFIX}throttleBurstLimit must be at least throttleRateLimit`);
+  }
+  return config;
+}
+
+function fail(key: string, expected: string, value: unknown): never {
+  throw new RaskConfigError(`${CONTEXT_PREFIX}${key} must be ${expected}; got ${JSON.stringify(value)}`);
+}
+
+function str(raw: Raw, key: string, fallback: string, pattern: RegExp, expected: string): string {
+  return optStr(raw, key, pattern, expected) ?? fallback;
+}
+
+function optStr(raw: Raw, key: string, pattern: RegExp, expected: string): string | undefined {
+  const value = raw[key];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !pattern.test(value)) fail(key, expected, value);
+  return value;
+}
+
+/**
+ * A key prefix: non-empty, ends with "/", no leading "/" and no "." or ".." segment. IAM
+ * statements are scoped to `<prefix>*`, so an empty prefix would silently widen them to the
+ * whole bucket.
+ */
+function prefix(raw: Raw, key: string, fallback: string): string {
+  const value = str(raw, key, fallback, /^[A-Za-z0-9_.\-/]+\/$/, 'a key prefix such as "warehouse/"');
+  if (value.startsWith('/') || value.split('/').some((s, i, all) => (s === '' && i < all.length - 1) || s === '.' || s === '..')) {
+    fail(key, 'a key prefix such as "warehouse/" (no empty, "." or ".." segments)', value);
+  }
+  return value;
+}
+
+function bool(raw: Raw, key: string, fallback: boolean): boolean {
+  const value = raw[key];
+  if (value === undefined) return fallback;
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  return fail(key, 'true or false', value);
+}
+
+function int(raw: Raw, key: string, fallback: number, min: number, max: number): number {
+  const value = raw[key];
+  if (value === undefined) return fallback;
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n < min || n > max) fail(key, `an integer from ${min} to ${max}`, value);
+  return n;
+}
+
+function removal(raw: Raw): RaskConfig['removalPolicy'] {
+  const value = raw.removalPolicy ?? 'retain';
+  if (value === 'retain' || value === RemovalPolicy.RETAIN) return RemovalPolicy.RETAIN;
+  if (value === 'destroy' || value === RemovalPolicy.DESTROY) return RemovalPolicy.DESTROY;
+  return fail('removalPolicy', '"retain" or "destroy"', value);
+}

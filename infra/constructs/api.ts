@@ -1,0 +1,249 @@
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
+import { Construct } from 'constructs';
+import { OPERATIONS, type Bundle, type OperationDef } from '../../lib/operations/table.js';
+import type { RaskConfig } from '../config.js';
+import { acknowledge, acknowledgeManagedPolicy } from '../nag.js';
+
+export interface CatalogApiProps {
+  readonly config: RaskConfig;
+  /** The function serving each bundle of the operation table. */
+  readonly handlers: Readonly<Record<Bundle, lambda.IFunction>>;
+  readonly authorizer: lambda.IFunction;
+}
+
+/**
+ * Request bodies are passed to Lambda as base64 for these media types. The wildcard type
+ * (star slash star) is what makes Arrow work with the official client: it sends Arrow IPC
+ * bodies with NO Content-Type, and API Gateway treats a missing Content-Type as
+ * `application/json`; without a wildcard entry that body would be handed over as (UTF-8
+ * mangled) text. With the wildcard every body, JSON included, arrives base64-encoded with
+ * `isBase64Encoded: true`, which the adapter (lib/http/apigw-adapter.ts) decodes. Responses are
+ * unaffected: a Lambda proxy response is decoded from base64 only when it says
+ * `isBase64Encoded: true` (our Arrow responses); JSON is returned as text. The two Arrow types
+ * are listed to document intent.
+ */
+export const BINARY_MEDIA_TYPES = ['application/vnd.apache.arrow.stream', 'application/vnd.apache.arrow.file', '*/*'];
+
+/** How each API Gateway-generated error is rewritten into the spec's JSON error contract. */
+export interface GatewayErrorMapping {
+  readonly type: apigw.ResponseType;
+  /** Overrides the status API Gateway would use. */
+  readonly statusCode?: string;
+  readonly code: number;
+  /** A fixed message, or undefined to use API Gateway's own (JSON-quoted by `messageString`). */
+  readonly message?: string;
+}
+
+const KEY_HELP = 'missing or invalid API key: send the key as the x-api-key header or as Authorization: Bearer <key>';
+
+export const GATEWAY_ERRORS: readonly GatewayErrorMapping[] = [
+  // The authorizer denied (wrong key) or API Gateway refused before calling it: both mean
+  // "who are you?", which the contract answers with 401 / code 16 (not 403, which is for a
+  // known caller without permission).
+  { type: apigw.ResponseType.UNAUTHORIZED, statusCode: '401', code: 16, message: KEY_HELP },
+  { type: apigw.ResponseType.ACCESS_DENIED, statusCode: '401', code: 16, message: KEY_HELP },
+  // No resource/method matches: what the local router answers as 404 / code 0.
+  {
+    type: apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN,
+    statusCode: '404',
+    code: 0,
+    message: 'no operation at this path with this method (paths have no trailing slash)',
+  },
+  {
+    type: apigw.ResponseType.REQUEST_TOO_LARGE,
+    statusCode: '413',
+    code: 13,
+    message:
+      'request body exceeds the API limit; for larger writes declare the table and write directly to its location with the vended credentials',
+  },
+  { type: apigw.ResponseType.THROTTLED, statusCode: '429', code: 21, message: 'too many requests; retry with backoff' },
+  { type: apigw.ResponseType.QUOTA_EXCEEDED, statusCode: '429', code: 21, message: 'request quota exceeded' },
+  { type: apigw.ResponseType.WAF_FILTERED, statusCode: '403', code: 15, message: 'request blocked by the web application firewall' },
+  { type: apigw.ResponseType.AUTHORIZER_FAILURE, statusCode: '500', code: 18, message: 'the API key could not be checked' },
+  { type: apigw.ResponseType.AUTHORIZER_CONFIGURATION_ERROR, statusCode: '500', code: 18, message: 'the API key could not be checked' },
+  {
+    type: apigw.ResponseType.INTEGRATION_TIMEOUT,
+    statusCode: '504',
+    code: 18,
+    message: 'the operation did not finish within the API time limit; it may or may not have taken effect',
+  },
+  { type: apigw.ResponseType.DEFAULT_4XX, code: 13 },
+  { type: apigw.ResponseType.DEFAULT_5XX, code: 18 },
+];
+
+/** The body template: `instance` is API Gateway's request id, like the catalog's own errors. */
+export function errorTemplate(mapping: GatewayErrorMapping): string {
+  const error = mapping.message === undefined ? '$context.error.messageString' : JSON.stringify(mapping.message);
+  return `{"code": ${mapping.code}, "error": ${error}, "instance": "$context.requestId"}`;
+}
+
+/**
+ * The REST API (v1). REST rather than HTTP API because an HTTP API decodes the path before
+ * routing: `%2F` inside an id becomes `/` (404) and `+` vs space is lost. REST keeps
+ * `event.path` encoded and the router form-decodes ids itself.
+ *
+ * Resources and methods are generated from the operation table; every method is served by the
+ * function of its operation's bundle and guarded by the admin-key authorizer. API Gateway
+ * matches paths exactly, so `/v1/table/` (trailing slash) is not `/v1/table`: it gets the 404
+ * JSON error, as there is no way to declare optional trailing slashes on a REST API.
+ */
+export class CatalogApi extends Construct {
+  readonly api: apigw.RestApi;
+  readonly accessLogs: logs.LogGroup;
+  /** The URI to give clients: stage URL without a trailing slash (clients append `/v1/...`). */
+  readonly endpoint: string;
+
+  constructor(scope: Construct, id: string, props: CatalogApiProps) {
+    super(scope, id);
+    const { config } = props;
+
+    this.accessLogs = new logs.LogGroup(this, 'AccessLogs', {
+      retention: config.logRetentionDays as logs.RetentionDays,
+      // The audit trail outlives the stack; it still expires with its retention.
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    const authorizer = new apigw.RequestAuthorizer(this, 'AdminKey', {
+      handler: props.authorizer,
+      // API Gateway can only cache by identity sources that are ALL present, and a request
+      // that lacks one is rejected without calling the authorizer. Accepting x-api-key OR a
+      // Bearer token therefore means no API Gateway cache (the authorizer keeps the secret in
+      // memory, so a check is a hash compare). A deployment whose clients all send x-api-key
+      // can turn the cache on with rask:authorizerCacheSeconds.
+      identitySources: config.authorizerCacheSeconds > 0 ? [apigw.IdentitySource.header('x-api-key')] : [],
+      resultsCacheTtl: Duration.seconds(config.authorizerCacheSeconds),
+    });
+    if (config.authorizerCacheSeconds === 0) {
+      // CDK renders "no identity source" as ""; CloudFormation wants the property absent.
+      (authorizer.node.defaultChild as apigw.CfnAuthorizer).addPropertyDeletionOverride('IdentitySource');
+    }
+
+    this.api = new apigw.RestApi(this, 'Api', {
+      restApiName: `${config.stackName}-catalog`,
+      description: 'rask: Lance Namespace REST catalog',
+      endpointConfiguration: { types: [apigw.EndpointType.REGIONAL] },
+      binaryMediaTypes: BINARY_MEDIA_TYPES,
+      cloudWatchRole: config.createApiGatewayCloudWatchRole,
+      ...(config.createApiGatewayCloudWatchRole ? { cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN } : {}),
+      defaultMethodOptions: { authorizer, authorizationType: apigw.AuthorizationType.CUSTOM },
+      deployOptions: {
+        stageName: config.stageName,
+        throttlingRateLimit: config.throttleRateLimit,
+        throttlingBurstLimit: config.throttleBurstLimit,
+        accessLogDestination: new apigw.LogGroupLogDestination(this.accessLogs),
+        accessLogFormat: apigw.AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
+        // Execution logs for errors only; never request/response bodies (they carry data and
+        // the x-api-key header would be logged with them).
+        loggingLevel: apigw.MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        metricsEnabled: false,
+        tracingEnabled: false,
+      },
+    });
+
+    // CDK's own "Endpoint" output ends with "/", which clients would turn into "//v1/...";
+    // the stack outputs `endpoint` instead.
+    this.api.node.tryRemoveChild('Endpoint');
+
+    this.addOperations(props.handlers);
+
+    for (const mapping of GATEWAY_ERRORS) {
+      this.api.addGatewayResponse(`Error${mapping.type.responseType}`, {
+        type: mapping.type,
+        statusCode: mapping.statusCode,
+        responseHeaders: { 'Content-Type': "'application/json'" },
+        templates: { 'application/json': errorTemplate(mapping) },
+      });
+    }
+
+    if (config.webAclArn) {
+      new wafv2.CfnWebACLAssociation(this, 'WebAcl', {
+        resourceArn: this.api.deploymentStage.stageArn,
+        webAclArn: config.webAclArn,
+      });
+    } else {
+      acknowledge(
+        this.api,
+        'AwsSolutions-APIG3',
+        'WAF is optional (rask:webAclArn associates an existing web ACL); every request is authenticated by the authorizer and the stage is throttled.',
+      );
+    }
+    acknowledge(
+      this.api,
+      'AwsSolutions-APIG2',
+      'Requests are validated by the catalog against the operation table (zod schemas, JSON error contract); API Gateway models cannot describe Arrow IPC bodies and a second copy of the spec would drift.',
+    );
+    acknowledge(
+      this.api,
+      'AwsSolutions-COG4',
+      'Callers are SDKs and engines holding an API key, not Cognito users; every method uses the REQUEST Lambda authorizer instead.',
+    );
+    if (config.createApiGatewayCloudWatchRole) {
+      acknowledgeManagedPolicy(
+        this.api,
+        'service-role/AmazonAPIGatewayPushToCloudWatchLogs',
+        "API Gateway's account-level logging role must carry this AWS-maintained policy for access and execution logs to be delivered.",
+      );
+    }
+
+    const stack = Stack.of(this);
+    this.endpoint = `https://${this.api.restApiId}.execute-api.${stack.region}.${stack.urlSuffix}/${config.stageName}`;
+  }
+
+  /** One API Gateway method per (path, method) of the operation table. */
+  private addOperations(handlers: Readonly<Record<Bundle, lambda.IFunction>>): void {
+    // One integration per function, with a single API-wide invoke permission instead of two
+    // per method (59 methods would otherwise add ~118 permissions and crowd the 500-resource
+    // stack limit and the 20 KB function policy limit).
+    const integrations: Record<Bundle, apigw.LambdaIntegration> = {
+      meta: new apigw.LambdaIntegration(handlers.meta, { proxy: true, scopePermissionToMethod: false }),
+      data: new apigw.LambdaIntegration(handlers.data, { proxy: true, scopePermissionToMethod: false }),
+    };
+    for (const operation of OPERATIONS) {
+      const resource = resourceFor(this.api.root, operation);
+      for (const method of operation.methods) {
+        resource.addMethod(method, integrations[operation.bundle], { operationName: operation.operationId });
+      }
+    }
+  }
+}
+
+/** The resource for an operation's path template, creating missing segments on the way. */
+function resourceFor(root: apigw.IResource, operation: OperationDef): apigw.IResource {
+  let resource = root;
+  for (const segment of operation.path.split('/').filter(Boolean)) {
+    resource = resource.getResource(segment) ?? resource.addResource(segment);
+  }
+  return resource;
+}
+
+/**
+ * Access log fields (one JSON object per request). Deliberately no headers: the API key travels
+ * in one.
+ */
+const ACCESS_LOG_FIELDS = {
+  requestId: '$context.requestId',
+  extendedRequestId: '$context.extendedRequestId',
+  requestTime: '$context.requestTime',
+  ip: '$context.identity.sourceIp',
+  userAgent: '$context.identity.userAgent',
+  httpMethod: '$context.httpMethod',
+  path: '$context.path',
+  resourcePath: '$context.resourcePath',
+  protocol: '$context.protocol',
+  status: '$context.status',
+  responseLength: '$context.responseLength',
+  responseLatency: '$context.responseLatency',
+  integrationStatus: '$context.integration.status',
+  integrationLatency: '$context.integration.latency',
+  errorType: '$context.error.responseType',
+  errorMessage: '$context.error.message',
+  authorizerStatus: '$context.authorizer.status',
+  authorizerLatency: '$context.authorizer.latency',
+  authorizerError: '$context.authorizer.error',
+  principal: '$context.authorizer.principalId',
+};

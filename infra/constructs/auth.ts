@@ -1,0 +1,54 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import type { RaskConfig } from '../config.js';
+import { acknowledge } from '../nag.js';
+import { RaskFunction } from './rask-function.js';
+
+export interface AdminKeyAuthProps {
+  readonly config: RaskConfig;
+}
+
+/**
+ * The bootstrap admin key and the Lambda authorizer that checks it. Until per-user keys exist,
+ * every request must present this key (`x-api-key` or `Authorization: Bearer`); the deployed
+ * API is never open.
+ */
+export class AdminKeyAuth extends Construct {
+  readonly secret: secretsmanager.Secret;
+  readonly authorizer: RaskFunction;
+
+  constructor(scope: Construct, id: string, props: AdminKeyAuthProps) {
+    super(scope, id);
+    const { config } = props;
+
+    this.secret = new secretsmanager.Secret(this, 'AdminKey', {
+      description: 'rask bootstrap admin API key (send as x-api-key or Authorization: Bearer)',
+      // 48 letters and digits (~285 bits): safe in any header without quoting.
+      generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
+      // Deleting the stack schedules the key for deletion (recoverable for the default 30 days).
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    acknowledge(
+      this.secret,
+      'AwsSolutions-SMG4',
+      'The bootstrap key is rotated by the operator (docs/deploy.md: put-secret-value, optionally with an overlap of two keys); automatic rotation would invalidate the key clients hold with no way to hand them the new one. Per-user keys replace it.',
+    );
+
+    this.authorizer = new RaskFunction(this, 'Authorizer', {
+      kind: 'authorizer',
+      description: 'rask API key authorizer',
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: 256,
+      timeout: Duration.seconds(10),
+      environment: {
+        RASK_ADMIN_KEY_SECRET_ID: this.secret.secretArn,
+        // A rotated key is picked up within this many seconds by warm containers.
+        RASK_ADMIN_KEY_CACHE_SECONDS: '300',
+      },
+      logRetentionDays: config.logRetentionDays,
+    });
+    this.secret.grantRead(this.authorizer.role);
+  }
+}

@@ -1,0 +1,119 @@
+import { Duration } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { Construct } from 'constructs';
+import type { RaskConfig } from '../config.js';
+import { acknowledgeWildcardResource } from '../nag.js';
+import { LAYER_ARCHITECTURE, LanceDbLayer } from './lancedb-layer.js';
+import { grantPrefixes, prefixStatements } from './permissions.js';
+import { RaskFunction } from './rask-function.js';
+import { WORK_QUEUE_SCHEMA, type WorkQueue } from './queue.js';
+import type { Storage } from './storage.js';
+
+export interface CatalogFunctionsProps {
+  readonly config: RaskConfig;
+  readonly storage: Storage;
+  readonly queue: WorkQueue;
+}
+
+/**
+ * The two API functions (one per bundle of the operation table) and the role that credential
+ * vending assumes.
+ *
+ * - meta: namespaces, table records, versions, declare/describe with vended credentials. Pure
+ *   JavaScript, so arm64 (cheaper per GB-second) and no layer: it never loads LanceDB.
+ * - data: Arrow IPC, queries, indices, schema changes. Runs LanceDB from the layer, on x86_64
+ *   where LanceDB's binaries are published.
+ */
+export class CatalogFunctions extends Construct {
+  readonly meta: RaskFunction;
+  readonly data: RaskFunction;
+  readonly layer: lambda.LayerVersion;
+  readonly vendingRole: iam.Role;
+
+  constructor(scope: Construct, id: string, props: CatalogFunctionsProps) {
+    super(scope, id);
+    const { config, storage, queue } = props;
+
+    this.layer = new LanceDbLayer(this, 'LanceDb').layer;
+
+    // Each function gets its own copy: the data function adds the work queue below.
+    const environment = (): Record<string, string> => ({
+      RASK_REGISTRY_BUCKET: storage.registryBucket.bucketName,
+      RASK_REGISTRY_PREFIX: storage.registryPrefix,
+      RASK_WAREHOUSE_BUCKET: storage.warehouseBucket.bucketName,
+      RASK_WAREHOUSE_PREFIX: storage.warehousePrefix,
+      RASK_MANAGED_VERSIONING: String(config.managedVersioning),
+      RASK_TRASH_GRACE_DAYS: String(config.trashGraceDays),
+      RASK_PROJECT: config.project,
+      RASK_WAREHOUSE: config.warehouse,
+    });
+
+    this.meta = new RaskFunction(this, 'Meta', {
+      kind: 'meta',
+      description: 'rask metadata operations (no LanceDB)',
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: config.metaMemoryMb,
+      // Below API Gateway's 29 s integration timeout, so a stuck call ends as our JSON error, not a 504.
+      timeout: Duration.seconds(25),
+      environment: environment(),
+      logRetentionDays: config.logRetentionDays,
+    });
+
+    this.data = new RaskFunction(this, 'Data', {
+      kind: 'data',
+      description: 'rask data-plane operations (LanceDB from the layer)',
+      architecture: LAYER_ARCHITECTURE,
+      memorySize: config.dataMemoryMb,
+      timeout: Duration.seconds(28),
+      environment: environment(),
+      logRetentionDays: config.logRetentionDays,
+      layers: [this.layer],
+    });
+
+    const registry = { bucket: storage.registryBucket, prefix: storage.registryPrefix, access: 'registry' } as const;
+    const warehouse = { bucket: storage.warehouseBucket, prefix: storage.warehousePrefix, access: 'warehouse' } as const;
+    for (const f of [this.meta, this.data]) {
+      grantPrefixes(f.role, [registry, warehouse]);
+    }
+    // Index builds and other queued jobs are enqueued by data operations. Item-level actions
+    // only (no Scan, no stream reads), on the table and its one index by name.
+    this.data.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: [
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:DeleteItem',
+          'dynamodb:ConditionCheckItem',
+          'dynamodb:Query',
+        ],
+        resources: [queue.table.tableArn, `${queue.table.tableArn}/index/${WORK_QUEUE_SCHEMA.index.name}`],
+      }),
+    );
+    this.data.fn.addEnvironment('RASK_WORK_QUEUE_TABLE', queue.table.tableName);
+
+    // The role vended credentials are derived from. Its policy is the ceiling of any vended
+    // session (the session policy narrows it to one table's prefix), so it names only the
+    // warehouse prefix: the registry can never be vended. Only the two function roles may
+    // assume it.
+    this.vendingRole = new iam.Role(this, 'VendingRole', {
+      assumedBy: new iam.CompositePrincipal(this.meta.role, this.data.role),
+      description: 'rask credential vending: assumed by the catalog functions with a per-table session policy',
+      // Sessions assumed from a Lambda role are role chaining, which AWS caps at one hour anyway.
+      maxSessionDuration: Duration.hours(1),
+    });
+    for (const f of [this.meta, this.data]) {
+      this.vendingRole.grantAssumeRole(f.role);
+      f.fn.addEnvironment('RASK_VENDING_ROLE_ARN', this.vendingRole.roleArn);
+    }
+    const { statements, objectsArn } = prefixStatements(warehouse);
+    for (const statement of statements) this.vendingRole.addToPrincipalPolicy(statement);
+    acknowledgeWildcardResource(
+      this.vendingRole,
+      objectsArn,
+      `The vending role's ceiling is the warehouse prefix "${storage.warehousePrefix}"; each vended session is narrowed to one table's prefix by its session policy.`,
+    );
+    storage.denyRegistryAccess(this.vendingRole);
+  }
+}

@@ -1,0 +1,43 @@
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { configFromContext, resolveConfig, type RaskConfig } from './config.js';
+import { RaskStack } from './rask-stack.js';
+
+/**
+ * CDK feature flags this app relies on, set here (not only in cdk.json) so that tests build the
+ * same template as `cdk synth`.
+ */
+export const FEATURE_FLAGS: Readonly<Record<string, boolean>> = {
+  // Server access logs are delivered through a bucket policy, not ACLs (the buckets enforce
+  // bucket-owner object ownership, which disables ACLs).
+  '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true,
+  // A layer change publishes a new function version.
+  '@aws-cdk/aws-lambda:recognizeLayerVersion': true,
+};
+
+export interface CreateRaskAppOptions {
+  /** Extra context (e.g. `'aws:cdk:bundling-stacks': []` to skip bundling in tests, or `rask:*` settings). */
+  readonly context?: Record<string, unknown>;
+  /** Explicit settings; when absent they are read from `rask:*` context. */
+  readonly config?: Partial<RaskConfig>;
+  /** Run cdk-nag's AwsSolutions checks at synth (default true). */
+  readonly nag?: boolean;
+  /** Where the cloud assembly is written (tests use a temporary directory). */
+  readonly outdir?: string;
+}
+
+/** Builds the app: used by infra/app.ts (`cdk synth`) and by the template tests. */
+export function createRaskApp(options: CreateRaskAppOptions = {}): { app: App; stack: RaskStack; config: RaskConfig } {
+  const app = new App({ context: { ...FEATURE_FLAGS, ...options.context }, outdir: options.outdir });
+  const config = options.config ? resolveConfig(options.config) : configFromContext(app.node);
+  const stack = new RaskStack(app, config.stackName, {
+    config,
+    description: 'rask: serverless Lance Namespace REST catalog (API Gateway, Lambda, S3)',
+    // Environment-agnostic: synth needs no account lookups and no credentials; region and
+    // account are resolved at deploy time.
+  });
+  if (options.nag ?? true) {
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  }
+  return { app, stack, config };
+}

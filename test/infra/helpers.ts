@@ -1,0 +1,72 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Template } from 'aws-cdk-lib/assertions';
+import type { RaskConfig } from '../../infra/config.js';
+import { createRaskApp } from '../../infra/rask-app.js';
+
+/**
+ * Builds the app with bundling skipped (no esbuild, no npm install of the LanceDB layer) into a
+ * temporary directory. Build once per test file: a synth takes a few seconds.
+ */
+export function synthRask(config: Partial<RaskConfig> = {}, options: { nag?: boolean } = {}) {
+  const { app, stack, config: resolved } = createRaskApp({
+    context: { 'aws:cdk:bundling-stacks': [] },
+    config,
+    nag: options.nag ?? false,
+    outdir: mkdtempSync(path.join(tmpdir(), 'rask-cdk-')),
+  });
+  const template = Template.fromStack(stack);
+  return { app, stack, template, config: resolved };
+}
+
+export type CfnResource = { Type: string; Properties?: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
+
+export function resourcesOfType(template: Template, type: string): Record<string, CfnResource> {
+  return template.findResources(type) as Record<string, CfnResource>;
+}
+
+/** The logical id of the only resource of `type` whose id starts with `prefix`. */
+export function logicalId(template: Template, type: string, prefix: string): string {
+  const ids = Object.keys(resourcesOfType(template, type)).filter((id) => id.startsWith(prefix));
+  if (ids.length !== 1) throw new Error(`expected one ${type} starting with ${prefix}, found ${ids.join(', ') || 'none'}`);
+  return ids[0];
+}
+
+export interface PolicyStatementJson {
+  Effect: 'Allow' | 'Deny';
+  Action: string | string[];
+  Resource?: unknown;
+  Principal?: unknown;
+  Condition?: unknown;
+}
+
+export const asArray = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+
+/** Every statement of every identity policy (AWS::IAM::Policy and inline role policies), with its owner's logical id. */
+export function identityStatements(template: Template): { owner: string; roles: string[]; statement: PolicyStatementJson }[] {
+  const out: { owner: string; roles: string[]; statement: PolicyStatementJson }[] = [];
+  for (const [id, policy] of Object.entries(resourcesOfType(template, 'AWS::IAM::Policy'))) {
+    const roles = asArray(policy.Properties?.Roles).map((r: any) => r.Ref as string);
+    for (const statement of policy.Properties?.PolicyDocument.Statement ?? []) out.push({ owner: id, roles, statement });
+  }
+  for (const [id, role] of Object.entries(resourcesOfType(template, 'AWS::IAM::Role'))) {
+    for (const inline of role.Properties?.Policies ?? []) {
+      for (const statement of inline.PolicyDocument.Statement ?? []) out.push({ owner: id, roles: [id], statement });
+    }
+  }
+  return out;
+}
+
+/** A CloudFormation value rendered as a flat string (`{"Fn::GetAtt":["X","Arn"]}` → `<X.Arn>`), for pattern checks. */
+export function flat(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return value.map(flat).join(',');
+  if (value && typeof value === 'object') {
+    const v = value as Record<string, any>;
+    if (v['Fn::Join']) return (v['Fn::Join'][1] as unknown[]).map(flat).join(v['Fn::Join'][0]);
+    if (v['Fn::GetAtt']) return `<${v['Fn::GetAtt'][0]}.${v['Fn::GetAtt'][1]}>`;
+    if (v.Ref) return `<${v.Ref}>`;
+  }
+  return JSON.stringify(value);
+}

@@ -1,0 +1,369 @@
+import { Match } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { GATEWAY_ERRORS, errorTemplate } from '../../infra/constructs/api.js';
+import { OPERATIONS } from '../../lib/operations/table.js';
+import {
+  asArray,
+  flat,
+  identityStatements,
+  logicalId,
+  resourcesOfType,
+  synthRask,
+  type CfnResource,
+} from './helpers.js';
+
+/** Template assertions on the default configuration (bundling skipped). */
+
+let built: ReturnType<typeof synthRask>;
+beforeAll(() => {
+  built = synthRask();
+});
+
+const template = () => built.template;
+const fnId = (prefix: string) => logicalId(template(), 'AWS::Lambda::Function', prefix);
+
+/** "METHOD /path" for every AWS::ApiGateway::Method, with the function its integration calls. */
+function deployedRoutes(): Map<string, { method: CfnResource; functionId: string }> {
+  const resources = resourcesOfType(template(), 'AWS::ApiGateway::Resource');
+  const pathOf = (ref: any): string => {
+    if (ref['Fn::GetAtt']?.[1] === 'RootResourceId') return '';
+    const r = resources[ref.Ref];
+    if (!r) throw new Error(`unknown resource ${JSON.stringify(ref)}`);
+    return `${pathOf(r.Properties!.ParentId)}/${r.Properties!.PathPart}`;
+  };
+  const routes = new Map<string, { method: CfnResource; functionId: string }>();
+  for (const method of Object.values(resourcesOfType(template(), 'AWS::ApiGateway::Method'))) {
+    const key = `${method.Properties!.HttpMethod} ${pathOf(method.Properties!.ResourceId)}`;
+    const uri = flat(method.Properties!.Integration.Uri);
+    const functionId = /<([A-Za-z0-9]+)\.Arn>/.exec(uri)?.[1] ?? '';
+    expect(routes.has(key), `duplicate method ${key}`).toBe(false);
+    routes.set(key, { method, functionId });
+  }
+  return routes;
+}
+
+describe('API routes come from the operation table', () => {
+  const expected = OPERATIONS.flatMap((op) => op.methods.map((m) => ({ key: `${m} ${op.path}`, op })));
+
+  it('has exactly one method per (path, method) of the table, and nothing else', () => {
+    const routes = deployedRoutes();
+    expect(expected.length).toBeGreaterThanOrEqual(54);
+    expect([...routes.keys()].sort()).toEqual(expected.map((e) => e.key).sort());
+  });
+
+  it('sends each operation to the function of its bundle, as a Lambda proxy', () => {
+    const routes = deployedRoutes();
+    const byBundle = { meta: fnId('FunctionsMetaFunction'), data: fnId('FunctionsDataFunction') };
+    for (const { key, op } of expected) {
+      const route = routes.get(key)!;
+      expect(route.functionId, key).toBe(byBundle[op.bundle]);
+      expect(route.method.Properties!.Integration.Type).toBe('AWS_PROXY');
+      expect(route.method.Properties!.OperationName).toBe(op.operationId);
+    }
+  });
+
+  it('puts the admin-key authorizer on every method', () => {
+    const authorizerId = logicalId(template(), 'AWS::ApiGateway::Authorizer', 'ApiAdminKey');
+    const methods = Object.entries(resourcesOfType(template(), 'AWS::ApiGateway::Method'));
+    expect(methods.length).toBeGreaterThan(0);
+    for (const [id, method] of methods) {
+      expect(method.Properties!.AuthorizationType, id).toBe('CUSTOM');
+      expect(method.Properties!.AuthorizerId, id).toEqual({ Ref: authorizerId });
+    }
+  });
+
+  it('uses a REQUEST authorizer without an API Gateway cache, so x-api-key and Bearer both work', () => {
+    const [authorizer] = Object.values(resourcesOfType(template(), 'AWS::ApiGateway::Authorizer'));
+    expect(authorizer.Properties).toMatchObject({ Type: 'REQUEST', AuthorizerResultTtlInSeconds: 0 });
+    expect(authorizer.Properties).not.toHaveProperty('IdentitySource');
+    expect(flat(authorizer.Properties!.AuthorizerUri)).toContain(`<${fnId('AuthAuthorizerFunction')}.Arn>`);
+  });
+
+  it('grants API Gateway one invoke permission per function, not two per method', () => {
+    const permissions = Object.values(resourcesOfType(template(), 'AWS::Lambda::Permission'));
+    expect(permissions).toHaveLength(3); // meta, data, authorizer
+    for (const p of permissions) expect(p.Properties!.Principal).toBe('apigateway.amazonaws.com');
+  });
+
+  it('stays within API Gateway and CloudFormation limits', () => {
+    expect(Object.keys(resourcesOfType(template(), 'AWS::ApiGateway::Resource')).length).toBeLessThan(300);
+    expect(Object.keys(template().toJSON().Resources).length).toBeLessThan(500);
+  });
+});
+
+describe('API settings', () => {
+  it('is a regional REST API that passes Arrow (and content-type-less) bodies as binary', () => {
+    template().hasResourceProperties('AWS::ApiGateway::RestApi', {
+      EndpointConfiguration: { Types: ['REGIONAL'] },
+      BinaryMediaTypes: Match.arrayWith(['application/vnd.apache.arrow.stream', 'application/vnd.apache.arrow.file', '*/*']),
+    });
+  });
+
+  it('throttles the stage, writes JSON access logs and error-level execution logs without bodies', () => {
+    const [stage] = Object.values(resourcesOfType(template(), 'AWS::ApiGateway::Stage'));
+    expect(stage.Properties!.StageName).toBe('prod');
+    expect(stage.Properties!.MethodSettings).toEqual([
+      expect.objectContaining({
+        HttpMethod: '*',
+        ResourcePath: '/*',
+        ThrottlingRateLimit: 100,
+        ThrottlingBurstLimit: 200,
+        LoggingLevel: 'ERROR',
+        DataTraceEnabled: false,
+      }),
+    ]);
+    const format = JSON.parse(stage.Properties!.AccessLogSetting.Format);
+    expect(format).toMatchObject({ requestId: '$context.requestId', status: '$context.status', path: '$context.path' });
+    expect(JSON.stringify(format)).not.toMatch(/header|x-api-key/i);
+    expect(flat(stage.Properties!.AccessLogSetting.DestinationArn)).toMatch(/^<ApiAccessLogs[A-Z0-9]+\.Arn>$/);
+  });
+
+  it('rewrites API Gateway errors into the JSON error contract', () => {
+    const responses = Object.values(resourcesOfType(template(), 'AWS::ApiGateway::GatewayResponse'));
+    const byType = new Map(responses.map((r) => [r.Properties!.ResponseType as string, r.Properties!]));
+    const required: Record<string, { code: number; status?: string }> = {
+      UNAUTHORIZED: { code: 16, status: '401' },
+      ACCESS_DENIED: { code: 16, status: '401' },
+      MISSING_AUTHENTICATION_TOKEN: { code: 0, status: '404' },
+      REQUEST_TOO_LARGE: { code: 13, status: '413' },
+      THROTTLED: { code: 21, status: '429' },
+      DEFAULT_4XX: { code: 13 },
+      DEFAULT_5XX: { code: 18 },
+    };
+    for (const [type, { code, status }] of Object.entries(required)) {
+      const r = byType.get(type);
+      expect(r, type).toBeDefined();
+      expect(r!.ResponseParameters).toEqual({ 'gatewayresponse.header.Content-Type': "'application/json'" });
+      if (status) expect(r!.StatusCode, type).toBe(status);
+      // What API Gateway would send, with its variables filled in.
+      const body = JSON.parse(
+        (r!.ResponseTemplates['application/json'] as string)
+          .replace('$context.requestId', 'req-1')
+          .replace('$context.error.messageString', '"Missing Authentication Token"'),
+      );
+      expect(body).toEqual({ code, error: expect.any(String), instance: 'req-1' });
+    }
+    expect(responses).toHaveLength(GATEWAY_ERRORS.length);
+  });
+
+  it('never interpolates request data into error bodies', () => {
+    for (const mapping of GATEWAY_ERRORS) {
+      const variables = errorTemplate(mapping).match(/\$[a-zA-Z.]+/g) ?? [];
+      for (const v of variables) expect(['$context.requestId', '$context.error.messageString']).toContain(v);
+    }
+  });
+
+  it('outputs a client URI without a trailing slash, and how to read the key', () => {
+    const outputs = template().toJSON().Outputs;
+    expect(flat(outputs.Endpoint.Value)).toMatch(/^https:\/\/<Api[A-Z0-9]+>\.execute-api\.<AWS::Region>\.<AWS::URLSuffix>\/prod$/);
+    expect(flat(outputs.ReadAdminKeyCommand.Value)).toContain('aws secretsmanager get-secret-value --secret-id <AuthAdminKey');
+    expect(Object.keys(outputs)).toEqual(expect.arrayContaining(['AdminKeySecretName', 'RegistryBucketName', 'WarehouseBucketName']));
+  });
+});
+
+describe('functions', () => {
+  it('run nodejs22.x from ESM bundles', () => {
+    const fns = Object.values(resourcesOfType(template(), 'AWS::Lambda::Function'));
+    expect(fns).toHaveLength(3);
+    for (const fn of fns) expect(fn.Properties).toMatchObject({ Runtime: 'nodejs22.x', Handler: 'index.handler' });
+  });
+
+  it('gives the LanceDB layer to the data function only', () => {
+    const layerId = logicalId(template(), 'AWS::Lambda::LayerVersion', 'FunctionsLanceDbLayer');
+    const fns = resourcesOfType(template(), 'AWS::Lambda::Function');
+    expect(fns[fnId('FunctionsDataFunction')].Properties!.Layers).toEqual([{ Ref: layerId }]);
+    expect(fns[fnId('FunctionsMetaFunction')].Properties!.Layers).toBeUndefined();
+    expect(fns[fnId('AuthAuthorizerFunction')].Properties!.Layers).toBeUndefined();
+    template().hasResourceProperties('AWS::Lambda::LayerVersion', {
+      CompatibleRuntimes: ['nodejs22.x'],
+      CompatibleArchitectures: ['x86_64'],
+    });
+    expect(fns[fnId('FunctionsDataFunction')].Properties!.Architectures).toEqual(['x86_64']);
+    expect(fns[fnId('FunctionsMetaFunction')].Properties!.Architectures).toEqual(['arm64']);
+  });
+
+  it('configure the catalog through RASK_* variables', () => {
+    const fns = resourcesOfType(template(), 'AWS::Lambda::Function');
+    for (const prefix of ['FunctionsMetaFunction', 'FunctionsDataFunction']) {
+      const env = fns[fnId(prefix)].Properties!.Environment.Variables;
+      expect(env).toMatchObject({
+        RASK_REGISTRY_PREFIX: 'registry/',
+        RASK_WAREHOUSE_PREFIX: 'warehouse/',
+        RASK_MANAGED_VERSIONING: 'true',
+        RASK_TRASH_GRACE_DAYS: '0',
+        RASK_PROJECT: 'default',
+        RASK_WAREHOUSE: 'default',
+      });
+      expect(flat(env.RASK_REGISTRY_BUCKET)).toMatch(/^<StorageRegistry/);
+      expect(flat(env.RASK_WAREHOUSE_BUCKET)).toMatch(/^<StorageWarehouse/);
+      expect(flat(env.RASK_VENDING_ROLE_ARN)).toMatch(/^<FunctionsVendingRole[A-Z0-9]+\.Arn>$/);
+    }
+    expect(fns[fnId('FunctionsDataFunction')].Properties!.Environment.Variables.RASK_WORK_QUEUE_TABLE).toBeDefined();
+    // Only the data function may use the queue, so only it is told where it is.
+    expect(fns[fnId('FunctionsMetaFunction')].Properties!.Environment.Variables.RASK_WORK_QUEUE_TABLE).toBeUndefined();
+  });
+
+  it('log to their own log groups with a retention', () => {
+    const fns = Object.values(resourcesOfType(template(), 'AWS::Lambda::Function'));
+    const groups = resourcesOfType(template(), 'AWS::Logs::LogGroup');
+    for (const fn of fns) {
+      const group = groups[fn.Properties!.LoggingConfig.LogGroup.Ref];
+      expect(group.Properties!.RetentionInDays).toBe(90);
+    }
+  });
+});
+
+describe('IAM', () => {
+  const s3ObjectAction = (a: string) => /^s3:(Get|Put|Delete|Abort|ListMultipartUploadParts|Restore|Replicate)/.test(a) && a !== 's3:GetBucketLocation';
+
+  it('has no Allow statement on Resource "*"', () => {
+    for (const { owner, statement } of identityStatements(template())) {
+      if (statement.Effect !== 'Allow') continue;
+      expect(asArray(statement.Resource).map(flat), `${owner}: ${JSON.stringify(statement)}`).not.toContain('*');
+    }
+  });
+
+  it('scopes every S3 object action to the registry or warehouse prefix', () => {
+    let checked = 0;
+    for (const { owner, statement } of identityStatements(template())) {
+      if (statement.Effect !== 'Allow' || !asArray(statement.Action).some(s3ObjectAction)) continue;
+      for (const resource of asArray(statement.Resource).map(flat)) {
+        expect(resource, owner).toMatch(/^<Storage(Registry|Warehouse)[A-Z0-9]+\.Arn>\/(registry|warehouse)\/\*$/);
+        if (resource.includes('Registry')) expect(resource).toMatch(/\/registry\/\*$/);
+        if (resource.includes('Warehouse')) expect(resource).toMatch(/\/warehouse\/\*$/);
+        checked++;
+      }
+      expect(asArray(statement.Action).every((a) => !a.includes('*')), owner).toBe(true);
+    }
+    expect(checked).toBeGreaterThanOrEqual(5);
+  });
+
+  it('limits listing to the prefixes', () => {
+    for (const { owner, statement } of identityStatements(template())) {
+      if (!asArray(statement.Action).includes('s3:ListBucket')) continue;
+      expect(statement.Condition, owner).toEqual({ StringLike: { 's3:prefix': [expect.stringMatching(/^(registry|warehouse)\/\*$/)] } });
+    }
+  });
+
+  it('lets only the catalog functions assume the vending role, whose ceiling is the warehouse prefix', () => {
+    const roles = resourcesOfType(template(), 'AWS::IAM::Role');
+    const vendingId = logicalId(template(), 'AWS::IAM::Role', 'FunctionsVendingRole');
+    const trusted = roles[vendingId].Properties!.AssumeRolePolicyDocument.Statement.flatMap((s: any) =>
+      asArray(s.Principal.AWS).map(flat),
+    );
+    const metaRole = logicalId(template(), 'AWS::IAM::Role', 'FunctionsMetaRole');
+    const dataRole = logicalId(template(), 'AWS::IAM::Role', 'FunctionsDataRole');
+    expect(trusted.sort()).toEqual([`<${dataRole}.Arn>`, `<${metaRole}.Arn>`].sort());
+    expect(roles[vendingId].Properties!.MaxSessionDuration).toBe(3600);
+
+    const vendingResources = identityStatements(template())
+      .filter((s) => s.roles.includes(vendingId))
+      .flatMap((s) => asArray(s.statement.Resource).map(flat));
+    expect(vendingResources.length).toBeGreaterThan(0);
+    for (const r of vendingResources) expect(r).toMatch(/^<StorageWarehouse/);
+    expect(vendingResources).toContain(vendingResources.find((r) => r.endsWith('/warehouse/*')));
+  });
+
+  it('denies the vending role on the registry bucket', () => {
+    const vendingId = logicalId(template(), 'AWS::IAM::Role', 'FunctionsVendingRole');
+    const registryId = logicalId(template(), 'AWS::S3::Bucket', 'StorageRegistry');
+    const policy = Object.values(resourcesOfType(template(), 'AWS::S3::BucketPolicy')).find(
+      (p) => p.Properties!.Bucket.Ref === registryId,
+    )!;
+    expect(policy.Properties!.PolicyDocument.Statement).toContainEqual(
+      expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Principal: { AWS: { 'Fn::GetAtt': [vendingId, 'Arn'] } } }),
+    );
+  });
+
+  it('gives the authorizer read access to the admin key only', () => {
+    const roleId = logicalId(template(), 'AWS::IAM::Role', 'AuthAuthorizerRole');
+    const secretId = logicalId(template(), 'AWS::SecretsManager::Secret', 'AuthAdminKey');
+    const statements = identityStatements(template()).filter((s) => s.roles.includes(roleId));
+    const secretStatements = statements.filter((s) => asArray(s.statement.Action).some((a) => a.startsWith('secretsmanager:')));
+    expect(secretStatements.map((s) => s.statement.Resource)).toEqual([{ Ref: secretId }]);
+    for (const s of statements) expect(asArray(s.statement.Action).some((a) => a.startsWith('s3:'))).toBe(false);
+  });
+
+  it('gives only the data function item-level access to the work queue and its named index', () => {
+    const tableId = logicalId(template(), 'AWS::DynamoDB::GlobalTable', 'WorkQueueTable');
+    const dataRole = logicalId(template(), 'AWS::IAM::Role', 'FunctionsDataRole');
+    const dynamo = identityStatements(template()).filter((s) => asArray(s.statement.Action).some((a) => a.startsWith('dynamodb:')));
+    expect(dynamo.length).toBeGreaterThan(0);
+    for (const { roles, statement } of dynamo) {
+      expect(roles).toEqual([dataRole]);
+      expect(asArray(statement.Action)).not.toContain('dynamodb:Scan');
+      expect(asArray(statement.Resource).map(flat).sort()).toEqual([`<${tableId}.Arn>`, `<${tableId}.Arn>/index/gsi1`]);
+    }
+  });
+
+  it('attaches no AWS managed policy to the function roles', () => {
+    for (const [id, role] of Object.entries(resourcesOfType(template(), 'AWS::IAM::Role'))) {
+      if (id.startsWith('ApiCloudWatchRole')) continue; // API Gateway's account logging role (see nag acknowledgement)
+      expect(role.Properties!.ManagedPolicyArns, id).toBeUndefined();
+    }
+  });
+});
+
+describe('storage', () => {
+  it('applies bucket hygiene to every bucket the stack creates', () => {
+    const buckets = resourcesOfType(template(), 'AWS::S3::Bucket');
+    const policies = Object.values(resourcesOfType(template(), 'AWS::S3::BucketPolicy'));
+    expect(Object.keys(buckets)).toHaveLength(3);
+    for (const [id, bucket] of Object.entries(buckets)) {
+      expect(bucket.Properties!.PublicAccessBlockConfiguration, id).toEqual({
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      });
+      expect(bucket.Properties!.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm).toBe('AES256');
+      expect(bucket.Properties!.LifecycleConfiguration.Rules, id).toContainEqual(
+        expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: expect.any(Number) } }),
+      );
+      expect(bucket.DeletionPolicy, id).toBe('Retain');
+      expect(bucket.UpdateReplacePolicy, id).toBe('Retain');
+      const policy = policies.find((p) => p.Properties!.Bucket.Ref === id);
+      expect(policy?.Properties!.PolicyDocument.Statement, id).toContainEqual(
+        expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      );
+    }
+  });
+
+  it('versions the registry (noncurrent versions expire) and not the warehouse', () => {
+    const buckets = resourcesOfType(template(), 'AWS::S3::Bucket');
+    const registry = buckets[logicalId(template(), 'AWS::S3::Bucket', 'StorageRegistry')].Properties!;
+    const warehouse = buckets[logicalId(template(), 'AWS::S3::Bucket', 'StorageWarehouse')].Properties!;
+    expect(registry.VersioningConfiguration).toEqual({ Status: 'Enabled' });
+    expect(registry.LifecycleConfiguration.Rules).toContainEqual(
+      expect.objectContaining({ NoncurrentVersionExpiration: { NoncurrentDays: 30 } }),
+    );
+    expect(warehouse.VersioningConfiguration).toBeUndefined();
+    for (const b of [registry, warehouse]) expect(flat(b.LoggingConfiguration.DestinationBucketName)).toMatch(/^<StorageAccessLogs/);
+  });
+
+  it('keeps the work queue on demand, with TTL and point-in-time recovery, retained', () => {
+    const [table] = Object.values(resourcesOfType(template(), 'AWS::DynamoDB::GlobalTable'));
+    expect(table.Properties).toMatchObject({
+      BillingMode: 'PAY_PER_REQUEST',
+      TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+    });
+    expect(table.Properties!.Replicas[0].PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    expect(table.DeletionPolicy).toBe('Retain');
+  });
+
+  it('generates the admin key into Secrets Manager', () => {
+    template().hasResourceProperties('AWS::SecretsManager::Secret', {
+      GenerateSecretString: Match.objectLike({ PasswordLength: 48, ExcludePunctuation: true }),
+    });
+  });
+});
+
+describe('alarms', () => {
+  it('alarm on API 5xx and on every function error', () => {
+    const alarms = Object.values(resourcesOfType(template(), 'AWS::CloudWatch::Alarm')).map((a) => a.Properties!);
+    expect(alarms).toContainEqual(expect.objectContaining({ Namespace: 'AWS/ApiGateway', MetricName: '5XXError' }));
+    const errorAlarms = alarms.filter((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === 'Errors');
+    expect(errorAlarms).toHaveLength(3);
+    for (const a of alarms) expect(a.TreatMissingData).toBe('notBreaching');
+  });
+});

@@ -1,0 +1,73 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { asArray, flat, identityStatements, logicalId, resourcesOfType, synthRask } from './helpers.js';
+
+/**
+ * A non-default configuration in one synth: an existing warehouse bucket, DESTROY removal, an
+ * API Gateway authorizer cache, a custom stage, alarm topic and web ACL.
+ */
+
+let built: ReturnType<typeof synthRask>;
+beforeAll(() => {
+  built = synthRask({
+    stageName: 'v2',
+    warehouseBucketName: 'my-lake',
+    warehousePrefix: 'lance/tables/',
+    removalPolicy: RemovalPolicy.DESTROY,
+    authorizerCacheSeconds: 300,
+    trashGraceDays: 7,
+    managedVersioning: false,
+    alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops',
+    webAclArn: 'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/rask/abc',
+    createApiGatewayCloudWatchRole: false,
+  });
+});
+
+describe('configuration variants', () => {
+  it('uses an existing warehouse bucket without creating one, scoped to the configured prefix', () => {
+    const buckets = Object.keys(resourcesOfType(built.template, 'AWS::S3::Bucket'));
+    expect(buckets.some((id) => id.startsWith('StorageWarehouse'))).toBe(false);
+    const objectResources = identityStatements(built.template)
+      .filter((s) => asArray(s.statement.Action).includes('s3:PutObject'))
+      .flatMap((s) => asArray(s.statement.Resource).map(flat));
+    expect(objectResources).toContain('arn:<AWS::Partition>:s3:::my-lake/lance/tables/*');
+    for (const r of objectResources) expect(r).toMatch(/(\/registry\/\*|my-lake\/lance\/tables\/\*)$/);
+  });
+
+  it('applies the DESTROY removal policy to the stack-owned buckets and the queue', () => {
+    for (const bucket of Object.values(resourcesOfType(built.template, 'AWS::S3::Bucket'))) expect(bucket.DeletionPolicy).toBe('Delete');
+    const [table] = Object.values(resourcesOfType(built.template, 'AWS::DynamoDB::GlobalTable'));
+    expect(table.DeletionPolicy).toBe('Delete');
+  });
+
+  it('caches authorizer verdicts by x-api-key when asked to', () => {
+    built.template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      IdentitySource: 'method.request.header.x-api-key',
+      AuthorizerResultTtlInSeconds: 300,
+    });
+  });
+
+  it('passes the catalog settings to the functions', () => {
+    const fn = resourcesOfType(built.template, 'AWS::Lambda::Function')[logicalId(built.template, 'AWS::Lambda::Function', 'FunctionsMetaFunction')];
+    expect(fn.Properties!.Environment.Variables).toMatchObject({
+      RASK_WAREHOUSE_BUCKET: 'my-lake',
+      RASK_WAREHOUSE_PREFIX: 'lance/tables/',
+      RASK_TRASH_GRACE_DAYS: '7',
+      RASK_MANAGED_VERSIONING: 'false',
+    });
+  });
+
+  it('wires alarms to the topic, the stage to the web ACL, and skips the account logging role', () => {
+    const alarms = Object.values(resourcesOfType(built.template, 'AWS::CloudWatch::Alarm'));
+    for (const a of alarms) expect(a.Properties!.AlarmActions).toEqual(['arn:aws:sns:eu-west-1:123456789012:ops']);
+    built.template.resourceCountIs('AWS::WAFv2::WebACLAssociation', 1);
+    built.template.resourceCountIs('AWS::ApiGateway::Account', 0);
+    built.template.hasResourceProperties('AWS::ApiGateway::Stage', { StageName: 'v2' });
+  });
+
+  it('still passes cdk-nag', () => {
+    const report = new AwsSolutionsChecks().validateScope(built.app);
+    expect(report.violations.map((v) => `${v.ruleName} ${v.violatingResources.map((r) => r.constructPath).join(' ')}`)).toEqual([]);
+  });
+});
