@@ -13,8 +13,23 @@ const bool = z.enum(['true', 'false']).transform((v) => v === 'true');
 /** Lambda's synchronous payload cap is 6 MB including base64 overhead. */
 export const DEFAULT_MAX_BODY_BYTES = 6 * 1024 * 1024;
 
+/**
+ * Largest QueryTable answer. Lambda returns at most 6 MB, and a binary answer travels base64
+ * encoded (4/3 larger) inside the proxy response, so about 4.5 MB of Arrow fits; 4 MiB leaves
+ * room for the envelope and headers.
+ */
+export const DEFAULT_MAX_RESULT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Largest table on which CreateTableIndex builds a vector index inside the request: measured
+ * builds (docs/index-builds.md) cross API Gateway's 29 s well above this row count.
+ */
+export const DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS = 20_000;
+
 const common = {
   RASK_MAX_BODY_BYTES: bytes.default(DEFAULT_MAX_BODY_BYTES),
+  RASK_MAX_RESULT_BYTES: bytes.default(DEFAULT_MAX_RESULT_BYTES),
+  RASK_MAX_SYNC_VECTOR_INDEX_ROWS: z.coerce.number().int().min(0).default(DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS),
   RASK_MANAGED_VERSIONING: bool.default(true),
   RASK_TRASH_GRACE_DAYS: z.coerce.number().int().min(0).default(0),
   RASK_PROJECT: z.string().min(1).default('default'),
@@ -34,6 +49,11 @@ const awsSchema = z.object({
   RASK_WAREHOUSE_BUCKET: z.string().min(3),
   RASK_WAREHOUSE_PREFIX: z.string().default('warehouse/'),
   AWS_REGION: z.string().min(1).optional(),
+  /** The role vended credentials derive from; absent = vend nothing (storage_options null). */
+  RASK_VENDING_ROLE_ARN: z
+    .string()
+    .regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/, 'must be an IAM role ARN')
+    .optional(),
   ...common,
 });
 

@@ -1,12 +1,14 @@
 import { S3Client } from '@aws-sdk/client-s3';
+import { STSClient } from '@aws-sdk/client-sts';
 import { S3ObjectStore } from '../adapters/aws/s3-object-store.js';
+import { StsCredentialVendor } from '../adapters/aws/sts-vendor.js';
 import type { CatalogServices } from '../catalog/services.js';
 import type { AwsConfig } from '../config.js';
 import type { Router } from '../http/router.js';
 import type { HandlerMap } from '../operations/types.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { StorageRoot } from '../registry/records.js';
-import { noCredentials } from '../ports/credential-vendor.js';
+import { noCredentials, type CredentialVendor } from '../ports/credential-vendor.js';
 import { buildApp, consoleLogger } from './build.js';
 
 /**
@@ -42,14 +44,27 @@ export async function createAwsApp(
     managedVersioning: config.RASK_MANAGED_VERSIONING,
     trashGraceDays: config.RASK_TRASH_GRACE_DAYS,
     handlers,
-    // TODO(vending): STS vendor replaces this once lib/adapters/aws/sts-vendor.ts lands.
-    vendor: noCredentials,
+    vendor: vendorFor(config),
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     dataLimits: {
       maxResultBytes: config.RASK_MAX_RESULT_BYTES,
       maxSyncVectorIndexRows: config.RASK_MAX_SYNC_VECTOR_INDEX_ROWS,
     },
     logger: consoleLogger,
+  });
+}
+
+/**
+ * STS vending when RASK_VENDING_ROLE_ARN is set (the stack always sets it). Without it nothing is
+ * vended: declare/describe answer `storage_options: null` and clients must bring their own S3
+ * access to the warehouse (docs/credential-vending.md).
+ */
+function vendorFor(config: AwsConfig): CredentialVendor {
+  if (!config.RASK_VENDING_ROLE_ARN) return noCredentials;
+  return new StsCredentialVendor({
+    client: new STSClient({ region: config.AWS_REGION }),
+    roleArn: config.RASK_VENDING_ROLE_ARN,
+    region: config.AWS_REGION,
   });
 }
 

@@ -1,4 +1,4 @@
-import { ConcurrentModificationError, InvalidInputError, TableBranchNotFoundError } from '../../errors.js';
+import { ConcurrentModificationError, InvalidInputError } from '../../errors.js';
 import { ConditionFailedError, type ObjectInfo, type ObjectStore } from '../../ports/object-store.js';
 import type { CatalogServices } from '../services.js';
 import { isMain, readBranch, validateBranch } from './lance-refs.js';
@@ -72,8 +72,8 @@ export async function createTableVersion(
     await dropStaging(store, stagingKey);
     return answer(settled);
   }
-  const expected = latest ? latest.version + 1 : await firstVersion(table, branch);
-  if (!expected.includes(input.version)) {
+  const expected = latest ? [latest.version + 1] : await firstVersion(table, branch);
+  if (expected !== 'any' && !expected.includes(input.version)) {
     throw new ConcurrentModificationError(
       `Version CAS failed for table ${fmtId(input.id)}${branch ? ` branch ${branch}` : ''}: ` +
         `version ${input.version} is not the next version (expected ${expected.join(' or ')}); reload and retry`,
@@ -120,14 +120,15 @@ function stagingAndFinal(table: ResolvedTable, prefix: string, input: CreateVers
 
 /**
  * What an empty chain may start with: version 1 on main. A branch's chain starts with a copy of
- * its parent's manifest (LanceDB writes `tree/<b>/_versions/` starting at `parentVersion`), so
- * either that or the version after it is the first commit there.
+ * its parent's manifest at `parentVersion` — and LanceDB commits that first manifest BEFORE it
+ * writes `_refs/branches/<b>.json` (seen on the wire), so on an empty branch chain without a ref
+ * the branch is being created and any version is accepted; put-if-absent still admits one writer
+ * per version. Once the ref exists, the chain must start at its parent version (or the next).
  */
-async function firstVersion(table: ResolvedTable, branch: string | undefined): Promise<number[]> {
+async function firstVersion(table: ResolvedTable, branch: string | undefined): Promise<number[] | 'any'> {
   if (isMain(branch)) return [1];
   const ref = await readBranch(table.store, table.record.path, branch!);
-  if (!ref) throw new TableBranchNotFoundError(`table ${fmtId(table.record.id)} has no branch ${JSON.stringify(branch)}`);
-  return [ref.parentVersion, ref.parentVersion + 1];
+  return ref ? [ref.parentVersion, ref.parentVersion + 1] : 'any';
 }
 
 /** The final object when its bytes equal `body` (an identical retry), else undefined. */

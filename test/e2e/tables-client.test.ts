@@ -1,0 +1,120 @@
+// @covers DeclareTable, DescribeTable, ListTables, ListTableVersions, CreateTableVersion, DescribeTableVersion, BatchDeleteTableVersions
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import * as lancedb from '@lancedb/lancedb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+/**
+ * Tables through LanceDB's official REST client against the real local server. Managed
+ * versioning is on (the default), so every commit below went through version/create and every
+ * open through version/list: the catalog arbitrated all of them.
+ */
+describe('tables via connectNamespace("rest") with managed versioning', () => {
+  let server: TestServer;
+  let db: lancedb.Connection;
+  const ns = ['shop'];
+  const rows = (from: number, n: number) =>
+    Array.from({ length: n }, (_, i) => ({ id: from + i, vector: [from + i, 0, 0, 1], label: `row-${from + i}` }));
+
+  /** The server's own answer for the table's versions (ascending). */
+  async function serverVersions(name: string): Promise<number[]> {
+    const id = encodeURIComponent(['shop', name].join('$')).replace(/%20/g, '+');
+    const res = await server.request('POST', `/v1/table/${id}/version/list?delimiter=%24`, 'null', {
+      'content-type': 'application/json',
+    });
+    expect(res.status).toBe(200);
+    return res.json().versions.map((v: { version: number }) => v.version);
+  }
+
+  async function tableDir(name: string): Promise<string> {
+    const id = encodeURIComponent(['shop', name].join('$')).replace(/%20/g, '+');
+    const res = await server.request('POST', `/v1/table/${id}/describe?delimiter=%24`, JSON.stringify({ id: ['shop', name] }));
+    return res.json().location;
+  }
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    db = await lancedb.connectNamespace('rest', { uri: server.url });
+    await db.createNamespace(ns);
+  });
+  afterAll(() => server.stop());
+
+  it('creates a table with rows and counts them', async () => {
+    const t = await db.createTable('items', rows(0, 10), ns);
+    expect(await t.countRows()).toBe(10);
+    expect(await serverVersions('items')).toEqual([1]);
+    expect(await db.tableNames(ns)).toContain('items');
+  });
+
+  it('opens the table on another handle and appends; the first handle sees it', async () => {
+    const other = await (await lancedb.connectNamespace('rest', { uri: server.url })).openTable('items', ns);
+    await other.add(rows(10, 5));
+    expect(await other.countRows()).toBe(15);
+    const again = await db.openTable('items', ns);
+    expect(await again.countRows()).toBe(15);
+    expect(await serverVersions('items')).toEqual([1, 2]);
+  });
+
+  it('answers a vector search', async () => {
+    const t = await db.openTable('items', ns);
+    const hits = await t.vectorSearch([12, 0, 0, 1]).limit(3).toArray();
+    expect(hits[0]).toMatchObject({ id: 12, label: 'row-12' });
+    // 11 and 13 are equally far; their order is not ours to fix.
+    expect(hits.map((h) => h.id).sort((a, b) => a - b)).toEqual([11, 12, 13]);
+  });
+
+  it('lists the versions the catalog committed', async () => {
+    const t = await db.openTable('items', ns);
+    const versions = (await t.listVersions()).map((v) => v.version);
+    expect(versions).toEqual([1, 2]);
+    expect(versions).toEqual(await serverVersions('items'));
+  });
+
+  it('checks out an older version and back', async () => {
+    const t = await db.openTable('items', ns);
+    await t.checkout(1);
+    expect(await t.countRows()).toBe(10);
+    await t.checkoutLatest();
+    expect(await t.countRows()).toBe(15);
+  });
+
+  it('creates a tag, which then protects its version from BatchDeleteTableVersions', async () => {
+    const t = await db.openTable('items', ns);
+    const tags = await t.tags();
+    await tags.create('launch', 1);
+    expect(await tags.getVersion('launch')).toBe(1);
+    expect(Object.keys(await tags.list())).toEqual(['launch']);
+    await t.checkout('launch');
+    expect(await t.countRows()).toBe(10);
+
+    const res = await server.request(
+      'POST',
+      '/v1/table/shop%24items/version/delete?delimiter=%24',
+      JSON.stringify({ id: ['shop', 'items'], ranges: [{ start_version: 1, end_version: 2 }] }),
+    );
+    expect(res.status).toBe(409);
+    expect(res.json()).toMatchObject({ code: 19 });
+    expect(res.json().error).toMatch(/launch/);
+    expect(await serverVersions('items')).toEqual([1, 2]);
+  });
+
+  it('leaves only final manifests behind: every staging file was copied and removed', async () => {
+    const files = await readdir(path.join(await tableDir('items'), '_versions'));
+    expect(files.filter((f) => f.endsWith('.manifest'))).toHaveLength(2);
+    expect(files.filter((f) => /\.manifest-/.test(f))).toEqual([]);
+  });
+
+  it('answers already exists for an existing name', async () => {
+    await expect(db.createTable('items', rows(0, 1), ns)).rejects.toThrow(/already exists/i);
+    expect(await (await db.openTable('items', ns)).countRows()).toBe(15);
+  });
+
+  it('handles table names containing spaces', async () => {
+    const t = await db.createTable('my table', rows(100, 3), ns);
+    await t.add(rows(103, 2));
+    expect(await (await db.openTable('my table', ns)).countRows()).toBe(5);
+    expect(await db.tableNames(ns)).toEqual(expect.arrayContaining(['items', 'my table']));
+    expect(await serverVersions('my table')).toEqual([1, 2]);
+  });
+});
