@@ -1,13 +1,31 @@
-import { optionalBoolean, optionalInteger, optionalString, pageLimit, stringMap } from '../catalog/params.js';
+import { InvalidInputError } from '../errors.js';
+import { mode, optionalBoolean, optionalInteger, optionalString, pageLimit, stringMap } from '../catalog/params.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { declareTable } from '../catalog/tables/declare.js';
 import { describeTable } from '../catalog/tables/describe.js';
+import { deregisterTable, dropTable } from '../catalog/tables/drop.js';
 import { listAllTables, listTables, tableExists } from '../catalog/tables/list.js';
+import { registerTable } from '../catalog/tables/register.js';
+import { renameTable } from '../catalog/tables/rename.js';
 import type { HandlerMap, OperationRequest } from './types.js';
 
 /** DescribeTable's three flags travel in the query (client) and the body (spec); query wins. */
 const flag = (req: OperationRequest, name: string) =>
   optionalBoolean(req.query.get(name) ?? undefined, name) ?? optionalBoolean(req.body[name], name);
+
+function requiredString(value: unknown, field: string): string {
+  const s = optionalString(value, field);
+  if (s === undefined) throw new InvalidInputError(`${field} is required`);
+  return s;
+}
+
+function optionalStringArray(value: unknown, field: string): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
+    throw new InvalidInputError(`${field} must be an array of strings`);
+  }
+  return value as string[];
+}
 
 /** Table catalog entries (the metadata bundle). */
 export const tableHandlers: HandlerMap<CatalogServices> = {
@@ -41,6 +59,25 @@ export const tableHandlers: HandlerMap<CatalogServices> = {
       pageToken: req.query.get('page_token') ?? undefined,
       limit: pageLimit(req.query.get('limit') ?? undefined),
       includeDeclared: optionalBoolean(req.query.get('include_declared') ?? undefined, 'include_declared') ?? true,
+    }),
+
+  RegisterTable: (req, svc) =>
+    registerTable(svc, {
+      id: req.id,
+      location: optionalString(req.body.location, 'location'),
+      mode: mode(req.body.mode, 'mode', ['create', 'overwrite'] as const, 'create'),
+      properties: stringMap(req.body.properties, 'properties'),
+    }),
+
+  DeregisterTable: (req, svc) => deregisterTable(svc, req.id),
+
+  DropTable: (req, svc) => dropTable(svc, req.id),
+
+  RenameTable: (req, svc) =>
+    renameTable(svc, {
+      id: req.id,
+      newName: requiredString(req.body.new_table_name, 'new_table_name'),
+      newNamespace: optionalStringArray(req.body.new_namespace_id, 'new_namespace_id'),
     }),
 
   ListAllTables: (req, svc) =>

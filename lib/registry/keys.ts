@@ -9,11 +9,18 @@ import { InvalidInputError } from '../errors.js';
  *   p/<P>/w/<W>                               warehouse record
  *   p/<P>/t/<a>/<b>/+n/<c>                    namespace a.b.c
  *   p/<P>/t/<a>/<b>/+t/<x>                    table a.b.x
+ *   p/<P>/loc/<W>/<s1>/<s2>/…/+c              claim on location s1/s2/… of warehouse W
  *
  * <…> is `encodeSegment(name)`. Records are always leaves and a namespace's children live in
  * its own directory (`p/<P>/t/<a>/<b>/`), so listing a namespace's children is one LIST of a
  * prefix that contains nothing else, and a cascade finds every descendant under one prefix.
  * `+n` and `+t` can never collide with an encoded name because `+` is always escaped.
+ *
+ * Location claims (lib/catalog/tables/claims.ts) index table locations, so "no two live tables
+ * on one location" is a put-if-absent. The location path keeps its `/` structure, one encoded
+ * segment per directory, and the claim is the leaf `+c` inside: a claim on `a/b` and one on
+ * `a/b/c` never collide (no key is both an object and a directory, which the filesystem store
+ * cannot hold), and the claims nested below a location are one LIST of its directory.
  *
  * encodeSegment escapes, as `%XX`, exactly the bytes below `0`: (0x00–0x2F, which includes
  * `/`, `%`, `+`, `.`, space). Because `%` (0x25) is itself below every byte that stays raw,
@@ -81,6 +88,26 @@ function checked(key: string): string {
 
 const seg = encodeSegment;
 
+/** Longest encoded segment of a location path: a filename on the filesystem store. */
+export const MAX_PATH_SEGMENT_BYTES = 255;
+
+/** A table location path (relative to its warehouse root), one encoded segment per directory. */
+function locationSegments(relPath: string): string {
+  return relPath
+    .split('/')
+    .map((part) => {
+      if (part === '') throw new InvalidInputError(`location path ${JSON.stringify(relPath)} has an empty segment`);
+      const encoded = seg(part);
+      if (Buffer.byteLength(encoded, 'utf8') > MAX_PATH_SEGMENT_BYTES) {
+        throw new InvalidInputError(
+          `location path segment ${JSON.stringify(part.slice(0, 40))}… is too long for the registry; use directory names under 80 bytes`,
+        );
+      }
+      return encoded;
+    })
+    .join('/');
+}
+
 export const keys = {
   layout: () => 'layout.json',
   projectsPrefix: () => 'projects/',
@@ -96,7 +123,23 @@ export const keys = {
   table: (project: string, id: readonly string[]) =>
     checked(`${keys.subtree(project, id.slice(0, -1))}+t/${seg(id[id.length - 1])}`),
   tablesPrefix: (project: string, namespace: readonly string[]) => `${keys.subtree(project, namespace)}+t/`,
+  /** Every location claim of the project (the orphan scan walks these). */
+  locationClaimsPrefix: (project: string) => `p/${seg(project)}/loc/`,
+  /** The directory of location `relPath`: its own claim and the claims of locations below it. */
+  locationClaimDir: (project: string, warehouse: string, relPath: string) =>
+    checked(`p/${seg(project)}/loc/${seg(warehouse)}/${locationSegments(relPath)}/`),
+  locationClaim: (project: string, warehouse: string, relPath: string) =>
+    checked(`${keys.locationClaimDir(project, warehouse, relPath)}+c`),
 };
+
+/** Splits a key found under `locationClaimsPrefix(project)` back into warehouse and path. */
+export function parseLocationClaimKey(project: string, key: string): { warehouse: string; path: string } | undefined {
+  const root = keys.locationClaimsPrefix(project);
+  if (!key.startsWith(root) || !key.endsWith('/+c')) return undefined;
+  const parts = key.slice(root.length, -'/+c'.length).split('/');
+  if (parts.length < 2) return undefined;
+  return { warehouse: decodeSegment(parts[0]), path: parts.slice(1).map(decodeSegment).join('/') };
+}
 
 /** Splits a key found under `subtree(project, [])` back into its kind and object id. */
 export function parseTreeKey(project: string, key: string): { kind: 'namespace' | 'table'; id: string[] } | undefined {

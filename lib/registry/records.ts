@@ -64,4 +64,49 @@ export interface TableRecord {
   /** How the table came to be: declared by a client or registered over existing data. */
   readonly origin: 'declared' | 'registered';
   readonly createdAt: string;
+  /**
+   * Absent (or `active`) for a live table. The other states exist only while a rename is in
+   * flight (docs/protocols.md, "RenameTable"): `moving` on the source and `arriving` on the
+   * destination until the move is decided, then `moved` on the source until the destination is
+   * live. Readers never answer from them: lib/catalog/tables/move.ts finishes or undoes the
+   * move first. Optional, so records written before renames existed need no migration.
+   */
+  readonly state?: 'active' | 'moving' | 'arriving' | 'moved';
+  /** The in-flight rename: `to` on the source's record, `from` on the destination's; `nonce` pairs them. */
+  readonly move?: TableMove;
+}
+
+export interface TableMove {
+  /** Unique per rename attempt, so a stale arrival can never be mistaken for a current one. */
+  readonly nonce: string;
+  readonly to?: readonly string[];
+  readonly from?: readonly string[];
+}
+
+/**
+ * A claim on a table location (keys.locationClaim): at most one table may use a location, and
+ * this record is the put-if-absent that makes it so. Created before the table record (declare,
+ * register), released after it is gone (deregister, drop once the bytes are deleted).
+ */
+export interface LocationClaimRecord {
+  readonly kind: 'location-claim';
+  readonly warehouse: string;
+  /** The location, relative to the warehouse root (also encoded in the key). */
+  readonly path: string;
+  /** The uid of the table that owns the location; a drop purges bytes only under its own claim. */
+  readonly uid: string;
+  /**
+   * The ids where the owner's record may be found. One, except during a rename (source and
+   * destination). A claim none of whose ids holds a record at this location is stale: its
+   * owner was removed by a request that ended before releasing it, and it may be taken over.
+   */
+  readonly ids: readonly (readonly string[])[];
+  /**
+   * `pending` from the claim until the owner's record is written, then `held`. A pending claim
+   * whose record is not there (yet, or ever: its request died) may be taken over; the owner
+   * notices when it confirms and withdraws. `purging`: the owner was dropped and its bytes are
+   * being deleted (or failed to be).
+   */
+  readonly state: 'pending' | 'held' | 'purging';
+  readonly createdAt: string;
 }

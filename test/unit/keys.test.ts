@@ -6,6 +6,7 @@ import {
   encodeSegment,
   keys,
   MAX_NAME_BYTES,
+  parseLocationClaimKey,
   parseTreeKey,
   validateName,
 } from '../../lib/registry/keys.js';
@@ -88,5 +89,69 @@ describe('registry key encoding', () => {
   it('refuses keys that would exceed the S3 key limit', () => {
     const deep = Array.from({ length: 20 }, () => '%'.repeat(MAX_NAME_BYTES / 2));
     expect(() => keys.namespace('p', deep)).toThrow(expect.objectContaining({ code: 13 }));
+  });
+});
+
+describe('location claim keys', () => {
+  // Location paths as relativeToRoot produces them: non-empty segments without `.`/`..`.
+  const segment = anyName.filter((n) => !n.includes('/') && n !== '.' && n !== '..');
+  const locationPath = fc.array(segment, { minLength: 1, maxLength: 5 }).map((parts) => parts.join('/'));
+  const warehouse = anyName;
+
+  it('round-trip to warehouse and path', () => {
+    fc.assert(
+      fc.property(warehouse, locationPath, (w, p) => {
+        expect(parseLocationClaimKey('proj', keys.locationClaim('proj', w, p))).toEqual({ warehouse: w, path: p });
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('are injective over (warehouse, path) and never collide with the namespace tree', () => {
+    fc.assert(
+      fc.property(warehouse, locationPath, warehouse, locationPath, fc.array(anyName, { minLength: 1, maxLength: 3 }), (w1, p1, w2, p2, id) => {
+        const k1 = keys.locationClaim('proj', w1, p1);
+        const k2 = keys.locationClaim('proj', w2, p2);
+        if (w1 !== w2 || p1 !== p2) expect(k1).not.toBe(k2);
+        expect(k1.startsWith(keys.subtree('proj', []))).toBe(false);
+        expect(parseTreeKey('proj', k1)).toBeUndefined();
+        expect(k1).not.toBe(keys.table('proj', id));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('are always leaves: no claim key is a directory of another, so the fs store can hold both', () => {
+    fc.assert(
+      fc.property(warehouse, locationPath, locationPath, (w, p1, p2) => {
+        const k1 = keys.locationClaim('proj', w, p1);
+        const k2 = keys.locationClaim('proj', w, p2);
+        expect(k2.startsWith(`${k1}/`)).toBe(false);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("list the claims nested below a location (and only those) under that location's directory", () => {
+    fc.assert(
+      fc.property(warehouse, locationPath, locationPath, (w, outer, other) => {
+        const dir = keys.locationClaimDir('proj', w, outer);
+        expect(keys.locationClaim('proj', w, `${outer}/${other}`).startsWith(dir)).toBe(true);
+        expect(keys.locationClaim('proj', w, outer).startsWith(dir)).toBe(true);
+        // A sibling sharing a name prefix (`a` and `ab`) is not below `a`.
+        const inside = other === outer || other.startsWith(`${outer}/`);
+        expect(keys.locationClaim('proj', w, other).startsWith(dir)).toBe(inside);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('refuse paths the registry cannot hold with code 13', () => {
+    expect(() => keys.locationClaim('p', 'w', `tables/${'%'.repeat(90)}`)).toThrow(expect.objectContaining({ code: 13 }));
+    expect(() => keys.locationClaim('p', 'w', 'a//b')).toThrow(expect.objectContaining({ code: 13 }));
+    expect(() => keys.locationClaim('p', 'w', Array.from({ length: 40 }, () => 'x'.repeat(30)).join('/'))).toThrow(
+      expect.objectContaining({ code: 13 }),
+    );
+    expect(keys.locationClaim('p', 'w', 'tables/ab12/t.lance')).toBe('p/p/loc/w/tables/ab12/t%2Elance/+c');
   });
 });

@@ -1,13 +1,29 @@
+import { ConditionFailedError } from '../../ports/object-store.js';
+import { parseTreeKey } from '../../registry/keys.js';
+import type { TableRecord } from '../../registry/records.js';
 import type { CatalogServices } from '../services.js';
+import { purgeTableData } from './drop.js';
+import { isLive, readSettled } from './move.js';
 
 /**
- * Removes one table found by a cascading namespace drop. The namespace cascade calls this for
- * every table record under the dropped subtree; table lifecycle rules (bytes, trash) live here.
+ * Removes one table found by a cascading namespace drop: the same as DropTable (record, then
+ * bytes), conditional on the etag the cascade listed, so a record that changed since is seen
+ * again by the cascade's next listing pass (a lost race is a ConditionFailedError, which the
+ * cascade expects).
+ *
+ * A record caught mid-rename is settled first and then re-listed: a table moving out of the
+ * dropped namespace may still get away (its destination is elsewhere and alive), and one moving
+ * in is sent back, because the destination namespace is no longer active.
  */
-export async function removeTableForCascade(
-  services: CatalogServices,
-  key: string,
-  etag: string,
-): Promise<void> {
+export async function removeTableForCascade(services: CatalogServices, key: string, etag: string): Promise<void> {
+  const parsed = parseTreeKey(services.project, key);
+  const found = await services.registry.read<TableRecord>(key);
+  if (!found) return;
+  if (found.etag !== etag) throw new ConditionFailedError(key, 'etag-mismatch');
+  if (!isLive(found.value)) {
+    if (parsed) await readSettled(services, parsed.id);
+    throw new ConditionFailedError(key, 'conflict');
+  }
   await services.registry.remove(key, etag);
+  await purgeTableData(services, found.value);
 }

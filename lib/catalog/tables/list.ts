@@ -24,8 +24,10 @@ export async function listTables(
   for (;;) {
     const page = await services.registry.listNames(prefix, { startAfter, limit: input.limit ?? 1000, encode: encodeSegment });
     for (const name of page.names) {
+      if (!(await tableHasData(services, [...input.namespace, name]))) continue;
+      // A token only when another listed table really follows (spec: "only if more remain").
       if (input.limit !== undefined && tables.length === input.limit) return { tables, page_token: tables[tables.length - 1] };
-      if (await tableHasData(services, [...input.namespace, name])) tables.push(name);
+      tables.push(name);
     }
     if (!page.more) return { tables };
     startAfter = page.names[page.names.length - 1];
@@ -59,10 +61,10 @@ export async function listAllTables(
     for (const obj of page.objects) {
       const parsed = parseTreeKey(services.project, obj.key);
       if (parsed?.kind !== 'table') continue;
+      if (!input.includeDeclared && !(await tableHasData(services, parsed.id))) continue;
       if (input.limit !== undefined && tables.length === input.limit) {
         return { tables, page_token: tables[tables.length - 1] };
       }
-      if (!input.includeDeclared && !(await tableHasData(services, parsed.id))) continue;
       tables.push(parsed.id.join(input.delimiter));
     }
     const last = page.objects[page.objects.length - 1];

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { InvalidInputError } from '../../errors.js';
 import type { StorageRoot } from '../../registry/records.js';
 
@@ -32,10 +33,13 @@ export function locationUri(root: StorageRoot, relative: string): string {
 export function relativeToRoot(root: StorageRoot, location: string): string {
   let rel: string;
   if (root.kind === 'file') {
-    const abs = location.startsWith('file://') ? new URL(location).pathname : location;
+    // fileURLToPath, not URL.pathname: the latter keeps `%20` and friends percent-encoded.
+    const abs = location.startsWith('file://') ? fileURLToPath(location) : location;
     rel = path.isAbsolute(abs) ? path.relative(root.path, abs) : abs;
   } else if (location.startsWith('s3://')) {
-    const prefix = `s3://${root.bucket}/${root.prefix}`;
+    // The root prefix as a directory: `s3://b/wh` must not admit `s3://b/wh2/…`.
+    const base = root.prefix === '' || root.prefix.endsWith('/') ? root.prefix : `${root.prefix}/`;
+    const prefix = `s3://${root.bucket}/${base}`;
     if (!location.startsWith(prefix)) throw outside(location);
     rel = location.slice(prefix.length);
   } else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(location)) {

@@ -7,6 +7,7 @@ import { validateId } from '../namespaces.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
 import { absoluteLocation } from './location.js';
+import { readSettled } from './move.js';
 
 export const fmtId = (id: readonly string[]) => JSON.stringify(id);
 
@@ -14,8 +15,12 @@ export function tableKey(services: CatalogServices, id: readonly string[]): stri
   return keys.table(services.project, id);
 }
 
+/**
+ * The live table record at `id`. A record caught mid-rename is settled first (move.ts), so
+ * callers only ever see a live table or none, and an etag they can compare-and-swap on.
+ */
 export async function readTable(services: CatalogServices, id: readonly string[]): Promise<Versioned<TableRecord> | undefined> {
-  return services.registry.read<TableRecord>(tableKey(services, id));
+  return readSettled(services, id);
 }
 
 /** A table id names at least a table; its namespace is every part before the last. */
@@ -49,8 +54,18 @@ export async function resolveTable(services: CatalogServices, id: readonly strin
   };
 }
 
-/** True when the dataset has at least one committed manifest (not merely declared). */
+/**
+ * True when the dataset has at least one committed manifest (not merely declared). Pages on:
+ * staged manifests (`<name>.manifest-<uuid>`) and other files may fill the first page.
+ */
 export async function hasData(store: ObjectStore, tablePath: string): Promise<boolean> {
-  const page = await store.list({ prefix: `${tablePath}/_versions/`, limit: 10 });
-  return page.objects.some((o) => o.key.endsWith('.manifest'));
+  const prefix = `${tablePath}/_versions/`;
+  let startAfter: string | undefined;
+  for (;;) {
+    const page = await store.list({ prefix, startAfter, limit: 100 });
+    if (page.objects.some((o) => o.key.endsWith('.manifest') && !o.key.slice(prefix.length).includes('/'))) return true;
+    const last = page.objects[page.objects.length - 1];
+    if (!page.truncated || !last) return false;
+    startAfter = last.key;
+  }
 }

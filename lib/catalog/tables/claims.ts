@@ -1,0 +1,214 @@
+import { InvalidInputError } from '../../errors.js';
+import { ConditionFailedError } from '../../ports/object-store.js';
+import { keys, parseLocationClaimKey } from '../../registry/keys.js';
+import type { LocationClaimRecord, TableRecord } from '../../registry/records.js';
+import type { Versioned } from '../../registry/registry.js';
+import type { CatalogServices } from '../services.js';
+
+/**
+ * Location claims: the registry-wide index that keeps two live tables off one location.
+ *
+ * Table records are keyed by name, so nothing in them stops a second table from pointing at the
+ * first one's bytes (a RegisterTable of a path already in use), and then dropping either would
+ * destroy the other's data. A claim record keyed by the location is created with put-if-absent
+ * BEFORE the table record and released only AFTER the table record is gone, so at every moment a
+ * live table's location is claimed by it, and of two racing claimants exactly one wins.
+ *
+ * A request that dies between its steps leaves a stale claim (record gone, claim still there). A
+ * claim is live while one of its `ids` holds a table record at this location, checked through
+ * `readTable`, which a caller passes in as a settled reader (move.ts), so a rename in flight
+ * counts as live. A stale claim is taken over by the next claimant with a compare-and-swap.
+ * A claim in `purging` state is never taken over: its bytes are being deleted.
+ *
+ * A new claim is `pending` until its owner's record exists and the owner confirms it (`held`).
+ * Between the claim and the record, a pending claim looks exactly like the leftover of a dead
+ * request, so a competitor may take it over; the owner then finds a foreign uid when it
+ * confirms and withdraws its record. The confirmation is a compare-and-swap too, so of an owner
+ * confirming and a competitor taking over exactly one succeeds, and whoever holds the claim
+ * last keeps the location.
+ */
+
+/** Reads a table record with any in-flight rename settled (lookup.readTable). */
+export type TableReader = (id: readonly string[]) => Promise<Versioned<TableRecord> | undefined>;
+
+const fmt = (id: readonly string[]) => JSON.stringify(id);
+const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
+
+export function claimKey(services: CatalogServices, table: Pick<TableRecord, 'warehouse' | 'path'>): string {
+  return keys.locationClaim(services.project, table.warehouse, table.path);
+}
+
+/** The id of a live table using the claimed location, or undefined when the claim is stale. */
+export async function liveHolder(claim: LocationClaimRecord, readTable: TableReader): Promise<readonly string[] | undefined> {
+  for (const id of claim.ids) {
+    const found = await readTable(id);
+    if (found && found.value.warehouse === claim.warehouse && found.value.path === claim.path) return id;
+  }
+  return undefined;
+}
+
+/**
+ * Claims `table`'s location for it. Refuses (code 13) when a live table already uses the
+ * location or it is being purged. With `checkNesting`, also refuses a location inside another
+ * table's location or containing one (a drop of the outer table would delete the inner one's
+ * bytes); that check reads other claims and is not atomic with the claim itself.
+ */
+export async function claimLocation(
+  services: CatalogServices,
+  table: TableRecord,
+  options: { readTable: TableReader; checkNesting: boolean; displayLocation: string },
+): Promise<void> {
+  const key = claimKey(services, table);
+  const claim: LocationClaimRecord = {
+    kind: 'location-claim',
+    warehouse: table.warehouse,
+    path: table.path,
+    uid: table.uid,
+    ids: [[...table.id]],
+    state: 'pending',
+    createdAt: services.now().toISOString(),
+  };
+  if (options.checkNesting) await refuseNested(services, table, options);
+  await services.registry.retrying(`claim location ${options.displayLocation}`, async () => {
+    try {
+      await services.registry.create(key, claim);
+      return;
+    } catch (err) {
+      if (!(err instanceof ConditionFailedError)) throw err;
+    }
+    const existing = await services.registry.read<LocationClaimRecord>(key);
+    if (!existing) throw new ConditionFailedError(key, 'missing'); // released meanwhile: claim again
+    await refuseIfHeld(existing.value, options);
+    // Stale: its owner is gone. Take it over; a concurrent claimant's CAS loses to ours or wins.
+    await services.registry.replace(key, claim, existing.etag);
+  });
+}
+
+async function refuseIfHeld(
+  claim: LocationClaimRecord,
+  options: { readTable: TableReader; displayLocation: string },
+  relation = 'is already the location of',
+): Promise<void> {
+  if (claim.state === 'purging') {
+    throw new InvalidInputError(
+      `location ${options.displayLocation} belonged to a dropped table whose data is still being deleted; register other data`,
+    );
+  }
+  const holder = await liveHolder(claim, options.readTable);
+  if (holder) {
+    throw new InvalidInputError(
+      `location ${options.displayLocation} ${relation} table ${fmt(holder)}; a location can belong to one table at a time`,
+    );
+  }
+}
+
+/**
+ * Confirms `table`'s pending claim once its record is written. False when another claimant took
+ * the claim over meanwhile: the caller must withdraw its record, the location is not its own.
+ */
+export async function confirmClaim(services: CatalogServices, table: TableRecord): Promise<boolean> {
+  const key = claimKey(services, table);
+  return services.registry.retrying(`confirm location of table ${fmt(table.id)}`, async () => {
+    const found = await services.registry.read<LocationClaimRecord>(key);
+    if (!found || found.value.uid !== table.uid) return false;
+    if (found.value.state === 'pending') {
+      await services.registry.replace<LocationClaimRecord>(key, { ...found.value, state: 'held' }, found.etag);
+    }
+    return true;
+  });
+}
+
+/** Refuses a location that lies inside another live table's location, or contains one. */
+async function refuseNested(
+  services: CatalogServices,
+  table: TableRecord,
+  options: { readTable: TableReader; displayLocation: string },
+): Promise<void> {
+  const parts = table.path.split('/');
+  for (let depth = 1; depth < parts.length; depth++) {
+    const outer = parts.slice(0, depth).join('/');
+    const found = await services.registry.read<LocationClaimRecord>(keys.locationClaim(services.project, table.warehouse, outer));
+    if (found) await refuseIfHeld(found.value, options, 'lies inside the location of');
+  }
+  const own = claimKey(services, table);
+  const below = await services.registry.store.list({
+    prefix: keys.locationClaimDir(services.project, table.warehouse, table.path),
+    limit: 20,
+  });
+  for (const obj of below.objects) {
+    if (obj.key === own || !parseLocationClaimKey(services.project, obj.key)) continue;
+    const found = await services.registry.read<LocationClaimRecord>(obj.key);
+    if (found) await refuseIfHeld(found.value, options, 'contains the location of');
+  }
+}
+
+/**
+ * Releases `table`'s claim (after its record is gone, or when its creation failed). Only the
+ * owner's claim: one taken over by a later table is left alone.
+ */
+export async function releaseClaim(services: CatalogServices, table: TableRecord): Promise<void> {
+  const key = claimKey(services, table);
+  await services.registry.retrying(`release location of table ${fmt(table.id)}`, async () => {
+    const found = await services.registry.read<LocationClaimRecord>(key);
+    if (!found || found.value.uid !== table.uid) return;
+    await services.registry.remove(key, found.etag);
+  });
+}
+
+/**
+ * Marks the dropped `table`'s claim `purging` before its bytes are deleted, so nobody registers
+ * the half-deleted location meanwhile, and so a purge that fails stays on record. Answers false
+ * when the location is no longer this table's (a register took the stale claim over after the
+ * record was removed): then the bytes belong to that table and must not be deleted. A table
+ * from before location claims has none; one is created in `purging` state for it.
+ */
+export async function markPurging(services: CatalogServices, table: TableRecord): Promise<boolean> {
+  const key = claimKey(services, table);
+  return services.registry.retrying(`purge location of table ${fmt(table.id)}`, async () => {
+    const found = await services.registry.read<LocationClaimRecord>(key);
+    if (!found) {
+      await services.registry.create<LocationClaimRecord>(key, {
+        kind: 'location-claim',
+        warehouse: table.warehouse,
+        path: table.path,
+        uid: table.uid,
+        ids: [[...table.id]],
+        state: 'purging',
+        createdAt: services.now().toISOString(),
+      });
+      return true;
+    }
+    if (found.value.uid !== table.uid) return false;
+    if (found.value.state !== 'purging') {
+      await services.registry.replace<LocationClaimRecord>(key, { ...found.value, state: 'purging' }, found.etag);
+    }
+    return true;
+  });
+}
+
+/** Adds `id` to the ids under which `table`'s record may be found (a rename's destination). */
+export async function addClaimId(services: CatalogServices, table: TableRecord, id: readonly string[]): Promise<void> {
+  await updateIds(services, table, (ids) => (ids.some((x) => sameId(x, id)) ? undefined : [...ids, [...id]]));
+}
+
+/** Removes `id` from the claim's ids once the record has left it (a finished or undone rename). */
+export async function dropClaimId(services: CatalogServices, table: TableRecord, id: readonly string[]): Promise<void> {
+  await updateIds(services, table, (ids) =>
+    ids.some((x) => sameId(x, id)) && ids.length > 1 ? ids.filter((x) => !sameId(x, id)) : undefined,
+  );
+}
+
+async function updateIds(
+  services: CatalogServices,
+  table: TableRecord,
+  change: (ids: readonly (readonly string[])[]) => (readonly string[])[] | undefined,
+): Promise<void> {
+  const key = claimKey(services, table);
+  await services.registry.retrying(`update location claim of table ${fmt(table.id)}`, async () => {
+    const found = await services.registry.read<LocationClaimRecord>(key);
+    // No claim: a table from before location claims; nothing to keep current.
+    if (!found || found.value.uid !== table.uid) return;
+    const ids = change(found.value.ids);
+    if (ids) await services.registry.replace<LocationClaimRecord>(key, { ...found.value, ids }, found.etag);
+  });
+}

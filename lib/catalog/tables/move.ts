@@ -1,0 +1,257 @@
+import { ConcurrentModificationError } from '../../errors.js';
+import { ConditionFailedError } from '../../ports/object-store.js';
+import { keys } from '../../registry/keys.js';
+import type { NamespaceRecord, TableRecord } from '../../registry/records.js';
+import type { Versioned } from '../../registry/registry.js';
+import type { CatalogServices } from '../services.js';
+import { addClaimId, dropClaimId } from './claims.js';
+
+/**
+ * The rename state machine (docs/protocols.md, "RenameTable"). A rename moves a table record
+ * from a source id S to a destination id D; there is no multi-object transaction, so the move
+ * is a sequence of single-object conditional writes whose every intermediate state is on
+ * record and can be finished or undone by whoever finds it:
+ *
+ *   S active ──CAS──▶ S moving{to D, nonce}            the contended step: one rename wins
+ *   D absent ──put-if-absent──▶ D arriving{from S, nonce}
+ *   (D's namespace re-checked: it must still be active after the arrival landed)
+ *   S moving ──CAS──▶ S moved                          THE DECISION: committed
+ *      or    ──CAS──▶ S active, then D arriving deleted   THE DECISION: undone
+ *   D arriving ──CAS──▶ D active                       then the S marker is deleted
+ *
+ * Both outcomes are decided by one compare-and-swap on S's `moving` record, so a commit and an
+ * undo can never both happen. A committed move activates D before it deletes the S marker, so
+ * an arrival whose source no longer carries its nonce was undone (a stale arrival) and is
+ * deleted. The nonce is fresh per attempt: a stale arrival never has the same content (and so
+ * the same etag) as a current one, which would let a conditional delete remove the wrong one.
+ *
+ * Readers never answer from a non-live record: `readSettled` drives whatever it finds to a
+ * settled state first. So a rename that crashed half-way is finished (or undone) by the next
+ * request that touches either name, and a describe during a rename sees the table under exactly
+ * one name. Listings read names only and may show both names for the duration of a rename.
+ */
+
+type Rec = Versioned<TableRecord>;
+
+export type MoveOutcome =
+  | { readonly kind: 'committed' }
+  | { readonly kind: 'undone'; readonly reason: 'destination-exists' | 'namespace-missing' | 'unknown' }
+  | { readonly kind: 'unknown' };
+
+const fmt = (id: readonly string[]) => JSON.stringify(id);
+/** Bounds help-on-read: each round makes progress unless other requests keep changing the record. */
+const ROUNDS = 8;
+/** Settling an arrival finishes its source's move, which may settle a foreign arrival: bounded. */
+const MAX_DEPTH = 4;
+
+export const isLive = (record: TableRecord): boolean => record.state === undefined || record.state === 'active';
+
+/** The record without rename bookkeeping: what a live table stores. */
+export function liveRecord(record: TableRecord): TableRecord {
+  const { state: _state, move: _move, ...rest } = record;
+  return rest;
+}
+
+function tableKey(services: CatalogServices, id: readonly string[]): string {
+  return keys.table(services.project, id);
+}
+
+/** The record exactly as stored, rename bookkeeping included (only the protocols need this). */
+export async function readRaw(services: CatalogServices, id: readonly string[]): Promise<Rec | undefined> {
+  return services.registry.read<TableRecord>(tableKey(services, id));
+}
+
+/** The table record at `id` once any rename touching it has been finished or undone. */
+export async function readSettled(services: CatalogServices, id: readonly string[], depth = 0): Promise<Rec | undefined> {
+  for (let round = 0; round < ROUNDS; round++) {
+    const found = await readRaw(services, id);
+    if (!found || isLive(found.value)) return found;
+    try {
+      await settle(services, id, found, depth);
+    } catch (err) {
+      if (!(err instanceof ConditionFailedError)) throw err; // someone else moved it on: look again
+    }
+  }
+  throw new ConcurrentModificationError(`table ${fmt(id)} is being renamed by concurrent requests; retry`);
+}
+
+async function settle(services: CatalogServices, id: readonly string[], found: Rec, depth: number): Promise<void> {
+  if (depth >= MAX_DEPTH) {
+    throw new ConcurrentModificationError(`table ${fmt(id)} is part of a chain of concurrent renames; retry`);
+  }
+  switch (found.value.state) {
+    case 'moving':
+      await finishMove(services, id, found, depth + 1);
+      return;
+    case 'moved':
+      await completeMoved(services, id, found);
+      return;
+    case 'arriving':
+      await settleArrival(services, id, found, depth + 1);
+      return;
+  }
+}
+
+/** Starts a rename: the conditional write that two concurrent renames of one table contend on. */
+export async function beginMove(
+  services: CatalogServices,
+  sourceId: readonly string[],
+  source: Rec,
+  destination: readonly string[],
+): Promise<Rec> {
+  const moving: TableRecord = {
+    ...liveRecord(source.value),
+    state: 'moving',
+    move: { nonce: services.newId(), to: [...destination] },
+  };
+  const etag = await services.registry.replace(tableKey(services, sourceId), moving, source.etag);
+  return { value: moving, etag };
+}
+
+/**
+ * Drives a `moving` source record to a decision. Undoes the move when the destination is taken
+ * by another table or its namespace is missing or being dropped; commits it otherwise.
+ */
+export async function finishMove(
+  services: CatalogServices,
+  sourceId: readonly string[],
+  moving: Rec,
+  depth = 1,
+): Promise<MoveOutcome> {
+  const { to: dest, nonce } = moving.value.move ?? {};
+  if (!dest || !nonce) throw new ConcurrentModificationError(`table ${fmt(sourceId)} has a malformed rename record`);
+  const destKey = tableKey(services, dest);
+  for (let round = 0; round < ROUNDS; round++) {
+    const arrived = await readRaw(services, dest);
+    const ours = arrived?.value.state === 'arriving' && arrived.value.move?.nonce === nonce;
+    if (arrived && !ours) {
+      // A live table, or one that is itself being renamed away: D is taken.
+      if (isLive(arrived.value) || arrived.value.state === 'moving') {
+        return undo(services, sourceId, moving, 'destination-exists');
+      }
+      // Someone else's arrival (another rename into D, or a stale one), or the marker of a table
+      // that has left D: settle it, then look again.
+      await settle(services, dest, arrived, depth).catch(ignoreLostRace);
+      continue;
+    }
+    // Read after our arrival landed: a namespace drop that marked `dropping` before this read
+    // lists D afterwards and settles it; one that marks it later sees the committed table.
+    if (!(await namespaceActive(services, dest.slice(0, -1)))) return undo(services, sourceId, moving, 'namespace-missing');
+    if (!arrived) {
+      // The claim learns the destination before the record lands there (claims.ts: a claim's
+      // ids must always include wherever the owner's record is).
+      await addClaimId(services, moving.value, dest);
+      const arrival: TableRecord = {
+        ...liveRecord(moving.value),
+        id: [...dest],
+        state: 'arriving',
+        move: { nonce, from: [...sourceId] },
+      };
+      await services.registry.create(destKey, arrival).catch(ignoreLostRace);
+      continue;
+    }
+    let movedEtag: string;
+    try {
+      movedEtag = await services.registry.replace(tableKey(services, sourceId), { ...moving.value, state: 'moved' }, moving.etag);
+    } catch (err) {
+      if (!(err instanceof ConditionFailedError)) throw err;
+      return observe(services, sourceId, moving);
+    }
+    await completeMoved(services, sourceId, { value: { ...moving.value, state: 'moved' }, etag: movedEtag });
+    return { kind: 'committed' };
+  }
+  throw new ConcurrentModificationError(`renaming table ${fmt(sourceId)} kept colliding with concurrent requests; retry`);
+}
+
+/** After the commit: make the destination live, then clear the source marker. */
+async function completeMoved(services: CatalogServices, sourceId: readonly string[], moved: Rec): Promise<void> {
+  const { to: dest, nonce } = moved.value.move ?? {};
+  if (dest && nonce) {
+    const arrived = await readRaw(services, dest);
+    if (arrived?.value.state === 'arriving' && arrived.value.move?.nonce === nonce) {
+      // Losing this race means another helper activated it first.
+      await services.registry.replace(tableKey(services, dest), liveRecord(arrived.value), arrived.etag).catch(ignoreLostRace);
+    }
+  }
+  await services.registry.remove(tableKey(services, sourceId), moved.etag).catch(ignoreLostRace);
+  await dropClaimId(services, moved.value, sourceId);
+}
+
+/** Undoes a move: the decision is the CAS back to live; the arrival is cleaned up after it. */
+async function undo(
+  services: CatalogServices,
+  sourceId: readonly string[],
+  moving: Rec,
+  reason: 'destination-exists' | 'namespace-missing',
+): Promise<MoveOutcome> {
+  try {
+    await services.registry.replace(tableKey(services, sourceId), liveRecord(moving.value), moving.etag);
+  } catch (err) {
+    if (!(err instanceof ConditionFailedError)) throw err;
+    return observe(services, sourceId, moving);
+  }
+  await withdrawArrival(services, moving.value);
+  return { kind: 'undone', reason };
+}
+
+async function withdrawArrival(services: CatalogServices, moving: TableRecord): Promise<void> {
+  const { to: dest, nonce } = moving.move ?? {};
+  if (!dest || !nonce) return;
+  const arrived = await readRaw(services, dest);
+  if (arrived?.value.state === 'arriving' && arrived.value.move?.nonce === nonce) {
+    await services.registry.remove(tableKey(services, dest), arrived.etag).catch(ignoreLostRace);
+  }
+  await dropClaimId(services, moving, dest);
+}
+
+/**
+ * Our decisive CAS lost: someone else decided this move. Find out what they decided from where
+ * the table is now.
+ */
+async function observe(services: CatalogServices, sourceId: readonly string[], moving: Rec): Promise<MoveOutcome> {
+  const { to: dest, nonce } = moving.value.move!;
+  const source = await readRaw(services, sourceId);
+  if (source?.value.move?.nonce === nonce && source.value.state === 'moved') {
+    await completeMoved(services, sourceId, source);
+    return { kind: 'committed' };
+  }
+  const destination = await readSettled(services, dest!);
+  if (destination?.value.uid === moving.value.uid) return { kind: 'committed' };
+  if (source?.value.uid === moving.value.uid && isLive(source.value)) {
+    await withdrawArrival(services, moving.value);
+    return { kind: 'undone', reason: 'unknown' };
+  }
+  return { kind: 'unknown' };
+}
+
+/**
+ * An `arriving` record: its source's move is still undecided (finish it), or committed (make
+ * it live), or was undone, which is the case exactly when the source no longer carries the
+ * arrival's nonce, since a commit keeps the `moved` marker until the arrival is live.
+ */
+async function settleArrival(services: CatalogServices, destId: readonly string[], arriving: Rec, depth: number): Promise<void> {
+  const { from: src, nonce } = arriving.value.move ?? {};
+  const source = src ? await readRaw(services, src) : undefined;
+  if (source && source.value.uid === arriving.value.uid && source.value.move?.nonce === nonce) {
+    if (source.value.state === 'moving') {
+      await finishMove(services, src!, source, depth);
+      return;
+    }
+    if (source.value.state === 'moved') {
+      await completeMoved(services, src!, source);
+      return;
+    }
+  }
+  await services.registry.remove(tableKey(services, destId), arriving.etag);
+  await dropClaimId(services, arriving.value, destId);
+}
+
+async function namespaceActive(services: CatalogServices, id: readonly string[]): Promise<boolean> {
+  if (id.length === 0) return true;
+  const found = await services.registry.read<NamespaceRecord>(keys.namespace(services.project, id));
+  return found?.value.state === 'active';
+}
+
+function ignoreLostRace(err: unknown): void {
+  if (!(err instanceof ConditionFailedError)) throw err;
+}

@@ -1,0 +1,77 @@
+import { InternalError } from '../../errors.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+
+export interface PurgeResult {
+  readonly deleted: number;
+  /** Objects that could not be deleted (first few, for the report), and how many in all. */
+  readonly failed: readonly { readonly key: string; readonly error: string }[];
+  readonly failedCount: number;
+  /** The listing itself failed, so the purge may have missed objects. */
+  readonly listingError?: string;
+}
+
+const PAGE = 1000;
+const WIDTH = 8;
+/** Passes over the prefix: a later pass catches objects written while an earlier one ran. */
+const PASSES = 3;
+
+/**
+ * Deletes every object under a table's directory, through the warehouse's object store (the
+ * same port on disk and on S3, so the local server exercises the deployed code path). Never
+ * throws for a single object: it reports what is left, because the caller has already removed
+ * the table record and must answer either way.
+ */
+export async function deleteTableObjects(store: ObjectStore, tablePath: string): Promise<PurgeResult> {
+  // A table path is relative and non-empty (location.ts); refuse anything that would widen the
+  // prefix to the whole warehouse, whatever a damaged record says.
+  if (!tablePath || tablePath.startsWith('/') || tablePath.split('/').some((p) => p === '' || p === '.' || p === '..')) {
+    throw new InternalError(`refusing to delete objects under the unsafe table path ${JSON.stringify(tablePath)}`);
+  }
+  const prefix = `${tablePath}/`;
+  let deleted = 0;
+  let failedCount = 0;
+  const failed: { key: string; error: string }[] = [];
+  try {
+    for (let pass = 0; pass < PASSES; pass++) {
+      let startAfter: string | undefined;
+      let seen = 0;
+      for (;;) {
+        const page = await store.list({ prefix, startAfter, limit: PAGE });
+        seen += page.objects.length;
+        await forEachLimited(page.objects, WIDTH, async (obj) => {
+          try {
+            await store.delete(obj.key);
+            deleted++;
+          } catch (err) {
+            failedCount++;
+            if (failed.length < 10) failed.push({ key: obj.key, error: (err as Error).message });
+          }
+        });
+        const last = page.objects[page.objects.length - 1];
+        if (!page.truncated || !last) break;
+        startAfter = last.key;
+      }
+      // Done when a pass found nothing left, or found only what it could not delete.
+      if (seen === 0 || failedCount > 0) return { deleted, failed, failedCount };
+    }
+    // Every pass still found objects: something keeps writing into the dropped location.
+    const left = await store.list({ prefix, limit: 1 });
+    if (left.objects.length > 0) {
+      failedCount++;
+      failed.push({ key: left.objects[0].key, error: 'objects were still being written under the dropped table' });
+    }
+  } catch (err) {
+    return { deleted, failed, failedCount, listingError: (err as Error).message };
+  }
+  return { deleted, failed, failedCount };
+}
+
+export const purgeComplete = (r: PurgeResult) => r.failedCount === 0 && r.listingError === undefined;
+
+async function forEachLimited<T>(items: readonly T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+}

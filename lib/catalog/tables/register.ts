@@ -1,0 +1,151 @@
+import { InvalidInputError, NamespaceNotFoundError, TableAlreadyExistsError } from '../../errors.js';
+import { ConditionFailedError } from '../../ports/object-store.js';
+import type { LocationClaimRecord, TableRecord } from '../../registry/records.js';
+import { readNamespace, requireNamespace } from '../namespaces.js';
+import type { CatalogServices } from '../services.js';
+import { requireWarehouse } from '../warehouses.js';
+import { claimKey, claimLocation, confirmClaim, liveHolder, releaseClaim } from './claims.js';
+import { absoluteLocation, relativeToRoot } from './location.js';
+import { fmtId, hasData, readTable, tableKey, validateTableId } from './lookup.js';
+
+export interface RegisterInput {
+  readonly id: readonly string[];
+  readonly location?: string;
+  readonly mode: 'create' | 'overwrite';
+  readonly properties: Record<string, string>;
+}
+
+/**
+ * RegisterTable: attaches an existing Lance dataset to a name. Check order: shape (13) →
+ * parent namespace exists (1) → location inside the warehouse root and really a dataset (13)
+ * → name free (5, unless `overwrite`) → location free (13) → claim → record → re-check parent.
+ *
+ * The location claim (claims.ts) is taken before the record is written, so two registrations
+ * of one location cannot both win, nor can a registration take a declared table's location.
+ * `overwrite` replaces an existing registration of the name: it deregisters that table (keeping
+ * its bytes, rule 11) and then registers as `create` would. That is two steps, not one: a
+ * crash between them leaves the name free and both datasets on disk, and a create racing in
+ * between wins the name (the overwrite then answers 5, or replaces it on a retry).
+ */
+export async function registerTable(
+  services: CatalogServices,
+  input: RegisterInput,
+): Promise<{ location: string; properties: Record<string, string> }> {
+  validateTableId(input.id);
+  if (input.location === undefined || input.location.trim() === '') {
+    throw new InvalidInputError(
+      'RegisterTable needs `location`: the path of an existing Lance dataset inside the warehouse storage root (absolute, or relative to the root)',
+    );
+  }
+  const namespace = input.id.slice(0, -1);
+  const parent = await requireNamespace(services, namespace, '; create the namespace first');
+  const warehouse = await requireWarehouse(services, parent?.value.warehouse ?? services.defaultWarehouse);
+  const path = relativeToRoot(warehouse.storage, input.location);
+  const location = absoluteLocation(warehouse.storage, path);
+  claimKey(services, { warehouse: warehouse.name, path }); // refuses paths the registry cannot index (13)
+  if (!(await hasData(services.storageFor(warehouse.storage), path))) {
+    throw new InvalidInputError(
+      `${location} is not a Lance dataset: it has no committed manifest (${location}/_versions/*.manifest); register the dataset's root directory`,
+    );
+  }
+  const key = tableKey(services, input.id);
+
+  return services.registry.retrying(`register table ${fmtId(input.id)}`, async () => {
+    const existing = await readTable(services, input.id);
+    if (existing && input.mode === 'create') throw new TableAlreadyExistsError(`table ${fmtId(input.id)} already exists`);
+    const record: TableRecord = {
+      kind: 'table',
+      id: [...input.id],
+      uid: services.newId(),
+      warehouse: warehouse.name,
+      path,
+      managedVersioning: warehouse.managedVersioning,
+      properties: input.properties,
+      origin: 'registered',
+      createdAt: services.now().toISOString(),
+    };
+    if (existing) {
+      // Refuse before deregistering anything if the location belongs to a third table.
+      await refuseIfUsedByOther(services, record, existing.value, location);
+      await services.registry.remove(key, existing.etag); // lost race: retry from the top
+      await releaseClaim(services, existing.value);
+    }
+    await claimLocation(services, record, {
+      readTable: (id) => readTable(services, id),
+      checkNesting: true,
+      displayLocation: location,
+    });
+    let etag: string;
+    try {
+      etag = await services.registry.create(key, record);
+    } catch (err) {
+      await releaseClaim(services, record);
+      throw err; // a create of the name won meanwhile: the retry answers 5 (or overwrites it)
+    }
+    if (!(await confirmClaim(services, record))) {
+      await withdrawOwnRecord(services, record, key, etag);
+      throw new InvalidInputError(`location ${location} was registered by a concurrent request; a location can belong to one table at a time`);
+    }
+    await confirmParentOrWithdrawRegistration(services, namespace, record, key, etag);
+    return { location, properties: { ...record.properties } };
+  });
+}
+
+/**
+ * The create-under-drop check (namespaces.ts, confirmParentOrWithdraw), told apart by outcome:
+ * if we withdraw our own record, nothing happened and the answer is 1. If the cascade removed it
+ * first, the registration did happen and the cascade then dropped the table (bytes included,
+ * as a cascade does), so the honest answer is success: failing here would report "nothing
+ * happened" about data that is gone.
+ */
+async function confirmParentOrWithdrawRegistration(
+  services: CatalogServices,
+  namespace: readonly string[],
+  record: TableRecord,
+  key: string,
+  etag: string,
+): Promise<void> {
+  if (namespace.length === 0) return;
+  const parent = await readNamespace(services, namespace);
+  if (parent?.value.state === 'active') return;
+  if (!(await withdrawOwnRecord(services, record, key, etag))) return; // the cascade took it: see above
+  throw new NamespaceNotFoundError(`namespace ${fmtId(namespace)} was dropped while the request ran`);
+}
+
+/**
+ * Removes the record this request wrote and releases its claim. False when it was already
+ * gone (someone else removed it, and answers for it); an update meanwhile is retried.
+ */
+async function withdrawOwnRecord(services: CatalogServices, record: TableRecord, key: string, etag: string): Promise<boolean> {
+  let current = etag;
+  for (;;) {
+    try {
+      await services.registry.remove(key, current);
+      break;
+    } catch (err) {
+      if (!(err instanceof ConditionFailedError)) throw err;
+    }
+    const now = await readTable(services, record.id);
+    if (now?.value.uid !== record.uid) return false;
+    current = now.etag;
+  }
+  await releaseClaim(services, record);
+  return true;
+}
+
+async function refuseIfUsedByOther(
+  services: CatalogServices,
+  record: TableRecord,
+  replaced: TableRecord,
+  location: string,
+): Promise<void> {
+  if (replaced.warehouse === record.warehouse && replaced.path === record.path) return;
+  const claim = await services.registry.read<LocationClaimRecord>(claimKey(services, record));
+  if (!claim || claim.value.state === 'purging') return; // claimLocation gives the precise answer
+  const holder = await liveHolder(claim.value, (id) => readTable(services, id));
+  if (holder) {
+    throw new InvalidInputError(
+      `location ${location} is already the location of table ${fmtId(holder)}; a location can belong to one table at a time`,
+    );
+  }
+}

@@ -1,0 +1,74 @@
+import {
+  ConcurrentModificationError,
+  NamespaceNotFoundError,
+  TableAlreadyExistsError,
+  TableNotFoundError,
+  UnsupportedError,
+} from '../../errors.js';
+import { ConditionFailedError } from '../../ports/object-store.js';
+import { validateName } from '../../registry/keys.js';
+import { requireNamespace, validateId } from '../namespaces.js';
+import type { CatalogServices } from '../services.js';
+import { fmtId, readTable, tableKey, validateTableId } from './lookup.js';
+import { beginMove, finishMove } from './move.js';
+
+export interface RenameInput {
+  readonly id: readonly string[];
+  readonly newName: string;
+  /** Absent: the table stays in its namespace. `[]` is the root namespace. */
+  readonly newNamespace?: readonly string[];
+}
+
+/**
+ * RenameTable: moves the pointer, never the bytes (the record keeps its location, uid and
+ * properties). Retire-first: the source record is switched to `moving` with a compare-and-swap,
+ * which is the step two concurrent renames of one table contend on, so only one can win; the
+ * destination is then created with put-if-absent and the move is committed or undone by one
+ * more compare-and-swap on the source (move.ts has the state machine, docs/protocols.md the
+ * reasoning). Check order: shape (13) → source exists (4) → destination namespace exists (1)
+ * → same warehouse (0) → destination free (5) → write.
+ */
+export async function renameTable(services: CatalogServices, input: RenameInput): Promise<Record<string, never>> {
+  validateTableId(input.id);
+  validateName('table', input.newName);
+  const namespace = input.newNamespace ?? input.id.slice(0, -1);
+  validateId('namespace', namespace);
+  const dest = [...namespace, input.newName];
+  tableKey(services, dest); // refuses an over-long destination key (13) before anything is read
+
+  return services.registry.retrying(`rename table ${fmtId(input.id)}`, async () => {
+    const source = await readTable(services, input.id);
+    if (!source) throw new TableNotFoundError(`table ${fmtId(input.id)} does not exist`);
+    if (sameId(dest, input.id)) throw new TableAlreadyExistsError(`table ${fmtId(dest)} already exists`);
+    const destNamespace = await requireNamespace(services, namespace, '; create it before moving a table into it');
+    const destWarehouse = destNamespace?.value.warehouse ?? services.defaultWarehouse;
+    if (destWarehouse !== source.value.warehouse) {
+      throw new UnsupportedError(
+        `cannot rename table ${fmtId(input.id)} into namespace ${fmtId(namespace)}: it is bound to warehouse ` +
+          `${JSON.stringify(destWarehouse)}, the table's data lives in ${JSON.stringify(source.value.warehouse)}, and a rename never moves bytes`,
+      );
+    }
+    if (await readTable(services, dest)) throw new TableAlreadyExistsError(`table ${fmtId(dest)} already exists`);
+
+    const moving = await beginMove(services, input.id, source, dest);
+    const outcome = await finishMove(services, input.id, moving);
+    switch (outcome.kind) {
+      case 'committed':
+        return {};
+      case 'undone':
+        if (outcome.reason === 'destination-exists') throw new TableAlreadyExistsError(`table ${fmtId(dest)} already exists`);
+        if (outcome.reason === 'namespace-missing') {
+          throw new NamespaceNotFoundError(`namespace ${fmtId(namespace)} was dropped while the table was being renamed into it`);
+        }
+        // Undone by another request for a reason we did not see: start over, the next round's
+        // checks answer with the reason (or rename it after all).
+        throw new ConditionFailedError(tableKey(services, input.id), 'conflict');
+      case 'unknown':
+        throw new ConcurrentModificationError(
+          `table ${fmtId(input.id)} was changed by another request while it was being renamed; look it up and retry if needed`,
+        );
+    }
+  });
+}
+
+const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
