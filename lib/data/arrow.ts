@@ -21,6 +21,7 @@ export function loadArrow(): Arrow {
 }
 
 export type ArrowTable = ArrowModule.Table;
+export type ArrowRecordBatch = ArrowModule.RecordBatch;
 export type ArrowSchema = ArrowModule.Schema;
 export type ArrowField = ArrowModule.Field;
 export type ArrowDataType = ArrowModule.DataType;

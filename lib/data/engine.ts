@@ -15,7 +15,7 @@ import { mapLanceError, type MapContext } from './errors.js';
 import { createIndex, dropIndex, type IndexContent, indexStats, type IndexStats, listIndices } from './indexes.js';
 import { type Connection, type LanceDb, loadLanceDb, type Table } from './lancedb.js';
 import { localPathInside, parseLocation, type TableLocation } from './location.js';
-import { buildQuery, runQuery } from './query.js';
+import { buildQuery, resultTooLarge, runQuery } from './query.js';
 import * as refs from './refs.js';
 import * as schema from './schema.js';
 import { asObject, type Json, optBool, optEnum, optInt, optString, reqInt, reqString } from './validate.js';
@@ -109,11 +109,18 @@ export class LanceDataEngine {
 
   // ---- reads ----
 
-  /** QueryTable: the result as Arrow IPC *file* bytes. */
-  async query(location: string, request: object): Promise<Buffer> {
-    return this.use(location, readSelection(request), async (t, lib) =>
-      encodeIpcFile(await runQuery(await buildQuery(t, lib, request))),
-    );
+  /**
+   * QueryTable: the result as Arrow IPC *file* bytes. A result above `maxBytes` is refused
+   * (code 13), never truncated.
+   */
+  async query(location: string, request: object, options: { maxBytes?: number } = {}): Promise<Buffer> {
+    const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
+    return this.use(location, readSelection(request), async (t, lib) => {
+      const bytes = encodeIpcFile(await runQuery(await buildQuery(t, lib, request), maxBytes));
+      // Buffers were counted while reading; the encoded file adds framing on top of them.
+      if (bytes.length > maxBytes) throw resultTooLarge(maxBytes);
+      return bytes;
+    });
   }
 
   async explainPlan(location: string, request: object): Promise<string> {

@@ -49,6 +49,8 @@ const REWRITES: ReadonlyArray<readonly [RegExp, (m: RegExpExecArray) => string]>
   [/Not found: \S*\/tree\/(.+?)\/_versions/, (m) => `branch "${m[1]}" not found`],
   [/_versions\/(\d+)\.manifest was not found/, (m) => `version ${m[1]} not found`],
   [/Version not found error: version (\S+) does not exist/, (m) => `version ${m[1]} not found`],
+  // Lance appends its whole internal schema dump to this one.
+  [/Duplicate field name "([^"]+)"/, (m) => `duplicate field name "${m[1]}"`],
 ];
 
 const RULES: ReadonlyArray<readonly [RegExp, ErrorClass]> = [
@@ -85,7 +87,7 @@ const RULES: ReadonlyArray<readonly [RegExp, ErrorClass]> = [
   [/AccessDenied|Access Denied|permission denied|403 Forbidden/i, PermissionDeniedError],
   [/SlowDown|Too Many Requests|throttl/i, ThrottlingError],
   [
-    /Invalid user input|Invalid input|Ref is invalid|Error parsing Path|Invalid data type|Invalid distance type|Invalid table name|sql parser error|Error parsing|Schema Error|Duplicate field name|k must be positive|already exists|cannot be modified when a specific version/i,
+    /Invalid user input|Invalid input|Not enough rows to train|Ref is invalid|Error parsing Path|Invalid data type|Invalid distance type|Invalid table name|sql parser error|Error parsing|Schema Error|Duplicate field name|k must be positive|already exists|cannot be modified when a specific version/i,
     InvalidInputError,
   ],
 ];
@@ -103,7 +105,8 @@ export function cleanLanceMessage(raw: string): string {
     .replace(/^Failed to [^:,]+: GenericFailure, /, '')
     .replace(/^lance error: /, '')
     .replace(/^Invalid user input: /, '')
-    .replace(/^LanceError\((\w+)\): /, '');
+    .replace(/^LanceError\((\w+)\): /, '')
+    .replace(/^Unprocessable: /, '');
   return msg.trim().replace(/[,.]$/, '') || raw;
 }
 

@@ -8,8 +8,8 @@
  * or above MAX_QUERY_LIMIT means "no limit" for a plain scan and MAX_QUERY_LIMIT for a search.
  */
 import type { FullTextQuery, Occur, Query, VectorQuery } from '@lancedb/lancedb';
-import { InvalidInputError } from '../errors.js';
-import { type ArrowTable, emptyTable } from './arrow.js';
+import { type CatalogError, InvalidInputError } from '../errors.js';
+import { type ArrowRecordBatch, type ArrowTable, emptyTable, loadArrow } from './arrow.js';
 import type { LanceDb, Table } from './lancedb.js';
 import {
   asObject,
@@ -68,14 +68,32 @@ export async function buildQuery(table: Table, lib: LanceDb, request: unknown): 
   return { query, zeroRows: k === 0 };
 }
 
-export async function runQuery(built: BuiltQuery): Promise<ArrowTable> {
+/**
+ * Runs the query, collecting batches until the result would exceed `maxBytes` (Arrow buffer
+ * bytes). A result that does not fit is refused, never truncated, and stops being read as soon
+ * as it crosses the limit, so memory stays bounded by the limit whatever `k` the caller sent.
+ */
+export async function runQuery(built: BuiltQuery, maxBytes = Number.POSITIVE_INFINITY): Promise<ArrowTable> {
   if (built.zeroRows) return emptyTable(await built.query.outputSchema());
-  const result = await built.query.toArrow();
+  const batches: ArrowRecordBatch[] = [];
+  let bytes = 0;
+  for await (const batch of built.query) {
+    bytes += batch.data.byteLength;
+    if (bytes > maxBytes) throw resultTooLarge(maxBytes);
+    batches.push(batch);
+  }
   // An empty result comes back without a schema; clients still need the columns.
-  if (result.numRows === 0 && result.schema.fields.length === 0) {
+  if (batches.length === 0 || batches[0].schema.fields.length === 0) {
     return emptyTable(await built.query.outputSchema());
   }
-  return result;
+  return new (loadArrow().Table)(batches);
+}
+
+export function resultTooLarge(maxBytes: number): CatalogError {
+  return new InvalidInputError(
+    `the query result exceeds the ${maxBytes}-byte limit for one response; ask for fewer rows with a smaller "k" ` +
+      `(page through with "offset"), or fewer "columns" (large vector columns dominate)`,
+  );
 }
 
 function readK(value: unknown): number {

@@ -62,6 +62,7 @@ export function decodeRequest(
   const indexName = params.index_name === undefined ? undefined : formDecode(params.index_name, 'index name');
 
   let body: Record<string, unknown> = {};
+  if (operation.request === 'map') body = parseJsonBody(request.body);
   if (operation.request === 'json') {
     body = parseJsonBody(request.body);
     if (params.id !== undefined) {

@@ -33,5 +33,7 @@ export const payloadTooLarge = (size: number, limit: number) =>
   new TransportError(
     ErrorCode.InvalidInput,
     413,
-    `request body of ${size} bytes exceeds the ${limit}-byte limit; for larger writes declare the table and write directly to its location with the vended credentials`,
+    // A synchronous Lambda request carries at most 6 MB (Arrow travels base64-encoded, so about
+    // 4.4 MB of it): bulk data cannot go through the API, it goes straight to storage.
+    `request body of ${size} bytes exceeds the ${limit}-byte limit; for larger writes, declare the table and write directly with vended credentials (DeclareTable or DescribeTable returns the location and storage_options)`,
   );

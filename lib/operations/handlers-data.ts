@@ -1,8 +1,21 @@
 import type { CatalogServices } from '../catalog/services.js';
+import { indexHandlers } from './data/indices.js';
+import { readHandlers } from './data/reads.js';
+import { refHandlers } from './data/refs.js';
+import { schemaHandlers } from './data/schema.js';
+import { writeHandlers } from './data/writes.js';
 import type { HandlerMap } from './types.js';
 
 /**
- * Handlers of the data bundle (Arrow IPC, queries, indices, schema). They reach LanceDB through
- * lib/data, which loads it lazily; this bundle ships with the LanceDB Lambda layer.
+ * Handlers of the data bundle (Arrow IPC, queries, indices, schema). Each resolves the table
+ * through the registry and calls the process's one LanceDataEngine on its location. They reach
+ * LanceDB through lib/data, which loads it lazily; this bundle ships with the LanceDB Lambda
+ * layer. Data operations without a handler here answer code 0 with the reason in unsupported.ts.
  */
-export const dataHandlers: HandlerMap<CatalogServices> = {};
+export const dataHandlers: HandlerMap<CatalogServices> = {
+  ...writeHandlers,
+  ...readHandlers,
+  ...indexHandlers,
+  ...refHandlers,
+  ...schemaHandlers,
+};

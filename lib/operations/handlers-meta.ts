@@ -1,6 +1,7 @@
 import type { CatalogServices } from '../catalog/services.js';
 import { namespaceHandlers } from './handlers-namespace.js';
 import { tableHandlers } from './handlers-table.js';
+import { versionHandlers } from './handlers-version.js';
 import type { HandlerMap } from './types.js';
 
 /**
@@ -10,4 +11,5 @@ import type { HandlerMap } from './types.js';
 export const metaHandlers: HandlerMap<CatalogServices> = {
   ...namespaceHandlers,
   ...tableHandlers,
+  ...versionHandlers,
 };

@@ -12,7 +12,12 @@ export type RequestKind =
   /** A JSON object body (empty, absent or the literal `null` mean `{}`). */
   | 'json'
   /** Raw Arrow IPC stream bytes, sent by the client with no Content-Type. */
-  | 'arrow';
+  | 'arrow'
+  /**
+   * A bare JSON map (UpdateTableSchemaMetadata): the body is data, not a request model, so no
+   * `id` is added to it or checked against the path (a metadata key may be called "id").
+   */
+  | 'map';
 
 /** How the handler's result is encoded. */
 export type ResponseKind =
@@ -86,7 +91,7 @@ export const OPERATIONS: readonly OperationDef[] = [
   op('BatchCreateTableVersions', POST, '/v1/table/version/batch-create', 'meta'),
   op('BatchCommitTables', POST, '/v1/table/batch-commit', 'meta'),
   // Schema
-  op('UpdateTableSchemaMetadata', POST, '/v1/table/{id}/schema_metadata/update', 'data'),
+  op('UpdateTableSchemaMetadata', POST, '/v1/table/{id}/schema_metadata/update', 'data', { request: 'map' }),
   op('AlterTableAlterColumns', POST, '/v1/table/{id}/alter_columns', 'data'),
   op('UpdateFieldMetadata', POST, '/v1/table/{id}/update_field_metadata', 'data'),
   op('AlterTableDropColumns', POST, '/v1/table/{id}/drop_columns', 'data'),

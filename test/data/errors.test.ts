@@ -77,6 +77,9 @@ describe('mapLanceError on real LanceDB 0.31.0 failures', () => {
     ['adding an existing column', ErrorCode.InvalidInput, () => table.addColumns([{ name: 'text', valueSql: "'x'" }])],
     ['full-text search without an index', ErrorCode.InvalidInput, () => table.query().fullTextSearch('x').toArrow()],
     ['an impossible cast', ErrorCode.InvalidInput, () => table.alterColumns([{ path: 'text', dataType: new arrow.Int32() }])],
+    // 50 rows cannot train 256 PQ centroids: the caller's input, not a server fault.
+    ['a PQ index on too few rows', ErrorCode.InvalidInput, () => table.createIndex('vec', { config: lancedb.Index.ivfPq({ numPartitions: 1 }) })],
+    ['two columns of one name', ErrorCode.InvalidInput, () => db.createTable('dupcol', new arrow.Table(new arrow.Schema([new arrow.Field('x', new arrow.Int32()), new arrow.Field('x', new arrow.Utf8())]), []))],
     ['appending an unknown column', ErrorCode.TableSchemaValidationError, () => table.add(arrow.tableFromIPC(ipcWrongSchema()))],
     [
       'appending values of the wrong type',

@@ -1,10 +1,14 @@
 import { ConcurrentModificationError, TableAlreadyExistsError, TableNotFoundError } from '../../errors.js';
 import type { Identity } from '../../operations/types.js';
-import { ConditionFailedError } from '../../ports/object-store.js';
-import type { CreateMode } from '../namespaces.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import type { WarehouseRecord } from '../../registry/records.js';
+import { type CreateMode, requireNamespace } from '../namespaces.js';
 import type { CatalogServices } from '../services.js';
-import { createTableRecord, type CreatedTableRecord, vendTableAccess, withdrawTableRecord } from './declare.js';
-import { fmtId, hasData, readTable, resolveTable, tableKey } from './lookup.js';
+import { requireWarehouse } from '../warehouses.js';
+import { createTableRecord, vendTableAccess } from './declare.js';
+import { absoluteLocation, allocateTablePath } from './location.js';
+import { fmtId, readTable, resolveTable, validateTableId } from './lookup.js';
+import { deleteTableObjects } from './purge.js';
 
 export interface CreateTableInput {
   readonly id: readonly string[];
@@ -28,101 +32,106 @@ export interface CreateTableResult {
 export type DatasetWrite = (location: string, mode: CreateMode) => Promise<{ version: number }>;
 
 /**
- * CreateTable: the registry record first (through the same door as DeclareTable), then the data.
+ * CreateTable. A new table is written **data first**: the dataset goes to a freshly allocated
+ * location that nothing else knows about, then the registry record is created through the same
+ * door as DeclareTable (createTableRecord: parent check, put-if-absent, location claim,
+ * create-under-drop protocol). The table appears with its data or not at all.
  *
- * - No record yet: create one, write with `create` into its fresh location; if the write fails
- *   and left no committed dataset, withdraw the record, so a failed create leaves no table.
- * - A record exists: the write goes to its location with the caller's mode. A declared-only
- *   table therefore gets its data (as the LanceDB client does after a declare), `create` on a
- *   table with data answers 5 (from the dataset itself, so a racing writer cannot slip past a
- *   check), `exist_ok` returns it untouched, `overwrite` replaces its data. Properties are only
- *   set when the record is created.
+ * Why not record first: the loser of the record race would write into the winner's location
+ * and rely on the dataset's create-if-absent check; under concurrent HTTP requests both were
+ * seen answering 200 (docs/data-plane.md). With a fresh location per request the only
+ * contended step is the record's put-if-absent: one request wins; a loser deletes the data it
+ * wrote (no one can have seen it) and then treats the table as existing.
  *
- * Races: two creates of a new name meet at the record (put-if-absent): one creates it, the other
- * writes into it as into a declared table; the dataset's own create-if-absent commit lets only
- * one of them write with `create`. A writer that loses that race does not withdraw a record
- * someone else's data now lives in. A writer that wrote into an existing record re-reads it
- * afterwards and reports a conflict if it was withdrawn meanwhile.
+ * An existing record (a declared table, or one with data) gets the write at its own location
+ * with the caller's mode: `create` answers 5 from the dataset itself when data is there, a
+ * declared table receives its data, `exist_ok` returns it untouched, `overwrite` replaces its
+ * data. Properties are only set when the record is created. Two CreateTables racing into one
+ * *declared* (dataless) table rely on the dataset's own create-if-absent check, the one that
+ * did not reliably stop the record-first race; they are not guaranteed to be serialized.
+ *
+ * A failed write leaves no table: no record was created, and the fresh location is emptied.
  */
 export async function createTable(
   services: CatalogServices,
   input: CreateTableInput,
   write: DatasetWrite,
 ): Promise<CreateTableResult> {
-  const target = await createOrFind(services, input);
+  validateTableId(input.id);
+  // A record that vanishes between looking and writing (a concurrent drop): look again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      if (await readTable(services, input.id)) return await writeIntoExisting(services, input, write);
+      return await createNew(services, input, write);
+    } catch (err) {
+      if (!(err instanceof TableNotFoundError) || attempt >= 3) throw err;
+    }
+  }
+}
+
+async function createNew(services: CatalogServices, input: CreateTableInput, write: DatasetWrite): Promise<CreateTableResult> {
+  // Checked before writing data, so a missing namespace costs no write (createTableRecord
+  // checks again, under its create-under-drop protocol).
+  const parent = await requireNamespace(services, input.id.slice(0, -1), '; create the namespace first');
+  const warehouse = await requireWarehouse(services, parent?.value.warehouse ?? services.defaultWarehouse);
+  const path = allocateTablePath(input.id[input.id.length - 1], services.newId());
+  const location = absoluteLocation(warehouse.storage, path);
+  const store = services.storageFor(warehouse.storage);
+
   let version: number;
   try {
-    ({ version } = await write(target.location, target.created ? 'create' : input.mode));
+    ({ version } = await write(location, 'create'));
   } catch (err) {
-    if (target.created) await withdrawUnlessWritten(services, target.created);
+    await discard(store, path);
     throw err;
   }
-  if (!target.created) await confirmStillRegistered(services, input.id, target.uid, target.location);
-  return {
+  try {
+    const created = await createTableRecord(services, { id: input.id, properties: input.properties, path });
+    return answer(services, input, { version, location, warehouse, path, properties: created.record.properties });
+  } catch (err) {
+    await discard(store, path);
+    // Another request created the table meanwhile: from here on it is an existing table.
+    if (err instanceof TableAlreadyExistsError) return writeIntoExisting(services, input, write);
+    throw err;
+  }
+}
+
+async function writeIntoExisting(services: CatalogServices, input: CreateTableInput, write: DatasetWrite): Promise<CreateTableResult> {
+  const table = await resolveTable(services, input.id);
+  const { version } = await write(table.location, input.mode);
+  // The record we wrote under must still be the same table (not dropped, not re-created).
+  const now = await readTable(services, input.id);
+  if (now?.value.uid !== table.record.uid) {
+    throw new ConcurrentModificationError(
+      `table ${fmtId(input.id)} was dropped or replaced while its data was written; the data at ${table.location} is not registered`,
+    );
+  }
+  return answer(services, input, {
     version,
-    location: target.location,
-    storage_options: await vendTableAccess(services, input, target.warehouse, target.path),
-    properties: { ...target.properties },
-  };
-}
-
-interface Target {
-  readonly created?: CreatedTableRecord;
-  readonly location: string;
-  readonly uid: string;
-  readonly path: string;
-  readonly warehouse: CreatedTableRecord['warehouse'];
-  readonly properties: Readonly<Record<string, string>>;
-}
-
-async function createOrFind(services: CatalogServices, input: CreateTableInput): Promise<Target> {
-  return services.registry.retrying(`create table ${fmtId(input.id)}`, async () => {
-    try {
-      const created = await createTableRecord(services, input);
-      const { record } = created;
-      return {
-        created,
-        location: created.location,
-        uid: record.uid,
-        path: record.path,
-        warehouse: created.warehouse,
-        properties: record.properties,
-      };
-    } catch (err) {
-      if (!(err instanceof TableAlreadyExistsError)) throw err;
-    }
-    // The record exists. If it vanishes before we read it (a drop), that is a lost race: retry.
-    const existing = await resolveTable(services, input.id).catch((err: unknown) => {
-      if (err instanceof TableNotFoundError) throw new ConditionFailedError(tableKey(services, input.id), 'missing');
-      throw err;
-    });
-    const { record } = existing;
-    return {
-      location: existing.location,
-      uid: record.uid,
-      path: record.path,
-      warehouse: existing.warehouse,
-      properties: record.properties,
-    };
+    location: table.location,
+    warehouse: table.warehouse,
+    path: table.record.path,
+    properties: table.record.properties,
   });
 }
 
-async function withdrawUnlessWritten(services: CatalogServices, created: CreatedTableRecord): Promise<void> {
-  const store = services.storageFor(created.warehouse.storage);
-  // Someone else's create committed a dataset at this location: the table exists, keep it.
-  if (await hasData(store, created.record.path)) return;
-  await withdrawTableRecord(services, created);
+async function answer(
+  services: CatalogServices,
+  input: CreateTableInput,
+  t: { version: number; location: string; warehouse: WarehouseRecord; path: string; properties: Readonly<Record<string, string>> },
+): Promise<CreateTableResult> {
+  return {
+    version: t.version,
+    location: t.location,
+    storage_options: await vendTableAccess(services, input, t.warehouse, t.path),
+    properties: { ...t.properties },
+  };
 }
 
-async function confirmStillRegistered(
-  services: CatalogServices,
-  id: readonly string[],
-  uid: string,
-  location: string,
-): Promise<void> {
-  const now = await readTable(services, id);
-  if (now?.value.uid === uid) return;
-  throw new ConcurrentModificationError(
-    `table ${fmtId(id)} was dropped or replaced while its data was written; the data at ${location} is not registered`,
-  );
+/**
+ * Empties a location only this request knows about. Best effort: whatever stays behind is an
+ * unreferenced directory under a random name, which the orphan scan reports.
+ */
+async function discard(store: ObjectStore, path: string): Promise<void> {
+  await deleteTableObjects(store, path).catch(() => undefined);
 }

@@ -1,4 +1,4 @@
-import { InvalidInputError, TableAlreadyExistsError } from '../../errors.js';
+import { ConcurrentModificationError, InvalidInputError, TableAlreadyExistsError } from '../../errors.js';
 import type { Identity } from '../../operations/types.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import type { TableRecord, WarehouseRecord } from '../../registry/records.js';
@@ -6,7 +6,8 @@ import { confirmParentOrWithdraw, requireNamespace } from '../namespaces.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
 import { absoluteLocation, allocateTablePath } from './location.js';
-import { fmtId, tableKey, validateTableId } from './lookup.js';
+import { claimLocation, confirmClaim, releaseClaim } from './claims.js';
+import { fmtId, readTable, tableKey, validateTableId } from './lookup.js';
 
 export interface DeclareInput {
   readonly id: readonly string[];
@@ -41,7 +42,15 @@ export interface CreatedTableRecord {
  */
 export async function createTableRecord(
   services: CatalogServices,
-  input: { readonly id: readonly string[]; readonly properties: Record<string, string> },
+  input: {
+    readonly id: readonly string[];
+    readonly properties: Record<string, string>;
+    /**
+     * A location already allocated with allocateTablePath (CreateTable writes its data there
+     * before the record exists). Must be fresh and random like the ones allocated here.
+     */
+    readonly path?: string;
+  },
 ): Promise<CreatedTableRecord> {
   validateTableId(input.id);
   const namespace = input.id.slice(0, -1);
@@ -53,21 +62,44 @@ export async function createTableRecord(
     id: [...input.id],
     uid: services.newId(),
     warehouse: warehouse.name,
-    path: allocateTablePath(input.id[input.id.length - 1], services.newId()),
+    path: input.path ?? allocateTablePath(input.id[input.id.length - 1], services.newId()),
     managedVersioning: warehouse.managedVersioning,
     properties: input.properties,
     origin: 'declared',
     createdAt: services.now().toISOString(),
   };
+  // The location claim goes first (claims.ts): a live table's location is always claimed.
+  const location = absoluteLocation(warehouse.storage, record.path);
+  await claimLocation(services, record, {
+    readTable: (id) => readTable(services, id),
+    checkNesting: false, // a fresh random directory cannot nest with anything
+    displayLocation: location,
+  });
   let etag: string;
   try {
-    etag = await services.registry.create(key, record);
+    etag = await services.registry.retrying(`declare table ${fmtId(input.id)}`, async () => {
+      try {
+        return await services.registry.create(key, record);
+      } catch (err) {
+        if (!(err instanceof ConditionFailedError)) throw err;
+        // Taken, unless all that is there is the leftover of a rename away (readTable settles it).
+        if (await readTable(services, input.id)) throw new TableAlreadyExistsError(`table ${fmtId(input.id)} already exists`);
+        throw err;
+      }
+    });
+    if (!(await confirmClaim(services, record))) {
+      // Only a RegisterTable of this very path could take a fresh random location over.
+      await services.registry.remove(key, etag).catch((e: unknown) => {
+        if (!(e instanceof ConditionFailedError)) throw e;
+      });
+      throw new ConcurrentModificationError(`the location allocated for table ${fmtId(input.id)} was taken; retry`);
+    }
+    await confirmParentOrWithdraw(services, namespace, key, etag);
   } catch (err) {
-    if (err instanceof ConditionFailedError) throw new TableAlreadyExistsError(`table ${fmtId(input.id)} already exists`);
+    await releaseClaim(services, record);
     throw err;
   }
-  await confirmParentOrWithdraw(services, namespace, key, etag);
-  return { key, etag, record, warehouse, location: absoluteLocation(warehouse.storage, record.path) };
+  return { key, etag, record, warehouse, location };
 }
 
 /**
@@ -80,7 +112,9 @@ export async function withdrawTableRecord(services: CatalogServices, created: Cr
     await services.registry.remove(created.key, created.etag);
   } catch (err) {
     if (!(err instanceof ConditionFailedError)) throw err;
+    return; // whoever changed or removed the record now answers for its location claim too
   }
+  await releaseClaim(services, created.record);
 }
 
 /** Table-scoped credentials unless the caller asked for none (`vend_credentials: false`). */

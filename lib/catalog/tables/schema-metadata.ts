@@ -9,8 +9,8 @@
  *
  * Semantics (design brief rule 10): an update MERGES into the current map; a `null` value
  * deletes the key (recorded as a `null` in the overlay, so a key that came from the dataset
- * stays deleted); `description` is reserved for the table's human description and must be a
- * string. The answer is the full effective map after the update.
+ * stays deleted); `description` is reserved for the table's human description, so it is kept
+ * to human-sized text. The answer is the full effective map after the update.
  *
  * Trade-off: readers that open the dataset directly (not through DescribeTable) see only the
  * dataset's own metadata, not the overlay.
@@ -22,8 +22,10 @@ import { fmtId, hasData, resolveTable, tableKey } from './lookup.js';
 
 export type MetadataUpdate = Record<string, string | null>;
 
-/** The human description's key; clients show it, so it must stay a string. */
+/** The key reserved for the table's human description (what catalogs and UIs show). */
 export const DESCRIPTION_KEY = 'description';
+/** A description is prose for people, not a place to park data. */
+export const MAX_DESCRIPTION_CHARS = 4096;
 
 /** Registry records stay small: every read of the table pays for this map. */
 export const MAX_METADATA_KEYS = 256;
@@ -36,6 +38,9 @@ export function parseMetadataUpdate(body: Readonly<Record<string, unknown>>): Me
     if (key === '') throw new InvalidInputError('schema metadata keys must not be empty');
     if (value !== null && typeof value !== 'string') {
       throw new InvalidInputError(`schema metadata value for ${JSON.stringify(key)} must be a string or null`);
+    }
+    if (key === DESCRIPTION_KEY && value !== null && value.length > MAX_DESCRIPTION_CHARS) {
+      throw new InvalidInputError(`"${DESCRIPTION_KEY}" is the table's human description; keep it under ${MAX_DESCRIPTION_CHARS} characters`);
     }
     update[key] = value;
   }

@@ -1,0 +1,61 @@
+/**
+ * How long a synchronous vector index build takes through the data engine (the exact call
+ * CreateTableIndex makes), to place the API Gateway 29 s limit. Results go in docs/index-builds.md.
+ *
+ *   npx tsx bench/index-builds.ts [rows,rows,...] [dim] [index_type]
+ *   taskset -c 0 npx tsx bench/index-builds.ts 10000,50000     # one CPU, close to a 2 GB Lambda
+ *
+ * Vectors are uniform random float32 (the worst case for k-means convergence is not what we
+ * measure; default parameters are, since that is what a client sends without tuning).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { FixedSizeList, Field, Float32, Int64, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, vectorFromArray } from 'apache-arrow';
+import { LanceDataEngine } from '../lib/data/engine.js';
+
+const rowsList = (process.argv[2] ?? '10000,50000,100000').split(',').map(Number);
+const dim = Number(process.argv[3] ?? 128);
+const indexType = process.argv[4] ?? 'IVF_PQ';
+
+function ipc(rows: number): Buffer {
+  const vecType = new FixedSizeList(dim, new Field('item', new Float32(), true));
+  const schema = new Schema([new Field('id', new Int64(), false), new Field('vec', vecType, true)]);
+  const values = new Float32Array(rows * dim);
+  for (let i = 0; i < values.length; i++) values[i] = Math.random() * 2 - 1;
+  const flat = makeData({ type: new Float32(), length: values.length, data: values });
+  const vec = makeData({ type: vecType, length: rows, nullCount: 0, child: flat });
+  const ids = vectorFromArray(Array.from({ length: rows }, (_, i) => BigInt(i)), new Int64()).data[0];
+  const struct = makeData({ type: new Struct(schema.fields), length: rows, nullCount: 0, children: [ids, vec] });
+  return Buffer.from(tableToIPC(new Table([new RecordBatch(schema, struct)]), 'stream'));
+}
+
+async function main(): Promise<void> {
+  const root = mkdtempSync(path.join(tmpdir(), 'rask-index-bench-'));
+  const engine = new LanceDataEngine();
+  console.log(`# ${indexType}, ${dim}-d float32, default parameters; cpus visible to node: ${availableParallelism()}`);
+  console.log('rows\tcreate_s\tindex_s\tindexed_rows');
+  try {
+    for (const rows of rowsList) {
+      const location = path.join(root, `t${rows}.lance`);
+      const body = ipc(rows);
+      let t0 = performance.now();
+      await engine.createTable(location, body);
+      const create = (performance.now() - t0) / 1000;
+      t0 = performance.now();
+      await engine.createIndex(location, { column: 'vec', index_type: indexType });
+      const index = (performance.now() - t0) / 1000;
+      // Proves the build covered the table (an index that indexed nothing would time as fast).
+      const { indexes } = await engine.listIndices(location);
+      console.log(`${rows}\t${create.toFixed(2)}\t${index.toFixed(2)}\t${indexes[0]?.num_indexed_rows ?? 0}`);
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,86 @@
+/**
+ * What every data-plane handler shares: the process's engine, the limits, the table lookup and
+ * strict readers for query-string parameters (the REST binding moves Arrow operations' request
+ * fields into the query, where everything arrives as a string).
+ */
+import type { CatalogServices, DataLimits } from '../../catalog/services.js';
+import { resolveTable, type ResolvedTable } from '../../catalog/tables/lookup.js';
+import { DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS } from '../../config.js';
+import type { LanceDataEngine } from '../../data/engine.js';
+import { sharedEngine } from '../../data/shared-engine.js';
+import { InvalidInputError } from '../../errors.js';
+import type { OperationRequest } from '../types.js';
+
+export const engine = (): LanceDataEngine => sharedEngine();
+
+export function limits(services: CatalogServices): DataLimits {
+  return (
+    services.dataLimits ?? {
+      maxResultBytes: DEFAULT_MAX_RESULT_BYTES,
+      maxSyncVectorIndexRows: DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS,
+    }
+  );
+}
+
+/** The table the request names: registry record, warehouse, storage and absolute location. */
+export function table(req: OperationRequest, services: CatalogServices): Promise<ResolvedTable> {
+  return resolveTable(services, req.id);
+}
+
+/** The JSON body as a plain object the engine may read (it ignores `id`, `identity`, `context`). */
+export function body(req: OperationRequest, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { ...req.body, ...extra };
+}
+
+// ---- query parameters ----
+
+/** One value or none; a parameter given twice is ambiguous and refused. */
+export function queryString(query: URLSearchParams, name: string): string | undefined {
+  const all = query.getAll(name);
+  if (all.length > 1) throw new InvalidInputError(`query parameter ${name} is given ${all.length} times; give it once`);
+  return all[0];
+}
+
+export function queryBool(query: URLSearchParams, name: string): boolean | undefined {
+  const raw = queryString(query, name);
+  if (raw === undefined) return undefined;
+  const lower = raw.toLowerCase();
+  if (lower === 'true') return true;
+  if (lower === 'false') return false;
+  throw new InvalidInputError(`query parameter ${name} must be true or false (got ${JSON.stringify(raw)})`);
+}
+
+export function queryInt(query: URLSearchParams, name: string, min = 0): number | undefined {
+  const raw = queryString(query, name);
+  if (raw === undefined || raw === '') return undefined;
+  const n = /^-?\d+$/.test(raw.trim()) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min) {
+    throw new InvalidInputError(`query parameter ${name} must be an integer of at least ${min} (got ${JSON.stringify(raw)})`);
+  }
+  return n;
+}
+
+/** A map sent as one JSON-encoded parameter, e.g. `properties={"team":"eng"}`; values must be strings. */
+export function queryJsonMap(query: URLSearchParams, name: string): Record<string, string> | undefined {
+  const raw = queryString(query, name);
+  if (raw === undefined || raw === '') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw new InvalidInputError(`query parameter ${name} must be a JSON object of strings, e.g. ${name}={"k":"v"}`);
+  }
+  if (value === null) return undefined;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new InvalidInputError(`query parameter ${name} must be a JSON object of strings`);
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (typeof v !== 'string') throw new InvalidInputError(`query parameter ${name}: value of ${JSON.stringify(k)} must be a string`);
+  }
+  return value as Record<string, string>;
+}
+
+/** Drops undefined entries, so the engine sees only what the caller set. */
+export function defined(obj: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined));
+}

@@ -1,0 +1,46 @@
+/**
+ * The lazy-loading rule, checked on the real module graph: esbuild bundles each Lambda entry
+ * point in memory and its metafile lists every module the bundle would contain.
+ *
+ * The metadata function must reach neither @lancedb/lancedb nor apache-arrow. lib/data loads
+ * both through `createRequire` (so that one CJS copy of Arrow is shared with LanceDB), which a
+ * bundler cannot follow; so the meta bundle must not reach lib/data at all, and the data bundle
+ * must (otherwise the first check would pass vacuously).
+ */
+import { build, type Metafile } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+
+async function inputsOf(entry: string): Promise<string[]> {
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+    outfile: 'out.mjs',
+  });
+  return Object.keys((result.metafile as Metafile).inputs);
+}
+
+const heavy = (inputs: string[]) => inputs.filter((i) => /node_modules\/(@lancedb\/lancedb|apache-arrow)\//.test(i));
+const dataPlane = (inputs: string[]) => inputs.filter((i) => i.startsWith('lib/data/'));
+
+describe('module graph of the Lambda entry points', () => {
+  it('functions/api-meta.ts reaches neither @lancedb/lancedb, apache-arrow nor lib/data', async () => {
+    const inputs = await inputsOf('functions/api-meta.ts');
+    expect(inputs).toContain('lib/operations/handlers-meta.ts');
+    expect(heavy(inputs)).toEqual([]);
+    expect(dataPlane(inputs)).toEqual([]);
+  });
+
+  it('functions/api-data.ts reaches the data engine', async () => {
+    const inputs = await inputsOf('functions/api-data.ts');
+    expect(inputs).toContain('lib/operations/handlers-data.ts');
+    expect(inputs).toContain('lib/data/engine.ts');
+    expect(inputs).toContain('lib/data/lancedb.ts');
+    expect(inputs).toContain('lib/data/arrow.ts');
+  });
+});
