@@ -127,6 +127,18 @@ describe('raw HTTP: error contract and request decoding', () => {
     expect(unsupported.map((o) => o.operationId)).toContain('DescribeTransaction');
   });
 
+  it('create modes are case-insensitive; Overwrite replaces the namespace with an empty one', async () => {
+    const create = (id: string, body: object) => s.request('POST', `/v1/namespace/${id}/create`, JSON.stringify(body));
+    expect((await create('mo', { mode: 'CREATE', properties: { v: '1' } })).status).toBe(200);
+    await create('mo%24kid', {});
+    expectError(await create('mo', { mode: 'create' }), 409, 2);
+    expect((await create('mo', { mode: 'exist_ok', properties: { v: '2' } })).json()).toEqual({ properties: { v: '1' } });
+    expect((await create('mo', { mode: 'ExistOk' })).status).toBe(200);
+    expect((await create('mo', { mode: 'Overwrite', properties: { v: '3' } })).json()).toEqual({ properties: { v: '3' } });
+    expect((await s.request('POST', '/v1/namespace/mo/describe')).json()).toEqual({ properties: { v: '3' } });
+    expect((await s.request('GET', '/v1/namespace/mo/list')).json()).toEqual({ namespaces: [] });
+  });
+
   it('rejects a root create and a root drop with the right codes', async () => {
     expectError(await s.request('POST', '/v1/namespace/%24/create'), 409, 2);
     expectError(await s.request('POST', '/v1/namespace/%24/drop'), 400, 13);
