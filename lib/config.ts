@@ -54,6 +54,11 @@ const awsSchema = z.object({
     .string()
     .regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/, 'must be an IAM role ARN')
     .optional(),
+  /**
+   * The data function, which the metadata function invokes for DescribeTable with
+   * `load_detailed_metadata` (it cannot open datasets itself); absent = that flag answers code 0.
+   */
+  RASK_DATA_FUNCTION_NAME: z.string().min(1).optional(),
   ...common,
 });
 

@@ -9,6 +9,7 @@ import type { HandlerMap } from '../operations/types.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { StorageRoot } from '../registry/records.js';
 import { noCredentials, type CredentialVendor } from '../ports/credential-vendor.js';
+import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import { buildApp, consoleLogger } from './build.js';
 
 /**
@@ -19,6 +20,7 @@ export async function createAwsApp(
   config: AwsConfig,
   handlers: HandlerMap<CatalogServices>,
   client: S3Client = new S3Client({ region: config.AWS_REGION }),
+  inspector?: DatasetInspector,
 ): Promise<{ router: Router; services: CatalogServices }> {
   const stores = new Map<string, ObjectStore>();
   const storageFor = (root: StorageRoot): ObjectStore => {
@@ -45,6 +47,7 @@ export async function createAwsApp(
     trashGraceDays: config.RASK_TRASH_GRACE_DAYS,
     handlers,
     vendor: vendorFor(config),
+    inspector,
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     dataLimits: {
       maxResultBytes: config.RASK_MAX_RESULT_BYTES,
@@ -68,13 +71,20 @@ function vendorFor(config: AwsConfig): CredentialVendor {
   });
 }
 
-/** Builds the app on first use and keeps the promise, so concurrent cold invocations share it. */
-export function lazyAwsRouter(handlers: HandlerMap<CatalogServices>): () => Promise<Router> {
+/**
+ * Builds the app on first use and keeps the promise, so concurrent cold invocations share it.
+ * `inspector` builds the dataset inspector from the configuration (each bundle brings its own).
+ */
+export function lazyAwsRouter(
+  handlers: HandlerMap<CatalogServices>,
+  inspector?: (config: AwsConfig) => DatasetInspector | undefined,
+): () => Promise<Router> {
   let app: Promise<Router> | undefined;
   return () => {
-    app ??= import('../config.js').then(({ loadAwsConfig }) =>
-      createAwsApp(loadAwsConfig(), handlers).then((a) => a.router),
-    );
+    app ??= import('../config.js').then(({ loadAwsConfig }) => {
+      const config = loadAwsConfig();
+      return createAwsApp(config, handlers, undefined, inspector?.(config)).then((a) => a.router);
+    });
     // A failed start-up (e.g. S3 unreachable) must not poison the container forever.
     app.catch(() => (app = undefined));
     return app;
