@@ -34,11 +34,12 @@ export const LAYER_MODULES = ['@lancedb/lancedb', 'apache-arrow'] as const;
  * pins the version the tests ran against.
  */
 
-export type BundleKind = 'meta' | 'data' | 'authorizer';
+export type BundleKind = 'meta' | 'data' | 'jobs' | 'authorizer';
 
 export const ENTRY_POINTS: Readonly<Record<BundleKind, string>> = {
   meta: path.join(REPO_ROOT, 'functions', 'api-meta.ts'),
   data: path.join(REPO_ROOT, 'functions', 'api-data.ts'),
+  jobs: path.join(REPO_ROOT, 'functions', 'maintenance-jobs.ts'),
   authorizer: path.join(REPO_ROOT, 'functions', 'authorizer.ts'),
 };
 
@@ -48,6 +49,7 @@ export function externalModules(kind: BundleKind): string[] {
     case 'meta':
       return [];
     case 'data':
+    case 'jobs':
       return [...LAYER_MODULES];
     case 'authorizer':
       return [];

@@ -40,6 +40,8 @@ export interface RaskConfig {
   readonly dataMemoryMb: number;
   /** Memory of the metadata function. */
   readonly metaMemoryMb: number;
+  /** Memory of the scheduled jobs function (index builds want CPU: ~2.3 vCPU at 4096 MB, 6 at 10240). */
+  readonly jobsMemoryMb: number;
   /** SNS topic that alarms notify; alarms are created without actions when absent. */
   readonly alarmTopicArn?: string;
   /** WAFv2 web ACL to associate with the API stage. */
@@ -65,6 +67,7 @@ export const DEFAULT_CONFIG: RaskConfig = {
   logRetentionDays: 90,
   dataMemoryMb: 2048,
   metaMemoryMb: 1024,
+  jobsMemoryMb: 4096,
   createApiGatewayCloudWatchRole: true,
 };
 
@@ -119,6 +122,7 @@ export function resolveConfig(raw: Raw = {}): RaskConfig {
     logRetentionDays: int(raw, 'logRetentionDays', d.logRetentionDays, 1, 3653),
     dataMemoryMb: int(raw, 'dataMemoryMb', d.dataMemoryMb, 512, 10_240),
     metaMemoryMb: int(raw, 'metaMemoryMb', d.metaMemoryMb, 128, 10_240),
+    jobsMemoryMb: int(raw, 'jobsMemoryMb', d.jobsMemoryMb, 1024, 10_240),
     alarmTopicArn: optStr(raw, 'alarmTopicArn', /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/, 'an SNS topic ARN'),
     webAclArn: optStr(raw, 'webAclArn', /^arn:aws[a-z-]*:wafv2:[a-z0-9-]+:\d{12}:regional\/webacl\/.+$/, 'a regional WAFv2 web ACL ARN'),
     createApiGatewayCloudWatchRole: bool(raw, 'createApiGatewayCloudWatchRole', d.createApiGatewayCloudWatchRole),

@@ -5,6 +5,7 @@ import { CatalogAlarms } from './constructs/alarms.js';
 import { CatalogApi } from './constructs/api.js';
 import { AdminKeyAuth } from './constructs/auth.js';
 import { CatalogFunctions } from './constructs/functions.js';
+import { JobsSchedule } from './constructs/jobs-schedule.js';
 import { WorkQueue } from './constructs/queue.js';
 import { Storage } from './constructs/storage.js';
 
@@ -14,7 +15,7 @@ export interface RaskStackProps extends StackProps {
 
 /**
  * The whole catalog in one stack: storage, the work queue, the functions with their layer and
- * the vending role, the admin key and its authorizer, the API and the alarms. One stack keeps
+ * the vending role, the jobs schedule, the admin key and its authorizer, the API and the alarms. One stack keeps
  * references plain (no cross-stack exports to untangle on teardown); the data survives stack
  * deletion through RETAIN removal policies instead of a separate stack.
  */
@@ -25,6 +26,7 @@ export class RaskStack extends Stack {
   readonly auth: AdminKeyAuth;
   readonly api: CatalogApi;
   readonly alarms: CatalogAlarms;
+  readonly jobsSchedule: JobsSchedule;
 
   constructor(scope: Construct, id: string, props: RaskStackProps) {
     super(scope, id, props);
@@ -33,6 +35,7 @@ export class RaskStack extends Stack {
     this.storage = new Storage(this, 'Storage', { config });
     this.queue = new WorkQueue(this, 'WorkQueue', { removalPolicy: config.removalPolicy });
     this.functions = new CatalogFunctions(this, 'Functions', { config, storage: this.storage, queue: this.queue });
+    this.jobsSchedule = new JobsSchedule(this, 'JobsSchedule', { fn: this.functions.jobs.fn });
     this.auth = new AdminKeyAuth(this, 'Auth', { config });
     this.api = new CatalogApi(this, 'Api', {
       config,
@@ -44,6 +47,7 @@ export class RaskStack extends Stack {
       functions: {
         Meta: this.functions.meta.fn,
         Data: this.functions.data.fn,
+        Jobs: this.functions.jobs.fn,
         Authorizer: this.auth.authorizer.fn,
       },
       topicArn: config.alarmTopicArn,

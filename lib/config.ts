@@ -36,10 +36,15 @@ const common = {
   RASK_WAREHOUSE: z.string().min(1).default('default'),
 };
 
+/** How often the local server's in-process worker looks for queued jobs (docs/jobs.md). */
+export const DEFAULT_JOBS_INTERVAL_MS = 2000;
+
 const localSchema = z.object({
   RASK_HOST: z.string().min(1).default('127.0.0.1'),
   RASK_PORT: port.default(2333),
   RASK_DATA_DIR: z.string().min(1).default('./.rask'),
+  /** Milliseconds between passes of the in-process job worker; 0 disables it. */
+  RASK_JOBS_INTERVAL_MS: z.coerce.number().int().min(0).default(DEFAULT_JOBS_INTERVAL_MS),
   ...common,
 });
 

@@ -17,17 +17,20 @@ export interface CatalogFunctionsProps {
 }
 
 /**
- * The two API functions (one per bundle of the operation table) and the role that credential
- * vending assumes.
+ * The two API functions (one per bundle of the operation table), the scheduled jobs function,
+ * and the role that credential vending assumes.
  *
  * - meta: namespaces, table records, versions, declare/describe with vended credentials. Pure
  *   JavaScript, so arm64 (cheaper per GB-second) and no layer: it never loads LanceDB.
  * - data: Arrow IPC, queries, indices, schema changes. Runs LanceDB from the layer, on x86_64
  *   where LanceDB's binaries are published.
+ * - jobs: runs queued jobs (large index builds, backfills; docs/jobs.md) off the request path,
+ *   started by a schedule (./jobs-schedule.ts), with the layer and Lambda's longest timeout.
  */
 export class CatalogFunctions extends Construct {
   readonly meta: RaskFunction;
   readonly data: RaskFunction;
+  readonly jobs: RaskFunction;
   readonly layer: lambda.LayerVersion;
   readonly vendingRole: iam.Role;
 
@@ -71,9 +74,24 @@ export class CatalogFunctions extends Construct {
       layers: [this.layer],
     });
 
+    this.jobs = new RaskFunction(this, 'Jobs', {
+      kind: 'jobs',
+      description: 'rask scheduled jobs: index builds and backfills off the request path (LanceDB from the layer)',
+      architecture: LAYER_ARCHITECTURE,
+      memorySize: config.jobsMemoryMb,
+      // Lambda's longest: a job started in the first five minutes has at least ten to finish
+      // (functions/maintenance-jobs.ts); one that needs more is retried, then Failed.
+      timeout: Duration.minutes(15),
+      environment: environment(),
+      logRetentionDays: config.logRetentionDays,
+      layers: [this.layer],
+    });
+
     const registry = { bucket: storage.registryBucket, prefix: storage.registryPrefix, access: 'registry' } as const;
     const warehouse = { bucket: storage.warehouseBucket, prefix: storage.warehousePrefix, access: 'warehouse' } as const;
-    for (const f of [this.meta, this.data]) {
+    // The jobs function reads and writes job records in the registry and builds in the
+    // warehouse; it vends no credentials and its queue is the registry, not the DynamoDB table.
+    for (const f of [this.meta, this.data, this.jobs]) {
       grantPrefixes(f.role, [registry, warehouse]);
     }
     // Index builds and other queued jobs are enqueued by data operations. Item-level actions
@@ -92,6 +110,14 @@ export class CatalogFunctions extends Construct {
       }),
     );
     this.data.fn.addEnvironment('RASK_WORK_QUEUE_TABLE', queue.table.tableName);
+
+    // DescribeTable with load_detailed_metadata: the metadata function cannot open datasets, so
+    // it invokes the data function directly with an inspection event (lib/app/inspect-event.ts).
+    // Named explicitly rather than grantInvoke, which adds every version and alias (`:*`).
+    this.meta.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.data.fn.functionArn] }),
+    );
+    this.meta.fn.addEnvironment('RASK_DATA_FUNCTION_NAME', this.data.fn.functionName);
 
     // The role vended credentials are derived from. Its policy is the ceiling of any vended
     // session (the session policy narrows it to one table's prefix), so it names only the

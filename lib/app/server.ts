@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import type { LocalConfig } from '../config.js';
+import { startJobLoop, type JobLoop } from '../jobs/loop.js';
 import { nodeListener } from '../http/node-adapter.js';
 import { consoleLogger } from './build.js';
 import { createLocalApp } from './local.js';
@@ -9,6 +11,8 @@ export interface RunningServer {
   readonly server: Server;
   readonly url: string;
   readonly dataDir: string;
+  /** The in-process job worker (docs/jobs.md); its timer is off when RASK_JOBS_INTERVAL_MS is 0. */
+  readonly jobs: JobLoop;
   close(): Promise<void>;
 }
 
@@ -22,16 +26,24 @@ export async function startLocalServer(config: LocalConfig): Promise<RunningServ
     server.once('error', reject);
     server.listen(config.RASK_PORT, config.RASK_HOST, () => resolve());
   });
+  const jobs = startJobLoop(app.services, {
+    intervalMs: config.RASK_JOBS_INTERVAL_MS,
+    owner: `local:${hostname()}:${process.pid}`,
+  });
   const { port } = server.address() as AddressInfo;
   const host = config.RASK_HOST.includes(':') ? `[${config.RASK_HOST}]` : config.RASK_HOST;
   return {
     server,
     url: `http://${host}:${port}`,
     dataDir: app.dataDir,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
+    jobs,
+    close: async () => {
+      // First the worker: a job it has not finished goes back to the queue for the next start.
+      await jobs.stop();
+      await new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));
         server.closeAllConnections();
-      }),
+      });
+    },
   };
 }

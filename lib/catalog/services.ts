@@ -1,3 +1,4 @@
+import type { JobSettings } from '../jobs/context.js';
 import type { CredentialVendor } from '../ports/credential-vendor.js';
 import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import type { ObjectStore } from '../ports/object-store.js';
@@ -30,6 +31,8 @@ export interface CatalogServices {
   readonly inspector?: DatasetInspector;
   /** Bounds on synchronous data-plane work; absent means the defaults in lib/config.ts. */
   readonly dataLimits?: DataLimits;
+  /** Where asynchronous jobs (transactions) live and their timings; absent: the registry's store, defaults. */
+  readonly jobs?: JobSettings;
   now(): Date;
   newId(): string;
 }

@@ -12,7 +12,8 @@ import { decodeIpc, encodeIpcFile } from './arrow.js';
 import { connectCached } from './connections.js';
 import { describe, listVersions, stats, type TableDescription, type TableStats, type TableVersion } from './describe.js';
 import { mapLanceError, type MapContext } from './errors.js';
-import { createIndex, dropIndex, type IndexContent, indexStats, type IndexStats, listIndices } from './indexes.js';
+import * as computed from './computed.js';
+import { checkIndex, createIndex, dropIndex, type IndexContent, indexStats, type IndexStats, listIndices } from './indexes.js';
 import { type Connection, type LanceDb, loadLanceDb, type Table } from './lancedb.js';
 import { localPathInside, parseLocation, type TableLocation } from './location.js';
 import { buildQuery, resultTooLarge, runQuery } from './query.js';
@@ -161,6 +162,11 @@ export class LanceDataEngine {
     return this.use(location, writeTarget(request), (t, lib) => createIndex(t, lib, request));
   }
 
+  /** Validates a CreateTableIndex request against the table without building (before it is queued). */
+  async checkIndex(location: string, request: object): Promise<{ name: string }> {
+    return this.use(location, writeTarget(request), (t, lib) => checkIndex(t, lib, request));
+  }
+
   async listIndices(location: string, request: object = {}): Promise<{ indexes: IndexContent[]; page_token?: string }> {
     return this.use(location, readSelection(request), (t) => listIndices(t, request));
   }
@@ -216,7 +222,28 @@ export class LanceDataEngine {
   // ---- schema ----
 
   async addColumns(location: string, request: object): Promise<{ version: number }> {
-    return this.use(location, writeTarget(request), (t) => schema.addColumns(t, request));
+    return this.use(location, writeTarget(request), (t, lib) => schema.addColumns(t, lib, request));
+  }
+
+  /**
+   * The binding of a computed column (12: no such column; 13: not computed), and a check that
+   * `where`, when given, is a filter this table can plan: what AlterTableBackfillColumns
+   * verifies before it queues a backfill.
+   */
+  async checkBackfill(location: string, request: { column: string; where?: string; branch?: string }): Promise<computed.Binding> {
+    return this.use(location, writeTarget(request), async (t) => {
+      const binding = await computed.computedBinding(t, request.column);
+      if (request.where !== undefined) await computed.checkFilter(t, request.where);
+      return binding;
+    });
+  }
+
+  /** Computes a computed column's rows: those matching `where`, by default those still null. */
+  async backfill(
+    location: string,
+    request: { column: string; where?: string; branch?: string },
+  ): Promise<{ updated_rows: number; version: number; expression: string; where: string }> {
+    return this.use(location, writeTarget(request), (t) => computed.backfill(t, request));
   }
 
   async alterColumns(location: string, request: object): Promise<{ version: number }> {

@@ -6,7 +6,7 @@
  * index builder), so the request is validated completely before LanceDB sees it.
  */
 import type { Index } from '@lancedb/lancedb';
-import { InvalidInputError, TableIndexNotFoundError } from '../errors.js';
+import { InvalidInputError, TableColumnNotFoundError, TableIndexAlreadyExistsError, TableIndexNotFoundError } from '../errors.js';
 import { type ArrowSchema, loadArrow } from './arrow.js';
 import type { LanceDb, Table } from './lancedb.js';
 import { page, type Page } from './paging.js';
@@ -63,6 +63,35 @@ const FTS_LANGUAGES = [
 const BASE_TOKENIZERS = ['simple', 'whitespace', 'raw', 'ngram'] as const;
 
 export async function createIndex(table: Table, lib: LanceDb, request: unknown): Promise<Record<string, never>> {
+  const { column, config, name } = await prepareIndex(table, lib, request);
+  // replace:false so that an existing name is TableIndexAlreadyExists (LanceDB's default replaces).
+  await table.createIndex(column, { config, name, replace: false });
+  return {};
+}
+
+/**
+ * Everything CreateTableIndex checks, without building: the request is valid for this table
+ * and the index name is free. Run before a build is queued, so a request that cannot succeed
+ * is refused at once (13, 12, 7) instead of becoming a failed job.
+ */
+export async function checkIndex(table: Table, lib: LanceDb, request: unknown): Promise<{ name: string }> {
+  const { column, name } = await prepareIndex(table, lib, request);
+  if (!(await table.schema()).fields.some((f) => f.name === column)) {
+    throw new TableColumnNotFoundError(`column "${column}" does not exist`);
+  }
+  const resolved = name ?? defaultIndexName(column);
+  if ((await table.listIndices()).some((i) => i.name === resolved)) {
+    throw new TableIndexAlreadyExistsError(`index "${resolved}" already exists`);
+  }
+  return { name: resolved };
+}
+
+/** The name LanceDB gives an index created without one. */
+export function defaultIndexName(column: string): string {
+  return `${column}_idx`;
+}
+
+async function prepareIndex(table: Table, lib: LanceDb, request: unknown): Promise<{ column: string; config: Index; name?: string }> {
   const body = asObject(request);
   const column = reqString(body.column, 'column');
   const type = readIndexType(body.index_type);
@@ -71,10 +100,7 @@ export async function createIndex(table: Table, lib: LanceDb, request: unknown):
   if (extra.length > 0) {
     throw new InvalidInputError(`index type ${type} does not take ${extra.map((p) => `"${p}"`).join(', ')}`);
   }
-  const config = await indexConfig(table, lib, type, column, body);
-  // replace:false so that an existing name is TableIndexAlreadyExists (LanceDB's default replaces).
-  await table.createIndex(column, { config, name, replace: false });
-  return {};
+  return { column, config: await indexConfig(table, lib, type, column, body), name };
 }
 
 function readIndexType(value: unknown): IndexType {

@@ -5,7 +5,8 @@
 import type { ColumnAlteration } from '@lancedb/lancedb';
 import { InvalidInputError, UnsupportedError } from '../errors.js';
 import { type ArrowField, type ArrowSchema, fromJsonArrowField, fromJsonArrowType } from './arrow.js';
-import type { Table } from './lancedb.js';
+import { computedField } from './computed.js';
+import type { LanceDb, Table } from './lancedb.js';
 import { asObject, optBool, optString, optStringArray, reqString } from './validate.js';
 
 type Version = { version: number };
@@ -16,11 +17,13 @@ function entries(value: unknown, field: string): Record<string, unknown>[] {
 }
 
 /**
- * Each entry is a SQL `expression`, or (an extension for typed null columns) a JsonArrowField
- * shape: `{name, type, nullable?, metadata?}`. LanceDB adds the two kinds with different calls,
- * i.e. two commits, so one request may not mix them.
+ * Each entry is a SQL `expression` (evaluated once, now), a `computed` SQL expression (a
+ * maintained column: added all-null with its binding, filled by AlterTableBackfillColumns;
+ * lib/data/computed.ts), or (an extension for typed null columns) a JsonArrowField shape:
+ * `{name, type, nullable?, metadata?}`. Expression columns take one LanceDB call and the other
+ * two kinds another, i.e. two commits, so one request may not mix them.
  */
-export async function addColumns(table: Table, request: unknown): Promise<Version> {
+export async function addColumns(table: Table, lib: LanceDb, request: unknown): Promise<Version> {
   const list = entries(asObject(request).new_columns, 'new_columns');
   const sql: { name: string; valueSql: string }[] = [];
   const fields: ArrowField[] = [];
@@ -30,16 +33,16 @@ export async function addColumns(table: Table, request: unknown): Promise<Versio
     if (e.virtual_column != null) {
       throw new UnsupportedError('virtual columns are not supported: LanceDB 0.31.0 has no UDF columns');
     }
-    if (e.computed != null) {
-      throw new UnsupportedError('computed columns are not supported: LanceDB 0.31.0 cannot maintain them');
-    }
     const expression = optString(e.expression, `${at}.expression`);
-    if (expression) sql.push({ name, valueSql: expression });
+    const computed = optString(e.computed, `${at}.computed`);
+    if (expression && computed) throw new InvalidInputError(`"${at}" has both "expression" and "computed"; give one`);
+    if (computed) fields.push(await computedField(table, lib, name, computed));
+    else if (expression) sql.push({ name, valueSql: expression });
     else if (e.type != null) fields.push(fromJsonArrowField({ ...e, nullable: e.nullable ?? true }));
-    else throw new InvalidInputError(`"${at}" needs an "expression" (or a JSON Arrow "type" for an all-null column)`);
+    else throw new InvalidInputError(`"${at}" needs an "expression", a "computed" expression, or a JSON Arrow "type" for an all-null column`);
   }
   if (sql.length > 0 && fields.length > 0) {
-    throw new InvalidInputError('add SQL-expression columns and typed null columns in separate requests');
+    throw new InvalidInputError('add SQL-expression columns and computed or typed null columns in separate requests');
   }
   const result = sql.length > 0 ? await table.addColumns(sql) : await table.addColumns(fields);
   return { version: result.version };

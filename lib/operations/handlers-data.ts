@@ -1,4 +1,5 @@
 import type { CatalogServices } from '../catalog/services.js';
+import { backfillHandlers } from './data/backfill.js';
 import { indexHandlers } from './data/indices.js';
 import { readHandlers } from './data/reads.js';
 import { refHandlers } from './data/refs.js';
@@ -18,4 +19,5 @@ export const dataHandlers: HandlerMap<CatalogServices> = {
   ...indexHandlers,
   ...refHandlers,
   ...schemaHandlers,
+  ...backfillHandlers,
 };

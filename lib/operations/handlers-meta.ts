@@ -1,6 +1,7 @@
 import type { CatalogServices } from '../catalog/services.js';
 import { namespaceHandlers } from './handlers-namespace.js';
 import { tableHandlers } from './handlers-table.js';
+import { transactionHandlers } from './handlers-transaction.js';
 import { versionHandlers } from './handlers-version.js';
 import type { HandlerMap } from './types.js';
 
@@ -12,4 +13,5 @@ export const metaHandlers: HandlerMap<CatalogServices> = {
   ...namespaceHandlers,
   ...tableHandlers,
   ...versionHandlers,
+  ...transactionHandlers,
 };

@@ -1,11 +1,5 @@
 /** Why each operation without a handler answers code 0; shown to callers and in COVERAGE.md. */
 export const UNSUPPORTED_REASONS: Readonly<Record<string, string>> = {
-  DescribeTransaction:
-    'rask commits every operation atomically and keeps no long-running transactions, and the pinned LanceDB 0.31.0 has no transaction or job API to describe',
-  AlterTransaction:
-    'rask commits every operation atomically and keeps no long-running transactions, and the pinned LanceDB 0.31.0 has no transaction or job API to alter',
-  AlterTableBackfillColumns:
-    'the pinned LanceDB 0.31.0 has no refreshColumn (computed-column backfill arrived in later releases); add a column from a SQL expression with AlterTableAddColumns, which fills every row at once',
   CreateMaterializedView:
     'the pinned LanceDB 0.31.0 has no materialized views (createMaterializedView arrived in later releases)',
   RefreshMaterializedView:

@@ -10,6 +10,8 @@ import { InvalidInputError } from '../errors.js';
  *   p/<P>/t/<a>/<b>/+n/<c>                    namespace a.b.c
  *   p/<P>/t/<a>/<b>/+t/<x>                    table a.b.x
  *   p/<P>/loc/<W>/<s1>/<s2>/…/+c              claim on location s1/s2/… of warehouse W
+ *   p/<P>/jobs/live/<J>                       job J while queued, running or just finished
+ *   p/<P>/jobs/done/<J>                       job J once finished, until its retention ends
  *
  * <…> is `encodeSegment(name)`. Records are always leaves and a namespace's children live in
  * its own directory (`p/<P>/t/<a>/<b>/`), so listing a namespace's children is one LIST of a
@@ -21,6 +23,13 @@ import { InvalidInputError } from '../errors.js';
  * segment per directory, and the claim is the leaf `+c` inside: a claim on `a/b` and one on
  * `a/b/c` never collide (no key is both an object and a directory, which the filesystem store
  * cannot hold), and the claims nested below a location are one LIST of its directory.
+ *
+ * Jobs (lib/jobs/) are split by life stage so that a worker looking for work lists only the
+ * live ones: the finished jobs kept for DescribeTransaction never slow a claim down. `live` and
+ * `done` are fixed words, never user input, and job ids are 32 lowercase hex digits (validated
+ * by lib/jobs/ids.ts) whose byte order is their creation order (to the millisecond), so both
+ * listings are oldest first. A job is only ever in one of the two (or, for an instant while it moves, the same
+ * record in both; lib/jobs/store.ts says which copy wins).
  *
  * encodeSegment escapes, as `%XX`, exactly the bytes below `0`: (0x00–0x2F, which includes
  * `/`, `%`, `+`, `.`, space). Because `%` (0x25) is itself below every byte that stays raw,
@@ -130,6 +139,12 @@ export const keys = {
     checked(`p/${seg(project)}/loc/${seg(warehouse)}/${locationSegments(relPath)}/`),
   locationClaim: (project: string, warehouse: string, relPath: string) =>
     checked(`${keys.locationClaimDir(project, warehouse, relPath)}+c`),
+  /** Jobs not yet retired (queued, running, or finished a moment ago): what workers list. */
+  liveJobsPrefix: (project: string) => `p/${seg(project)}/jobs/live/`,
+  liveJob: (project: string, id: string) => checked(`${keys.liveJobsPrefix(project)}${seg(id)}`),
+  /** Finished jobs kept for their retention period (DescribeTransaction still answers for them). */
+  doneJobsPrefix: (project: string) => `p/${seg(project)}/jobs/done/`,
+  doneJob: (project: string, id: string) => checked(`${keys.doneJobsPrefix(project)}${seg(id)}`),
 };
 
 /** Splits a key found under `locationClaimsPrefix(project)` back into warehouse and path. */

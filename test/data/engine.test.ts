@@ -716,7 +716,11 @@ describe('schema evolution', () => {
       engine.addColumns(location, { new_columns: [{ name: 'a', expression: '1' }, { name: 'b', type: { type: 'int32' } }] }),
       ErrorCode.InvalidInput,
     );
-    await expectCode(engine.addColumns(location, { new_columns: [{ name: 'c', computed: 'id + 1' }] }), ErrorCode.Unsupported);
+    // A computed column and an expression column are two different commits.
+    await expectCode(
+      engine.addColumns(location, { new_columns: [{ name: 'c', computed: 'id + 1' }, { name: 'c2', expression: 'id + 1' }] }),
+      ErrorCode.InvalidInput,
+    );
     await expectCode(engine.addColumns(location, { new_columns: [{ name: 'd' }] }), ErrorCode.InvalidInput);
     await expectCode(engine.addColumns(location, { new_columns: [{ name: 'text', expression: "'x'" }] }), ErrorCode.InvalidInput);
     await expectCode(engine.addColumns(location, { new_columns: [{ name: 'e', expression: 'nosuch + 1' }] }), ErrorCode.TableColumnNotFound);

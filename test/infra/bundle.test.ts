@@ -39,6 +39,20 @@ describe('Lambda bundles', () => {
     expect(externalImports(metafile).filter((p) => !isBuiltin(p)).every((p) => ['@lancedb/lancedb', 'apache-arrow'].includes(p))).toBe(true);
   });
 
+  it('jobs bundle leaves LanceDB and Arrow to the layer and carries the runners; the metadata bundle carries the job records only', async () => {
+    const { metafile } = await bundle('jobs');
+    expect(forbiddenInputs(metafile)).toEqual([]);
+    expect(externalImports(metafile).filter((p) => !isBuiltin(p)).every((p) => ['@lancedb/lancedb', 'apache-arrow'].includes(p))).toBe(true);
+    const inputs = Object.keys(metafile.inputs);
+    for (const f of ['lib/jobs/worker.ts', 'lib/jobs/runners/create-index.ts', 'lib/jobs/runners/backfill.ts', 'lib/data/engine.ts']) {
+      expect(inputs).toContain(f);
+    }
+    // DescribeTransaction / AlterTransaction read and write records; they never reach a runner.
+    const meta = Object.keys((await bundle('meta')).metafile.inputs);
+    expect(meta).toContain('lib/jobs/jobs.ts');
+    expect(meta.filter((i) => i.startsWith('lib/jobs/runners/') || i.startsWith('lib/data/'))).toEqual([]);
+  });
+
   it('authorizer bundle carries its own Secrets Manager client and nothing of the catalog', async () => {
     const { metafile } = await bundle('authorizer');
     expect(externalImports(metafile).filter((p) => !isBuiltin(p))).toEqual([]);

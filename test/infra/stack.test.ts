@@ -81,8 +81,12 @@ describe('API routes come from the operation table', () => {
 
   it('grants API Gateway one invoke permission per function, not two per method', () => {
     const permissions = Object.values(resourcesOfType(template(), 'AWS::Lambda::Permission'));
-    expect(permissions).toHaveLength(3); // meta, data, authorizer
-    for (const p of permissions) expect(p.Properties!.Principal).toBe('apigateway.amazonaws.com');
+    const byApi = permissions.filter((p) => p.Properties!.Principal === 'apigateway.amazonaws.com');
+    expect(byApi).toHaveLength(3); // meta, data, authorizer
+    // The only other invoker: the jobs schedule (see "jobs function" below).
+    expect(permissions.filter((p) => p.Properties!.Principal !== 'apigateway.amazonaws.com').map((p) => p.Properties!.Principal)).toEqual([
+      'events.amazonaws.com',
+    ]);
   });
 
   it('stays within API Gateway and CloudFormation limits', () => {
@@ -164,14 +168,16 @@ describe('API settings', () => {
 describe('functions', () => {
   it('run nodejs22.x from ESM bundles', () => {
     const fns = Object.values(resourcesOfType(template(), 'AWS::Lambda::Function'));
-    expect(fns).toHaveLength(3);
+    expect(fns).toHaveLength(4); // meta, data, jobs, authorizer
     for (const fn of fns) expect(fn.Properties).toMatchObject({ Runtime: 'nodejs22.x', Handler: 'index.handler' });
   });
 
-  it('gives the LanceDB layer to the data function only', () => {
+  it('gives the LanceDB layer to the data and jobs functions only', () => {
     const layerId = logicalId(template(), 'AWS::Lambda::LayerVersion', 'FunctionsLanceDbLayer');
     const fns = resourcesOfType(template(), 'AWS::Lambda::Function');
     expect(fns[fnId('FunctionsDataFunction')].Properties!.Layers).toEqual([{ Ref: layerId }]);
+    expect(fns[fnId('FunctionsJobsFunction')].Properties!.Layers).toEqual([{ Ref: layerId }]);
+    expect(fns[fnId('FunctionsJobsFunction')].Properties!.Architectures).toEqual(['x86_64']);
     expect(fns[fnId('FunctionsMetaFunction')].Properties!.Layers).toBeUndefined();
     expect(fns[fnId('AuthAuthorizerFunction')].Properties!.Layers).toBeUndefined();
     template().hasResourceProperties('AWS::Lambda::LayerVersion', {
@@ -184,7 +190,7 @@ describe('functions', () => {
 
   it('configure the catalog through RASK_* variables', () => {
     const fns = resourcesOfType(template(), 'AWS::Lambda::Function');
-    for (const prefix of ['FunctionsMetaFunction', 'FunctionsDataFunction']) {
+    for (const prefix of ['FunctionsMetaFunction', 'FunctionsDataFunction', 'FunctionsJobsFunction']) {
       const env = fns[fnId(prefix)].Properties!.Environment.Variables;
       expect(env).toMatchObject({
         RASK_REGISTRY_PREFIX: 'registry/',
@@ -196,11 +202,28 @@ describe('functions', () => {
       });
       expect(flat(env.RASK_REGISTRY_BUCKET)).toMatch(/^<StorageRegistry/);
       expect(flat(env.RASK_WAREHOUSE_BUCKET)).toMatch(/^<StorageWarehouse/);
-      expect(flat(env.RASK_VENDING_ROLE_ARN)).toMatch(/^<FunctionsVendingRole[A-Z0-9]+\.Arn>$/);
+      if (prefix !== 'FunctionsJobsFunction') expect(flat(env.RASK_VENDING_ROLE_ARN)).toMatch(/^<FunctionsVendingRole[A-Z0-9]+\.Arn>$/);
     }
+    // Jobs vend nothing and queue in the registry.
+    expect(fns[fnId('FunctionsJobsFunction')].Properties!.Environment.Variables.RASK_VENDING_ROLE_ARN).toBeUndefined();
+    expect(fns[fnId('FunctionsJobsFunction')].Properties!.Environment.Variables.RASK_WORK_QUEUE_TABLE).toBeUndefined();
     expect(fns[fnId('FunctionsDataFunction')].Properties!.Environment.Variables.RASK_WORK_QUEUE_TABLE).toBeDefined();
     // Only the data function may use the queue, so only it is told where it is.
     expect(fns[fnId('FunctionsMetaFunction')].Properties!.Environment.Variables.RASK_WORK_QUEUE_TABLE).toBeUndefined();
+  });
+
+  it('let the metadata function, and only it, invoke the data function for detailed metadata', () => {
+    const fns = resourcesOfType(template(), 'AWS::Lambda::Function');
+    const metaEnv = fns[fnId('FunctionsMetaFunction')].Properties!.Environment.Variables;
+    expect(flat(metaEnv.RASK_DATA_FUNCTION_NAME)).toBe(`<${fnId('FunctionsDataFunction')}>`);
+    const invokers = Object.values(resourcesOfType(template(), 'AWS::IAM::Policy')).flatMap((p) =>
+      (p.Properties!.PolicyDocument.Statement as any[])
+        .filter((st) => [st.Action].flat().includes('lambda:InvokeFunction'))
+        .map((st) => ({ roles: flat(p.Properties!.Roles), resources: flat(st.Resource) })),
+    );
+    expect(invokers).toHaveLength(1);
+    expect(invokers[0].roles).toMatch(/FunctionsMetaRole/);
+    expect(invokers[0].resources).toContain(`<${fnId('FunctionsDataFunction')}.Arn>`);
   });
 
   it('log to their own log groups with a retention', () => {
@@ -210,6 +233,39 @@ describe('functions', () => {
       const group = groups[fn.Properties!.LoggingConfig.LogGroup.Ref];
       expect(group.Properties!.RetentionInDays).toBe(90);
     }
+  });
+});
+
+describe('jobs function', () => {
+  it('runs on a one-minute schedule, 15 minutes at most, with no Lambda or EventBridge retries', () => {
+    const jobs = fnId('FunctionsJobsFunction');
+    const fn = resourcesOfType(template(), 'AWS::Lambda::Function')[jobs];
+    expect(fn.Properties).toMatchObject({ Timeout: 900, MemorySize: 4096 });
+    const rules = Object.values(resourcesOfType(template(), 'AWS::Events::Rule'));
+    expect(rules).toHaveLength(1);
+    expect(rules[0].Properties).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
+    expect(rules[0].Properties!.Targets).toEqual([
+      expect.objectContaining({ Arn: { 'Fn::GetAtt': [jobs, 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 300 } }),
+    ]);
+    template().hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: jobs }, MaximumRetryAttempts: 0 });
+    const [permission] = Object.values(resourcesOfType(template(), 'AWS::Lambda::Permission')).filter(
+      (p) => p.Properties!.Principal === 'events.amazonaws.com',
+    );
+    expect(permission.Properties!.FunctionName).toEqual({ 'Fn::GetAtt': [jobs, 'Arn'] });
+    expect(flat(permission.Properties!.SourceArn)).toMatch(/^<JobsScheduleRule[A-Z0-9]+\.Arn>$/);
+  });
+
+  it('may use the registry and warehouse prefixes and nothing else: no vending, no DynamoDB', () => {
+    const role = logicalId(template(), 'AWS::IAM::Role', 'FunctionsJobsRole');
+    const statements = identityStatements(template()).filter((s) => s.roles.includes(role));
+    const actions = statements.flatMap((s) => asArray(s.statement.Action));
+    expect(actions.some((a) => a.startsWith('dynamodb:') || a.startsWith('sts:'))).toBe(false);
+    const s3Resources = statements
+      .filter((s) => asArray(s.statement.Action).some((a) => a.startsWith('s3:')))
+      .flatMap((s) => asArray(s.statement.Resource).map(flat));
+    for (const r of s3Resources) expect(r).toMatch(/^<Storage(Registry|Warehouse)[A-Z0-9]+\.Arn>(\/(registry|warehouse)\/\*)?$/);
+    expect(s3Resources.some((r) => r.endsWith('/registry/*'))).toBe(true);
+    expect(s3Resources.some((r) => r.endsWith('/warehouse/*'))).toBe(true);
   });
 });
 
@@ -363,7 +419,7 @@ describe('alarms', () => {
     const alarms = Object.values(resourcesOfType(template(), 'AWS::CloudWatch::Alarm')).map((a) => a.Properties!);
     expect(alarms).toContainEqual(expect.objectContaining({ Namespace: 'AWS/ApiGateway', MetricName: '5XXError' }));
     const errorAlarms = alarms.filter((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === 'Errors');
-    expect(errorAlarms).toHaveLength(3);
+    expect(errorAlarms).toHaveLength(4);
     for (const a of alarms) expect(a.TreatMissingData).toBe('notBreaching');
   });
 });

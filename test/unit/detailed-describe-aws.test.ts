@@ -76,7 +76,11 @@ describe('detailed DescribeTable through the data function', () => {
   });
 
   it('turns a crashed data function into code 18', async () => {
-    lambda.on(InvokeCommand).resolves({ StatusCode: 200, FunctionError: 'Unhandled', Payload: Buffer.from('{"errorMessage":"boom"}') });
+    lambda.on(InvokeCommand).callsFake(async () => ({
+      StatusCode: 200,
+      FunctionError: 'Unhandled',
+      Payload: Buffer.from('{"errorMessage":"boom"}'),
+    }));
     await expect(lambdaInspector(new LambdaClient({}), 'f').inspect('s3://x/y.lance', {})).rejects.toMatchObject({ code: 18 });
   });
 });

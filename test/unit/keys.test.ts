@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compareKeys } from '../../lib/ports/object-store.js';
+import { isJobId, newJobId } from '../../lib/jobs/ids.js';
 import {
   decodeSegment,
   encodeSegment,
@@ -153,5 +154,67 @@ describe('location claim keys', () => {
       expect.objectContaining({ code: 13 }),
     );
     expect(keys.locationClaim('p', 'w', 'tables/ab12/t.lance')).toBe('p/p/loc/w/tables/ab12/t%2Elance/+c');
+  });
+});
+
+describe('job keys', () => {
+  const jobId = fc.date({ min: new Date(0), max: new Date('2999-12-31T00:00:00Z'), noInvalidDate: true }).map(newJobId);
+  const project = anyName;
+
+  it('hold job ids unescaped, each id in exactly one key per life stage, under its own prefix', () => {
+    fc.assert(
+      fc.property(project, jobId, jobId, (p, a, b) => {
+        expect(isJobId(a)).toBe(true);
+        const live = keys.liveJob(p, a);
+        const done = keys.doneJob(p, a);
+        expect(live).toBe(`${keys.liveJobsPrefix(p)}${a}`);
+        expect(done).toBe(`${keys.doneJobsPrefix(p)}${a}`);
+        expect(decodeSegment(live.slice(keys.liveJobsPrefix(p).length))).toBe(a);
+        expect(live).not.toBe(done);
+        if (a !== b) expect(keys.liveJob(p, a)).not.toBe(keys.liveJob(p, b));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('list oldest first: key order is creation order', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 44 }), fc.integer({ min: 1, max: 2 ** 40 }), (t, dt) => {
+        const older = newJobId(new Date(t));
+        const newer = newJobId(new Date(t + dt));
+        expect(compareKeys(keys.liveJob('p', older), keys.liveJob('p', newer))).toBeLessThan(0);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('never collide with the namespace tree, warehouses or location claims, and are leaves', () => {
+    fc.assert(
+      fc.property(project, jobId, fc.array(anyName, { minLength: 1, maxLength: 3 }), anyName, (p, id, tableId, w) => {
+        for (const k of [keys.liveJob(p, id), keys.doneJob(p, id)]) {
+          expect(k.startsWith(keys.subtree(p, []))).toBe(false);
+          expect(parseTreeKey(p, k)).toBeUndefined();
+          expect(k.startsWith(keys.locationClaimsPrefix(p))).toBe(false);
+          expect(k.startsWith(keys.warehousesPrefix(p))).toBe(false);
+          expect(k).not.toBe(keys.table(p, tableId));
+          expect(k).not.toBe(keys.warehouse(p, w));
+        }
+        // Neither prefix contains the other's keys, and the two sets of jobs never mix.
+        expect(keys.doneJob(p, id).startsWith(keys.liveJobsPrefix(p))).toBe(false);
+        expect(keys.liveJob(p, id).startsWith(keys.doneJobsPrefix(p))).toBe(false);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('keep the projects apart', () => {
+    fc.assert(
+      fc.property(project, project, jobId, (p1, p2, id) => {
+        if (p1 !== p2) expect(keys.liveJob(p1, id)).not.toBe(keys.liveJob(p2, id));
+        if (p1 !== p2) expect(keys.liveJob(p2, id).startsWith(keys.liveJobsPrefix(p1))).toBe(false);
+      }),
+      { numRuns: 500 },
+    );
+    expect(keys.liveJob('default', '0123456789abcdef0123456789abcdef')).toBe('p/default/jobs/live/0123456789abcdef0123456789abcdef');
   });
 });

@@ -2,15 +2,21 @@
  * Indices: CreateTableIndex, CreateTableScalarIndex, ListTableIndices, DescribeTableIndexStats,
  * DropTableIndex.
  *
- * Builds run inside the request. A vector index build trains k-means (and PQ codebooks) over
- * the whole column, and past a few tens of thousands of 128-d rows it outlasts API Gateway's
- * 29 s (docs/index-builds.md); the caller would get a 504 while the build went on unseen. So a
- * vector build whose estimated cost is above `maxSyncVectorIndexRows` is refused up front,
- * naming the asynchronous path.
+ * A vector index build trains k-means (and PQ codebooks) over the whole column, and past a few
+ * tens of thousands of 128-d rows it outlasts API Gateway's 29 s (docs/index-builds.md); the
+ * caller would get a 504 while the build went on unseen. So a vector build whose estimated cost
+ * is above `maxSyncVectorIndexRows` is checked (everything but the build itself), queued as a
+ * `create_index` job and answered with its `transaction_id` at once; DescribeTransaction
+ * follows it (docs/jobs.md). Cheaper builds, and every scalar and FTS build, run inside the
+ * request and answer `{}` as before.
  */
 import type { CatalogServices } from '../../catalog/services.js';
+import type { ResolvedTable } from '../../catalog/tables/lookup.js';
 import type { JsonArrowSchema } from '../../data/arrow.js';
-import { InvalidInputError, UnsupportedError } from '../../errors.js';
+import { InvalidInputError } from '../../errors.js';
+import { jobContext } from '../../jobs/context.js';
+import { enqueue } from '../../jobs/jobs.js';
+import { CREATE_INDEX } from '../../jobs/runners/create-index.js';
 import type { HandlerMap, OperationRequest } from '../types.js';
 import { body, engine, limits, queryString, table } from './context.js';
 
@@ -35,7 +41,11 @@ export const indexHandlers: HandlerMap<CatalogServices> = {
 async function createIndex(req: OperationRequest, svc: CatalogServices): Promise<unknown> {
   const t = await table(req, svc);
   const request = body(req);
-  if (isVectorIndex(request.index_type)) await guardBuildCost(t.location, request, limits(svc).maxSyncVectorIndexRows);
+  if (isVectorIndex(request.index_type)) {
+    const cost = await buildCost(t.location, request);
+    const limit = limits(svc).maxSyncVectorIndexRows;
+    if (cost && cost.cost > limit) return queueBuild(svc, t, request, { ...cost, limit });
+  }
   return engine().createIndex(t.location, request);
 }
 
@@ -54,22 +64,54 @@ const COST_WEIGHT: Readonly<Record<string, number>> = {
   HNSWPQ: 3,
 };
 
-async function guardBuildCost(location: string, request: Record<string, unknown>, maxRows: number): Promise<void> {
+interface BuildCost {
+  readonly rows: number;
+  readonly dim: number;
+  /** In rows of a 128-d IVF_PQ build. */
+  readonly cost: number;
+}
+
+async function buildCost(location: string, request: Record<string, unknown>): Promise<BuildCost | undefined> {
   const selection = typeof request.branch === 'string' ? { branch: request.branch } : {};
   const [rows, described] = await Promise.all([engine().countRows(location, selection), engine().describe(location, selection)]);
   const dim = vectorDimension(described.schema, request.column);
   // An unknown column is left to the engine, which answers 12.
-  if (dim === undefined) return;
+  if (dim === undefined) return undefined;
   const type = String(request.index_type).toUpperCase().replace(/[^A-Z]/g, '');
-  const cost = rows * Math.max(1, dim / REFERENCE_DIM) * (COST_WEIGHT[type] ?? 1);
-  if (cost <= maxRows) return;
-  throw new UnsupportedError(
-    `building this vector index inside a request is not supported: ${rows} rows of ${dim}-d vectors weigh as ` +
-      `${Math.round(cost)} rows of a 128-d IVF_PQ build, above the ${maxRows} rows past which builds can outlast ` +
-      `API Gateway's 29 s limit (RASK_MAX_SYNC_VECTOR_INDEX_ROWS; docs/index-builds.md). Build it through the ` +
-      `asynchronous path (maintenance index-build jobs, not yet available), or client-side against the table's ` +
-      `location with vended credentials`,
-  );
+  return { rows, dim, cost: rows * Math.max(1, dim / REFERENCE_DIM) * (COST_WEIGHT[type] ?? 1) };
+}
+
+/**
+ * Queues a build too large for a request. Everything the build would refuse at once (bad
+ * parameters, a missing column, a taken name) is checked first and answered now; what is
+ * queued is the request's index fields only (never `identity` or `context`, which may hold
+ * credentials), with the index name fixed, so the job and DescribeTransaction can name it.
+ */
+async function queueBuild(
+  svc: CatalogServices,
+  t: ResolvedTable,
+  request: Record<string, unknown>,
+  cost: BuildCost & { limit: number },
+): Promise<{ transaction_id: string }> {
+  const { id: _id, identity: _identity, context: _context, ...params } = request;
+  const { name } = await engine().checkIndex(t.location, params);
+  const job = await enqueue(jobContext(svc), {
+    type: CREATE_INDEX,
+    table: { id: t.record.id, uid: t.record.uid },
+    params: { ...params, name },
+    summary: {
+      index_name: name,
+      column: String(params.column),
+      index_type: String(params.index_type),
+      // Why it was queued: the guard's arithmetic (docs/index-builds.md).
+      rows: String(cost.rows),
+      dimension: String(cost.dim),
+      cost_rows: String(Math.round(cost.cost)),
+      max_sync_rows: String(cost.limit),
+      ...(typeof params.branch === 'string' ? { branch: params.branch } : {}),
+    },
+  });
+  return { transaction_id: job.id };
 }
 
 /** The list size of a fixed-size-list column (a vector column), from the JSON Arrow schema. */

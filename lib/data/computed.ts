@@ -1,0 +1,94 @@
+/**
+ * Computed columns, which LanceDB 0.31.0 does not have, built from what it does have.
+ *
+ * Spec (AddColumnsEntry.computed): "The column is added all-null with the expression persisted
+ * as its binding in field metadata; its type … inferred from the expression. Rows are filled by
+ * backfill, never at declaration." So:
+ *
+ * - declaring: the expression's type is found by adding it as a column to an empty in-memory
+ *   table with the same schema (the same SQL planner, no rows, nothing written to the real
+ *   table); then the real table gets a nullable all-null column of that type whose field
+ *   metadata holds the binding under `rask.computed` — one addColumns, one commit, and an
+ *   all-null column costs no data files;
+ * - backfilling: `UPDATE t SET <column> = <binding> WHERE <where>`, where `where` defaults to
+ *   `<column> IS NULL` (the rows not computed yet). A caller recomputes other rows (after
+ *   their inputs changed) by passing a `where` of its own, e.g. `true` for all of them.
+ *
+ * The binding is ordinary field metadata: it survives renames and updates, and
+ * UpdateFieldMetadata can change it (the next backfill computes the new expression).
+ */
+import { randomUUID } from 'node:crypto';
+import { InvalidInputError, TableColumnNotFoundError } from '../errors.js';
+import type { ArrowField } from './arrow.js';
+import { loadArrow } from './arrow.js';
+import type { Connection, LanceDb, Table } from './lancedb.js';
+import { splitFieldPath } from './schema.js';
+
+/** Field-metadata key of a computed column's binding (its SQL expression). */
+export const COMPUTED_BINDING_KEY = 'rask.computed';
+
+let scratch: Promise<Connection> | undefined;
+
+/** The nullable, all-null field that declares computed column `name` bound to `expression`. */
+export async function computedField(table: Table, lib: LanceDb, name: string, expression: string): Promise<ArrowField> {
+  scratch ??= lib.connect('memory://');
+  // A failed connect must not be remembered for the life of the process.
+  scratch.catch(() => (scratch = undefined));
+  const db = await scratch;
+  const probeName = `probe_${randomUUID().replace(/-/g, '')}`;
+  const probe = await db.createEmptyTable(probeName, await table.schema());
+  try {
+    // Evaluated over no rows: only planned and typed. A bad expression fails here, naming itself.
+    await probe.addColumns([{ name, valueSql: expression }]);
+    const typed = (await probe.schema()).fields.find((f) => f.name === name);
+    if (!typed) throw new InvalidInputError(`computed column "${name}": could not infer a type from ${JSON.stringify(expression)}`);
+    return new (loadArrow().Field)(name, typed.type, true, new Map([[COMPUTED_BINDING_KEY, expression]]));
+  } finally {
+    probe.close();
+    await db.dropTable(probeName).catch(() => undefined);
+  }
+}
+
+export interface Binding {
+  readonly column: string;
+  readonly expression: string;
+}
+
+/** The binding of top-level column `column`: 12 when there is no such column, 13 when it is not computed. */
+export async function computedBinding(table: Table, column: string): Promise<Binding> {
+  const path = splitFieldPath(column);
+  const field = (await table.schema()).fields.find((f) => f.name === path[0]);
+  if (!field) throw new TableColumnNotFoundError(`column "${column}" does not exist`);
+  const expression = path.length === 1 ? field.metadata.get(COMPUTED_BINDING_KEY) : undefined;
+  if (!expression) {
+    throw new InvalidInputError(
+      `column "${column}" is not a computed column: only columns added with "computed" (AlterTableAddColumns) can be backfilled`,
+    );
+  }
+  return { column: field.name, expression };
+}
+
+/** The rows a backfill computes when the caller names none: those not computed yet. */
+export function defaultBackfillFilter(column: string): string {
+  return `${quoteIdentifier(column)} IS NULL`;
+}
+
+/** Lance SQL quotes identifiers with backticks, doubling any inside. */
+export function quoteIdentifier(name: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `\`${name.replace(/`/g, '``')}\``;
+}
+
+/** Plans (does not run) a filter, so a bad `where` is refused before a job is queued for it. */
+export async function checkFilter(table: Table, where: string): Promise<void> {
+  await table.query().where(where).limit(1).explainPlan();
+}
+
+export async function backfill(
+  table: Table,
+  request: { column: string; where?: string },
+): Promise<{ updated_rows: number; version: number; expression: string; where: string }> {
+  const { column, expression } = await computedBinding(table, request.column);
+  const where = request.where ?? defaultBackfillFilter(column);
+  const r = await table.update({ valuesSql: new Map([[column, expression]]), where });
+  return { updated_rows: r.rowsUpdated, version: r.version, expression, where };
+}

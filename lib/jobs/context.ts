@@ -1,0 +1,30 @@
+import type { CatalogServices } from '../catalog/services.js';
+import type { WorkQueue } from '../ports/work-queue.js';
+import { DEFAULT_JOB_POLICY, type JobPolicy } from './record.js';
+import { RegistryWorkQueue } from './store.js';
+
+/** What CatalogServices may carry about jobs; absent means the registry's store and the defaults. */
+export interface JobSettings {
+  readonly queue?: WorkQueue;
+  readonly policy?: Partial<JobPolicy>;
+}
+
+/** Everything the job operations need, derived from the services once per call. */
+export interface JobContext {
+  readonly queue: WorkQueue;
+  readonly policy: JobPolicy;
+  now(): Date;
+  /** Re-runs a read-decide-write step that lost a race; exhausted retries are code 14. */
+  retrying<R>(what: string, attempt: () => Promise<R>): Promise<R>;
+}
+
+export function jobContext(services: CatalogServices): JobContext {
+  const settings = services.jobs ?? {};
+  return {
+    // The object-store queue holds no state of its own, so a new one per call costs nothing.
+    queue: settings.queue ?? new RegistryWorkQueue(services.registry, services.project),
+    policy: { ...DEFAULT_JOB_POLICY, ...settings.policy },
+    now: () => services.now(),
+    retrying: (what, attempt) => services.registry.retrying(what, attempt),
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * The scheduled maintenance function's handler (functions/maintenance-jobs.ts), separate from
+ * the entry point so that tests can run it with their own services and runners.
+ *
+ * EventBridge starts it every minute. Each invocation claims and runs ready jobs one after the
+ * other, and stops *starting* jobs `reserveMs` before the function's timeout, so every job it
+ * starts has at least that long to finish. A job that takes longer is cut off by the timeout:
+ * its lease lapses, a later invocation reclaims it, and after `maxAttempts` such tries it ends
+ * Failed (docs/jobs.md).
+ */
+import type { CatalogServices } from '../catalog/services.js';
+import { runJobsOnce, type JobRunners, type WorkerLog } from './worker.js';
+
+/** What the handler reads from the Lambda context. */
+export interface InvocationContext {
+  readonly awsRequestId: string;
+  getRemainingTimeInMillis(): number;
+}
+
+export interface JobsHandlerOptions {
+  readonly services: () => Promise<CatalogServices>;
+  readonly runners?: JobRunners;
+  readonly reserveMs: number;
+  readonly log?: WorkerLog;
+}
+
+export interface JobsInvocationResult {
+  readonly ran: number;
+  readonly outcomes: Record<string, number>;
+  readonly unreadable: number;
+  readonly pruned: number;
+}
+
+export function jobsHandler(options: JobsHandlerOptions) {
+  return async (_event: unknown, context: InvocationContext): Promise<JobsInvocationResult> => {
+    const services = await options.services();
+    const budgetMs = Math.max(0, context.getRemainingTimeInMillis() - options.reserveMs);
+    const report = await runJobsOnce(services, {
+      owner: `lambda:${context.awsRequestId}`,
+      budgetMs,
+      runners: options.runners,
+      log: options.log,
+    });
+    const outcomes: Record<string, number> = {};
+    for (const r of report.ran) outcomes[r.outcome] = (outcomes[r.outcome] ?? 0) + 1;
+    return { ran: report.ran.length, outcomes, unreadable: report.unreadable.length, pruned: report.pruned };
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * `create_index`: a CreateTableIndex request too large to build inside an HTTP request
+ * (docs/index-builds.md), built by the worker with exactly the call the request would have made.
+ */
+import { CatalogError, ErrorCode } from '../../errors.js';
+import { sharedEngine } from '../../data/shared-engine.js';
+import type { JobRunner } from '../worker.js';
+import { jobTable } from './table.js';
+
+export const CREATE_INDEX = 'create_index';
+
+export const createIndexRunner: JobRunner = async (job, { services, signal }): Promise<Record<string, string>> => {
+  const table = await jobTable(services, job);
+  const name = String(job.params.name);
+  signal.throwIfAborted();
+  try {
+    await sharedEngine().createIndex(table.location, job.params);
+  } catch (err) {
+    // The build commits atomically at its end. An earlier attempt whose worker died after that
+    // commit but before it could report leaves the index behind: finding it on a retry is success.
+    if (job.attempts > 1 && err instanceof CatalogError && err.code === ErrorCode.TableIndexAlreadyExists) {
+      const listed = await sharedEngine().listIndices(table.location, branchOf(job.params));
+      const built = listed.indexes.find((i) => i.index_name === name && i.columns.includes(String(job.params.column)));
+      if (built) return { index_name: name, note: 'built by an earlier attempt that stopped before reporting it' };
+    }
+    throw err;
+  }
+  return { index_name: name };
+};
+
+const branchOf = (params: Readonly<Record<string, unknown>>) => (typeof params.branch === 'string' ? { branch: params.branch } : {});

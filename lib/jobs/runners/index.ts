@@ -1,0 +1,13 @@
+/**
+ * The runners of the data bundle's job types. They reach LanceDB (through lib/data), so only
+ * the worker loads this module, lazily: DescribeTransaction and AlterTransaction (metadata
+ * bundle) never do.
+ */
+import type { JobRunners } from '../worker.js';
+import { BACKFILL, backfillRunner } from './backfill.js';
+import { CREATE_INDEX, createIndexRunner } from './create-index.js';
+
+export const dataRunners: JobRunners = {
+  [CREATE_INDEX]: createIndexRunner,
+  [BACKFILL]: backfillRunner,
+};

@@ -1,0 +1,169 @@
+/**
+ * The worker: claims ready jobs and runs them one at a time, renewing the lease while a job
+ * runs, until nothing is ready or the budget for starting jobs is spent. The same function
+ * runs in the local server's loop (lib/jobs/loop.ts) and in the scheduled Lambda
+ * (functions/maintenance-jobs.ts).
+ */
+import type { CatalogServices } from '../catalog/services.js';
+import { CatalogError, ErrorCode } from '../errors.js';
+import { jobContext, type JobContext } from './context.js';
+import { type Claim, claimNext, complete, failAttempt, heartbeat, prune, releaseJob } from './jobs.js';
+import type { JobRecord } from './record.js';
+import { type Failure, LeaseLostError } from './transitions.js';
+
+export interface RunnerContext {
+  readonly services: CatalogServices;
+  /**
+   * Aborted when the worker has lost the job (canceled, or reclaimed after a missed lease) or
+   * is shutting down. Runners check it between steps; a step already inside LanceDB cannot be
+   * interrupted and finishes, but nothing is reported for it once the lease is lost.
+   */
+  readonly signal: AbortSignal;
+  /** Progress to show in DescribeTransaction; written with the next heartbeat. */
+  progress(output: Record<string, string>): void;
+}
+
+/** Runs one job; resolves with output strings for DescribeTransaction, or throws. */
+export type JobRunner = (job: JobRecord, ctx: RunnerContext) => Promise<Record<string, string>>;
+export type JobRunners = Readonly<Record<string, JobRunner>>;
+
+export type WorkerLog = (entry: Record<string, unknown>) => void;
+
+export interface WorkerOptions {
+  /** Who holds the leases (host, process, Lambda request id): shown as `rask.worker`. */
+  readonly owner: string;
+  /** Job types to take; default: every type `runners` knows. */
+  readonly kinds?: readonly string[];
+  /** No job is started after this many milliseconds; a started job runs to its end. */
+  readonly budgetMs: number;
+  /** Default: the data-plane runners (lib/jobs/runners/), loaded on first use. */
+  readonly runners?: JobRunners;
+  /** Stops claiming and aborts the running job (a job not finished is given back). */
+  readonly signal?: AbortSignal;
+  readonly log?: WorkerLog;
+}
+
+export type Outcome = 'succeeded' | 'retrying' | 'failed' | 'lost' | 'released';
+
+export interface WorkerReport {
+  readonly ran: { id: string; type: string; outcome: Outcome; error?: string }[];
+  readonly unreadable: string[];
+  pruned: number;
+}
+
+export const consoleWorkerLog: WorkerLog = (entry) => console.error(JSON.stringify({ level: 'info', component: 'jobs', ...entry }));
+
+export async function runJobsOnce(services: CatalogServices, options: WorkerOptions): Promise<WorkerReport> {
+  const ctx = jobContext(services);
+  const log = options.log ?? consoleWorkerLog;
+  const runners = options.runners ?? (await import('./runners/index.js')).dataRunners;
+  const kinds = options.kinds ?? Object.keys(runners);
+  const deadline = Date.now() + options.budgetMs;
+  const report: WorkerReport = { ran: [], unreadable: [], pruned: 0 };
+  while (!options.signal?.aborted && Date.now() < deadline) {
+    const scan = await claimNext(ctx, options.owner, kinds);
+    for (const id of scan.unreadable) if (!report.unreadable.includes(id)) report.unreadable.push(id);
+    if (!scan.claim) break;
+    const { job } = scan.claim;
+    log({ message: 'job claimed', id: job.id, type: job.type, attempt: job.attempts, owner: options.owner });
+    const result = await runClaimed(ctx, services, scan.claim, runners[job.type], options.signal, log);
+    log({ message: `job ${result.outcome}`, id: job.id, type: job.type, ...(result.error ? { error: result.error } : {}) });
+    report.ran.push({ id: job.id, type: job.type, ...result });
+  }
+  if (report.unreadable.length > 0) log({ message: 'unreadable job records skipped', ids: report.unreadable });
+  report.pruned = await prune(ctx);
+  return report;
+}
+
+async function runClaimed(
+  ctx: JobContext,
+  services: CatalogServices,
+  claimed: Claim,
+  runner: JobRunner | undefined,
+  shutdown: AbortSignal | undefined,
+  log: WorkerLog,
+): Promise<{ outcome: Outcome; error?: string }> {
+  const abort = new AbortController();
+  const onShutdown = () => abort.abort('shutdown');
+  shutdown?.addEventListener('abort', onShutdown);
+  // A stop that came between the claim and here has already fired its event.
+  if (shutdown?.aborted) onShutdown();
+  let held = claimed;
+  let lost: LeaseLostError | undefined;
+  let pending: Record<string, string> = {};
+  // One heartbeat at a time, and the last one awaited before the final write, so no two writes
+  // of this worker ever race each other on the record.
+  let beating: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    beating = beating.then(async () => {
+      if (lost) return;
+      const output = pending;
+      pending = {};
+      try {
+        held = await heartbeat(ctx, held, output);
+      } catch (err) {
+        if (err instanceof LeaseLostError) {
+          lost = err;
+          abort.abort(err);
+        } else {
+          // A store hiccup: the lease has slack for a few missed beats; keep the progress for the next one.
+          pending = { ...output, ...pending };
+          log({ message: 'heartbeat failed', id: held.job.id, error: String(err) });
+        }
+      }
+    });
+  }, ctx.policy.heartbeatMs);
+
+  let output: Record<string, string> | undefined;
+  let failure: unknown;
+  try {
+    if (!runner) throw new CatalogError(ErrorCode.Unsupported, `no runner for job type ${JSON.stringify(held.job.type)}`);
+    output = await runner(held.job, {
+      services,
+      signal: abort.signal,
+      progress: (o) => void (pending = { ...pending, ...o }),
+    });
+  } catch (err) {
+    failure = err;
+  } finally {
+    clearInterval(timer);
+    await beating;
+    shutdown?.removeEventListener('abort', onShutdown);
+  }
+
+  if (lost) return { outcome: 'lost', error: lost.reason };
+  try {
+    if (failure === undefined) {
+      await complete(ctx, held, { ...pending, ...output });
+      return { outcome: 'succeeded' };
+    }
+    if (abort.signal.aborted && abort.signal.reason === 'shutdown') {
+      await releaseJob(ctx, held);
+      return { outcome: 'released' };
+    }
+    const f = classify(failure, held.job.id, log);
+    const after = await failAttempt(ctx, held, f);
+    return { outcome: after.status === 'Failed' ? 'failed' : 'retrying', error: f.message };
+  } catch (err) {
+    if (err instanceof LeaseLostError) return { outcome: 'lost', error: err.reason };
+    throw err;
+  }
+}
+
+/** Retrying cannot fix a bad request or a missing table; it may fix a conflict, a timeout or an outage. */
+const TRANSIENT: ReadonlySet<number> = new Set([
+  ErrorCode.ConcurrentModification,
+  ErrorCode.ServiceUnavailable,
+  ErrorCode.Internal,
+  ErrorCode.Throttling,
+]);
+
+function classify(err: unknown, id: string, log: WorkerLog): Failure {
+  if (err instanceof CatalogError) {
+    return { message: err.message, code: err.code, permanent: !TRANSIENT.has(err.code) };
+  }
+  // Like the API's error contract: an unexpected error's text may carry paths or secrets, so it
+  // goes to the log and the record only says where to look.
+  log({ message: 'job runner error', id, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+  return { message: `internal error while running the job; see the worker's log for job ${id}`, code: ErrorCode.Internal, permanent: false };
+}

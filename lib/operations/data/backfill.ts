@@ -1,0 +1,69 @@
+/**
+ * AlterTableBackfillColumns: queues a `backfill` job for a computed column (lib/data/computed.ts)
+ * and answers 202 with its id; DescribeTransaction follows it (docs/jobs.md).
+ *
+ * Checked before anything is queued: the table (4), the column (12), that it is computed (13),
+ * that `where` is a filter the table can plan (13). The spec's tuning fields (concurrency,
+ * checkpoint and task sizes…) steer a distributed UDF executor; here a backfill is one UPDATE,
+ * so they are type-checked and have nothing to tune. Fields that would change *what* is
+ * computed and cannot be honoured (`read_version`, `cluster`, `manifest`) are refused.
+ */
+import type { CatalogServices } from '../../catalog/services.js';
+import { defaultBackfillFilter } from '../../data/computed.js';
+import { optInt, optNumber, optString, reqString } from '../../data/validate.js';
+import { UnsupportedError } from '../../errors.js';
+import { jobContext } from '../../jobs/context.js';
+import { enqueue } from '../../jobs/jobs.js';
+import { BACKFILL } from '../../jobs/runners/backfill.js';
+import type { HandlerMap, OperationRequest } from '../types.js';
+import { engine, table } from './context.js';
+
+const TUNING_INTS = [
+  'concurrency',
+  'intra_applier_concurrency',
+  'min_checkpoint_size',
+  'max_checkpoint_size',
+  'task_size',
+  'num_frags',
+  'checkpoint_size',
+  'commit_granularity',
+] as const;
+
+const REFUSED: Readonly<Record<string, string>> = {
+  read_version: 'a backfill computes from the latest version (it is an UPDATE of the table); "read_version" cannot be honoured',
+  cluster: 'backfills run on the catalog\'s own workers; there is no cluster to choose',
+  manifest: 'backfills run on the catalog\'s own workers; there is no execution manifest to choose',
+};
+
+export const backfillHandlers: HandlerMap<CatalogServices> = {
+  AlterTableBackfillColumns: async (req, svc) => {
+    const request = readRequest(req);
+    const t = await table(req, svc);
+    const binding = await engine().checkBackfill(t.location, request);
+    const job = await enqueue(jobContext(svc), {
+      type: BACKFILL,
+      table: { id: t.record.id, uid: t.record.uid },
+      params: { ...request, column: binding.column },
+      summary: {
+        column: binding.column,
+        expression: binding.expression,
+        where: request.where ?? defaultBackfillFilter(binding.column),
+        ...(request.branch ? { branch: request.branch } : {}),
+      },
+    });
+    return { job_id: job.id };
+  },
+};
+
+function readRequest(req: OperationRequest): { column: string; where?: string; branch?: string } {
+  const b = req.body;
+  for (const [field, reason] of Object.entries(REFUSED)) {
+    if (b[field] != null) throw new UnsupportedError(reason);
+  }
+  for (const field of TUNING_INTS) optInt(b[field], field, { min: 0 });
+  optNumber(b.batch_checkpoint_flush_interval_seconds, 'batch_checkpoint_flush_interval_seconds');
+  const column = reqString(b.column, 'column');
+  const where = optString(b.where, 'where') || undefined;
+  const branch = optString(b.branch, 'branch') || undefined;
+  return { column, ...(where === undefined ? {} : { where }), ...(branch === undefined ? {} : { branch }) };
+}

@@ -1,0 +1,14 @@
+import type { CatalogServices } from '../catalog/services.js';
+import { jobContext } from '../jobs/context.js';
+import { alterJob, describeJob, transactionId } from '../jobs/jobs.js';
+import type { HandlerMap } from './types.js';
+
+/**
+ * DescribeTransaction and AlterTransaction: the asynchronous jobs that CreateTableIndex (large
+ * vector builds) and AlterTableBackfillColumns queue (docs/jobs.md). Records only, in the
+ * metadata bundle: nothing here runs a job or loads LanceDB.
+ */
+export const transactionHandlers: HandlerMap<CatalogServices> = {
+  DescribeTransaction: (req, svc) => describeJob(jobContext(svc), transactionId(req.id, req.delimiter)),
+  AlterTransaction: (req, svc) => alterJob(jobContext(svc), transactionId(req.id, req.delimiter), req.body.actions),
+};

@@ -1,0 +1,51 @@
+/**
+ * The scheduled jobs function's handler (lib/jobs/lambda.ts): it runs ready jobs, and stops
+ * starting them once less than `reserveMs` of the invocation is left.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { jobContext } from '../../lib/jobs/context.js';
+import { describeJob, enqueue } from '../../lib/jobs/jobs.js';
+import { jobsHandler } from '../../lib/jobs/lambda.js';
+import { servicesOver, type ServicesFixture } from '../support/services.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A Lambda context whose clock started `timeoutMs` before its deadline. */
+function lambdaContext(timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  return { awsRequestId: 'req-1', getRemainingTimeInMillis: () => deadline - Date.now() };
+}
+
+describe('jobs Lambda handler', () => {
+  let f: ServicesFixture;
+  afterEach(() => f?.cleanup());
+
+  it('runs ready jobs under the invocation id, one after the other, and stops starting them at the reserve', async () => {
+    f = await servicesOver('memory');
+    const ctx = jobContext(f.services);
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await enqueue(ctx, { type: 't', params: {} })).id);
+    const handler = jobsHandler({
+      services: async () => f.services,
+      reserveMs: 1000,
+      log: () => undefined,
+      runners: { t: async (job) => (await sleep(300), { by: job.lease!.owner }) },
+    });
+    // 1.4 s to run, 1 s reserved: 400 ms to start jobs in, and each takes 300 ms.
+    const result = await handler({}, lambdaContext(1400));
+    expect(result).toMatchObject({ ran: 2, outcomes: { succeeded: 2 }, unreadable: 0 });
+    const views = await Promise.all(ids.map((id) => describeJob(ctx, id)));
+    expect(views.map((v) => v.status).sort()).toEqual(['Queued', 'Succeeded', 'Succeeded']);
+    for (const v of views.filter((x) => x.status === 'Succeeded')) expect(v.properties['rask.by']).toBe('lambda:req-1');
+  });
+
+  it('starts nothing when less than the reserve is left', async () => {
+    f = await servicesOver('memory');
+    const job = await enqueue(jobContext(f.services), { type: 't', params: {} });
+    let ran = false;
+    const handler = jobsHandler({ services: async () => f.services, reserveMs: 60_000, log: () => undefined, runners: { t: async () => ((ran = true), {}) } });
+    expect(await handler({}, lambdaContext(30_000))).toMatchObject({ ran: 0 });
+    expect(ran).toBe(false);
+    expect((await describeJob(jobContext(f.services), job.id)).status).toBe('Queued');
+  });
+});

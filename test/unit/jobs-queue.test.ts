@@ -1,0 +1,361 @@
+/**
+ * The job queue under real concurrency, on the memory and filesystem stores with jittered calls
+ * (test/support/jittery-store.ts): exactly-once claims, lease expiry and reclaim, heartbeats,
+ * not-before (no spinning), bounded attempts, cancellation of a running job, retirement and
+ * retention. Runners are fakes: what is tested is the protocol, not LanceDB.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CatalogServices } from '../../lib/catalog/services.js';
+import { InternalError, InvalidInputError } from '../../lib/errors.js';
+import { jobContext } from '../../lib/jobs/context.js';
+import { alterJob, claimNext, complete, describeJob, enqueue, heartbeat } from '../../lib/jobs/jobs.js';
+import { startJobLoop } from '../../lib/jobs/loop.js';
+import type { JobPolicy } from '../../lib/jobs/record.js';
+import { LeaseLostError } from '../../lib/jobs/transitions.js';
+import { runJobsOnce, type JobRunner, type WorkerReport } from '../../lib/jobs/worker.js';
+import { keys } from '../../lib/registry/keys.js';
+import { servicesOver, type ServicesFixture } from '../support/services.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const quiet = () => undefined;
+
+/** Short leases, fast heartbeats, quick retries: the protocol at test speed. */
+const FAST: Partial<JobPolicy> = { leaseMs: 300, heartbeatMs: 50, backoffBaseMs: 200, backoffMaxMs: 2000, maxAttempts: 3 };
+
+function withPolicy(s: CatalogServices, policy: Partial<JobPolicy>): CatalogServices {
+  return { ...s, jobs: { policy: { ...FAST, ...policy } } };
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+describe.each(['memory', 'fs'] as const)('the job queue (%s store, jittered)', (kind) => {
+  let f: ServicesFixture;
+  afterEach(() => f?.cleanup());
+
+  const setup = async (policy: Partial<JobPolicy> = {}) => {
+    f = await servicesOver(kind, { jitterMs: 2 });
+    return withPolicy(f.services, policy);
+  };
+
+  it('N workers racing for M jobs run each job exactly once', async () => {
+    const s = await setup();
+    const ctx = jobContext(s);
+    const M = 24;
+    const ids = [];
+    for (let i = 0; i < M; i++) ids.push((await enqueue(ctx, { type: 'count', params: { i } })).id);
+    const runs = new Map<string, string[]>();
+    const runner: JobRunner = async (job) => {
+      runs.set(job.id, [...(runs.get(job.id) ?? []), job.lease!.owner]);
+      await sleep(Math.random() * 15);
+      return { i: String(job.params.i) };
+    };
+    const reports = await Promise.all(
+      Array.from({ length: 6 }, (_, w) => runJobsOnce(s, { owner: `w${w}`, budgetMs: 30_000, runners: { count: runner }, log: quiet })),
+    );
+    for (const id of ids) expect(runs.get(id), id).toHaveLength(1);
+    expect(reports.flatMap((r) => r.ran).map((r) => r.outcome)).toEqual(Array(M).fill('succeeded'));
+    // Work was shared, not done by one worker while the others watched.
+    expect(reports.filter((r) => r.ran.length > 0).length).toBeGreaterThan(1);
+    for (const id of ids) {
+      const view = await describeJob(ctx, id);
+      expect(view.status).toBe('Succeeded');
+      expect(view.properties['rask.attempts']).toBe('1');
+      expect(view.properties['rask.worker']).toBe(runs.get(id)![0]);
+    }
+    // Finished jobs left the live set: the next claim lists nothing.
+    expect((await s.registry.store.list({ prefix: keys.liveJobsPrefix(s.project) })).objects).toEqual([]);
+    expect((await s.registry.store.list({ prefix: keys.doneJobsPrefix(s.project) })).objects).toHaveLength(M);
+  });
+
+  it('a worker that stops heartbeating loses its job to another once the lease expires', async () => {
+    const s = await setup();
+    const ctx = jobContext(s);
+    const job = await enqueue(ctx, { type: 'count', params: {} });
+    // Worker A claims and then goes silent (crashed, frozen): no heartbeat, no result.
+    const a = (await claimNext(ctx, 'A', ['count'])).claim!;
+    expect(a.job.id).toBe(job.id);
+    // Before the lease ends nobody else may take it.
+    expect((await claimNext(ctx, 'B', ['count'])).claim).toBeUndefined();
+    await sleep(350);
+    let ranBy = '';
+    const report = await runJobsOnce(s, {
+      owner: 'B',
+      budgetMs: 5000,
+      runners: { count: async (j) => ((ranBy = j.lease!.owner), {}) },
+      log: quiet,
+    });
+    expect(ranBy).toBe('B');
+    expect(report.ran).toEqual([{ id: job.id, type: 'count', outcome: 'succeeded' }]);
+    // A wakes up: its heartbeat and its result are refused, and change nothing.
+    await expect(heartbeat(ctx, a)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(complete(ctx, a, { from: 'A' })).rejects.toBeInstanceOf(LeaseLostError);
+    const view = await describeJob(ctx, job.id);
+    expect(view).toMatchObject({ status: 'Succeeded', properties: { 'rask.attempts': '2', 'rask.worker': 'B' } });
+    expect(view.properties['rask.error']).toMatch(/worker A stopped renewing its lease/);
+    expect(view.properties['rask.from']).toBeUndefined();
+  });
+
+  it('a stalled worker notices at its next heartbeat that its job was reclaimed, and reports nothing', async () => {
+    const s = await setup();
+    // A beats far less often than its lease lasts: the lease lapses while its runner is stuck.
+    const sA = withPolicy(f.services, { heartbeatMs: 700 });
+    const job = await enqueue(jobContext(s), { type: 'slow', params: {} });
+    let aborted: unknown;
+    const aRun = runJobsOnce(sA, {
+      owner: 'A',
+      budgetMs: 5000,
+      log: quiet,
+      runners: {
+        slow: (_j, { signal }) =>
+          new Promise((_resolve, reject) =>
+            signal.addEventListener('abort', () => {
+              aborted = signal.reason;
+              reject(new Error('stopped'));
+            }),
+          ),
+      },
+    });
+    await until('A to hold the job', async () => ((await describeJob(jobContext(s), job.id)).status === 'Running' ? true : undefined));
+    await sleep(350);
+    const b = await runJobsOnce(s, { owner: 'B', budgetMs: 5000, log: quiet, runners: { slow: async () => ({ by: 'B' }) } });
+    expect(b.ran.map((r) => r.outcome)).toEqual(['succeeded']);
+    const a = await aRun;
+    // B was done before A's next beat; had it still been running, A would read "reclaimed by B".
+    expect(a.ran).toEqual([{ id: job.id, type: 'slow', outcome: 'lost', error: expect.stringMatching(/Succeeded now \(last held by B\)|reclaimed by B/) }]);
+    expect(aborted).toBeInstanceOf(LeaseLostError);
+    expect(await describeJob(jobContext(s), job.id)).toMatchObject({ status: 'Succeeded', properties: { 'rask.by': 'B', 'rask.attempts': '2' } });
+  });
+
+  it('heartbeats keep a long job, and its progress, with its worker', async () => {
+    // A lease of 16 heartbeats: a loaded test machine may delay a few, not all of them.
+    const s = await setup({ leaseMs: 800 });
+    const ctx = jobContext(s);
+    const job = await enqueue(ctx, { type: 'long', params: {} });
+    let seenProgress: string | undefined;
+    const run = runJobsOnce(s, {
+      owner: 'A',
+      budgetMs: 5000,
+      log: quiet,
+      runners: {
+        long: async (_j, { progress }) => {
+          progress({ progress: 'halfway' });
+          await sleep(2000); // two and a half leases
+          return { rows: '42' };
+        },
+      },
+    });
+    await until('A to hold the job', async () => ((await describeJob(ctx, job.id)).properties['rask.worker'] === 'A' ? true : undefined));
+    // Another worker keeps looking the whole time and never gets it.
+    const stolen: WorkerReport[] = [];
+    const end = Date.now() + 2000;
+    while (Date.now() < end) {
+      stolen.push(await runJobsOnce(s, { owner: 'B', budgetMs: 1000, log: quiet, runners: { long: async () => ({}) } }));
+      const view = await describeJob(ctx, job.id);
+      if (view.status === 'Running') seenProgress ??= view.properties['rask.progress'];
+      await sleep(30);
+    }
+    await run;
+    expect(stolen.flatMap((r) => r.ran)).toEqual([]);
+    expect(seenProgress).toBe('halfway');
+    expect(await describeJob(ctx, job.id)).toMatchObject({
+      status: 'Succeeded',
+      properties: { 'rask.attempts': '1', 'rask.worker': 'A', 'rask.rows': '42', 'rask.progress': 'halfway' },
+    });
+  });
+
+  it('respects not-before: a failing job is retried only after its backoff, never spun on, and ends Failed', async () => {
+    const s = await setup({ backoffBaseMs: 250 });
+    const ctx = jobContext(s);
+    const job = await enqueue(ctx, { type: 'flaky', params: {} });
+    const starts: number[] = [];
+    let passes = 0;
+    const loop = startJobLoop(s, {
+      intervalMs: 5,
+      owner: 'L',
+      log: quiet,
+      runners: {
+        flaky: async () => {
+          starts.push(Date.now());
+          throw new InternalError('disk on fire');
+        },
+      },
+    });
+    const wrapped = loop.runOnce;
+    try {
+      await until('the job to fail for good', async () => {
+        passes++;
+        await wrapped();
+        return (await describeJob(ctx, job.id)).status === 'Failed' ? true : undefined;
+      });
+    } finally {
+      await loop.stop();
+    }
+    // Three attempts, however many passes looked at the queue meanwhile.
+    expect(starts).toHaveLength(3);
+    expect(passes).toBeGreaterThan(10);
+    // Attempt 2 waited 250 ms ± 20 %, attempt 3 500 ms ± 20 %.
+    expect(starts[1] - starts[0]).toBeGreaterThanOrEqual(195);
+    expect(starts[2] - starts[1]).toBeGreaterThanOrEqual(395);
+    const view = await describeJob(ctx, job.id);
+    expect(view.properties).toMatchObject({ 'rask.attempts': '3', 'rask.error': 'disk on fire', 'rask.error_code': '18' });
+  });
+
+  it('fails at once, without retrying, what retrying cannot fix', async () => {
+    const s = await setup();
+    const ctx = jobContext(s);
+    const job = await enqueue(ctx, { type: 'bad', params: {} });
+    let calls = 0;
+    const r = await runJobsOnce(s, {
+      owner: 'A',
+      budgetMs: 2000,
+      log: quiet,
+      runners: { bad: async () => ((calls += 1), Promise.reject(new InvalidInputError('no such distance'))) },
+    });
+    expect(r.ran).toEqual([{ id: job.id, type: 'bad', outcome: 'failed', error: 'no such distance' }]);
+    expect(calls).toBe(1);
+    expect(await describeJob(ctx, job.id)).toMatchObject({ status: 'Failed', properties: { 'rask.error_code': '13', 'rask.attempts': '1' } });
+  });
+
+  it('hides the text of unexpected errors, which may carry paths or secrets', async () => {
+    const s = await setup({ maxAttempts: 1 });
+    const ctx = jobContext(s);
+    const job = await enqueue(ctx, { type: 'oops', params: {} });
+    await runJobsOnce(s, { owner: 'A', budgetMs: 2000, log: quiet, runners: { oops: async () => Promise.reject(new Error('/secret/path key=abc')) } });
+    const view = await describeJob(ctx, job.id);
+    expect(view.status).toBe('Failed');
+    expect(view.properties['rask.error']).toMatch(/internal error .* see the worker's log/);
+    expect(JSON.stringify(view)).not.toContain('secret');
+  });
+
+  it('a job that kills its worker every time ends Failed after maxAttempts claims', async () => {
+    const s = await setup({ leaseMs: 60 });
+    const ctx = jobContext(s);
+    const job = await enqueue(ctx, { type: 'crash', params: {} });
+    for (let n = 1; n <= 3; n++) {
+      const c = await until(`claim ${n}`, async () => (await claimNext(ctx, `w${n}`, ['crash'])).claim);
+      expect(c.job.attempts).toBe(n);
+      // ... and the worker dies without a word.
+    }
+    await sleep(80);
+    expect((await claimNext(ctx, 'w4', ['crash'])).claim).toBeUndefined();
+    const view = await describeJob(ctx, job.id);
+    expect(view.status).toBe('Failed');
+    expect(view.properties['rask.error']).toMatch(/all 3 attempts are used/);
+  });
+
+  it('AlterTransaction cancels a running job: the worker stops at its next heartbeat and reports nothing', async () => {
+    const s = await setup();
+    const ctx = jobContext(s);
+    const job = await enqueue(ctx, { type: 'loop', params: {} });
+    let steps = 0;
+    let stoppedBecause: unknown;
+    const run = runJobsOnce(s, {
+      owner: 'A',
+      budgetMs: 5000,
+      log: quiet,
+      runners: {
+        loop: async (_j, { signal }) => {
+          while (!signal.aborted) {
+            steps++;
+            await sleep(5);
+          }
+          stoppedBecause = signal.reason;
+          return { finished: 'yes' };
+        },
+      },
+    });
+    await until('the job to run', async () => (steps > 0 ? true : undefined));
+    // A property set meanwhile changes the record's etag: not a lost lease.
+    await alterJob(ctx, job.id, [{ setPropertyAction: { key: 'owner', value: 'team-a' } }]);
+    await sleep(120);
+    expect((await describeJob(ctx, job.id)).status).toBe('Running');
+    const canceled = await alterJob(ctx, job.id, [{ setStatusAction: { status: 'Canceled' } }]);
+    expect(canceled.status).toBe('Canceled');
+    const report = await run;
+    expect(report.ran).toEqual([{ id: job.id, type: 'loop', outcome: 'lost', error: 'the job is Canceled now (last held by A)' }]);
+    expect(stoppedBecause).toBeInstanceOf(LeaseLostError);
+    const view = await describeJob(ctx, job.id);
+    expect(view).toMatchObject({ status: 'Canceled', properties: { owner: 'team-a' } });
+    expect(view.properties['rask.finished']).toBeUndefined();
+    // Canceled is final: nothing claims it again.
+    expect((await claimNext(ctx, 'B', ['loop'])).claim).toBeUndefined();
+  });
+
+  it('concurrent AlterTransactions on a running job all land; the worker keeps its lease', async () => {
+    const s = await setup();
+    const ctx = jobContext(s);
+    const job = await enqueue(ctx, { type: 'busy', params: {} });
+    const run = runJobsOnce(s, { owner: 'A', budgetMs: 5000, log: quiet, runners: { busy: async () => (await sleep(600), { ok: '1' }) } });
+    await until('the job to run', async () => ((await describeJob(ctx, job.id)).status === 'Running' ? true : undefined));
+    await Promise.all(Array.from({ length: 8 }, (_, i) => alterJob(ctx, job.id, [{ setPropertyAction: { key: `k${i}`, value: String(i) } }])));
+    expect((await run).ran.map((r) => r.outcome)).toEqual(['succeeded']);
+    const view = await describeJob(ctx, job.id);
+    expect(view.status).toBe('Succeeded');
+    for (let i = 0; i < 8; i++) expect(view.properties[`k${i}`]).toBe(String(i));
+    // After retirement the record is still altered in place.
+    expect((await alterJob(ctx, job.id, [{ unsetPropertyAction: { key: 'k0' } }])).properties.k0).toBeUndefined();
+  });
+
+  it('stopping the local loop gives an unfinished job back to the queue without spending an attempt', async () => {
+    const s = await setup();
+    const ctx = jobContext(s);
+    const job = await enqueue(ctx, { type: 'wait', params: {} });
+    let started = false;
+    const loop = startJobLoop(s, {
+      intervalMs: 5,
+      owner: 'L',
+      log: quiet,
+      runners: {
+        wait: (_j, { signal }) =>
+          new Promise((_r, reject) => {
+            started = true;
+            signal.addEventListener('abort', () => reject(new Error('shutting down')));
+          }),
+      },
+    });
+    await until('the job to start', async () => (started ? true : undefined));
+    await loop.stop();
+    expect(await describeJob(ctx, job.id)).toMatchObject({ status: 'Queued', properties: { 'rask.attempts': '0' } });
+  });
+
+  it('prunes finished jobs after their retention, and answers 10 for them afterwards', async () => {
+    const s = await setup({ retentionMs: 150 });
+    const ctx = jobContext(s);
+    const old = await enqueue(ctx, { type: 'count', params: {} });
+    await runJobsOnce(s, { owner: 'A', budgetMs: 2000, log: quiet, runners: { count: async () => ({}) } });
+    await sleep(200);
+    const young = await enqueue(ctx, { type: 'count', params: {} });
+    const r = await runJobsOnce(s, { owner: 'A', budgetMs: 2000, log: quiet, runners: { count: async () => ({}) } });
+    expect(r.pruned).toBe(1);
+    await expect(describeJob(ctx, old.id)).rejects.toMatchObject({ code: 10 });
+    expect((await describeJob(ctx, young.id)).status).toBe('Succeeded');
+  });
+
+  it('skips and reports an unreadable record without stopping the other jobs', async () => {
+    const s = await setup();
+    const ctx = jobContext(s);
+    const bad = 'f'.repeat(32);
+    await s.registry.store.putIfAbsent(keys.liveJob(s.project, bad), '{not json');
+    const job = await enqueue(ctx, { type: 'count', params: {} });
+    const r = await runJobsOnce(s, { owner: 'A', budgetMs: 2000, log: quiet, runners: { count: async () => ({}) } });
+    expect(r.unreadable).toEqual([bad]);
+    expect(r.ran.map((x) => x.id)).toEqual([job.id]);
+  });
+
+  it('answers 10 for ids that are not jobs, whatever their shape', async () => {
+    const s = await setup();
+    const ctx = jobContext(s);
+    for (const id of ['0'.repeat(32), 'nope', '', '../../p/default/w/default']) {
+      await expect(describeJob(ctx, id)).rejects.toMatchObject({ code: 10 });
+      await expect(alterJob(ctx, id, [{ setStatusAction: { status: 'Canceled' } }])).rejects.toMatchObject({ code: 10 });
+    }
+  });
+});
