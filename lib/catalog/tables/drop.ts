@@ -6,6 +6,9 @@ import { requireWarehouse } from '../warehouses.js';
 import { markPurging, releaseClaim } from './claims.js';
 import { absoluteLocation } from './location.js';
 import { fmtId, readTable, tableKey, validateTableId } from './lookup.js';
+import { enqueue } from '../../jobs/jobs.js';
+import { jobContext } from '../../jobs/context.js';
+import { PURGE_TABLE } from '../../jobs/runners/purge.js';
 import { deleteTableObjects, purgeComplete, type PurgeResult } from './purge.js';
 
 /**
@@ -17,8 +20,9 @@ import { deleteTableObjects, purgeComplete, type PurgeResult } from './purge.js'
  * - drop marks the claim `purging`, deletes every object under the location, then releases the
  *   claim. If deleting fails part-way the table is still dropped (its record is gone and the
  *   name is free), the claim stays in `purging` state as the durable report of what is left, and
- *   the response carries a `transaction_id` naming it, as the spec allows when "the data cannot
- *   be deleted immediately". Finishing such purges is the orphan scan's job (future work).
+ *   a `purge_table` job (docs/jobs.md) is queued to finish the deletion and release the claim;
+ *   the response carries its `transaction_id`, as the spec allows when "the data cannot be
+ *   deleted immediately", and DescribeTransaction follows it.
  */
 
 export interface RetireResult {
@@ -57,7 +61,10 @@ async function removeRecord(services: CatalogServices, id: readonly string[], wh
  * the record went (then the bytes are that table's). Runs after the record is gone, for
  * DropTable and for every table a cascading namespace drop removes.
  */
-export async function purgeTableData(services: CatalogServices, removed: TableRecord): Promise<PurgeResult | undefined> {
+export async function purgeTableData(
+  services: CatalogServices,
+  removed: TableRecord,
+): Promise<(PurgeResult & { jobId?: string }) | undefined> {
   const warehouse = await requireWarehouse(services, removed.warehouse);
   if (warehouse.trashGraceDays > 0) {
     // Recoverable drops (rule 5) are not built yet; until they are, a cascade in such a
@@ -68,8 +75,16 @@ export async function purgeTableData(services: CatalogServices, removed: TableRe
   }
   if (!(await markPurging(services, removed))) return undefined;
   const result = await deleteTableObjects(services.storageFor(warehouse.storage), removed.path);
-  if (purgeComplete(result)) await releaseClaim(services, removed);
-  return result;
+  if (purgeComplete(result)) {
+    await releaseClaim(services, removed);
+    return result;
+  }
+  const job = await enqueue(jobContext(services), {
+    type: PURGE_TABLE,
+    params: { record: removed },
+    summary: { table: removed.id.join('.'), path: removed.path },
+  });
+  return { ...result, jobId: job.id };
 }
 
 /**
@@ -93,7 +108,7 @@ async function answer(
   services: CatalogServices,
   id: readonly string[],
   removed: TableRecord,
-  purge?: PurgeResult,
+  purge?: PurgeResult & { jobId?: string },
 ): Promise<RetireResult> {
   const warehouse = await requireWarehouse(services, removed.warehouse);
   const out: RetireResult = {
@@ -101,7 +116,6 @@ async function answer(
     location: absoluteLocation(warehouse.storage, removed.path),
     properties: { ...removed.properties },
   };
-  // The purge record is the location claim, named by the dropped table's uid.
-  if (purge && !purgeComplete(purge)) out.transaction_id = `purge:${removed.uid}`;
+  if (purge?.jobId) out.transaction_id = purge.jobId;
   return out;
 }

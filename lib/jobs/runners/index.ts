@@ -6,8 +6,10 @@
 import type { JobRunners } from '../worker.js';
 import { BACKFILL, backfillRunner } from './backfill.js';
 import { CREATE_INDEX, createIndexRunner } from './create-index.js';
+import { PURGE_TABLE, purgeTableRunner } from './purge.js';
 
 export const dataRunners: JobRunners = {
   [CREATE_INDEX]: createIndexRunner,
   [BACKFILL]: backfillRunner,
+  [PURGE_TABLE]: purgeTableRunner,
 };

@@ -1,0 +1,28 @@
+/**
+ * `purge_table`: finishes deleting a dropped table's bytes when DropTable (or a cascade) could
+ * not delete them all at once. The table record is already gone; the location claim, still in
+ * `purging` state, keeps anyone from registering the half-deleted location until this job
+ * releases it. Deleting objects is idempotent, so a retry simply lists and deletes again.
+ */
+import { releaseClaim } from '../../catalog/tables/claims.js';
+import { deleteTableObjects, purgeComplete } from '../../catalog/tables/purge.js';
+import { requireWarehouse } from '../../catalog/warehouses.js';
+import { ServiceUnavailableError } from '../../errors.js';
+import type { TableRecord } from '../../registry/records.js';
+import type { JobRunner } from '../worker.js';
+
+export const PURGE_TABLE = 'purge_table';
+
+export const purgeTableRunner: JobRunner = async (job, { services }) => {
+  const removed = job.params.record as TableRecord;
+  const warehouse = await requireWarehouse(services, removed.warehouse);
+  const result = await deleteTableObjects(services.storageFor(warehouse.storage), removed.path);
+  if (!purgeComplete(result)) {
+    // Transient by nature (the store refused some deletes): the queue retries with backoff.
+    throw new ServiceUnavailableError(
+      `${result.failedCount} object(s) under ${removed.path} could not be deleted${result.listingError ? ` (${result.listingError})` : ''}`,
+    );
+  }
+  await releaseClaim(services, removed);
+  return { deleted_objects: String(result.deleted), path: removed.path };
+};
