@@ -196,8 +196,12 @@ export interface IndexContent {
   index_name: string;
   index_uuid: string;
   columns: string[];
-  /** Every index LanceDB lists is committed and queryable: index builds are synchronous here. */
-  status: 'done';
+  /**
+   * `done`: committed and its statistics read. `unknown`: listed, but its row counts could not be
+   * read, so nothing vouches that it is healthy (design brief rule 14). Builds still queued as
+   * jobs are not listed; DescribeTransaction shows them.
+   */
+  status: 'done' | 'unknown';
   index_type?: string;
   type_url?: string;
   num_indexed_rows?: number;
@@ -237,7 +241,7 @@ export async function listIndices(table: Table, request: unknown): Promise<{ ind
       index_name: i.name,
       index_uuid: i.indexUuid ?? '',
       columns: i.columns,
-      status: 'done',
+      status: i.numIndexedRows === undefined || i.numUnindexedRows === undefined ? 'unknown' : 'done',
       index_type: friendlyType(i.indexType),
     };
     if (i.typeUrl !== undefined) out.type_url = i.typeUrl;
