@@ -8,7 +8,6 @@ import { absoluteLocation } from './location.js';
 import { fmtId, readTable, tableKey, validateTableId } from './lookup.js';
 import { enqueue } from '../../jobs/jobs.js';
 import { jobContext } from '../../jobs/context.js';
-import { PURGE_TABLE } from '../../jobs/runners/purge.js';
 import { deleteTableObjects, purgeComplete, type PurgeResult } from './purge.js';
 
 /**
@@ -24,6 +23,9 @@ import { deleteTableObjects, purgeComplete, type PurgeResult } from './purge.js'
  *   the response carries its `transaction_id`, as the spec allows when "the data cannot be
  *   deleted immediately", and DescribeTransaction follows it.
  */
+
+/** The job type that finishes an interrupted purge (its runner: lib/jobs/runners/purge.ts, jobs bundle). */
+export const PURGE_TABLE = 'purge_table';
 
 export interface RetireResult {
   id: string[];

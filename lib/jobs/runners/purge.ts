@@ -5,13 +5,14 @@
  * releases it. Deleting objects is idempotent, so a retry simply lists and deletes again.
  */
 import { releaseClaim } from '../../catalog/tables/claims.js';
+import { PURGE_TABLE } from '../../catalog/tables/drop.js';
 import { deleteTableObjects, purgeComplete } from '../../catalog/tables/purge.js';
 import { requireWarehouse } from '../../catalog/warehouses.js';
 import { ServiceUnavailableError } from '../../errors.js';
 import type { TableRecord } from '../../registry/records.js';
 import type { JobRunner } from '../worker.js';
 
-export const PURGE_TABLE = 'purge_table';
+export { PURGE_TABLE };
 
 export const purgeTableRunner: JobRunner = async (job, { services }) => {
   const removed = job.params.record as TableRecord;
