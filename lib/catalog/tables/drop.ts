@@ -67,7 +67,7 @@ export async function purgeTableData(
   services: CatalogServices,
   removed: TableRecord,
 ): Promise<(PurgeResult & { jobId?: string }) | undefined> {
-  const warehouse = await requireWarehouse(services, removed.warehouse);
+  const warehouse = await requireWarehouse(services, removed.warehouse, { strict: true });
   if (warehouse.trashGraceDays > 0) {
     // Recoverable drops (rule 5) are not built yet; until they are, a cascade in such a
     // warehouse detaches its tables and keeps their bytes rather than destroying what the
@@ -98,7 +98,7 @@ async function refuseRecoverableDrop(services: CatalogServices, id: readonly str
   validateTableId(id);
   const found = await readTable(services, id);
   if (!found) return; // removeRecord answers 4
-  const warehouse = await requireWarehouse(services, found.value.warehouse);
+  const warehouse = await requireWarehouse(services, found.value.warehouse, { strict: true });
   if (warehouse.trashGraceDays > 0) {
     throw new UnsupportedError(
       `warehouse ${JSON.stringify(warehouse.name)} keeps dropped tables for ${warehouse.trashGraceDays} days, and recoverable drops are not implemented yet; deregister the table to detach it and keep its data`,
