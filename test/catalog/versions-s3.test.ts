@@ -14,6 +14,7 @@ import { loadAwsConfig } from '../../lib/config.js';
 import type { Router } from '../../lib/http/router.js';
 import { metaHandlers } from '../../lib/operations/handlers-meta.js';
 import { createS3Fake, type S3Fake } from '../support/s3-fake.js';
+import { mintedCredentials } from '../support/sts.js';
 
 const ROLE = 'arn:aws:iam::123456789012:role/rask-vending';
 const WH = 'wh-bucket';
@@ -37,15 +38,7 @@ describe('tables and managed versioning on S3 (through the fake)', () => {
     fake = createS3Fake();
     now = Date.parse('2026-03-01T12:00:00Z');
     sts.on(AssumeRoleCommand).callsFake(async (input: AssumeRoleCommandInput) => {
-      issued++;
-      return {
-        Credentials: {
-          AccessKeyId: `ASIA${issued}`,
-          SecretAccessKey: `secret-${issued}`,
-          SessionToken: `token-${issued}`,
-          Expiration: new Date(now + input.DurationSeconds! * 1000),
-        },
-      };
+      return mintedCredentials(++issued, now, input);
     });
     ({ router } = await buildApp({
       registryStore: new S3ObjectStore({ client: fake.client, bucket: 'registry-bucket', prefix: 'registry/' }),

@@ -7,6 +7,7 @@ import { principalOf, StsCredentialVendor } from '../../lib/adapters/aws/sts-ven
 import { CatalogError } from '../../lib/errors.js';
 import type { VendRequest } from '../../lib/ports/credential-vendor.js';
 import type { StorageRoot } from '../../lib/registry/records.js';
+import { mintedCredentials } from '../support/sts.js';
 
 const ROLE = 'arn:aws:iam::123456789012:role/rask-vending';
 const ROOT: StorageRoot = { kind: 's3', bucket: 'wh-bucket', prefix: 'warehouse/', region: 'eu-west-1' };
@@ -37,15 +38,7 @@ describe('StsCredentialVendor', () => {
     sts.on(AssumeRoleCommand).callsFake(async (input: AssumeRoleCommandInput) => {
       const failure = failures.shift();
       if (failure) throw failure;
-      issued++;
-      return {
-        Credentials: {
-          AccessKeyId: `ASIA${issued}`,
-          SecretAccessKey: `secret-${issued}`,
-          SessionToken: `token-${issued}`,
-          Expiration: new Date(now + input.DurationSeconds! * 1000),
-        },
-      };
+      return mintedCredentials(++issued, now, input);
     });
   });
   afterEach(() => sts.reset());
