@@ -11,7 +11,8 @@ import type { Versioned } from '../registry/registry.js';
 import type { CatalogServices } from './services.js';
 import { removeTableForCascade } from './tables/cascade.js';
 
-const fmt = (id: readonly string[]) => JSON.stringify(id);
+/** An object id as error messages show it. */
+export const fmtId = (id: readonly string[]) => JSON.stringify(id);
 
 export function validateId(kind: 'namespace' | 'table', id: readonly string[]): void {
   id.forEach((part, i) => validateName(i === id.length - 1 ? kind : 'namespace', part));
@@ -33,7 +34,7 @@ export async function requireNamespace(
   if (id.length === 0) return undefined;
   const found = await readNamespace(services, id);
   if (!found || found.value.state !== 'active') {
-    throw new NamespaceNotFoundError(`namespace ${fmt(id)} does not exist${hint}`);
+    throw new NamespaceNotFoundError(`namespace ${fmtId(id)} does not exist${hint}`);
   }
   return found;
 }
@@ -57,7 +58,7 @@ export async function confirmParentOrWithdraw(
   } catch (err) {
     if (!(err instanceof ConditionFailedError)) throw err; // a cascade already removed it
   }
-  throw new NamespaceNotFoundError(`namespace ${fmt(parent)} was dropped while the request ran`);
+  throw new NamespaceNotFoundError(`namespace ${fmtId(parent)} was dropped while the request ran`);
 }
 
 export type CreateMode = 'create' | 'exist_ok' | 'overwrite';
@@ -72,7 +73,7 @@ export async function createNamespace(
   const key = keys.namespace(services.project, id);
   const parentId = id.slice(0, -1);
 
-  return services.registry.retrying(`create namespace ${fmt(id)}`, async () => {
+  return services.registry.retrying(`create namespace ${fmtId(id)}`, async () => {
     const parent = await requireNamespace(services, parentId, '; create the parent namespace first');
     const record: NamespaceRecord = {
       kind: 'namespace',
@@ -91,7 +92,7 @@ export async function createNamespace(
       const existing = await readNamespace(services, id);
       if (!existing) throw err; // dropped between our write and read: try again
       if (mode === 'create' || existing.value.state !== 'active') {
-        throw new NamespaceAlreadyExistsError(`namespace ${fmt(id)} already exists`);
+        throw new NamespaceAlreadyExistsError(`namespace ${fmtId(id)} already exists`);
       }
       if (mode === 'exist_ok') return { properties: { ...existing.value.properties } };
       await dropNamespace(services, { id, mode: 'skip', behavior: 'cascade' });
@@ -147,13 +148,13 @@ export async function dropNamespace(
   const marked = await markDropping(services, id);
   if (!marked) {
     if (input.mode === 'skip') return {};
-    throw new NamespaceNotFoundError(`namespace ${fmt(id)} does not exist`);
+    throw new NamespaceNotFoundError(`namespace ${fmtId(id)} does not exist`);
   }
   if (input.behavior === 'restrict') {
     const contents = await describeContents(services, id);
     if (contents) {
       await unmarkDropping(services, id);
-      throw new NamespaceNotEmptyError(`namespace ${fmt(id)} is not empty: it contains ${contents}`);
+      throw new NamespaceNotEmptyError(`namespace ${fmtId(id)} is not empty: it contains ${contents}`);
     }
   } else {
     await cascadeChildren(services, id);
@@ -165,7 +166,7 @@ export async function dropNamespace(
 /** CAS the record to `dropping`; re-entrant so an interrupted drop can be finished. */
 async function markDropping(services: CatalogServices, id: readonly string[]) {
   const key = keys.namespace(services.project, id);
-  return services.registry.retrying(`drop namespace ${fmt(id)}`, async () => {
+  return services.registry.retrying(`drop namespace ${fmtId(id)}`, async () => {
     const found = await readNamespace(services, id);
     if (!found) return undefined;
     if (found.value.state === 'dropping') return found;
@@ -176,7 +177,7 @@ async function markDropping(services: CatalogServices, id: readonly string[]) {
 
 async function unmarkDropping(services: CatalogServices, id: readonly string[]): Promise<void> {
   const key = keys.namespace(services.project, id);
-  await services.registry.retrying(`restore namespace ${fmt(id)}`, async () => {
+  await services.registry.retrying(`restore namespace ${fmtId(id)}`, async () => {
     const found = await readNamespace(services, id);
     if (!found || found.value.state === 'active') return;
     await services.registry.replace(key, { ...found.value, state: 'active' }, found.etag);
@@ -185,7 +186,7 @@ async function unmarkDropping(services: CatalogServices, id: readonly string[]):
 
 async function removeMarked(services: CatalogServices, id: readonly string[]): Promise<void> {
   const key = keys.namespace(services.project, id);
-  await services.registry.retrying(`drop namespace ${fmt(id)}`, async () => {
+  await services.registry.retrying(`drop namespace ${fmtId(id)}`, async () => {
     const found = await readNamespace(services, id);
     if (found) await services.registry.remove(key, found.etag);
   });

@@ -1,3 +1,4 @@
+import { fmtId } from '../namespaces.js';
 import { InvalidInputError } from '../../errors.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys, parseLocationClaimKey } from '../../registry/keys.js';
@@ -31,7 +32,6 @@ import type { CatalogServices } from '../services.js';
 /** Reads a table record with any in-flight rename settled (lookup.readTable). */
 export type TableReader = (id: readonly string[]) => Promise<Versioned<TableRecord> | undefined>;
 
-const fmt = (id: readonly string[]) => JSON.stringify(id);
 const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
 
 export function claimKey(services: CatalogServices, table: Pick<TableRecord, 'warehouse' | 'path'>): string {
@@ -97,7 +97,7 @@ async function refuseIfHeld(
   const holder = await liveHolder(claim, options.readTable);
   if (holder) {
     throw new InvalidInputError(
-      `location ${options.displayLocation} ${relation} table ${fmt(holder)}; a location can belong to one table at a time`,
+      `location ${options.displayLocation} ${relation} table ${fmtId(holder)}; a location can belong to one table at a time`,
     );
   }
 }
@@ -108,7 +108,7 @@ async function refuseIfHeld(
  */
 export async function confirmClaim(services: CatalogServices, table: TableRecord): Promise<boolean> {
   const key = claimKey(services, table);
-  return services.registry.retrying(`confirm location of table ${fmt(table.id)}`, async () => {
+  return services.registry.retrying(`confirm location of table ${fmtId(table.id)}`, async () => {
     const found = await services.registry.read<LocationClaimRecord>(key);
     if (!found || found.value.uid !== table.uid) return false;
     if (found.value.state === 'pending') {
@@ -148,7 +148,7 @@ async function refuseNested(
  */
 export async function releaseClaim(services: CatalogServices, table: TableRecord): Promise<void> {
   const key = claimKey(services, table);
-  await services.registry.retrying(`release location of table ${fmt(table.id)}`, async () => {
+  await services.registry.retrying(`release location of table ${fmtId(table.id)}`, async () => {
     const found = await services.registry.read<LocationClaimRecord>(key);
     if (!found || found.value.uid !== table.uid) return;
     await services.registry.remove(key, found.etag);
@@ -164,7 +164,7 @@ export async function releaseClaim(services: CatalogServices, table: TableRecord
  */
 export async function markPurging(services: CatalogServices, table: TableRecord): Promise<boolean> {
   const key = claimKey(services, table);
-  return services.registry.retrying(`purge location of table ${fmt(table.id)}`, async () => {
+  return services.registry.retrying(`purge location of table ${fmtId(table.id)}`, async () => {
     const found = await services.registry.read<LocationClaimRecord>(key);
     if (!found) {
       await services.registry.create<LocationClaimRecord>(key, {
@@ -204,7 +204,7 @@ async function updateIds(
   change: (ids: readonly (readonly string[])[]) => (readonly string[])[] | undefined,
 ): Promise<void> {
   const key = claimKey(services, table);
-  await services.registry.retrying(`update location claim of table ${fmt(table.id)}`, async () => {
+  await services.registry.retrying(`update location claim of table ${fmtId(table.id)}`, async () => {
     const found = await services.registry.read<LocationClaimRecord>(key);
     // No claim: a table from before location claims; nothing to keep current.
     if (!found || found.value.uid !== table.uid) return;

@@ -3,13 +3,14 @@ import type { ObjectStore } from '../../ports/object-store.js';
 import { keys } from '../../registry/keys.js';
 import type { TableRecord, WarehouseRecord } from '../../registry/records.js';
 import type { Versioned } from '../../registry/registry.js';
-import { validateId } from '../namespaces.js';
+import { fmtId, validateId } from '../namespaces.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
 import { absoluteLocation } from './location.js';
 import { readSettled } from './move.js';
 
-export const fmtId = (id: readonly string[]) => JSON.stringify(id);
+/** Re-exported: the table modules format ids from here. */
+export { fmtId };
 
 export function tableKey(services: CatalogServices, id: readonly string[]): string {
   return keys.table(services.project, id);

@@ -1,3 +1,4 @@
+import { fmtId } from '../namespaces.js';
 import { ConcurrentModificationError } from '../../errors.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys } from '../../registry/keys.js';
@@ -38,7 +39,6 @@ export type MoveOutcome =
   | { readonly kind: 'undone'; readonly reason: 'destination-exists' | 'namespace-missing' | 'unknown' }
   | { readonly kind: 'unknown' };
 
-const fmt = (id: readonly string[]) => JSON.stringify(id);
 /** Bounds help-on-read: each round makes progress unless other requests keep changing the record. */
 const ROUNDS = 8;
 /** Settling an arrival finishes its source's move, which may settle a foreign arrival: bounded. */
@@ -72,12 +72,12 @@ export async function readSettled(services: CatalogServices, id: readonly string
       if (!(err instanceof ConditionFailedError)) throw err; // someone else moved it on: look again
     }
   }
-  throw new ConcurrentModificationError(`table ${fmt(id)} is being renamed by concurrent requests; retry`);
+  throw new ConcurrentModificationError(`table ${fmtId(id)} is being renamed by concurrent requests; retry`);
 }
 
 async function settle(services: CatalogServices, id: readonly string[], found: Rec, depth: number): Promise<void> {
   if (depth >= MAX_DEPTH) {
-    throw new ConcurrentModificationError(`table ${fmt(id)} is part of a chain of concurrent renames; retry`);
+    throw new ConcurrentModificationError(`table ${fmtId(id)} is part of a chain of concurrent renames; retry`);
   }
   switch (found.value.state) {
     case 'moving':
@@ -119,7 +119,7 @@ export async function finishMove(
   depth = 1,
 ): Promise<MoveOutcome> {
   const { to: dest, nonce } = moving.value.move ?? {};
-  if (!dest || !nonce) throw new ConcurrentModificationError(`table ${fmt(sourceId)} has a malformed rename record`);
+  if (!dest || !nonce) throw new ConcurrentModificationError(`table ${fmtId(sourceId)} has a malformed rename record`);
   const destKey = tableKey(services, dest);
   for (let round = 0; round < ROUNDS; round++) {
     const arrived = await readRaw(services, dest);
@@ -160,7 +160,7 @@ export async function finishMove(
     await completeMoved(services, sourceId, { value: { ...moving.value, state: 'moved' }, etag: movedEtag });
     return { kind: 'committed' };
   }
-  throw new ConcurrentModificationError(`renaming table ${fmt(sourceId)} kept colliding with concurrent requests; retry`);
+  throw new ConcurrentModificationError(`renaming table ${fmtId(sourceId)} kept colliding with concurrent requests; retry`);
 }
 
 /** After the commit: make the destination live, then clear the source marker. */
