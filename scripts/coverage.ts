@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { allHandlers } from '../lib/operations/handlers-all.js';
 import { dataHandlers } from '../lib/operations/handlers-data.js';
 import { metaHandlers } from '../lib/operations/handlers-meta.js';
-import { OPERATIONS } from '../lib/operations/table.js';
+import { CONTROL_OPERATIONS, OPERATIONS } from '../lib/operations/table.js';
 import { UNSUPPORTED_REASONS } from '../lib/operations/unsupported.js';
 
 /**
@@ -63,6 +63,18 @@ export function renderCoverage(): string {
     '| # | operation | route | bundle | status | proven by |',
     '|---|---|---|---|---|---|',
     ...rows,
+    '',
+    '## Control-plane operations (ours, not in the spec)',
+    '',
+    'Served by the same router with the same JSON error contract; listed here so the spec table above stays the spec.',
+    '',
+    '| # | operation | route | bundle | status | proven by |',
+    '|---|---|---|---|---|---|',
+    ...CONTROL_OPERATIONS.map((o, i) => {
+      const where = metaHandlers[o.operationId] ? 'meta' : dataHandlers[o.operationId] ? 'data' : '—';
+      const proof = (tests.get(o.operationId) ?? []).map((t) => `\`${t}\``).join(', ') || '**none**';
+      return `| ${i + 1} | ${o.operationId} | ${o.methods.join(', ')} \`${o.path}\` | ${where} | ${allHandlers[o.operationId] ? 'backed (ours)' : '**no handler**'} | ${proof} |`;
+    }),
     '',
   ].join('\n');
 }

@@ -4,7 +4,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { OPERATIONS, type Bundle, type OperationDef } from '../../lib/operations/table.js';
+import { ROUTED_OPERATIONS, type Bundle, type OperationDef } from '../../lib/operations/table.js';
 import type { RaskConfig } from '../config.js';
 import { acknowledge, acknowledgeManagedPolicy } from '../nag.js';
 
@@ -203,7 +203,7 @@ export class CatalogApi extends Construct {
       meta: new apigw.LambdaIntegration(handlers.meta, { proxy: true, scopePermissionToMethod: false }),
       data: new apigw.LambdaIntegration(handlers.data, { proxy: true, scopePermissionToMethod: false }),
     };
-    for (const operation of OPERATIONS) {
+    for (const operation of ROUTED_OPERATIONS) {
       const resource = resourceFor(this.api.root, operation);
       for (const method of operation.methods) {
         resource.addMethod(method, integrations[operation.bundle], { operationName: operation.operationId });

@@ -1,5 +1,5 @@
 import { InvalidInputError, UnsupportedError } from '../errors.js';
-import { OPERATIONS, type OperationDef } from '../operations/table.js';
+import { ROUTED_OPERATIONS, type OperationDef } from '../operations/table.js';
 import type { HandlerMap, Identity, OperationRequest } from '../operations/types.js';
 import { formDecode, parseObjectId, sameId } from './ids.js';
 import { RouteMatcher } from './match.js';
@@ -13,7 +13,7 @@ export interface RouterOptions<S> {
   /** Largest accepted body; Lambda's synchronous payload cap makes ~6 MB the real ceiling. */
   readonly maxBodyBytes: number;
   readonly logger?: ErrorLogger;
-  /** Defaults to the 54 spec operations. */
+  /** Defaults to the 54 spec operations and our control-plane doors. */
   readonly operations?: readonly OperationDef[];
   /** Why an operation without a handler is unsupported, shown to the caller. */
   readonly unsupportedReasons?: Readonly<Record<string, string>>;
@@ -22,7 +22,7 @@ export interface RouterOptions<S> {
 export type Router = (request: HttpRequest) => Promise<HttpResponse>;
 
 export function createRouter<S>(options: RouterOptions<S>): Router {
-  const matcher = new RouteMatcher(options.operations ?? OPERATIONS);
+  const matcher = new RouteMatcher(options.operations ?? ROUTED_OPERATIONS);
   return async (request) => {
     try {
       return await dispatch(matcher, options, request);

@@ -132,8 +132,26 @@ export const OPERATIONS: readonly OperationDef[] = [
   op('AlterTransaction', POST, '/v1/transaction/{id}/alter', 'meta'),
 ];
 
+/**
+ * Control-plane doors of ours (not in the spec): the same router, decoding and JSON error
+ * contract, kept apart from OPERATIONS so the spec's 54 stay exactly the spec's. docs/COVERAGE.md
+ * lists them as ours.
+ */
+export const CONTROL_OPERATIONS: readonly OperationDef[] = [
+  // Maintenance policies (docs/maintenance.md): GET reads, POST sets or clears ({"policy": null}).
+  op('GetProjectMaintenancePolicy', GET, '/v1/maintenance-policy', 'meta'),
+  op('SetProjectMaintenancePolicy', POST, '/v1/maintenance-policy', 'meta'),
+  op('GetNamespaceMaintenancePolicy', GET, '/v1/namespace/{id}/maintenance-policy', 'meta'),
+  op('SetNamespaceMaintenancePolicy', POST, '/v1/namespace/{id}/maintenance-policy', 'meta'),
+  op('GetTableMaintenancePolicy', GET, '/v1/table/{id}/maintenance-policy', 'meta'),
+  op('SetTableMaintenancePolicy', POST, '/v1/table/{id}/maintenance-policy', 'meta'),
+];
+
+/** Everything the router serves and the API deploys: the spec's operations, then ours. */
+export const ROUTED_OPERATIONS: readonly OperationDef[] = [...OPERATIONS, ...CONTROL_OPERATIONS];
+
 export type OperationId = (typeof OPERATIONS)[number]['operationId'];
 
 export const OPERATIONS_BY_ID: ReadonlyMap<string, OperationDef> = new Map(
-  OPERATIONS.map((o) => [o.operationId, o]),
+  ROUTED_OPERATIONS.map((o) => [o.operationId, o]),
 );

@@ -19,6 +19,11 @@ export interface WarehouseRecord {
   readonly managedVersioning: boolean;
   /** Days a dropped table stays recoverable; 0 = drops are final. */
   readonly trashGraceDays: number;
+  /**
+   * The warehouse's default maintenance policy (fields as in lib/maintenance/policy.ts): what a
+   * table gets when no table, namespace or project record sets one. Optional: no migration.
+   */
+  readonly maintenancePolicy?: Readonly<Record<string, unknown>>;
   readonly createdAt: string;
 }
 

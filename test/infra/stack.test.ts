@@ -1,7 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_ERRORS, errorTemplate } from '../../infra/constructs/api.js';
-import { OPERATIONS } from '../../lib/operations/table.js';
+import { ROUTED_OPERATIONS } from '../../lib/operations/table.js';
 import {
   asArray,
   flat,
@@ -43,7 +43,7 @@ function deployedRoutes(): Map<string, { method: CfnResource; functionId: string
 }
 
 describe('API routes come from the operation table', () => {
-  const expected = OPERATIONS.flatMap((op) => op.methods.map((m) => ({ key: `${m} ${op.path}`, op })));
+  const expected = ROUTED_OPERATIONS.flatMap((op) => op.methods.map((m) => ({ key: `${m} ${op.path}`, op })));
 
   it('has exactly one method per (path, method) of the table, and nothing else', () => {
     const routes = deployedRoutes();
