@@ -51,6 +51,10 @@ export interface PassReport {
   readonly items: readonly Readonly<Record<string, unknown>>[];
   /** What could not be read or done, in words an operator can act on. */
   readonly problems: readonly string[];
+  /** True when the run changed something (a run without material work stores only its summary). */
+  readonly material?: boolean;
+  /** Where the run's report was written (under the registry store's `reports/` prefix). */
+  readonly reportKey?: string;
 }
 
 export type MaintenancePass = (services: CatalogServices, options: PassOptions) => Promise<PassReport>;

@@ -1,0 +1,326 @@
+/**
+ * The sweep (issue #9 item 2, design brief rule 12): one ordered pass per table —
+ * compact → fold new rows into indices → clean up old versions. A policy may skip a step,
+ * never reorder them. docs/maintenance.md describes the pass; this comment says why it is
+ * built the way it is.
+ *
+ * What is never touched (skipped, with the reason in the report):
+ * - a table mid-rename (record state moving / arriving / moved): its record may change under us;
+ * - a table mid-purge (location claim `purging`): its bytes are being deleted;
+ * - a declared-only table: no dataset yet, and a client may be writing the first version now;
+ * - a trashed table (recoverable drop): nobody may rewrite bytes someone can still restore.
+ *   There are no trash records yet; `trashed()` is the seam where lib/lifecycle will answer.
+ *
+ * Cleanup never crosses a tagged version. Lance's own cleanup refuses the whole call when a
+ * tagged version is older than its cutoff, and the Node SDK cannot ask it to skip tagged
+ * versions instead, so cleanup runs in two stages:
+ * 1. Lance's cleanup (reclaims versions AND their unreferenced files) with its cutoff lowered
+ *    below the oldest tagged version, the oldest retained version and every branch's fork
+ *    point, minus a safety margin for the clock difference between this process and LanceDB;
+ * 2. for the untagged versions that stage 1 could not reach (newer than a tagged one but past
+ *    the policy's age), their manifests are removed (never the latest, never a tagged one, never
+ *    a fork point, never one of the `retain_versions` newest), as BatchDeleteTableVersions
+ *    does. Their now-unreferenced files are reclaimed by a later Lance cleanup (it deletes
+ *    unreferenced files once they are 7 days old) or reported by the orphan scan.
+ * The report names the tags that limited stage 1.
+ *
+ * Concurrency: LanceDB's compaction commits through Lance's own conflict resolution, which
+ * rebases over concurrent appends (test/maintenance/sweep.test.ts runs four writers against a
+ * sweep and counts every row). A commit conflict that Lance gives up on is retried here.
+ */
+import { hasData } from '../catalog/tables/lookup.js';
+import { isMain, listTags } from '../catalog/tables/lance-refs.js';
+import { versionsPrefix } from '../catalog/tables/manifests.js';
+import { readChain } from '../catalog/tables/version-chain.js';
+import { keys } from '../registry/keys.js';
+import type { LocationClaimRecord } from '../registry/records.js';
+import type { MaintenancePass, PassOptions, PassReport } from './pass.js';
+import type { MaintenancePolicy, PolicySource } from './policy.js';
+import { writeReport } from './reports.js';
+import { forEachTable, type TableUnit } from './walker.js';
+
+const DAY_MS = 86_400_000;
+/** Lance computes its cutoff from its own clock a moment after ours: keep stage 1 this far below a protected version. */
+export const CUTOFF_SAFETY_MS = 1000;
+const COMMIT_ATTEMPTS = 4;
+
+export type SkipReason = 'moving' | 'purging' | 'declared-only' | 'trashed' | 'policy-disables-every-step' | 'interval';
+
+export interface StepReport {
+  readonly status: 'done' | 'skipped' | 'nothing-to-do' | 'would-run' | 'ran-with-compaction';
+  readonly reason?: string;
+  readonly [field: string]: unknown;
+}
+
+export type SweepItem = {
+  readonly project: string;
+  readonly table: readonly string[];
+  readonly skipped?: SkipReason;
+  readonly reason?: string;
+  readonly policy_source?: PolicySource;
+  readonly overrides?: Readonly<Record<string, number>>;
+  readonly rows_before?: number;
+  readonly rows_after?: number;
+  readonly fragments_before?: number;
+  readonly fragments_after?: number;
+  readonly versions_removed?: number;
+  readonly bytes_removed?: number;
+  readonly steps?: { readonly compact: StepReport; readonly optimize_indices: StepReport; readonly cleanup: StepReport };
+};
+
+/** The data-plane calls the sweep makes; injectable so a test can gate them deterministically. */
+export interface SweepData {
+  datasetState: typeof import('../data/maintenance.js').datasetState;
+  compactAndFold: typeof import('../data/maintenance.js').compactAndFold;
+  pruneBefore: typeof import('../data/maintenance.js').pruneBefore;
+}
+
+/** The seam for recoverable drops: no trash records exist yet, so nothing is trashed. */
+async function trashed(_unit: TableUnit): Promise<boolean> {
+  return false;
+}
+
+async function skipReason(unit: TableUnit): Promise<{ skipped: SkipReason; reason: string } | undefined> {
+  const state = unit.record.state ?? 'active';
+  if (state !== 'active') return { skipped: 'moving', reason: `the table is mid-rename (state ${state}); the next sweep will see it settled` };
+  if (await trashed(unit)) return { skipped: 'trashed', reason: 'the table is in the trash and may still be restored' };
+  const claim = await unit.services.registry.read<LocationClaimRecord>(keys.locationClaim(unit.project, unit.record.warehouse, unit.record.path));
+  if (claim?.value.state === 'purging') return { skipped: 'purging', reason: 'the table is being purged (its location claim is purging)' };
+  if (!(await hasData(unit.store, unit.record.path))) {
+    return { skipped: 'declared-only', reason: 'the table is declared but has no committed version yet' };
+  }
+  return undefined;
+}
+
+async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      const message = (err as Error).message ?? '';
+      if (attempt >= COMMIT_ATTEMPTS || !/conflict|retry|concurrent/i.test(message)) throw err;
+      await new Promise((r) => setTimeout(r, 50 * attempt));
+    }
+  }
+}
+
+/** The fork points of branches taken from main: Lance keeps them, and so must stage 2. */
+async function branchForkPoints(unit: TableUnit): Promise<Set<number>> {
+  const prefix = `${unit.record.path}/_refs/branches/`;
+  const page = await unit.store.list({ prefix });
+  const out = new Set<number>();
+  for (const info of page.objects) {
+    if (!info.key.endsWith('.json')) continue;
+    const obj = await unit.store.get(info.key);
+    if (!obj) continue;
+    const ref = JSON.parse(obj.body.toString('utf8')) as { parentBranch?: string | null; parentVersion?: number };
+    if (isMain(ref.parentBranch ?? undefined) && typeof ref.parentVersion === 'number') out.add(ref.parentVersion);
+  }
+  return out;
+}
+
+interface CleanupPlan {
+  readonly cutoff: Date;
+  /** Lance's cleanup cutoff (stage 1), or undefined when nothing below the protections is old enough. */
+  readonly stage1Cutoff?: Date;
+  /** Every unprotected version past the policy's age: stage 2 removes the manifests stage 1 left. */
+  readonly stage2: readonly number[];
+  readonly protectedTags: readonly { name: string; version: number }[];
+  /** Tags that held stage 1's cutoff below the policy's. */
+  readonly limitedBy: readonly { name: string; version: number }[];
+}
+
+async function planCleanup(
+  unit: TableUnit,
+  policy: MaintenancePolicy,
+  versions: readonly { version: number; timestamp: Date }[],
+  now: Date,
+  safetyMs: number,
+): Promise<CleanupPlan> {
+  const cutoff = new Date(now.getTime() - policy.older_than_days * DAY_MS);
+  const tags = (await listTags(unit.store, unit.record.path)).filter((t) => !t.branch);
+  const forks = await branchForkPoints(unit);
+  const latest = versions[versions.length - 1]?.version;
+  const retained = new Set(versions.slice(-policy.retain_versions).map((v) => v.version));
+  const tagged = new Set(tags.map((t) => t.version));
+  const isProtected = (v: number) => v === latest || retained.has(v) || tagged.has(v) || forks.has(v);
+
+  // Stage 1's cutoff: the policy's, lowered below every protected version.
+  let stage1 = cutoff.getTime();
+  const limitedBy: { name: string; version: number }[] = [];
+  for (const v of versions) {
+    if (!isProtected(v.version)) continue;
+    const below = v.timestamp.getTime() - safetyMs;
+    if (below < stage1) {
+      stage1 = below;
+    }
+  }
+  for (const t of tags) {
+    const v = versions.find((x) => x.version === t.version);
+    if (v && v.timestamp.getTime() < cutoff.getTime()) limitedBy.push({ name: t.name, version: t.version });
+  }
+  const stage1Cutoff = versions.some((v) => !isProtected(v.version) && v.timestamp.getTime() < stage1) ? new Date(stage1) : undefined;
+  // Stage 2 removes whichever of these stage 1 left (all of them when stage 1 does not run).
+  const stage2 = versions.filter((v) => !isProtected(v.version) && v.timestamp.getTime() < cutoff.getTime()).map((v) => v.version);
+  return { cutoff, stage1Cutoff, stage2, protectedTags: tags.map((t) => ({ name: t.name, version: t.version })), limitedBy };
+}
+
+/** Stage 2: remove the manifests of `doomed` versions, re-checking tags and the latest first. */
+async function removeManifests(unit: TableUnit, doomed: readonly number[]): Promise<{ removed: number; bytes: number }> {
+  if (doomed.length === 0) return { removed: 0, bytes: 0 };
+  const chain = (await readChain(unit.store, versionsPrefix(unit.record.path), { descending: true })).entries;
+  const latest = chain[0]?.version;
+  // A tag created since the plan was made still wins.
+  const tagged = new Set((await listTags(unit.store, unit.record.path)).filter((t) => !t.branch).map((t) => t.version));
+  let removed = 0;
+  let bytes = 0;
+  for (const entry of chain) {
+    if (!doomed.includes(entry.version) || entry.version === latest || tagged.has(entry.version)) continue;
+    await unit.store.delete(entry.info.key);
+    removed++;
+    bytes += entry.info.size;
+  }
+  return { removed, bytes };
+}
+
+async function sweepTable(
+  unit: TableUnit,
+  options: PassOptions,
+  data: SweepData,
+  now: () => Date,
+  safetyMs: number,
+): Promise<{ item: SweepItem; material: boolean }> {
+  const base = { project: unit.project, table: unit.id };
+  const skip = await skipReason(unit);
+  if (skip) return { item: { ...base, ...skip }, material: false };
+  const effective = await unit.policy();
+  const { policy } = effective;
+  const meta = { ...base, policy_source: effective.source, ...(effective.overrides ? { overrides: effective.overrides } : {}) };
+  if (!policy.compact_enabled && !policy.optimize_indices_enabled && !policy.cleanup_enabled) {
+    return { item: { ...meta, skipped: 'policy-disables-every-step', reason: 'the effective policy disables compaction, index optimization and cleanup' }, material: false };
+  }
+
+  const before = await data.datasetState(unit.location);
+  const unindexed = before.indices.reduce((n, i) => n + (i.num_unindexed_rows ?? 0), 0);
+  let compact: StepReport;
+  let indices: StepReport;
+  let fragmentsRemoved = 0;
+  if (!policy.compact_enabled) {
+    compact = { status: 'skipped', reason: 'disabled by the effective policy' };
+  } else if (options.dryRun) {
+    compact = { status: before.fragments > 1 ? 'would-run' : 'nothing-to-do', fragments: before.fragments };
+  } else {
+    const result = await withRetry(() => data.compactAndFold(unit.location));
+    fragmentsRemoved = result.fragmentsRemoved;
+    compact = { status: 'done', fragments_removed: result.fragmentsRemoved, fragments_added: result.fragmentsAdded, files_removed: result.filesRemoved, files_added: result.filesAdded };
+  }
+  // The SDK folds index rows inside its compaction call and offers no other fold (lib/data/maintenance.ts).
+  if (!policy.optimize_indices_enabled) {
+    indices = policy.compact_enabled && !options.dryRun
+      ? { status: 'ran-with-compaction', reason: 'disabled by the effective policy, but the Node SDK folds index rows inside its compaction call' }
+      : { status: 'skipped', reason: 'disabled by the effective policy' };
+  } else if (before.indices.length === 0 || unindexed === 0) {
+    indices = { status: 'nothing-to-do', indices: before.indices.length, unindexed_rows: unindexed };
+  } else if (!policy.compact_enabled) {
+    indices = { status: 'skipped', reason: 'the Node SDK folds index rows only inside its compaction call, which the policy disables; the index builder folds past its threshold', unindexed_rows: unindexed };
+  } else {
+    indices = { status: options.dryRun ? 'would-run' : 'done', unindexed_rows_before: unindexed };
+  }
+
+  let cleanup: StepReport;
+  let versionsRemoved = 0;
+  let bytesRemoved = 0;
+  if (!policy.cleanup_enabled) {
+    cleanup = { status: 'skipped', reason: 'disabled by the effective policy' };
+  } else {
+    const mid = options.dryRun || !policy.compact_enabled ? before : await data.datasetState(unit.location);
+    const plan = await planCleanup(unit, policy, mid.versions, now(), safetyMs);
+    const report = {
+      cutoff: plan.cutoff.toISOString(),
+      protected_tags: plan.protectedTags,
+      ...(plan.limitedBy.length ? { limited_by_tags: plan.limitedBy } : {}),
+    };
+    if (options.dryRun) {
+      const would = plan.stage2.length;
+      cleanup = { status: would > 0 ? 'would-run' : 'nothing-to-do', versions: would, ...report };
+    } else {
+      // Stage 1 is Lance's cleanup, which compacts first: only when the policy allows compaction.
+      if (plan.stage1Cutoff && policy.compact_enabled) {
+        const pruned = await withRetry(() => data.pruneBefore(unit.location, plan.stage1Cutoff!));
+        versionsRemoved += pruned.versionsRemoved;
+        bytesRemoved += pruned.bytesRemoved;
+        fragmentsRemoved += pruned.fragmentsRemoved;
+      }
+      const manifests = await removeManifests(unit, plan.stage2);
+      versionsRemoved += manifests.removed;
+      bytesRemoved += manifests.bytes;
+      cleanup = {
+        status: versionsRemoved > 0 ? 'done' : 'nothing-to-do',
+        versions_removed: versionsRemoved,
+        bytes_removed: bytesRemoved,
+        manifest_only_versions: manifests.removed,
+        ...report,
+      };
+    }
+  }
+  const after = options.dryRun ? before : await data.datasetState(unit.location);
+  const material = fragmentsRemoved > 0 || versionsRemoved > 0;
+  return {
+    item: {
+      ...meta,
+      rows_before: before.rows,
+      rows_after: after.rows,
+      fragments_before: before.fragments,
+      fragments_after: after.fragments,
+      versions_removed: versionsRemoved,
+      bytes_removed: bytesRemoved,
+      steps: { compact, optimize_indices: indices, cleanup },
+    },
+    material,
+  };
+}
+
+/**
+ * Builds the sweep pass over the given data-plane calls (the default loads LanceDB lazily).
+ * `safetyMs` is how far below a protected version stage 1's cutoff stays (tests set 0 to show
+ * stage 1 on datasets written a moment ago; with a tag, 0 risks Lance refusing the call).
+ */
+export function makeSweep(data?: SweepData, safetyMs = CUTOFF_SAFETY_MS): MaintenancePass {
+  return async (services, options) => {
+    const startedAt = services.now().toISOString();
+    const calls = data ?? (await import('../data/maintenance.js'));
+    const items: SweepItem[] = [];
+    let material = false;
+    const walk = await forEachTable(services, options, async (unit) => {
+      const result = await sweepTable(unit, options, calls, () => services.now(), safetyMs);
+      items.push(result.item);
+      material ||= result.material;
+    });
+    const swept = items.filter((i) => !i.skipped);
+    const sum = (f: (i: SweepItem) => number | undefined) => swept.reduce((n, i) => n + (f(i) ?? 0), 0);
+    const report: PassReport = {
+      pass: 'sweep',
+      startedAt,
+      finishedAt: services.now().toISOString(),
+      complete: walk.complete,
+      ...(walk.cursor ? { cursor: walk.cursor } : {}),
+      summary: {
+        tables_visited: walk.visited,
+        tables_swept: swept.length,
+        tables_skipped: items.length - swept.length,
+        fragments_before: sum((i) => i.fragments_before),
+        fragments_after: sum((i) => i.fragments_after),
+        versions_removed: sum((i) => i.versions_removed),
+        bytes_removed: sum((i) => i.bytes_removed),
+        problems: walk.problems.length,
+      },
+      items,
+      problems: walk.problems,
+    };
+    if (options.dryRun) return { ...report, material };
+    const reportKey = await writeReport(services.registry, report, material || walk.problems.length > 0);
+    return { ...report, material, reportKey };
+  };
+}
+
+export const sweep: MaintenancePass = makeSweep();

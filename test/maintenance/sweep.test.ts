@@ -1,0 +1,189 @@
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { datasetState } from '../../lib/data/maintenance.js';
+import { decodeIpc } from '../../lib/data/arrow.js';
+import { setMaintenancePolicy } from '../../lib/maintenance/policy-doors.js';
+import { REPORTS_PREFIX } from '../../lib/maintenance/reports.js';
+import { makeSweep, sweep, type SweepItem } from '../../lib/maintenance/sweep.js';
+import { keys } from '../../lib/registry/keys.js';
+import type { LocationClaimRecord, TableRecord } from '../../lib/registry/records.js';
+import { ipcRows } from '../data/fixtures.js';
+import { estate, openClient, tableWithAppends, type Estate, type RegistryKind } from './fixtures.js';
+
+let current: Estate | undefined;
+afterEach(async () => {
+  await current?.cleanup();
+  current = undefined;
+});
+
+const itemOf = (report: { items: readonly Readonly<Record<string, unknown>>[] }, name: string) =>
+  report.items.find((i) => (i.table as string[]).join('.') === name) as SweepItem;
+
+async function storedReports(e: Estate) {
+  const page = await e.registryStore.list({ prefix: REPORTS_PREFIX });
+  return Promise.all(page.objects.map(async (o) => JSON.parse((await e.registryStore.get(o.key))!.body.toString('utf8'))));
+}
+
+describe.each<RegistryKind>(['fs', 's3-fake'])('sweep (registry on %s, datasets on local disk)', (kind) => {
+  it('20 appends of 10 rows: after a sweep ≤ 2 fragments, rows unchanged, old versions reclaimed except the tagged one', async () => {
+    const e = (current = await estate(kind));
+    const { location } = await tableWithAppends(e.services, ['a', 't'], 20);
+    const client = await openClient(location);
+    await (await client.tags()).create('keep', 5);
+    client.close();
+    const before = await datasetState(location);
+    expect(before.fragments).toBe(20);
+    expect(before.versions.length).toBe(20);
+
+    const report = await sweep(e.services, { overrides: { olderThanDays: 0 } });
+    expect(report.problems).toEqual([]);
+    const item = itemOf(report, 'a.t');
+    expect(item.steps?.compact.status).toBe('done');
+    expect(item.steps?.cleanup).toMatchObject({ status: 'done', protected_tags: [{ name: 'keep', version: 5 }], limited_by_tags: [{ name: 'keep', version: 5 }] });
+    expect(item.policy_source).toEqual({ level: 'builtin' });
+    expect(item.overrides).toEqual({ older_than_days: 0 });
+
+    const after = await datasetState(location);
+    expect(after.fragments).toBeLessThanOrEqual(2);
+    expect(after.rows).toBe(200);
+    expect(item).toMatchObject({ fragments_before: 20, fragments_after: after.fragments, rows_before: 200, rows_after: 200 });
+    // Only the tagged version and the latest are left.
+    expect(after.versions.map((v) => v.version)).toEqual([5, after.version]);
+    // Every version but those two: the 20 writes' and the compaction's own commits.
+    expect(item.versions_removed).toBeGreaterThanOrEqual(before.versions.length - 1);
+    const tagged = await openClient(location);
+    await tagged.checkout('keep');
+    expect(await tagged.countRows()).toBe(50);
+    tagged.close();
+
+    expect(report.material).toBe(true);
+    expect(report.reportKey).toMatch(/^reports\/sweep\/\d{4}-\d{2}-\d{2}\//);
+    const stored = await storedReports(e);
+    expect(stored).toHaveLength(1);
+    expect(stored[0].items).toHaveLength(1);
+
+    // An idle run stores its summary only.
+    const idle = await sweep(e.services, { overrides: { olderThanDays: 0 } });
+    expect(idle.material).toBe(false);
+    const both = await storedReports(e);
+    expect(both).toHaveLength(2);
+    const idleStored = both.find((r) => r.material === false);
+    expect(idleStored.items).toBeUndefined();
+    expect(idleStored.summary).toMatchObject({ tables_visited: 1, versions_removed: 0 });
+  });
+
+  it('without a tag in the way, Lance\'s own cleanup reclaims the old versions\' files too', async () => {
+    const e = (current = await estate(kind));
+    const { location } = await tableWithAppends(e.services, ['a', 't'], 12);
+    const dataFiles = async () => (await readdir(path.join(location, 'data'))).length;
+    expect(await dataFiles()).toBe(12);
+    const report = await makeSweep(undefined, 0)(e.services, { overrides: { olderThanDays: 0 } });
+    const item = itemOf(report, 'a.t');
+    expect(item.steps?.cleanup).toMatchObject({ status: 'done' });
+    expect(item.steps?.cleanup.manifest_only_versions).toBeLessThan(item.versions_removed!);
+    expect(await dataFiles()).toBe(1);
+    const after = await datasetState(location);
+    expect(after.versions.map((v) => v.version)).toEqual([after.version]);
+    expect(after.rows).toBe(120);
+  });
+
+  it('a policy disabling compaction skips exactly that step', async () => {
+    const e = (current = await estate(kind));
+    const { location } = await tableWithAppends(e.services, ['a', 't'], 6);
+    await setMaintenancePolicy(e.services, { level: 'table', id: ['a', 't'] }, { policy: { compact_enabled: false, older_than_days: 0 } });
+    const report = await sweep(e.services, {});
+    const item = itemOf(report, 'a.t');
+    expect(item.policy_source).toMatchObject({ level: 'table', id: ['a', 't'] });
+    expect(item.steps?.compact).toEqual({ status: 'skipped', reason: 'disabled by the effective policy' });
+    expect(item.steps?.cleanup.status).toBe('done');
+    const after = await datasetState(location);
+    expect(after.fragments).toBe(6);
+    expect(after.rows).toBe(60);
+    expect(after.versions.map((v) => v.version)).toEqual([6]);
+  });
+});
+
+describe('sweep: what it never touches', () => {
+  it('skips moving, purging and declared-only tables with the reason, and leaves their bytes alone', async () => {
+    const e = (current = await estate('fs'));
+    const moving = await tableWithAppends(e.services, ['a', 'moving'], 3);
+    const purging = await tableWithAppends(e.services, ['a', 'purging'], 3);
+    await tableWithAppends(e.services, ['a', 'declared'], 0);
+    const reg = e.services.registry;
+    const mk = keys.table('default', ['a', 'moving']);
+    const rec = (await reg.read<TableRecord>(mk))!;
+    await reg.replace(mk, { ...rec.value, state: 'moving', move: { nonce: 'n', to: ['a', 'elsewhere'] } }, rec.etag);
+    const pr = (await reg.read<TableRecord>(keys.table('default', ['a', 'purging'])))!.value;
+    const ck = keys.locationClaim('default', pr.warehouse, pr.path);
+    const claim = (await reg.read<LocationClaimRecord>(ck))!;
+    await reg.replace(ck, { ...claim.value, state: 'purging' }, claim.etag);
+
+    const report = await sweep(e.services, { overrides: { olderThanDays: 0 } });
+    expect(itemOf(report, 'a.moving')).toMatchObject({ skipped: 'moving' });
+    expect(itemOf(report, 'a.purging')).toMatchObject({ skipped: 'purging' });
+    expect(itemOf(report, 'a.declared')).toMatchObject({ skipped: 'declared-only' });
+    for (const loc of [moving.location, purging.location]) {
+      const s = await datasetState(loc);
+      expect(s.fragments).toBe(3);
+      expect(s.versions.length).toBe(3);
+    }
+    expect(report.material).toBe(false);
+  });
+
+  it('scopes to a namespace subtree or one table, and stops at a deadline with a cursor to resume from', async () => {
+    const e = (current = await estate('fs'));
+    await tableWithAppends(e.services, ['a', 'x'], 2);
+    await tableWithAppends(e.services, ['a', 'b', 'y'], 2);
+    await tableWithAppends(e.services, ['c', 'z'], 2);
+    const names = (r: { items: readonly Readonly<Record<string, unknown>>[] }) => r.items.map((i) => (i.table as string[]).join('.'));
+    expect(names(await sweep(e.services, { scope: { namespace: ['a'] }, dryRun: true }))).toEqual(['a.x', 'a.b.y']);
+    expect(names(await sweep(e.services, { scope: { table: ['c', 'z'] }, dryRun: true }))).toEqual(['c.z']);
+    const stopped = await sweep(e.services, { dryRun: true, deadline: 0 });
+    expect(stopped.cursor).toBeUndefined();
+    expect(stopped.items).toEqual([]);
+    expect(stopped.complete).toBe(false);
+    // Stop after the first unit: the deadline passes while it is visited.
+    let deadline = Number.MAX_SAFE_INTEGER;
+    const first = await sweep(e.services, { dryRun: true, get deadline() { return deadline; }, onProgress: () => { deadline = 0; } });
+    expect(names(first)).toEqual(['a.x']);
+    expect(first.cursor).toBeDefined();
+    const rest = await sweep(e.services, { dryRun: true, cursor: first.cursor });
+    expect(names(rest)).toEqual(['a.b.y', 'c.z']);
+    expect(rest.cursor).toBeUndefined();
+  });
+});
+
+describe('sweep concurrent with client writers', () => {
+  it('loses no row while 4 writers append', async () => {
+    const e = (current = await estate('fs'));
+    const { location } = await tableWithAppends(e.services, ['a', 't'], 10);
+    const WRITERS = 4;
+    const APPENDS = 8;
+    // Gate: the sweep starts only once every writer has committed at least once, so the sweep's
+    // commits really interleave with theirs.
+    let started = 0;
+    let release!: () => void;
+    const allStarted = new Promise<void>((r) => (release = r));
+    const writer = async (w: number) => {
+      const t = await openClient(location);
+      for (let i = 0; i < APPENDS; i++) {
+        await t.add(decodeIpc(ipcRows(10, 10_000 * (w + 1) + i * 10)));
+        if (i === 0 && ++started === WRITERS) release();
+      }
+      t.close();
+    };
+    const writers = Array.from({ length: WRITERS }, (_, w) => writer(w));
+    await allStarted;
+    const report = await sweep(e.services, { overrides: { olderThanDays: 0 } });
+    await Promise.all(writers);
+    expect(report.problems).toEqual([]);
+    expect(itemOf(report, 'a.t').steps?.compact.status).toBe('done');
+    const t = await openClient(location);
+    expect(await t.countRows()).toBe(100 + WRITERS * APPENDS * 10);
+    for (let w = 0; w < WRITERS; w++) {
+      expect(await t.countRows(`id >= ${10_000 * (w + 1)} AND id < ${10_000 * (w + 1) + APPENDS * 10}`)).toBe(APPENDS * 10);
+    }
+    t.close();
+  });
+});
