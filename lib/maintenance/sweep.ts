@@ -80,7 +80,8 @@ async function trashed(_unit: TableUnit): Promise<boolean> {
   return false;
 }
 
-async function skipReason(unit: TableUnit): Promise<{ skipped: SkipReason; reason: string } | undefined> {
+/** Why a table must not be touched by maintenance now, or undefined. Shared with the index builder. */
+export async function skipReason(unit: TableUnit): Promise<{ skipped: SkipReason; reason: string } | undefined> {
   const state = unit.record.state ?? 'active';
   if (state !== 'active') return { skipped: 'moving', reason: `the table is mid-rename (state ${state}); the next sweep will see it settled` };
   if (await trashed(unit)) return { skipped: 'trashed', reason: 'the table is in the trash and may still be restored' };

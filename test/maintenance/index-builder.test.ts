@@ -1,0 +1,103 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { decodeIpc } from '../../lib/data/arrow.js';
+import { datasetState } from '../../lib/data/maintenance.js';
+import { jobContext } from '../../lib/jobs/context.js';
+import { indexBuild, makeIndexBuilder, type IndexFinding } from '../../lib/maintenance/index-builder.js';
+import { setMaintenancePolicy } from '../../lib/maintenance/policy-doors.js';
+import { ipcRows } from '../data/fixtures.js';
+import { estate, openClient, tableWithAppends, type Estate } from './fixtures.js';
+
+let current: Estate | undefined;
+afterEach(async () => {
+  await current?.cleanup();
+  current = undefined;
+});
+
+const findings = (report: { items: readonly Readonly<Record<string, unknown>>[] }) =>
+  Object.fromEntries(((report.items[0].indices as IndexFinding[]) ?? []).map((f) => [f.name, f]));
+
+describe('index builder', () => {
+  it('builds missing scalar indices, queues large vector builds as jobs once, folds past the threshold, reports health', async () => {
+    const e = (current = await estate('fs'));
+    const services = { ...e.services, dataLimits: { maxResultBytes: 1 << 20, maxSyncVectorIndexRows: 10 } };
+    const { location } = await tableWithAppends(services, ['a', 't'], 3, 100);
+    await setMaintenancePolicy(services, { level: 'namespace', id: ['a'] }, {
+      policy: {
+        fold_threshold: 0.1,
+        indices: [
+          { name: 'id_idx', column: 'id', type: 'BTREE' },
+          { name: 'vec_idx', column: 'vec', type: 'IVF_PQ', params: { num_partitions: 2, num_sub_vectors: 2 } },
+          { name: 'text_idx', column: 'text', type: 'BITMAP', min_rows: 1000 },
+        ],
+      },
+    });
+
+    const first = await indexBuild(services, {});
+    expect(first.problems).toEqual([]);
+    const f1 = findings(first);
+    expect(f1.id_idx.action).toBe('built');
+    expect(f1.vec_idx.action).toBe('queued');
+    expect(f1.text_idx).toMatchObject({ action: 'waiting-for-rows' });
+    expect(first.items[0].policy_source).toMatchObject({ level: 'namespace', id: ['a'] });
+    const live = await jobContext(services).queue.listLive({ limit: 100 });
+    expect(live.jobs.map((j) => [j.value.type, j.value.params.name, j.value.status])).toEqual([['create_index', 'vec_idx', 'Queued']]);
+    expect(f1.vec_idx.transaction_id).toBe(live.jobs[0].value.id);
+    const built = (await datasetState(location)).indices.find((i) => i.index_name === 'id_idx');
+    expect(built).toMatchObject({ columns: ['id'], num_indexed_rows: 300, num_unindexed_rows: 0 });
+
+    // Second run: healthy, and the queued build is not queued again.
+    const second = findings(await indexBuild(services, {}));
+    expect(second.id_idx).toMatchObject({ health: 'HEALTHY', action: 'none' });
+    expect(second.vec_idx.action).toBe('already-queued');
+    expect((await jobContext(services).queue.listLive({ limit: 100 })).jobs).toHaveLength(1);
+
+    // 100 new rows are 25 % of the index: past the 10 % threshold, so they are folded in.
+    const client = await openClient(location);
+    await client.add(decodeIpc(ipcRows(100, 300)));
+    client.close();
+    const third = findings(await indexBuild(services, {}));
+    expect(third.id_idx).toMatchObject({ health: 'NEEDS_FOLD', unindexed_rows: 100, action: 'folded' });
+    const after = (await datasetState(location)).indices.find((i) => i.index_name === 'id_idx');
+    expect(after).toMatchObject({ num_indexed_rows: 400, num_unindexed_rows: 0 });
+  });
+
+  it('reports a fold as blocked when the policy disables compaction (the SDK folds only there)', async () => {
+    const e = (current = await estate('fs'));
+    const { location } = await tableWithAppends(e.services, ['a', 't'], 1, 100);
+    await setMaintenancePolicy(e.services, { level: 'table', id: ['a', 't'] }, {
+      policy: { compact_enabled: false, indices: [{ name: 'id_idx', column: 'id', type: 'BTREE' }] },
+    });
+    await indexBuild(e.services, {});
+    const client = await openClient(location);
+    await client.add(decodeIpc(ipcRows(100, 100)));
+    client.close();
+    const f = findings(await indexBuild(e.services, {}));
+    expect(f.id_idx).toMatchObject({ health: 'NEEDS_FOLD', action: 'fold-blocked' });
+    expect((await datasetState(location)).indices[0]).toMatchObject({ num_unindexed_rows: 100 });
+  });
+
+  it('reports an index whose statistics cannot be read as UNKNOWN, never healthy, and stores the report', async () => {
+    const e = (current = await estate('fs'));
+    await tableWithAppends(e.services, ['a', 't'], 1);
+    const builder = makeIndexBuilder({
+      datasetState: async () => ({
+        version: 1,
+        fragments: 1,
+        rows: 10,
+        bytes: 1,
+        versions: [],
+        indices: [{ index_name: 'broken', index_uuid: 'u', columns: ['id'], status: 'unknown', index_type: 'BTREE' }],
+      }),
+      compactAndFold: async () => {
+        throw new Error('must not fold an index it cannot read');
+      },
+      createIndex: async () => {
+        throw new Error('nothing to build');
+      },
+    });
+    const report = await builder(e.services, {});
+    expect(findings(report).broken).toMatchObject({ health: 'UNKNOWN', action: 'none' });
+    expect(report.summary).toMatchObject({ indices_unknown: 1, indices_healthy: 0 });
+    expect(report.reportKey).toMatch(/^reports\/index\//);
+  });
+});
