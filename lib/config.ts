@@ -56,12 +56,28 @@ const common = {
 /** How often the local server's in-process worker looks for queued jobs (docs/jobs.md). */
 export const DEFAULT_JOBS_INTERVAL_MS = 2000;
 
+/**
+ * Local cadences of the maintenance passes (docs/maintenance.md); 0 disables a pass. On AWS each
+ * pass has its own EventBridge rule instead.
+ */
+export const DEFAULT_MAINTENANCE_INTERVALS_MS = {
+  sweep: 60 * 60_000,
+  index: 5 * 60_000,
+  reconcile: 15 * 60_000,
+  orphans: 24 * 60 * 60_000,
+} as const;
+
 const localSchema = z.object({
   RASK_HOST: withDefault(text(), '127.0.0.1'),
   RASK_PORT: withDefault(port, 2333),
   RASK_DATA_DIR: withDefault(text(), './.rask'),
   /** Milliseconds between passes of the in-process job worker; 0 disables it. */
   RASK_JOBS_INTERVAL_MS: withDefault(integer(0), DEFAULT_JOBS_INTERVAL_MS),
+  /** Milliseconds between local maintenance passes; 0 disables that pass (lib/maintenance/timers.ts). */
+  RASK_SWEEP_INTERVAL_MS: withDefault(integer(0), DEFAULT_MAINTENANCE_INTERVALS_MS.sweep),
+  RASK_INDEX_INTERVAL_MS: withDefault(integer(0), DEFAULT_MAINTENANCE_INTERVALS_MS.index),
+  RASK_RECONCILE_INTERVAL_MS: withDefault(integer(0), DEFAULT_MAINTENANCE_INTERVALS_MS.reconcile),
+  RASK_ORPHANS_INTERVAL_MS: withDefault(integer(0), DEFAULT_MAINTENANCE_INTERVALS_MS.orphans),
   ...common,
 });
 

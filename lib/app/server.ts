@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import type { LocalConfig } from '../config.js';
 import { startJobLoop, type JobLoop } from '../jobs/loop.js';
+import { startMaintenanceTimers, type MaintenanceTimers } from '../maintenance/timers.js';
 import { nodeListener } from '../http/node-adapter.js';
 import { consoleLogger } from './build.js';
 import { createLocalApp } from './local.js';
@@ -13,6 +14,8 @@ export interface RunningServer {
   readonly dataDir: string;
   /** The in-process job worker (docs/jobs.md); its timer is off when RASK_JOBS_INTERVAL_MS is 0. */
   readonly jobs: JobLoop;
+  /** The maintenance passes on timers (docs/maintenance.md); RASK_*_INTERVAL_MS=0 disables one. */
+  readonly maintenance: MaintenanceTimers;
   close(): Promise<void>;
 }
 
@@ -30,6 +33,12 @@ export async function startLocalServer(config: LocalConfig): Promise<RunningServ
     intervalMs: config.RASK_JOBS_INTERVAL_MS,
     owner: `local:${hostname()}:${process.pid}`,
   });
+  const maintenance = startMaintenanceTimers(app.services, {
+    sweep: config.RASK_SWEEP_INTERVAL_MS,
+    index: config.RASK_INDEX_INTERVAL_MS,
+    reconcile: config.RASK_RECONCILE_INTERVAL_MS,
+    orphans: config.RASK_ORPHANS_INTERVAL_MS,
+  });
   const { port } = server.address() as AddressInfo;
   const host = config.RASK_HOST.includes(':') ? `[${config.RASK_HOST}]` : config.RASK_HOST;
   return {
@@ -37,7 +46,9 @@ export async function startLocalServer(config: LocalConfig): Promise<RunningServ
     url: `http://${host}:${port}`,
     dataDir: app.dataDir,
     jobs,
+    maintenance,
     close: async () => {
+      await maintenance.stop();
       // First the worker: a job it has not finished goes back to the queue for the next start.
       await jobs.stop();
       await new Promise<void>((resolve, reject) => {

@@ -1,0 +1,86 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalApp } from '../../lib/app/local.js';
+import { loadLocalConfig } from '../../lib/config.js';
+import { datasetState } from '../../lib/data/maintenance.js';
+import { tableWithAppends } from './fixtures.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const bin = path.join(root, 'bin/rask.mjs');
+
+/** Runs `rask` as a child process (stdout is a pipe, so the default output is JSON). */
+function rask(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('rask CLI (child process, temp data dir)', () => {
+  let dir: string;
+  let env: Record<string, string>;
+  let location: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'rask-cli-'));
+    env = { RASK_DATA_DIR: dir };
+    const { services } = await createLocalApp(loadLocalConfig(env));
+    ({ location } = await tableWithAppends(services, ['a', 'b', 't'], 8));
+    await tableWithAppends(services, ['c', 'u'], 3);
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  const reports = async () => {
+    const d = path.join(dir, 'registry', 'reports');
+    return existsSync(d) ? (await readdir(d, { recursive: true })).filter((f) => String(f).endsWith('.json')) : [];
+  };
+
+  it('refuses bad usage with status 2 and writes nothing', async () => {
+    const cases = [['maintenance', 'nope'], ['maintenance', 'sweep', '--older-than-days', '-1', '--bogus']];
+    const results = await Promise.all(cases.map((args) => rask(args, env)));
+    results.forEach((r, i) => {
+      expect(r.code, cases[i].join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/usage: rask maintenance/);
+    });
+    expect(await reports()).toEqual([]);
+  });
+
+  it('--dry-run reports what it would do and changes nothing', async () => {
+    const r = await rask(['maintenance', 'sweep', '--namespace', 'a.b', '--dry-run', '--older-than-days', '0'], env);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.items.map((i: { table: string[] }) => i.table)).toEqual([['a', 'b', 't']]);
+    expect(report.items[0].steps.compact).toMatchObject({ status: 'would-run', fragments: 8 });
+    expect((await datasetState(location)).fragments).toBe(8);
+    expect(await reports()).toEqual([]);
+  });
+
+  it('sweeps one table with a one-run override and prints the JSON report', async () => {
+    const r = await rask(['maintenance', 'sweep', '--table', 'a.b.t', '--older-than-days', '0', '--json'], env);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report).toMatchObject({ pass: 'sweep', complete: true, summary: { tables_visited: 1, fragments_before: 8 } });
+    expect(report.items[0].overrides).toEqual({ older_than_days: 0 });
+    const after = await datasetState(location);
+    expect(after.fragments).toBe(1);
+    expect(after.rows).toBe(80);
+    expect(after.versions).toHaveLength(1);
+    expect(await reports()).toHaveLength(1);
+  });
+
+  it('answers a pass this build does not include with a clear "not available"', async () => {
+    const here = existsSync(path.join(root, 'lib/maintenance/orphans.ts'));
+    const r = await rask(['maintenance', 'orphans', '--dry-run'], env);
+    if (here) {
+      expect(JSON.parse(r.stdout).pass).toBe('orphans');
+    } else {
+      expect(r.code).toBe(3);
+      expect(JSON.parse(r.stdout)).toEqual({ pass: 'orphans', available: false, error: 'the orphans pass is not available in this build' });
+    }
+  });
+});
