@@ -32,7 +32,7 @@ import { hasData } from '../catalog/tables/lookup.js';
 import { isMain, listTags } from '../catalog/tables/lance-refs.js';
 import { versionsPrefix } from '../catalog/tables/manifests.js';
 import { readChain } from '../catalog/tables/version-chain.js';
-import { keys } from '../registry/keys.js';
+import { encodeSegment, keys } from '../registry/keys.js';
 import type { LocationClaimRecord } from '../registry/records.js';
 import type { MaintenancePass, PassOptions, PassReport } from './pass.js';
 import type { MaintenancePolicy, PolicySource } from './policy.js';
@@ -74,6 +74,15 @@ export interface SweepData {
   compactAndFold: typeof import('../data/maintenance.js').compactAndFold;
   pruneBefore: typeof import('../data/maintenance.js').pruneBefore;
 }
+
+/** When the sweep last changed a table (keyed by uid, like policies: it dies with the table). */
+interface LastSweepRecord {
+  readonly kind: 'last-sweep';
+  readonly uid: string;
+  readonly at: string;
+}
+
+const lastSweepKey = (unit: TableUnit) => `p/${encodeSegment(unit.project)}/maint/last-sweep/${encodeSegment(unit.record.uid)}`;
 
 /** The seam for recoverable drops: no trash records exist yet, so nothing is trashed. */
 async function trashed(_unit: TableUnit): Promise<boolean> {
@@ -200,6 +209,16 @@ async function sweepTable(
   if (!policy.compact_enabled && !policy.optimize_indices_enabled && !policy.cleanup_enabled) {
     return { item: { ...meta, skipped: 'policy-disables-every-step', reason: 'the effective policy disables compaction, index optimization and cleanup' }, material: false };
   }
+  // `interval_minutes`: the shortest time between two sweeps that changed this table. Only
+  // material sweeps are recorded, so an idle table costs one GET here and writes nothing.
+  const lastKey = lastSweepKey(unit);
+  if (policy.interval_minutes > 0) {
+    const last = await unit.services.registry.read<LastSweepRecord>(lastKey);
+    const due = last ? Date.parse(last.value.at) + policy.interval_minutes * 60_000 : 0;
+    if (due > now().getTime()) {
+      return { item: { ...meta, skipped: 'interval', reason: `swept at ${last!.value.at}; the policy's interval is ${policy.interval_minutes} minutes` }, material: false };
+    }
+  }
 
   const before = await data.datasetState(unit.location);
   const unindexed = before.indices.reduce((n, i) => n + (i.num_unindexed_rows ?? 0), 0);
@@ -266,6 +285,9 @@ async function sweepTable(
   }
   const after = options.dryRun ? before : await data.datasetState(unit.location);
   const material = fragmentsRemoved > 0 || versionsRemoved > 0;
+  if (material && !options.dryRun) {
+    await unit.services.registry.store.put(lastKey, JSON.stringify({ kind: 'last-sweep', uid: unit.record.uid, at: now().toISOString() } satisfies LastSweepRecord));
+  }
   return {
     item: {
       ...meta,

@@ -154,6 +154,24 @@ describe('sweep: what it never touches', () => {
   });
 });
 
+describe('sweep: interval_minutes', () => {
+  it('skips a table the sweep changed less than the policy\'s interval ago, and sweeps it once due', async () => {
+    let clock = Date.parse('2026-06-01T00:00:00Z');
+    const e = (current = await estate('fs', () => new Date(clock)));
+    const { location } = await tableWithAppends(e.services, ['a', 't'], 3);
+    await setMaintenancePolicy(e.services, { level: 'table', id: ['a', 't'] }, { policy: { interval_minutes: 60, older_than_days: 0 } });
+    expect(itemOf(await sweep(e.services, {}), 'a.t').steps?.compact.status).toBe('done');
+    const client = await openClient(location);
+    await client.add(decodeIpc(ipcRows(10, 100)));
+    client.close();
+    clock += 30 * 60_000;
+    expect(itemOf(await sweep(e.services, {}), 'a.t')).toMatchObject({ skipped: 'interval' });
+    expect((await datasetState(location)).fragments).toBe(2);
+    clock += 31 * 60_000;
+    expect(itemOf(await sweep(e.services, {}), 'a.t').steps?.compact).toMatchObject({ status: 'done', fragments_removed: 2 });
+  });
+});
+
 describe('sweep concurrent with client writers', () => {
   it('loses no row while 4 writers append', async () => {
     const e = (current = await estate('fs'));
