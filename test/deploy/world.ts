@@ -1,0 +1,166 @@
+/**
+ * The deployed app, offline: every function of the synthesized assembly in its own Lambda-like
+ * sandbox, wired the way the template wires them (API methods by OperationName to the function
+ * their integration names, schedules to their targets, the Lambda invoke of one function by
+ * another), all against one AWS fake that records each call as an IAM request.
+ */
+import { FAKE_ACCOUNT, FAKE_REGION, readAssembly, type Assembly, type FunctionArtifact } from './assembly.js';
+import { createSandbox, type InvokeResult, type Sandbox } from './lambda-sandbox.js';
+import { CreateTableCommand, DynamoDBClient, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import dynalite from 'dynalite';
+import type { AddressInfo } from 'node:net';
+import { startAwsHttpFake, type AwsHttpFake } from '../support/aws-http-fake.js';
+
+export interface ApiRoute {
+  readonly operation: string;
+  readonly method: string;
+  readonly fn: FunctionArtifact;
+}
+
+export interface ScheduledTarget {
+  readonly rule: string;
+  readonly schedule: string;
+  readonly fn: FunctionArtifact;
+  readonly input?: unknown;
+}
+
+export interface World {
+  readonly assembly: Assembly;
+  readonly fake: AwsHttpFake;
+  readonly routes: ReadonlyMap<string, ApiRoute>;
+  readonly schedules: readonly ScheduledTarget[];
+  /** The function authorizing API requests (the API's custom authorizer). */
+  readonly authorizer?: FunctionArtifact;
+  sandbox(fn: FunctionArtifact): Sandbox;
+  invoke(fn: FunctionArtifact, event: unknown): Promise<InvokeResult>;
+  close(): Promise<void>;
+}
+
+export interface WorldOptions {
+  readonly cdkOut: string;
+  /** Secrets Manager contents, given the assembly (secret ids come from the template). */
+  readonly secrets?: (assembly: Assembly) => Readonly<Record<string, string>>;
+  readonly dropFromLayers?: readonly string[];
+}
+
+export async function startWorld(options: WorldOptions): Promise<World> {
+  const assembly = readAssembly(options.cdkOut);
+  const byArn = new Map(assembly.functions.map((f) => [`arn:aws:lambda:${FAKE_REGION}:${FAKE_ACCOUNT}:function:${f.name}`, f]));
+  const byName = new Map(assembly.functions.map((f) => [f.name, f]));
+  const sandboxes = new Map<string, Sandbox>();
+  // eslint-disable-next-line prefer-const
+  let fake: AwsHttpFake;
+  const sandbox = (fn: FunctionArtifact): Sandbox => {
+    let s = sandboxes.get(fn.logicalId);
+    if (!s) {
+      s = createSandbox(fn, { endpoint: fake.endpoint, credentials: fake.principal(fn.name), dropFromLayers: options.dropFromLayers });
+      sandboxes.set(fn.logicalId, s);
+    }
+    return s;
+  };
+  const dynamo = await startDynamo(assembly);
+  fake = await startAwsHttpFake({
+    dynamodbEndpoint: dynamo.endpoint,
+    region: FAKE_REGION,
+    account: FAKE_ACCOUNT,
+    secrets: options.secrets?.(assembly),
+    invoke: async (name, payload) => {
+      const fn = byName.get(name) ?? byArn.get(name);
+      if (!fn) throw new Error(`Lambda invoke of ${name}, which the assembly does not define`);
+      const result = await sandbox(fn).invoke(payload);
+      if (!result.ok) throw new Error(result.error);
+      return result.value;
+    },
+  });
+
+  const routes = new Map<string, ApiRoute>();
+  const schedules: ScheduledTarget[] = [];
+  let authorizer: FunctionArtifact | undefined;
+  for (const stack of assembly.stacks) {
+    for (const [id, r] of Object.entries(stack.resources)) {
+      if (r.Type === 'AWS::ApiGateway::Method') {
+        const props = r.Properties as { OperationName?: string; HttpMethod: string; Integration?: { Uri?: unknown } };
+        if (!props.OperationName || !props.Integration?.Uri) continue;
+        const uri = String(assembly.resolve(stack.stackName, props.Integration.Uri));
+        const arn = /functions\/(arn:[^/]+)\/invocations/.exec(uri)?.[1];
+        const fn = arn ? byArn.get(arn) : undefined;
+        if (!fn) throw new Error(`${id}: integration ${uri} names no function of the assembly`);
+        const existing = routes.get(props.OperationName);
+        if (!existing || props.HttpMethod === 'POST') routes.set(props.OperationName, { operation: props.OperationName, method: props.HttpMethod, fn });
+      }
+      if (r.Type === 'AWS::ApiGateway::Authorizer') {
+        const uri = String(assembly.resolve(stack.stackName, (r.Properties as { AuthorizerUri: unknown }).AuthorizerUri));
+        const arn = /functions\/(arn:[^/]+)\/invocations/.exec(uri)?.[1];
+        authorizer = arn ? byArn.get(arn) : undefined;
+      }
+      if (r.Type === 'AWS::Events::Rule') {
+        const props = r.Properties as { ScheduleExpression?: string; Targets?: { Arn: unknown; Input?: string }[] };
+        if (!props.ScheduleExpression) continue;
+        for (const target of props.Targets ?? []) {
+          const fn = byArn.get(String(assembly.resolve(stack.stackName, target.Arn)));
+          if (fn) schedules.push({ rule: id, schedule: props.ScheduleExpression, fn, input: target.Input ? JSON.parse(target.Input) : undefined });
+        }
+      }
+    }
+  }
+  return {
+    assembly,
+    fake,
+    routes,
+    schedules,
+    authorizer,
+    sandbox,
+    invoke: (fn, event) => sandbox(fn).invoke(event),
+    close: async () => {
+      await Promise.all([...sandboxes.values()].map((s) => s.dispose()));
+      await fake.close();
+      await dynamo.close();
+    },
+  };
+}
+
+/** What EventBridge sends a scheduled target that has no fixed input. */
+export function scheduledEvent(rule: string): unknown {
+  return {
+    version: '0',
+    id: `smoke-${Date.now()}`,
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    account: FAKE_ACCOUNT,
+    time: new Date().toISOString(),
+    region: FAKE_REGION,
+    resources: [`arn:aws:events:${FAKE_REGION}:${FAKE_ACCOUNT}:rule/${rule}`],
+    detail: {},
+  };
+}
+
+/** dynalite (a DynamoDB implementation) holding every table the template defines, by its fake name. */
+async function startDynamo(assembly: Assembly): Promise<{ endpoint: string; close(): Promise<void> }> {
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const client = new DynamoDBClient({ endpoint, region: FAKE_REGION, credentials: { accessKeyId: 'world', secretAccessKey: 'world' } });
+  for (const stack of assembly.stacks) {
+    for (const [id, r] of Object.entries(stack.resources)) {
+      if (r.Type !== 'AWS::DynamoDB::Table' && r.Type !== 'AWS::DynamoDB::GlobalTable') continue;
+      const p = r.Properties as Pick<CreateTableCommandInput, 'KeySchema' | 'AttributeDefinitions'> & {
+        GlobalSecondaryIndexes?: { IndexName: string; KeySchema: CreateTableCommandInput['KeySchema']; Projection?: { ProjectionType?: string } }[];
+      };
+      await client.send(
+        new CreateTableCommand({
+          TableName: String(assembly.resolve(stack.stackName, { Ref: id })),
+          KeySchema: p.KeySchema,
+          AttributeDefinitions: p.AttributeDefinitions,
+          BillingMode: 'PAY_PER_REQUEST',
+          GlobalSecondaryIndexes: p.GlobalSecondaryIndexes?.map((g) => ({
+            IndexName: g.IndexName,
+            KeySchema: g.KeySchema,
+            Projection: { ProjectionType: (g.Projection?.ProjectionType ?? 'ALL') as 'ALL' },
+          })),
+        }),
+      );
+    }
+  }
+  client.destroy();
+  return { endpoint, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}

@@ -1,0 +1,450 @@
+/**
+ * AWS over HTTP on loopback, for code we cannot reach in-process: the bundled Lambda artifacts
+ * from `cdk.out` (their own copy of the SDK) and LanceDB's Rust object store. One server answers
+ * S3 (path-style REST, with S3's conditional writes: If-None-Match / If-Match → 412, byte-order
+ * listing, ranges, multipart, batch delete), STS AssumeRole, Secrets Manager GetSecretValue and
+ * Lambda Invoke, and records every call as the IAM request it is (principal, action, resource,
+ * condition keys) so test/deploy/iam.ts can check it against the synthesized policies.
+ *
+ * Callers are told apart by access key id: each artifact runs with its own key
+ * (`principals`), and credentials issued by AssumeRole map to the assumed role and the session
+ * policy passed with them.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedCall {
+  /** The principal's name as registered (a function), or the assumed role's session. */
+  readonly principal: string;
+  readonly action: string;
+  readonly resource: string;
+  /** Condition keys IAM would evaluate for this request (e.g. `s3:prefix` on ListBucket). */
+  readonly context: Readonly<Record<string, string>>;
+  /** The HTTP status the fake answered. */
+  readonly status: number;
+}
+
+export interface AssumedSession {
+  readonly roleArn: string;
+  readonly sessionName: string;
+  /** The inline session policy sent with AssumeRole, parsed; absent when none was sent. */
+  readonly policy?: unknown;
+  readonly assumedBy: string;
+}
+
+export interface AwsHttpFakeOptions {
+  readonly region?: string;
+  readonly account?: string;
+  /** Secrets Manager contents by secret id (name or ARN). */
+  readonly secrets?: Readonly<Record<string, string>>;
+  /** Answers Lambda Invoke (function name → payload in, payload out). */
+  readonly invoke?: (functionName: string, payload: unknown) => Promise<unknown>;
+  /** A DynamoDB endpoint (dynalite) that DynamoDB requests are forwarded to, and recorded. */
+  readonly dynamodbEndpoint?: string;
+}
+
+export interface AwsHttpFake {
+  readonly endpoint: string;
+  readonly calls: RecordedCall[];
+  /** Sessions issued by AssumeRole, by access key id. */
+  readonly sessions: Map<string, AssumedSession>;
+  /** Registers a caller: requests signed with `accessKeyId` are recorded under `name`. */
+  principal(name: string): { accessKeyId: string; secretAccessKey: string };
+  /** Keys of one bucket in listing order. */
+  keys(bucket: string): string[];
+  close(): Promise<void>;
+}
+
+interface StoredObject {
+  readonly body: Buffer;
+  readonly etag: string;
+  readonly lastModified: Date;
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promise<AwsHttpFake> {
+  const region = options.region ?? 'us-east-1';
+  const account = options.account ?? '123456789012';
+  const buckets = new Map<string, Map<string, StoredObject>>();
+  const uploads = new Map<string, { bucket: string; key: string; parts: Map<number, Buffer> }>();
+  const principals = new Map<string, string>();
+  const sessions = new Map<string, AssumedSession>();
+  const calls: RecordedCall[] = [];
+
+  const objects = (bucket: string) => {
+    let map = buckets.get(bucket);
+    if (!map) buckets.set(bucket, (map = new Map()));
+    return map;
+  };
+  const put = (bucket: string, key: string, body: Buffer): StoredObject => {
+    const object = { body, etag: `"${createHash('md5').update(body).digest('hex')}"`, lastModified: new Date() };
+    objects(bucket).set(key, object);
+    return object;
+  };
+
+  const server: Server = createServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      const e = error instanceof HttpError ? error : new HttpError(500, 'InternalError', String(error));
+      if (!res.headersSent) {
+        res.writeHead(e.status, { 'content-type': 'application/xml' });
+        res.end(req.method === 'HEAD' ? undefined : `<?xml version="1.0"?><Error><Code>${e.code}</Code><Message>${xml(e.message)}</Message></Error>`);
+      } else res.end();
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readBody(req);
+    const auth = req.headers.authorization ?? '';
+    const scope = /Credential=([^/]+)\/[^/]+\/[^/]+\/([^/]+)\//.exec(auth);
+    const accessKey = scope?.[1] ?? '';
+    const service = scope?.[2] ?? '';
+    const session = sessions.get(accessKey);
+    const principal = principals.get(accessKey) ?? (session ? `session:${accessKey}` : `unknown:${accessKey}`);
+    const record = (action: string, resource: string, status: number, context: Record<string, string> = {}) =>
+      calls.push({ principal, action, resource, context, status });
+    if (service === 'sts') return sts(req, res, body, principal, record);
+    if (service === 'secretsmanager') return secretsManager(req, res, body, record);
+    if (service === 'lambda') return lambdaInvoke(req, res, body, record);
+    if (service === 's3') return s3(req, res, body, record);
+    if (service === 'dynamodb') return dynamodb(req, res, body, record);
+    throw new HttpError(400, 'UnknownService', `the fake does not serve "${service}" (authorization: ${auth.slice(0, 80)})`);
+  }
+
+  type Record_ = (action: string, resource: string, status: number, context?: Record<string, string>) => void;
+
+  function s3(req: IncomingMessage, res: ServerResponse, body: Buffer, record: Record_): void {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const [, bucket = '', ...rest] = url.pathname.split('/');
+    const key = rest.map(decodeURIComponent).join('/');
+    const q = url.searchParams;
+    const method = req.method ?? 'GET';
+    const objectArn = `arn:aws:s3:::${bucket}/${key}`;
+    const reply = (status: number, headers: Record<string, string | number>, payload?: Buffer | string) => {
+      res.writeHead(status, headers);
+      res.end(payload);
+    };
+    const fail = (action: string, resource: string, error: HttpError, context?: Record<string, string>): never => {
+      record(action, resource, error.status, context);
+      throw error;
+    };
+    if (!bucket) throw new HttpError(400, 'InvalidRequest', 'path-style requests only');
+
+    if (key === '') {
+      if (method === 'GET' && q.get('list-type') === '2') {
+        const prefix = q.get('prefix') ?? '';
+        const delimiter = q.get('delimiter') ?? '';
+        const maxKeys = Math.min(Number(q.get('max-keys') ?? 1000), 1000);
+        const context: Record<string, string> = { 's3:prefix': prefix, 's3:max-keys': String(maxKeys) };
+        if (delimiter) context['s3:delimiter'] = delimiter;
+        record('s3:ListBucket', `arn:aws:s3:::${bucket}`, 200, context);
+        reply(200, { 'content-type': 'application/xml' }, listXml(bucket, objects(bucket), q, prefix, delimiter, maxKeys));
+        return;
+      }
+      if (method === 'GET' && q.has('location')) {
+        record('s3:GetBucketLocation', `arn:aws:s3:::${bucket}`, 200);
+        reply(200, { 'content-type': 'application/xml' }, `<?xml version="1.0"?><LocationConstraint>${region}</LocationConstraint>`);
+        return;
+      }
+      if (method === 'HEAD') {
+        record('s3:ListBucket', `arn:aws:s3:::${bucket}`, 200);
+        reply(200, { 'x-amz-bucket-region': region });
+        return;
+      }
+      if (method === 'POST' && q.has('delete')) {
+        const keysToDelete = [...body.toString().matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => unxml(m[1]));
+        for (const k of keysToDelete) {
+          record('s3:DeleteObject', `arn:aws:s3:::${bucket}/${k}`, 200);
+          objects(bucket).delete(k);
+        }
+        reply(200, { 'content-type': 'application/xml' }, `<?xml version="1.0"?><DeleteResult>${keysToDelete.map((k) => `<Deleted><Key>${xml(k)}</Key></Deleted>`).join('')}</DeleteResult>`);
+        return;
+      }
+      throw new HttpError(501, 'NotImplemented', `bucket operation ${method} ${url.search}`);
+    }
+
+    const current = objects(bucket).get(key);
+    const ifNoneMatch = header(req, 'if-none-match');
+    const ifMatch = header(req, 'if-match');
+    const checkWrite = (action: string) => {
+      if (ifNoneMatch !== undefined && current) fail(action, objectArn, new HttpError(412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold'));
+      if (ifMatch !== undefined) {
+        if (!current) fail(action, objectArn, new HttpError(404, 'NoSuchKey', 'The specified key does not exist.'));
+        if (ifMatch !== '*' && ifMatch !== current!.etag) fail(action, objectArn, new HttpError(412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold'));
+      }
+    };
+
+    if (method === 'POST' && q.has('uploads')) {
+      const uploadId = randomBytes(8).toString('hex');
+      uploads.set(uploadId, { bucket, key, parts: new Map() });
+      record('s3:PutObject', objectArn, 200);
+      reply(200, { 'content-type': 'application/xml' }, `<?xml version="1.0"?><InitiateMultipartUploadResult><Bucket>${xml(bucket)}</Bucket><Key>${xml(key)}</Key><UploadId>${uploadId}</UploadId></InitiateMultipartUploadResult>`);
+      return;
+    }
+    const uploadId = q.get('uploadId');
+    if (uploadId !== null) {
+      const upload = uploads.get(uploadId);
+      if (!upload) return fail('s3:PutObject', objectArn, new HttpError(404, 'NoSuchUpload', 'no such upload'));
+      if (method === 'PUT') {
+        const data = decodeChunked(req, body);
+        upload.parts.set(Number(q.get('partNumber')), data);
+        record('s3:PutObject', objectArn, 200);
+        reply(200, { etag: `"${createHash('md5').update(data).digest('hex')}"` });
+        return;
+      }
+      if (method === 'DELETE') {
+        uploads.delete(uploadId);
+        record('s3:AbortMultipartUpload', objectArn, 204);
+        reply(204, {});
+        return;
+      }
+      if (method === 'POST') {
+        checkWrite('s3:PutObject');
+        const order = [...body.toString().matchAll(/<PartNumber>(\d+)<\/PartNumber>/g)].map((m) => Number(m[1]));
+        const object = put(bucket, key, Buffer.concat(order.map((n) => upload.parts.get(n) ?? Buffer.alloc(0))));
+        uploads.delete(uploadId);
+        record('s3:PutObject', objectArn, 200);
+        reply(200, { 'content-type': 'application/xml' }, `<?xml version="1.0"?><CompleteMultipartUploadResult><Bucket>${xml(bucket)}</Bucket><Key>${xml(key)}</Key><ETag>${xml(object.etag)}</ETag></CompleteMultipartUploadResult>`);
+        return;
+      }
+    }
+
+    if (method === 'PUT') {
+      const copySource = header(req, 'x-amz-copy-source');
+      if (copySource !== undefined) {
+        const [, srcBucket = '', ...srcRest] = decodeURIComponent(copySource.startsWith('/') ? copySource : `/${copySource}`).split('/');
+        const srcKey = srcRest.join('/');
+        const source = objects(srcBucket).get(srcKey);
+        if (!source) return fail('s3:GetObject', `arn:aws:s3:::${srcBucket}/${srcKey}`, new HttpError(404, 'NoSuchKey', 'The specified key does not exist.'));
+        record('s3:GetObject', `arn:aws:s3:::${srcBucket}/${srcKey}`, 200);
+        checkWrite('s3:PutObject');
+        const object = put(bucket, key, source.body);
+        record('s3:PutObject', objectArn, 200);
+        reply(200, { 'content-type': 'application/xml' }, `<?xml version="1.0"?><CopyObjectResult><ETag>${xml(object.etag)}</ETag><LastModified>${object.lastModified.toISOString()}</LastModified></CopyObjectResult>`);
+        return;
+      }
+      checkWrite('s3:PutObject');
+      const object = put(bucket, key, decodeChunked(req, body));
+      record('s3:PutObject', objectArn, 200);
+      reply(200, { etag: object.etag });
+      return;
+    }
+    if (method === 'DELETE') {
+      checkWrite('s3:DeleteObject');
+      objects(bucket).delete(key);
+      record('s3:DeleteObject', objectArn, 204);
+      reply(204, {});
+      return;
+    }
+    if (method === 'GET' || method === 'HEAD') {
+      if (!current) return fail('s3:GetObject', objectArn, new HttpError(404, 'NoSuchKey', 'The specified key does not exist.'));
+      if (ifMatch !== undefined && ifMatch !== current.etag) return fail('s3:GetObject', objectArn, new HttpError(412, 'PreconditionFailed', 'If-Match failed'));
+      if (ifNoneMatch !== undefined && ifNoneMatch === current.etag) {
+        record('s3:GetObject', objectArn, 304);
+        reply(304, { etag: current.etag });
+        return;
+      }
+      const headers: Record<string, string | number> = {
+        etag: current.etag,
+        'last-modified': current.lastModified.toUTCString(),
+        'accept-ranges': 'bytes',
+        'content-type': 'application/octet-stream',
+      };
+      const range = /^bytes=(\d*)-(\d*)$/.exec(header(req, 'range') ?? '');
+      let payload = current.body;
+      let status = 200;
+      if (range) {
+        const size = current.body.length;
+        const start = range[1] === '' ? Math.max(0, size - Number(range[2])) : Number(range[1]);
+        const end = range[1] === '' || range[2] === '' ? size - 1 : Math.min(Number(range[2]), size - 1);
+        if (start >= size && size > 0) return fail('s3:GetObject', objectArn, new HttpError(416, 'InvalidRange', 'The requested range is not satisfiable'));
+        payload = current.body.subarray(start, end + 1);
+        headers['content-range'] = `bytes ${start}-${end}/${size}`;
+        status = 206;
+      }
+      headers['content-length'] = payload.length;
+      record('s3:GetObject', objectArn, status);
+      reply(status, headers, method === 'HEAD' ? undefined : payload);
+      return;
+    }
+    throw new HttpError(501, 'NotImplemented', `${method} on an object`);
+  }
+
+  function sts(req: IncomingMessage, res: ServerResponse, body: Buffer, principal: string, record: Record_): void {
+    const form = new URLSearchParams(body.toString());
+    if (form.get('Action') !== 'AssumeRole') throw new HttpError(400, 'InvalidAction', `STS ${form.get('Action')}`);
+    const roleArn = form.get('RoleArn') ?? '';
+    const sessionName = form.get('RoleSessionName') ?? '';
+    record('sts:AssumeRole', roleArn, 200);
+    const accessKeyId = `ASIA${randomBytes(8).toString('hex').toUpperCase()}`;
+    const policy = form.get('Policy');
+    sessions.set(accessKeyId, { roleArn, sessionName, policy: policy ? JSON.parse(policy) : undefined, assumedBy: principal });
+    const expiration = new Date(Date.now() + Number(form.get('DurationSeconds') ?? 3600) * 1000).toISOString();
+    res.writeHead(200, { 'content-type': 'text/xml' });
+    res.end(
+      `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials>` +
+        `<AccessKeyId>${accessKeyId}</AccessKeyId><SecretAccessKey>${randomBytes(16).toString('hex')}</SecretAccessKey>` +
+        `<SessionToken>${randomBytes(24).toString('hex')}</SessionToken><Expiration>${expiration}</Expiration></Credentials>` +
+        `<AssumedRoleUser><AssumedRoleId>AROA:${xml(sessionName)}</AssumedRoleId><Arn>${xml(roleArn)}/${xml(sessionName)}</Arn></AssumedRoleUser>` +
+        `</AssumeRoleResult><ResponseMetadata><RequestId>${randomBytes(8).toString('hex')}</RequestId></ResponseMetadata></AssumeRoleResponse>`,
+    );
+    void req;
+  }
+
+  function secretsManager(req: IncomingMessage, res: ServerResponse, body: Buffer, record: Record_): void {
+    const target = header(req, 'x-amz-target') ?? '';
+    if (target !== 'secretsmanager.GetSecretValue') throw new HttpError(400, 'UnknownOperation', target);
+    const { SecretId: id } = JSON.parse(body.toString()) as { SecretId: string };
+    const arn = id.startsWith('arn:') ? id : `arn:aws:secretsmanager:${region}:${account}:secret:${id}`;
+    const value = options.secrets?.[id];
+    if (value === undefined) {
+      record('secretsmanager:GetSecretValue', arn, 400);
+      res.writeHead(400, { 'content-type': 'application/x-amz-json-1.1' });
+      res.end(JSON.stringify({ __type: 'ResourceNotFoundException', message: 'Secrets Manager can’t find the specified secret.' }));
+      return;
+    }
+    record('secretsmanager:GetSecretValue', arn, 200);
+    res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+    res.end(JSON.stringify({ ARN: arn, Name: id, SecretString: value, VersionId: 'v1', VersionStages: ['AWSCURRENT'] }));
+  }
+
+  async function lambdaInvoke(req: IncomingMessage, res: ServerResponse, body: Buffer, record: Record_): Promise<void> {
+    const match = /^\/2015-03-31\/functions\/([^/]+)\/invocations/.exec(req.url ?? '');
+    if (!match) throw new HttpError(400, 'UnknownOperation', req.url ?? '');
+    const name = decodeURIComponent(match[1]);
+    const arn = name.startsWith('arn:') ? name : `arn:aws:lambda:${region}:${account}:function:${name}`;
+    if (!options.invoke) {
+      record('lambda:InvokeFunction', arn, 404);
+      throw new HttpError(404, 'ResourceNotFoundException', `no function ${name} in the fake`);
+    }
+    record('lambda:InvokeFunction', arn, 200);
+    const out = await options.invoke(name, JSON.parse(body.toString() || 'null'));
+    res.writeHead(200, { 'content-type': 'application/json', 'x-amz-executed-version': '$LATEST' });
+    res.end(JSON.stringify(out));
+  }
+
+  async function dynamodb(req: IncomingMessage, res: ServerResponse, body: Buffer, record: Record_): Promise<void> {
+    if (!options.dynamodbEndpoint) throw new HttpError(400, 'UnknownService', 'no DynamoDB endpoint configured for the fake');
+    const target = header(req, 'x-amz-target') ?? '';
+    const request = JSON.parse(body.toString() || '{}') as { TableName?: string; IndexName?: string };
+    const table = `arn:aws:dynamodb:${region}:${account}:table/${request.TableName ?? ''}`;
+    const forwarded = await fetch(options.dynamodbEndpoint, {
+      method: 'POST',
+      headers: { 'content-type': header(req, 'content-type') ?? 'application/x-amz-json-1.0', 'x-amz-target': target, authorization: header(req, 'authorization') ?? '', 'x-amz-date': header(req, 'x-amz-date') ?? '' },
+      body,
+    });
+    const answer = Buffer.from(await forwarded.arrayBuffer());
+    record(`dynamodb:${target.split('.').pop()}`, request.IndexName ? `${table}/index/${request.IndexName}` : table, forwarded.status);
+    res.writeHead(forwarded.status, { 'content-type': forwarded.headers.get('content-type') ?? 'application/x-amz-json-1.0' });
+    res.end(answer);
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    calls,
+    sessions,
+    principal(name) {
+      const accessKeyId = `AKIA${createHash('sha256').update(name).digest('hex').slice(0, 16).toUpperCase()}`;
+      principals.set(accessKeyId, name);
+      return { accessKeyId, secretAccessKey: 'fake-secret' };
+    },
+    keys(bucket) {
+      return [...objects(bucket).keys()].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** The SDK streams some bodies as `aws-chunked` (size;signature lines, then trailers). */
+function decodeChunked(req: IncomingMessage, body: Buffer): Buffer {
+  const encoding = header(req, 'content-encoding') ?? '';
+  const sha = header(req, 'x-amz-content-sha256') ?? '';
+  if (!encoding.includes('aws-chunked') && !sha.startsWith('STREAMING-')) return body;
+  const out: Buffer[] = [];
+  let at = 0;
+  for (;;) {
+    const eol = body.indexOf('\r\n', at);
+    if (eol < 0) break;
+    const size = parseInt(body.subarray(at, eol).toString().split(';')[0], 16);
+    if (!Number.isFinite(size) || size === 0) break;
+    out.push(body.subarray(eol + 2, eol + 2 + size));
+    at = eol + 2 + size + 2;
+  }
+  return Buffer.concat(out);
+}
+
+function listXml(bucket: string, objects: Map<string, StoredObject>, q: URLSearchParams, prefix: string, delimiter: string, maxKeys: number): string {
+  const encode = q.get('encoding-type') === 'url';
+  const token = q.get('continuation-token');
+  const start = token !== null ? Buffer.from(token, 'base64url').toString() : (q.get('start-after') ?? undefined);
+  const after = (s: string) => start === undefined || Buffer.compare(Buffer.from(s), Buffer.from(start)) > 0;
+  const contents: string[] = [];
+  const prefixes: string[] = [];
+  let last: string | undefined;
+  let truncated = false;
+  const sorted = [...objects.keys()].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  for (const key of sorted) {
+    if (!key.startsWith(prefix) || !after(key)) continue;
+    const cut = delimiter ? key.indexOf(delimiter, prefix.length) : -1;
+    const common = cut >= 0 ? key.slice(0, cut + delimiter.length) : undefined;
+    if (common !== undefined && (common === prefixes.at(-1) || !after(common))) continue;
+    if (contents.length + prefixes.length >= maxKeys) {
+      truncated = true;
+      break;
+    }
+    const name = (s: string) => xml(encode ? encodeURIComponent(s).replace(/%2F/g, '/') : s);
+    if (common !== undefined) {
+      prefixes.push(common);
+      last = common;
+    } else {
+      const o = objects.get(key)!;
+      contents.push(`<Contents><Key>${name(key)}</Key><LastModified>${o.lastModified.toISOString()}</LastModified><ETag>${xml(o.etag)}</ETag><Size>${o.body.length}</Size><StorageClass>STANDARD</StorageClass></Contents>`);
+      last = key;
+    }
+  }
+  const name = (s: string) => xml(encode ? encodeURIComponent(s).replace(/%2F/g, '/') : s);
+  return (
+    `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>${xml(bucket)}</Name><Prefix>${name(prefix)}</Prefix>` +
+    `<KeyCount>${contents.length + prefixes.length}</KeyCount><MaxKeys>${maxKeys}</MaxKeys>${delimiter ? `<Delimiter>${name(delimiter)}</Delimiter>` : ''}` +
+    (encode ? '<EncodingType>url</EncodingType>' : '') +
+    `<IsTruncated>${truncated}</IsTruncated>` +
+    (truncated && last !== undefined ? `<NextContinuationToken>${Buffer.from(last).toString('base64url')}</NextContinuationToken>` : '') +
+    contents.join('') +
+    prefixes.map((p) => `<CommonPrefixes><Prefix>${name(p)}</Prefix></CommonPrefixes>`).join('') +
+    `</ListBucketResult>`
+  );
+}
+
+function xml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+function unxml(s: string): string {
+  return s.replace(/&quot;/g, '"').replace(/&gt;/g, '>').replace(/&lt;/g, '<').replace(/&amp;/g, '&');
+}
