@@ -91,7 +91,7 @@ export function defaultIndexName(column: string): string {
   return `${column}_idx`;
 }
 
-async function prepareIndex(table: Table, lib: LanceDb, request: unknown): Promise<{ column: string; config: Index; name?: string }> {
+export async function prepareIndex(table: Table, lib: LanceDb, request: unknown): Promise<{ column: string; config: Index; name?: string }> {
   const body = asObject(request);
   const column = reqString(body.column, 'column');
   const type = readIndexType(body.index_type);

@@ -10,14 +10,16 @@
  * - `compactAndFold` calls it with a cutoff at the epoch: it prunes nothing (no version is that
  *   old), so it is compaction + index fold;
  * - `pruneBefore` calls it with the sweep's cutoff, after compactAndFold, so its own
- *   compaction and fold find nothing left to do and the order stays compact → fold → clean up.
+ *   compaction and fold find nothing left to do and the order stays compact → fold → clean up;
+ * - `rebuildIndex` replaces an index with one over every row: a fold without compaction, for
+ *   policies that disable compaction (scalar and FTS indices only).
  *
  * Lance refuses the whole optimize when a tagged version is older than the cutoff; the caller
  * picks a cutoff below every tagged version (design brief rule 12).
  */
 import { connectCached } from './connections.js';
-import { listIndices, type IndexContent } from './indexes.js';
-import type { Table } from './lancedb.js';
+import { listIndices, prepareIndex, type IndexContent } from './indexes.js';
+import { loadLanceDb, type Table } from './lancedb.js';
 import { mapLanceError } from './errors.js';
 import { parseLocation } from './location.js';
 
@@ -94,5 +96,17 @@ export function pruneBefore(location: string, cutoff: Date): Promise<PruneResult
   return use(location, async (t) => {
     const stats = await t.optimize({ cleanupOlderThan: cutoff, deleteUnverified: false });
     return { ...stats.compaction, bytesRemoved: stats.prune.bytesRemoved, versionsRemoved: stats.prune.oldVersionsRemoved };
+  });
+}
+
+/**
+ * Rebuilds one index over every row, replacing it: the only way the SDK can fold new rows into an
+ * index without also compacting. `request` is a CreateTableIndex body (validated as there).
+ * Used for scalar and FTS indices only: a vector rebuild re-trains and belongs in a job.
+ */
+export function rebuildIndex(location: string, request: Record<string, unknown>): Promise<void> {
+  return use(location, async (t) => {
+    const { column, config, name } = await prepareIndex(t, loadLanceDb(), request);
+    await t.createIndex(column, { config, name, replace: true });
   });
 }

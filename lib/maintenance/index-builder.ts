@@ -8,8 +8,9 @@
  *   DescribeTransaction). A build already queued for the same table and name is not queued again.
  *   It indexes whatever rows the dataset has, whichever engine wrote them.
  * - An index whose unindexed rows pass `fold_threshold` of its rows is folded. The Node SDK's
- *   only fold is inside its compaction call, so the fold runs only when the policy allows
- *   compaction; otherwise it is reported as blocked.
+ *   only fold is inside its compaction call; when the policy disables compaction, a scalar or
+ *   FTS index the policy declares is rebuilt over every row instead, and others are reported
+ *   as blocked.
  * - Health is reported for every index: an index whose statistics cannot be read is UNKNOWN,
  *   never healthy.
  * - An existing index with the desired name but another column or type is reported, not
@@ -56,6 +57,7 @@ export interface IndexFinding {
 export interface IndexData {
   datasetState(location: string): Promise<DatasetState>;
   compactAndFold(location: string): Promise<unknown>;
+  rebuildIndex(location: string, request: Record<string, unknown>): Promise<unknown>;
   createIndex(location: string, request: Record<string, unknown>): Promise<unknown>;
 }
 
@@ -112,20 +114,29 @@ async function buildTable(unit: TableUnit, options: PassOptions, data: IndexData
     });
   }
   if (foldNeeded) {
-    const action: IndexFinding['action'] = !policy.optimize_indices_enabled || !policy.compact_enabled ? 'fold-blocked' : options.dryRun ? 'would-fold' : 'folded';
-    if (action === 'folded') {
+    // The SDK folds inside its compaction call; without compaction, an index the policy declares
+    // (so its definition is known) that is scalar or FTS is rebuilt over every row instead.
+    const viaCompaction = policy.optimize_indices_enabled && policy.compact_enabled;
+    if (viaCompaction && !options.dryRun) {
       await data.compactAndFold(unit.location);
       material = true;
     }
     for (let i = 0; i < findings.length; i++) {
-      if (findings[i].health !== 'NEEDS_FOLD') continue;
-      findings[i] = {
-        ...findings[i],
-        action,
-        ...(action === 'fold-blocked'
-          ? { reason: policy.optimize_indices_enabled ? 'the Node SDK folds only inside its compaction call, which the policy disables' : 'index optimization is disabled by the policy' }
-          : {}),
-      };
+      const f = findings[i];
+      if (f.health !== 'NEEDS_FOLD') continue;
+      const desired = policy.indices.find((d) => d.name === f.name);
+      let next: Partial<IndexFinding>;
+      if (!policy.optimize_indices_enabled) next = { action: 'fold-blocked', reason: 'index optimization is disabled by the policy' };
+      else if (viaCompaction) next = { action: options.dryRun ? 'would-fold' : 'folded' };
+      else if (!desired || isVector(desired.type)) {
+        next = { action: 'fold-blocked', reason: 'the Node SDK folds this index only inside its compaction call, which the policy disables (only scalar and FTS indices the policy declares are rebuilt instead)' };
+      } else if (options.dryRun) next = { action: 'would-fold', reason: 'by a rebuild' };
+      else {
+        await data.rebuildIndex(unit.location, { ...(desired.params ?? {}), column: desired.column, index_type: desired.type, name: desired.name });
+        material = true;
+        next = { action: 'folded', reason: 'rebuilt over every row (the policy disables compaction)' };
+      }
+      findings[i] = { ...f, ...next } as IndexFinding;
     }
   }
 
@@ -190,7 +201,7 @@ export function makeIndexBuilder(data?: IndexData): MaintenancePass {
       (await (async () => {
         const m = await import('../data/maintenance.js');
         const { sharedEngine } = await import('../data/shared-engine.js');
-        return { datasetState: m.datasetState, compactAndFold: m.compactAndFold, createIndex: (l: string, r: Record<string, unknown>) => sharedEngine().createIndex(l, r) };
+        return { datasetState: m.datasetState, compactAndFold: m.compactAndFold, rebuildIndex: m.rebuildIndex, createIndex: (l: string, r: Record<string, unknown>) => sharedEngine().createIndex(l, r) };
       })());
     const items: Record<string, unknown>[] = [];
     let material = false;

@@ -73,6 +73,41 @@ export interface SweepData {
   datasetState: typeof import('../data/maintenance.js').datasetState;
   compactAndFold: typeof import('../data/maintenance.js').compactAndFold;
   pruneBefore: typeof import('../data/maintenance.js').pruneBefore;
+  rebuildIndex: typeof import('../data/maintenance.js').rebuildIndex;
+}
+
+const VECTOR = /^(IVF|HNSW)/i;
+
+/**
+ * The index step when the policy disables compaction: the SDK's fold is inside its compaction
+ * call, so an index the policy declares (its definition is known) and that is scalar or FTS is
+ * rebuilt over every row instead. Others are left for a sweep that may compact, with the reason.
+ */
+async function foldByRebuild(
+  unit: TableUnit,
+  options: PassOptions,
+  data: SweepData,
+  policy: MaintenancePolicy,
+  state: import('../data/maintenance.js').DatasetState,
+): Promise<StepReport> {
+  const rebuilt: string[] = [];
+  const blocked: { name: string; reason: string }[] = [];
+  for (const index of state.indices) {
+    if (!index.num_unindexed_rows) continue;
+    const desired = policy.indices.find((d) => d.name === index.index_name);
+    if (!desired) {
+      blocked.push({ name: index.index_name, reason: 'not declared in the policy, so its definition is unknown; the SDK folds it only while compacting, which the policy disables' });
+    } else if (VECTOR.test(desired.type)) {
+      blocked.push({ name: index.index_name, reason: 'a vector index is folded only while compacting (a rebuild re-trains it), which the policy disables' });
+    } else if (!options.dryRun) {
+      await data.rebuildIndex(unit.location, { ...(desired.params ?? {}), column: desired.column, index_type: desired.type, name: desired.name });
+      rebuilt.push(index.index_name);
+    } else {
+      rebuilt.push(index.index_name);
+    }
+  }
+  const status = rebuilt.length === 0 ? 'skipped' : options.dryRun ? 'would-run' : 'done';
+  return { status, method: 'rebuild', rebuilt, ...(blocked.length ? { blocked } : {}), ...(rebuilt.length === 0 ? { reason: 'no index can be folded without compaction' } : {}) };
 }
 
 /** When the sweep last changed a table (keyed by uid, like policies: it dies with the table). */
@@ -225,6 +260,7 @@ async function sweepTable(
   let compact: StepReport;
   let indices: StepReport;
   let fragmentsRemoved = 0;
+  let foldedByRebuild = 0;
   if (!policy.compact_enabled) {
     compact = { status: 'skipped', reason: 'disabled by the effective policy' };
   } else if (options.dryRun) {
@@ -242,7 +278,8 @@ async function sweepTable(
   } else if (before.indices.length === 0 || unindexed === 0) {
     indices = { status: 'nothing-to-do', indices: before.indices.length, unindexed_rows: unindexed };
   } else if (!policy.compact_enabled) {
-    indices = { status: 'skipped', reason: 'the Node SDK folds index rows only inside its compaction call, which the policy disables; the index builder folds past its threshold', unindexed_rows: unindexed };
+    indices = await foldByRebuild(unit, options, data, policy, before);
+    foldedByRebuild = (indices.rebuilt as string[] | undefined)?.length ?? 0;
   } else {
     indices = { status: options.dryRun ? 'would-run' : 'done', unindexed_rows_before: unindexed };
   }
@@ -253,7 +290,8 @@ async function sweepTable(
   if (!policy.cleanup_enabled) {
     cleanup = { status: 'skipped', reason: 'disabled by the effective policy' };
   } else {
-    const mid = options.dryRun || !policy.compact_enabled ? before : await data.datasetState(unit.location);
+    // Re-read after any rewrite: its commit is the new latest version, which cleanup must keep.
+    const mid = options.dryRun || (!policy.compact_enabled && foldedByRebuild === 0) ? before : await data.datasetState(unit.location);
     const plan = await planCleanup(unit, policy, mid.versions, now(), safetyMs);
     const report = {
       cutoff: plan.cutoff.toISOString(),
@@ -284,7 +322,7 @@ async function sweepTable(
     }
   }
   const after = options.dryRun ? before : await data.datasetState(unit.location);
-  const material = fragmentsRemoved > 0 || versionsRemoved > 0;
+  const material = fragmentsRemoved > 0 || versionsRemoved > 0 || foldedByRebuild > 0;
   if (material && !options.dryRun) {
     await unit.services.registry.store.put(lastKey, JSON.stringify({ kind: 'last-sweep', uid: unit.record.uid, at: now().toISOString() } satisfies LastSweepRecord));
   }

@@ -61,7 +61,7 @@ describe('index builder', () => {
     expect(after).toMatchObject({ num_indexed_rows: 400, num_unindexed_rows: 0 });
   });
 
-  it('reports a fold as blocked when the policy disables compaction (the SDK folds only there)', async () => {
+  it('without compaction, rebuilds a declared scalar index to fold it and reports an undeclared one as blocked', async () => {
     const e = (current = await estate('fs'));
     const { location } = await tableWithAppends(e.services, ['a', 't'], 1, 100);
     await setMaintenancePolicy(e.services, { level: 'table', id: ['a', 't'] }, {
@@ -69,11 +69,17 @@ describe('index builder', () => {
     });
     await indexBuild(e.services, {});
     const client = await openClient(location);
+    await client.createIndex('text', { name: 'text_idx' }); // a client's own index: the policy does not know it
     await client.add(decodeIpc(ipcRows(100, 100)));
     client.close();
     const f = findings(await indexBuild(e.services, {}));
-    expect(f.id_idx).toMatchObject({ health: 'NEEDS_FOLD', action: 'fold-blocked' });
-    expect((await datasetState(location)).indices[0]).toMatchObject({ num_unindexed_rows: 100 });
+    expect(f.id_idx).toMatchObject({ health: 'NEEDS_FOLD', action: 'folded' });
+    expect(f.text_idx).toMatchObject({ health: 'NEEDS_FOLD', action: 'fold-blocked' });
+    const state = await datasetState(location);
+    expect(state.fragments).toBe(2); // nothing compacted
+    const byName = Object.fromEntries(state.indices.map((i) => [i.index_name, i]));
+    expect(byName.id_idx).toMatchObject({ num_indexed_rows: 200, num_unindexed_rows: 0 });
+    expect(byName.text_idx).toMatchObject({ num_unindexed_rows: 100 });
   });
 
   it('reports an index whose statistics cannot be read as UNKNOWN, never healthy, and stores the report', async () => {
@@ -90,6 +96,9 @@ describe('index builder', () => {
       }),
       compactAndFold: async () => {
         throw new Error('must not fold an index it cannot read');
+      },
+      rebuildIndex: async () => {
+        throw new Error('must not rebuild an index it cannot read');
       },
       createIndex: async () => {
         throw new Error('nothing to build');

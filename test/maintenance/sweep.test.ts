@@ -91,16 +91,25 @@ describe.each<RegistryKind>(['fs', 's3-fake'])('sweep (registry on %s, datasets 
   it('a policy disabling compaction skips exactly that step', async () => {
     const e = (current = await estate(kind));
     const { location } = await tableWithAppends(e.services, ['a', 't'], 6);
-    await setMaintenancePolicy(e.services, { level: 'table', id: ['a', 't'] }, { policy: { compact_enabled: false, older_than_days: 0 } });
+    const client = await openClient(location);
+    await client.createIndex('id', { name: 'id_idx' });
+    await client.add(decodeIpc(ipcRows(10, 60)));
+    client.close();
+    await setMaintenancePolicy(e.services, { level: 'table', id: ['a', 't'] }, {
+      policy: { compact_enabled: false, older_than_days: 0, indices: [{ name: 'id_idx', column: 'id', type: 'BTREE' }] },
+    });
     const report = await sweep(e.services, {});
     const item = itemOf(report, 'a.t');
     expect(item.policy_source).toMatchObject({ level: 'table', id: ['a', 't'] });
     expect(item.steps?.compact).toEqual({ status: 'skipped', reason: 'disabled by the effective policy' });
+    // The other two steps still run: the index is folded (by a rebuild) and old versions go.
+    expect(item.steps?.optimize_indices).toMatchObject({ status: 'done', method: 'rebuild', rebuilt: ['id_idx'] });
     expect(item.steps?.cleanup.status).toBe('done');
     const after = await datasetState(location);
-    expect(after.fragments).toBe(6);
-    expect(after.rows).toBe(60);
-    expect(after.versions.map((v) => v.version)).toEqual([6]);
+    expect(after.fragments).toBe(7);
+    expect(after.rows).toBe(70);
+    expect(after.indices[0]).toMatchObject({ index_name: 'id_idx', num_indexed_rows: 70, num_unindexed_rows: 0 });
+    expect(after.versions.map((v) => v.version)).toEqual([after.version]);
   });
 });
 
