@@ -60,13 +60,21 @@ async function projects(services: CatalogServices, scope: PassScope | undefined)
 }
 
 /** The project's warehouses, read from the registry each run. */
-async function warehouses(services: CatalogServices, project: string): Promise<Map<string, WarehouseRecord>> {
+async function warehouses(services: CatalogServices, project: string, problems: string[]): Promise<Map<string, WarehouseRecord>> {
   const prefix = keys.warehousesPrefix(project);
   const out = new Map<string, WarehouseRecord>();
   let startAfter: string | undefined;
   for (;;) {
     const page = await services.registry.store.list({ prefix, startAfter, limit: PAGE });
-    const records = await Promise.all(page.objects.map((o) => services.registry.read<WarehouseRecord>(o.key)));
+    const records = await Promise.all(
+      page.objects.map((o) =>
+        services.registry.read<WarehouseRecord>(o.key).catch((err: unknown) => {
+          // Its tables are then reported one by one as bound to a warehouse we could not read.
+          problems.push(`warehouse record ${o.key}: ${(err as Error).message}`);
+          return undefined;
+        }),
+      ),
+    );
     for (const r of records) if (r) out.set(r.value.name, r.value);
     const last = page.objects[page.objects.length - 1];
     if (!page.truncated || !last) return out;
@@ -102,7 +110,7 @@ export async function forEachTable(
 
   for (const project of projectNames) {
     const scoped: CatalogServices = project === services.project ? services : { ...services, project };
-    const houses = await warehouses(services, project);
+    const houses = await warehouses(services, project, problems);
     const nsCache = new Map<string, Promise<NamespaceRecord | undefined>>();
     const readNs = (id: readonly string[]) => {
       const k = JSON.stringify(id);
@@ -136,7 +144,7 @@ export async function forEachTable(
         const record = found.value;
         const warehouse = houses.get(record.warehouse);
         if (!warehouse) {
-          problems.push(`table ${JSON.stringify(parsed.id)} of project ${project} is bound to warehouse ${JSON.stringify(record.warehouse)}, which is not in the registry`);
+          problems.push(`table ${JSON.stringify(parsed.id)} of project ${project} is bound to warehouse ${JSON.stringify(record.warehouse)}, which is not in the registry or could not be read`);
           continue;
         }
         let cached: ReturnType<TableUnit['policy']> | undefined;

@@ -41,6 +41,16 @@ describe('walker: every table of every warehouse, from the registry', () => {
     const broken = await forEachTable(e.services, {}, async () => undefined);
     expect(broken.complete).toBe(false);
     expect(broken.problems).toEqual([expect.stringMatching(/\["x","y"\] of project p2 is bound to warehouse "gone"/)]);
+
+    // An unreadable warehouse record is a problem too; the other warehouses' tables are still walked.
+    await e.services.registry.store.put(keys.warehouse('p2', 'gone'), '{not json');
+    const seen2: string[] = [];
+    const unreadable = await forEachTable(e.services, {}, async (unit) => void seen2.push(unit.id.join('.')));
+    expect(seen2).toEqual(['a.t']);
+    expect(unreadable.problems).toEqual([
+      expect.stringMatching(/warehouse record p\/p2\/w\/gone: .*unreadable/),
+      expect.stringMatching(/bound to warehouse "gone"/),
+    ]);
   });
 
   it('a unit that fails is reported and the walk goes on', async () => {
