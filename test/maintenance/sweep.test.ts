@@ -95,9 +95,12 @@ describe.each<RegistryKind>(['fs', 's3-fake'])('sweep (registry on %s, datasets 
     await client.createIndex('id', { name: 'id_idx' });
     await client.add(decodeIpc(ipcRows(10, 60)));
     client.close();
+    const versionsBefore = (await datasetState(location)).versions.length;
     await setMaintenancePolicy(e.services, { level: 'table', id: ['a', 't'] }, {
       policy: { compact_enabled: false, older_than_days: 0, indices: [{ name: 'id_idx', column: 'id', type: 'BTREE' }] },
     });
+    // Setting a policy is a registry write: the dataset gains no version.
+    expect((await datasetState(location)).versions.length).toBe(versionsBefore);
     const report = await sweep(e.services, {});
     const item = itemOf(report, 'a.t');
     expect(item.policy_source).toMatchObject({ level: 'table', id: ['a', 't'] });
