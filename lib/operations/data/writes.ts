@@ -31,11 +31,12 @@ export const writeHandlers: HandlerMap<CatalogServices> = {
     const branch = queryString(req.query, 'branch');
     const t = await table(req, svc);
     return writeOrCreate(
+      svc,
       t,
       () => engine().insert(t.location, req.bytes, insertMode, { branch }),
-      async () => {
+      async (location) => {
         noBranchYet(branch);
-        const { version } = await engine().createTable(t.location, req.bytes, 'create');
+        const { version } = await engine().createTable(location, req.bytes, 'create');
         return { version, num_inserted_rows: decodeIpc(req.bytes).numRows };
       },
     );
@@ -45,9 +46,10 @@ export const writeHandlers: HandlerMap<CatalogServices> = {
     const request = mergeParams(req);
     const t = await table(req, svc);
     return writeOrCreate(
+      svc,
       t,
       () => engine().mergeInsert(t.location, req.bytes, request),
-      () => mergeIntoDeclared(t.location, req.bytes, request),
+      (location) => mergeIntoDeclared(location, req.bytes, request),
     );
   },
 
