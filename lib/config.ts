@@ -1,6 +1,7 @@
 // zod/mini: the same validation as zod's full API at a fraction of the size; this module is the
 // only zod user and sits in the metadata Lambda, whose bundle it was nearly half of.
 import * as z from 'zod/mini';
+import { DEFAULT_COMMIT_DEADLINE_MS } from './deadline.js';
 
 /**
  * Configuration from `RASK_*` environment variables, validated once at start-up so a typo
@@ -51,6 +52,8 @@ const common = {
   RASK_TRASH_GRACE_DAYS: withDefault(integer(0), 0),
   RASK_PROJECT: withDefault(text(), 'default'),
   RASK_WAREHOUSE: withDefault(text(), 'default'),
+  /** How long a request may wait to commit (registry retries, queued writers); lib/deadline.ts. */
+  RASK_COMMIT_DEADLINE_MS: withDefault(integer(100, 28_000), DEFAULT_COMMIT_DEADLINE_MS),
 };
 
 /** How often the local server's in-process worker looks for queued jobs (docs/jobs.md). */
