@@ -13,15 +13,35 @@ export interface RunningServer {
   readonly dataDir: string;
   /** The in-process job worker (docs/jobs.md); its timer is off when RASK_JOBS_INTERVAL_MS is 0. */
   readonly jobs: JobLoop;
+  /** Request-body bytes buffered right now (bounded by RASK_MAX_INFLIGHT_BODY_BYTES). */
+  inflightBodyBytes(): number;
   close(): Promise<void>;
 }
 
 /** Starts the local catalog server; used by `npm start` and by the end-to-end tests. */
 export async function startLocalServer(config: LocalConfig): Promise<RunningServer> {
   const app = await createLocalApp(config);
-  const server = createServer(nodeListener(app.router, { maxBodyBytes: config.RASK_MAX_BODY_BYTES, logger: consoleLogger }));
-  // Long index builds hold the connection; the official client sets no timeout either.
-  server.requestTimeout = 0;
+  const listener = nodeListener(app.router, {
+    maxBodyBytes: config.RASK_MAX_BODY_BYTES,
+    maxInflightBodyBytes: config.RASK_MAX_INFLIGHT_BODY_BYTES,
+    logger: consoleLogger,
+  });
+  const server = createServer(
+    {
+      // Timeouts are enforced by a periodic sweep (default every 30 s); sweep often enough that
+      // a short configured timeout means what it says.
+      connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(config.RASK_HEADERS_TIMEOUT_MS / 2))),
+      headersTimeout: config.RASK_HEADERS_TIMEOUT_MS,
+      // Receiving the request (headers and body) is bounded; answering is not: a long index build
+      // holds the connection, and the official client sets no timeout either. Node 20 treats
+      // requestTimeout = 0 as "no headers timeout" too, which held idle sockets forever.
+      requestTimeout: config.RASK_REQUEST_TIMEOUT_MS,
+      keepAliveTimeout: config.RASK_KEEP_ALIVE_TIMEOUT_MS,
+    },
+    listener,
+  );
+  server.keepAliveTimeout = config.RASK_KEEP_ALIVE_TIMEOUT_MS;
+  server.maxConnections = config.RASK_MAX_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.RASK_PORT, config.RASK_HOST, () => resolve());
@@ -37,6 +57,7 @@ export async function startLocalServer(config: LocalConfig): Promise<RunningServ
     url: `http://${host}:${port}`,
     dataDir: app.dataDir,
     jobs,
+    inflightBodyBytes: () => listener.stats().inflightBodyBytes,
     close: async () => {
       // First the worker: a job it has not finished goes back to the queue for the next start.
       await jobs.stop();
