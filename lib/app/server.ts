@@ -1,11 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import path from 'node:path';
 import type { LocalConfig } from '../config.js';
 import { startJobLoop, type JobLoop } from '../jobs/loop.js';
 import { nodeListener } from '../http/node-adapter.js';
 import { consoleLogger } from './build.js';
 import { createLocalApp } from './local.js';
+import { formatSummary, startupCleanup, type StartupSummary } from './startup-cleanup.js';
 
 export interface RunningServer {
   readonly server: Server;
@@ -13,6 +16,8 @@ export interface RunningServer {
   readonly dataDir: string;
   /** The in-process job worker (docs/jobs.md); its timer is off when RASK_JOBS_INTERVAL_MS is 0. */
   readonly jobs: JobLoop;
+  /** What the start-up cleanup removed and found (lib/app/startup-cleanup.ts). */
+  readonly startup: StartupSummary;
   /** Request-body bytes buffered right now (bounded by RASK_MAX_INFLIGHT_BODY_BYTES). */
   inflightBodyBytes(): number;
   close(): Promise<void>;
@@ -21,6 +26,12 @@ export interface RunningServer {
 /** Starts the local catalog server; used by `npm start` and by the end-to-end tests. */
 export async function startLocalServer(config: LocalConfig): Promise<RunningServer> {
   const app = await createLocalApp(config);
+  // Before serving: delete what crashes provably left dead, report what the reconcile pass should see.
+  const startup = await startupCleanup(app.services, {
+    registryRoot: path.join(app.dataDir, 'registry'),
+    warehouseRoots: await warehouseRootsUnder(path.join(app.dataDir, 'warehouses')),
+  });
+  console.error(formatSummary(startup));
   const listener = nodeListener(app.router, {
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     maxInflightBodyBytes: config.RASK_MAX_INFLIGHT_BODY_BYTES,
@@ -57,6 +68,7 @@ export async function startLocalServer(config: LocalConfig): Promise<RunningServ
     url: `http://${host}:${port}`,
     dataDir: app.dataDir,
     jobs,
+    startup,
     inflightBodyBytes: () => listener.stats().inflightBodyBytes,
     close: async () => {
       // First the worker: a job it has not finished goes back to the queue for the next start.
@@ -67,4 +79,9 @@ export async function startLocalServer(config: LocalConfig): Promise<RunningServ
       });
     },
   };
+}
+
+async function warehouseRootsUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isDirectory()).map((e) => path.join(dir, e.name));
 }
