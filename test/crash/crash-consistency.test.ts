@@ -144,7 +144,7 @@ class Worker {
     const ns = r.pick(nss);
     const tables = [...this.namespaces.get(ns)!.keys()];
     const roll = r.next();
-    if (roll < 0.06) return { kind: 'dropNs', ns };
+    if (roll < 0.08 && tables.length > 0) return { kind: 'dropNs', ns };
     if (roll < 0.25 || tables.length === 0) return { kind: 'createTable', ns, t: this.name('t'), rows: r.int(1, 5) };
     if (roll < 0.35) return { kind: 'declare', ns, t: this.name('d') };
     const t = r.pick(tables);
@@ -337,11 +337,20 @@ describe('crash consistency: SIGKILL during a mixed workload, restart, check', (
       child = await startChild(dataDir);
       const url = child.url;
       await checkAll(url, dataDir, workers);
-      // Kill after a seeded number of requests has been sent, with every worker mid-request.
+      // Kill after a seeded number of requests has been sent, with every worker mid-request; in
+      // every other life, a few milliseconds into the first cascade drop instead (the longest
+      // multi-step door, and the one that left zombies).
       const killAt = rnd.int(4, 30);
+      const onCascade = life % 2 === 1;
+      const cascadeDelayMs = rnd.int(0, 40);
       let sent = 0;
       let killed = false;
       const current = child;
+      const kill = () => {
+        if (killed) return;
+        killed = true;
+        current.proc.kill('SIGKILL');
+      };
       await Promise.all(
         workers.map(async (w) => {
           while (!killed) {
@@ -349,9 +358,9 @@ describe('crash consistency: SIGKILL during a mixed workload, restart, check', (
             w.pending = op;
             const n = ++sent;
             const sending = w.send(url, op);
-            if (n >= killAt && !killed) {
-              killed = true;
-              current.proc.kill('SIGKILL');
+            if (onCascade ? op.kind === 'dropNs' || n >= 3 * killAt : n >= killAt) {
+              if (onCascade && op.kind === 'dropNs') setTimeout(kill, cascadeDelayMs);
+              else kill();
             }
             const answer = await sending;
             if (answer === undefined) return; // died with the server: read back after restart
