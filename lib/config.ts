@@ -1,6 +1,7 @@
 // zod/mini: the same validation as zod's full API at a fraction of the size; this module is the
 // only zod user and sits in the metadata Lambda, whose bundle it was nearly half of.
 import * as z from 'zod/mini';
+import { DEFAULT_COMMIT_DEADLINE_MS } from './deadline.js';
 
 /**
  * Configuration from `RASK_*` environment variables, validated once at start-up so a typo
@@ -51,6 +52,8 @@ const common = {
   RASK_TRASH_GRACE_DAYS: withDefault(integer(0), 0),
   RASK_PROJECT: withDefault(text(), 'default'),
   RASK_WAREHOUSE: withDefault(text(), 'default'),
+  /** How long a request may wait to commit (registry retries, queued writers); lib/deadline.ts. */
+  RASK_COMMIT_DEADLINE_MS: withDefault(integer(100, 28_000), DEFAULT_COMMIT_DEADLINE_MS),
 };
 
 /** How often the local server's in-process worker looks for queued jobs (docs/jobs.md). */
@@ -67,6 +70,32 @@ export const DEFAULT_MAINTENANCE_INTERVALS_MS = {
   orphans: 24 * 60 * 60_000,
 } as const;
 
+/**
+ * The local server's connection limits (lib/app/server.ts): a client that never finishes its
+ * headers or body is cut off, idle keep-alive sockets close, and buffered request bodies are
+ * bounded as a whole, so slow or greedy clients cannot exhaust file descriptors or memory.
+ */
+export const DEFAULT_SERVER_LIMITS = {
+  RASK_HEADERS_TIMEOUT_MS: 10_000,
+  RASK_REQUEST_TIMEOUT_MS: 60_000,
+  RASK_KEEP_ALIVE_TIMEOUT_MS: 5_000,
+  RASK_MAX_CONNECTIONS: 1024,
+  RASK_MAX_INFLIGHT_BODY_BYTES: 64 * 1024 * 1024,
+} as const;
+
+const serverLimits = {
+  /** Time to receive a request's headers. */
+  RASK_HEADERS_TIMEOUT_MS: withDefault(integer(100), DEFAULT_SERVER_LIMITS.RASK_HEADERS_TIMEOUT_MS),
+  /** Time to receive a whole request (headers and body); the answer may take longer. */
+  RASK_REQUEST_TIMEOUT_MS: withDefault(integer(100), DEFAULT_SERVER_LIMITS.RASK_REQUEST_TIMEOUT_MS),
+  /** How long an idle keep-alive connection stays open. */
+  RASK_KEEP_ALIVE_TIMEOUT_MS: withDefault(integer(100), DEFAULT_SERVER_LIMITS.RASK_KEEP_ALIVE_TIMEOUT_MS),
+  /** Open connections at most; more are refused by the socket layer. */
+  RASK_MAX_CONNECTIONS: withDefault(integer(1), DEFAULT_SERVER_LIMITS.RASK_MAX_CONNECTIONS),
+  /** Request-body bytes buffered across all requests at once; beyond it 503 / code 17 with Retry-After. */
+  RASK_MAX_INFLIGHT_BODY_BYTES: withDefault(bytes, DEFAULT_SERVER_LIMITS.RASK_MAX_INFLIGHT_BODY_BYTES),
+};
+
 const localSchema = z.object({
   RASK_HOST: withDefault(text(), '127.0.0.1'),
   RASK_PORT: withDefault(port, 2333),
@@ -78,6 +107,7 @@ const localSchema = z.object({
   RASK_INDEX_INTERVAL_MS: withDefault(integer(0), DEFAULT_MAINTENANCE_INTERVALS_MS.index),
   RASK_RECONCILE_INTERVAL_MS: withDefault(integer(0), DEFAULT_MAINTENANCE_INTERVALS_MS.reconcile),
   RASK_ORPHANS_INTERVAL_MS: withDefault(integer(0), DEFAULT_MAINTENANCE_INTERVALS_MS.orphans),
+  ...serverLimits,
   ...common,
 });
 
@@ -116,5 +146,14 @@ function parse<T extends z.ZodMiniType>(schema: T, env: NodeJS.ProcessEnv): z.in
   throw new ConfigError(`invalid configuration: ${problems}`);
 }
 
-export const loadLocalConfig = (env: NodeJS.ProcessEnv = process.env): LocalConfig => parse(localSchema, env);
+export function loadLocalConfig(env: NodeJS.ProcessEnv = process.env): LocalConfig {
+  const config = parse(localSchema, env);
+  // node:http refuses a headers timeout longer than the whole-request timeout.
+  if (config.RASK_HEADERS_TIMEOUT_MS > config.RASK_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError(
+      `invalid configuration: RASK_HEADERS_TIMEOUT_MS (${config.RASK_HEADERS_TIMEOUT_MS}) must not exceed RASK_REQUEST_TIMEOUT_MS (${config.RASK_REQUEST_TIMEOUT_MS})`,
+    );
+  }
+  return config;
+}
 export const loadAwsConfig = (env: NodeJS.ProcessEnv = process.env): AwsConfig => parse(awsSchema, env);

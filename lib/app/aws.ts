@@ -49,6 +49,7 @@ export async function createAwsApp(
     vendor: vendorFor(config),
     inspector,
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
+    commitDeadlineMs: config.RASK_COMMIT_DEADLINE_MS,
     dataLimits: {
       maxResultBytes: config.RASK_MAX_RESULT_BYTES,
       maxSyncVectorIndexRows: config.RASK_MAX_SYNC_VECTOR_INDEX_ROWS,

@@ -25,6 +25,8 @@ export interface BuildOptions {
   readonly vendor: CredentialVendor;
   readonly inspector?: DatasetInspector;
   readonly dataLimits?: DataLimits;
+  /** Per-request commit deadline (RASK_COMMIT_DEADLINE_MS). */
+  readonly commitDeadlineMs?: number;
 }
 
 /** Wires ports into services and services into the router; shared by every entry point. */
@@ -55,6 +57,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     maxBodyBytes: options.maxBodyBytes,
     logger: options.logger,
     unsupportedReasons: UNSUPPORTED_REASONS,
+    commitDeadlineMs: options.commitDeadlineMs,
   });
   return { router, services };
 }

@@ -48,6 +48,7 @@ export async function createLocalApp(
       maxSyncVectorIndexRows: config.RASK_MAX_SYNC_VECTOR_INDEX_ROWS,
     },
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
+    commitDeadlineMs: config.RASK_COMMIT_DEADLINE_MS,
     logger: options.logger ?? consoleLogger,
   });
   return { ...app, dataDir };

@@ -1,12 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import path from 'node:path';
 import type { LocalConfig } from '../config.js';
 import { startJobLoop, type JobLoop } from '../jobs/loop.js';
 import { startMaintenanceTimers, type MaintenanceTimers } from '../maintenance/timers.js';
 import { nodeListener } from '../http/node-adapter.js';
 import { consoleLogger } from './build.js';
 import { createLocalApp } from './local.js';
+import { formatSummary, startupCleanup, type StartupSummary } from './startup-cleanup.js';
 
 export interface RunningServer {
   readonly server: Server;
@@ -16,15 +19,43 @@ export interface RunningServer {
   readonly jobs: JobLoop;
   /** The maintenance passes on timers (docs/maintenance.md); RASK_*_INTERVAL_MS=0 disables one. */
   readonly maintenance: MaintenanceTimers;
+  /** What the start-up cleanup removed and found (lib/app/startup-cleanup.ts). */
+  readonly startup: StartupSummary;
+  /** Request-body bytes buffered right now (bounded by RASK_MAX_INFLIGHT_BODY_BYTES). */
+  inflightBodyBytes(): number;
   close(): Promise<void>;
 }
 
 /** Starts the local catalog server; used by `npm start` and by the end-to-end tests. */
 export async function startLocalServer(config: LocalConfig): Promise<RunningServer> {
   const app = await createLocalApp(config);
-  const server = createServer(nodeListener(app.router, { maxBodyBytes: config.RASK_MAX_BODY_BYTES, logger: consoleLogger }));
-  // Long index builds hold the connection; the official client sets no timeout either.
-  server.requestTimeout = 0;
+  // Before serving: delete what crashes provably left dead, report what the reconcile pass should see.
+  const startup = await startupCleanup(app.services, {
+    registryRoot: path.join(app.dataDir, 'registry'),
+    warehouseRoots: await warehouseRootsUnder(path.join(app.dataDir, 'warehouses')),
+  });
+  console.error(formatSummary(startup));
+  const listener = nodeListener(app.router, {
+    maxBodyBytes: config.RASK_MAX_BODY_BYTES,
+    maxInflightBodyBytes: config.RASK_MAX_INFLIGHT_BODY_BYTES,
+    logger: consoleLogger,
+  });
+  const server = createServer(
+    {
+      // Timeouts are enforced by a periodic sweep (default every 30 s); sweep often enough that
+      // a short configured timeout means what it says.
+      connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(config.RASK_HEADERS_TIMEOUT_MS / 2))),
+      headersTimeout: config.RASK_HEADERS_TIMEOUT_MS,
+      // Receiving the request (headers and body) is bounded; answering is not: a long index build
+      // holds the connection, and the official client sets no timeout either. Node 20 treats
+      // requestTimeout = 0 as "no headers timeout" too, which held idle sockets forever.
+      requestTimeout: config.RASK_REQUEST_TIMEOUT_MS,
+      keepAliveTimeout: config.RASK_KEEP_ALIVE_TIMEOUT_MS,
+    },
+    listener,
+  );
+  server.keepAliveTimeout = config.RASK_KEEP_ALIVE_TIMEOUT_MS;
+  server.maxConnections = config.RASK_MAX_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.RASK_PORT, config.RASK_HOST, () => resolve());
@@ -47,6 +78,8 @@ export async function startLocalServer(config: LocalConfig): Promise<RunningServ
     dataDir: app.dataDir,
     jobs,
     maintenance,
+    startup,
+    inflightBodyBytes: () => listener.stats().inflightBodyBytes,
     close: async () => {
       await maintenance.stop();
       // First the worker: a job it has not finished goes back to the queue for the next start.
@@ -57,4 +90,9 @@ export async function startLocalServer(config: LocalConfig): Promise<RunningServ
       });
     },
   };
+}
+
+async function warehouseRootsUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isDirectory()).map((e) => path.join(dir, e.name));
 }

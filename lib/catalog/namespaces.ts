@@ -1,4 +1,5 @@
 import {
+  ConcurrentModificationError,
   InvalidInputError,
   NamespaceAlreadyExistsError,
   NamespaceNotEmptyError,
@@ -8,6 +9,7 @@ import { ConditionFailedError } from '../ports/object-store.js';
 import { encodeSegment, keys, parseTreeKey, validateName } from '../registry/keys.js';
 import type { NamespaceRecord } from '../registry/records.js';
 import type { Versioned } from '../registry/registry.js';
+import { crashPoint } from './crash-points.js';
 import type { CatalogServices } from './services.js';
 import { removeTableForCascade } from './tables/cascade.js';
 
@@ -32,7 +34,12 @@ export async function requireNamespace(
   hint = '',
 ): Promise<Versioned<NamespaceRecord> | undefined> {
   if (id.length === 0) return undefined;
-  const found = await readNamespace(services, id);
+  let found = await readNamespace(services, id);
+  if (found?.value.state === 'dropping') {
+    // An interrupted (or running) drop: finish or undo it, then answer from what is left.
+    await settleDrop(services, id, found);
+    found = await readNamespace(services, id);
+  }
   if (!found || found.value.state !== 'active') {
     throw new NamespaceNotFoundError(`namespace ${fmtId(id)} does not exist${hint}`);
   }
@@ -91,7 +98,12 @@ export async function createNamespace(
       if (!(err instanceof ConditionFailedError)) throw err;
       const existing = await readNamespace(services, id);
       if (!existing) throw err; // dropped between our write and read: try again
-      if (mode === 'create' || existing.value.state !== 'active') {
+      if (existing.value.state === 'dropping') {
+        // A drop that died (or is running) holds the name: settle it, then try again.
+        await settleDrop(services, id, existing);
+        throw err;
+      }
+      if (mode === 'create') {
         throw new NamespaceAlreadyExistsError(`namespace ${fmtId(id)} already exists`);
       }
       if (mode === 'exist_ok') return { properties: { ...existing.value.properties } };
@@ -145,50 +157,99 @@ export async function dropNamespace(
   const { id } = input;
   if (id.length === 0) throw new InvalidInputError('the root namespace cannot be dropped');
   validateId('namespace', id);
-  const marked = await markDropping(services, id);
-  if (!marked) {
-    if (input.mode === 'skip') return {};
-    throw new NamespaceNotFoundError(`namespace ${fmtId(id)} does not exist`);
+  for (let attempt = 1; ; attempt++) {
+    const marked = await markDropping(services, id, input.behavior);
+    if (!marked) {
+      if (input.mode === 'skip') return {};
+      throw new NamespaceNotFoundError(`namespace ${fmtId(id)} does not exist`);
+    }
+    // A mark left by another drop is joined, unless it was a restrict drop and we were asked to
+    // cascade: then that one is settled first and ours marks afresh.
+    if (recordedBehavior(marked.value) === 'restrict' && input.behavior === 'cascade' && attempt < 3) {
+      await settleDrop(services, id, marked);
+      continue;
+    }
+    await finishDrop(services, id, marked.value);
+    return { properties: { ...marked.value.properties } };
   }
-  if (input.behavior === 'restrict') {
+}
+
+const recordedBehavior = (r: NamespaceRecord): DropBehavior => r.drop?.behavior ?? 'restrict';
+
+/**
+ * Drives a `dropping` mark to its end, the way the request that set it would have: a cascade
+ * is finished; a restrict drop is finished when the namespace is empty and undone (record back
+ * to `active`, 409 / code 3) otherwise. Every step is conditional or idempotent, so any number of
+ * requests may do this at once — the dropping request itself, and whoever meets the mark after
+ * it died (docs/protocols.md, "Repair paths").
+ */
+async function finishDrop(services: CatalogServices, id: readonly string[], marked: NamespaceRecord): Promise<void> {
+  await crashPoint(services, 'namespace-drop:marked');
+  const nonce = marked.drop?.nonce;
+  if (recordedBehavior(marked) === 'restrict') {
     const contents = await describeContents(services, id);
     if (contents) {
-      await unmarkDropping(services, id);
+      await unmarkDropping(services, id, nonce);
       throw new NamespaceNotEmptyError(`namespace ${fmtId(id)} is not empty: it contains ${contents}`);
     }
   } else {
     await cascadeChildren(services, id);
   }
-  await removeMarked(services, id);
-  return { properties: { ...marked.value.properties } };
+  await crashPoint(services, 'namespace-drop:emptied');
+  await removeMarked(services, id, nonce);
 }
 
-/** CAS the record to `dropping`; re-entrant so an interrupted drop can be finished. */
-async function markDropping(services: CatalogServices, id: readonly string[]) {
+/** finishDrop for a request that met the mark on its way to something else: any outcome will do. */
+async function settleDrop(services: CatalogServices, id: readonly string[], marked: Versioned<NamespaceRecord>): Promise<void> {
+  try {
+    await finishDrop(services, id, marked.value);
+  } catch (err) {
+    // Undone (not empty), or decided differently by a concurrent request: either way settled.
+    if (!(err instanceof NamespaceNotEmptyError) && !(err instanceof ConcurrentModificationError)) throw err;
+  }
+}
+
+/** CAS the record to `dropping`; an existing mark is returned as it is (its drop is joined). */
+async function markDropping(services: CatalogServices, id: readonly string[], behavior: DropBehavior) {
   const key = keys.namespace(services.project, id);
   return services.registry.retrying(`drop namespace ${fmtId(id)}`, async () => {
     const found = await readNamespace(services, id);
     if (!found) return undefined;
     if (found.value.state === 'dropping') return found;
-    const record: NamespaceRecord = { ...found.value, state: 'dropping' };
+    const record: NamespaceRecord = {
+      ...found.value,
+      state: 'dropping',
+      drop: { behavior, nonce: services.newId(), since: services.now().toISOString() },
+    };
     return { value: record, etag: await services.registry.replace(key, record, found.etag) };
   });
 }
 
-async function unmarkDropping(services: CatalogServices, id: readonly string[]): Promise<void> {
+/** Undoes one drop's mark; a mark with another nonce belongs to a later drop and stays. */
+async function unmarkDropping(services: CatalogServices, id: readonly string[], nonce: string | undefined): Promise<void> {
   const key = keys.namespace(services.project, id);
   await services.registry.retrying(`restore namespace ${fmtId(id)}`, async () => {
     const found = await readNamespace(services, id);
-    if (!found || found.value.state === 'active') return;
-    await services.registry.replace(key, { ...found.value, state: 'active' }, found.etag);
+    if (!found || found.value.state === 'active' || found.value.drop?.nonce !== nonce) return;
+    const { drop: _drop, ...rest } = found.value;
+    await services.registry.replace(key, { ...rest, state: 'active' }, found.etag);
   });
 }
 
-async function removeMarked(services: CatalogServices, id: readonly string[]): Promise<void> {
+/**
+ * Removes the record, only while it still carries this drop's mark: a concurrent request that
+ * undid the drop (a restrict drop that met a child being created) must not see its restored
+ * namespace deleted under the child.
+ */
+async function removeMarked(services: CatalogServices, id: readonly string[], nonce: string | undefined): Promise<void> {
   const key = keys.namespace(services.project, id);
   await services.registry.retrying(`drop namespace ${fmtId(id)}`, async () => {
     const found = await readNamespace(services, id);
-    if (found) await services.registry.remove(key, found.etag);
+    if (!found) return;
+    if (found.value.state !== 'dropping' || found.value.drop?.nonce !== nonce) {
+      throw new ConcurrentModificationError(`namespace ${fmtId(id)} was restored by a concurrent request; retry the drop`);
+    }
+    await services.registry.remove(key, found.etag);
   });
 }
 
@@ -227,8 +288,12 @@ async function cascadeChildren(services: CatalogServices, id: readonly string[])
     for (const obj of children.objects) {
       const parsed = parseTreeKey(services.project, obj.key);
       if (parsed) await dropNamespace(services, { id: parsed.id, mode: 'skip', behavior: 'cascade' });
+      await crashPoint(services, 'namespace-drop:child-dropped');
     }
-    for (const obj of tables.objects) await removeQuietly(() => removeTableForCascade(services, obj.key, obj.etag));
+    for (const obj of tables.objects) {
+      await removeQuietly(() => removeTableForCascade(services, obj.key, obj.etag));
+      await crashPoint(services, 'namespace-drop:table-removed');
+    }
   }
   // Whatever is still below sits in the directory of a namespace whose record is already gone
   // (an interrupted earlier drop); it has no parent, so it goes too.

@@ -35,4 +35,10 @@ export interface CatalogServices {
   readonly jobs?: JobSettings;
   now(): Date;
   newId(): string;
+  /**
+   * Test seam: called at each named step of a multi-step door (lib/catalog/crash-points.ts).
+   * A test throws from it to leave exactly the state a crash at that step leaves. Absent in
+   * production.
+   */
+  readonly crashPoint?: (point: string) => void | Promise<void>;
 }

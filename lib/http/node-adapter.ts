@@ -2,29 +2,79 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorResponse, type ErrorLogger } from './respond.js';
 import type { Router } from './router.js';
-import { payloadTooLarge } from './transport-errors.js';
+import { payloadTooLarge, serverBusy } from './transport-errors.js';
 import type { HttpRequest, HttpResponse } from './types.js';
 
 /**
  * node:http ⇄ HttpRequest/HttpResponse. Only translation: the router does everything else.
  * The raw URL is kept encoded so ids decode exactly (`+` vs space, `%2F` inside a name).
  */
-export function nodeListener(router: Router, options: { maxBodyBytes: number; logger?: ErrorLogger }) {
-  return (req: IncomingMessage, res: ServerResponse): void => {
+export interface NodeListenerOptions {
+  readonly maxBodyBytes: number;
+  /**
+   * Request-body bytes buffered across all requests at once. A request whose declared (or, when
+   * chunked, received) body would cross it is answered 503 / code 17 with Retry-After and not
+   * read, so many large uploads at once cannot grow memory without bound. Default: unbounded.
+   */
+  readonly maxInflightBodyBytes?: number;
+  readonly logger?: ErrorLogger;
+}
+
+/** What a listener is holding right now (for tests and diagnostics). */
+export interface ListenerStats {
+  readonly inflightBodyBytes: number;
+}
+
+export function nodeListener(router: Router, options: NodeListenerOptions) {
+  const budget = new BodyBudget(options.maxInflightBodyBytes ?? Number.POSITIVE_INFINITY);
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
     const requestId = randomUUID();
-    readBody(req, options.maxBodyBytes).then(
+    const reservation = budget.open();
+    // Released when the exchange ends, however it ends: the body lives until the answer is out.
+    res.once('close', () => reservation.release());
+    readBody(req, options.maxBodyBytes, reservation).then(
       async (body) => {
         const request = toHttpRequest(req, body, requestId);
         write(res, await router(request));
       },
       (err: unknown) => {
+        // The client went away mid-upload: nobody to answer, and not a server fault to log.
+        if (res.destroyed) return;
         write(res, errorResponse(err, requestId, options.logger));
         // Stop reading an oversized upload instead of buffering it.
         req.destroy();
       },
     );
   };
+  return Object.assign(listener, { stats: (): ListenerStats => ({ inflightBodyBytes: budget.used }) });
 }
+
+/** Bytes of request bodies held across requests; each request reserves before it buffers. */
+class BodyBudget {
+  used = 0;
+  constructor(readonly limit: number) {}
+
+  open() {
+    let held = 0;
+    return {
+      /** Reserve `n` more bytes for this request; false (nothing reserved) when over the limit. */
+      take: (n: number): boolean => {
+        if (this.used + n > this.limit) return false;
+        this.used += n;
+        held += n;
+        return true;
+      },
+      release: () => {
+        this.used -= held;
+        held = 0;
+      },
+      held: () => held,
+      limit: this.limit,
+    };
+  }
+}
+
+type Reservation = ReturnType<BodyBudget['open']>;
 
 function toHttpRequest(req: IncomingMessage, body: Buffer, requestId: string): HttpRequest {
   const url = req.url ?? '/';
@@ -43,19 +93,22 @@ function toHttpRequest(req: IncomingMessage, body: Buffer, requestId: string): H
   };
 }
 
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+function readBody(req: IncomingMessage, limit: number, reservation: Reservation): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (declared > limit) return Promise.reject(payloadTooLarge(declared, limit));
+  // A declared length is reserved whole before reading; a chunked body reserves as it arrives.
+  if (declared > 0 && !reservation.take(declared)) return Promise.reject(serverBusy(reservation.limit));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const stop = (err: unknown) => {
+      req.removeAllListeners('data');
+      reject(err);
+    };
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) {
-        req.removeAllListeners('data');
-        reject(payloadTooLarge(size, limit));
-        return;
-      }
+      if (size > limit) return stop(payloadTooLarge(size, limit));
+      if (size > reservation.held() && !reservation.take(size - reservation.held())) return stop(serverBusy(reservation.limit));
       chunks.push(chunk);
     });
     req.on('end', () => resolve(Buffer.concat(chunks)));

@@ -1,3 +1,4 @@
+import { type Clock, DEFAULT_COMMIT_DEADLINE_MS, deadlineIn, withDeadline } from '../deadline.js';
 import { InvalidInputError, UnsupportedError } from '../errors.js';
 import { ROUTED_OPERATIONS, type OperationDef } from '../operations/table.js';
 import type { HandlerMap, Identity, OperationRequest } from '../operations/types.js';
@@ -17,6 +18,9 @@ export interface RouterOptions<S> {
   readonly operations?: readonly OperationDef[];
   /** Why an operation without a handler is unsupported, shown to the caller. */
   readonly unsupportedReasons?: Readonly<Record<string, string>>;
+  /** Each request's commit deadline (lib/deadline.ts); default 25 s, under API Gateway's 29 s. */
+  readonly commitDeadlineMs?: number;
+  readonly clock?: Clock;
 }
 
 export type Router = (request: HttpRequest) => Promise<HttpResponse>;
@@ -46,7 +50,8 @@ async function dispatch<S>(matcher: RouteMatcher, options: RouterOptions<S>, req
     throw new UnsupportedError(`${operation.operationId} is not supported: ${reason}`);
   }
   const decoded = decodeRequest(operation, params, request);
-  const result = await handler(decoded, options.services);
+  const deadline = deadlineIn(options.commitDeadlineMs ?? DEFAULT_COMMIT_DEADLINE_MS, options.clock);
+  const result = await withDeadline(deadline, () => handler(decoded, options.services));
   return encodeResponse(operation, result);
 }
 

@@ -37,3 +37,12 @@ export const payloadTooLarge = (size: number, limit: number) =>
     // 4.4 MB of it): bulk data cannot go through the API, it goes straight to storage.
     `request body of ${size} bytes exceeds the ${limit}-byte limit; for larger writes, declare the table and write directly with vended credentials (DeclareTable or DescribeTable returns the location and storage_options)`,
   );
+
+/** Too many request bodies are buffered at once; the client should come back shortly. */
+export const serverBusy = (limit: number) =>
+  new TransportError(
+    ErrorCode.ServiceUnavailable,
+    503,
+    `the server is buffering its limit of ${limit} request-body bytes; retry shortly`,
+    { 'retry-after': '1' },
+  );

@@ -41,6 +41,12 @@ export interface NamespaceRecord {
    * survives a drop that did not see it (docs/architecture.md, "creating under a drop").
    */
   readonly state: 'active' | 'dropping';
+  /**
+   * Set with `dropping`: what the drop was asked to do, so whoever meets the mark after the
+   * dropping request died can finish or undo it the same way (docs/protocols.md). A mark
+   * without it (written before it existed) is settled as `restrict`: undone unless empty.
+   */
+  readonly drop?: { readonly behavior: 'restrict' | 'cascade'; readonly nonce: string; readonly since: string };
   readonly createdAt: string;
 }
 

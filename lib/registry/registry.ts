@@ -1,6 +1,7 @@
 import { ConcurrentModificationError, InternalError } from '../errors.js';
 import { ConditionFailedError, type ObjectStore } from '../ports/object-store.js';
 import { decodeSegment } from './keys.js';
+import { currentDeadline, remainingMs } from '../deadline.js';
 
 export interface Versioned<T> {
   readonly value: T;
@@ -67,7 +68,15 @@ export class Registry {
         if (n >= this.retry.attempts) {
           throw new ConcurrentModificationError(`${what} lost ${n} races in a row to concurrent writers; retry later`);
         }
-        await sleep(jitter(this.retry, n));
+        const delay = jitter(this.retry, n);
+        // Past the request's deadline a commit would land after the client gave up (deadline.ts).
+        const deadline = currentDeadline();
+        if (deadline && remainingMs(deadline) <= delay) {
+          throw new ConcurrentModificationError(
+            `${what} lost ${n} races to concurrent writers within the request's ${deadline.budgetMs} ms commit deadline; nothing was written, retry later`,
+          );
+        }
+        await (deadline ? deadline.clock.sleep(delay) : sleep(delay));
       }
     }
   }

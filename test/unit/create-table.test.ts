@@ -87,8 +87,9 @@ describe('createTable', () => {
       calls.push([location, mode]);
       if (calls.length === 1) {
         await markWritten(location);
-        // Meanwhile another request creates the table.
+        // Meanwhile another request creates the table and gives it data.
         declared = (await declareTable(f.services, { id: ['ns', 'c'], properties: {}, identity: {} })).location;
+        await markWritten(declared);
         return { version: 1 };
       }
       throw new TableAlreadyExistsError('Table already exists');
@@ -100,8 +101,9 @@ describe('createTable', () => {
     expect((await readTable(f.services, ['ns', 'c']))?.value.properties).toEqual({});
   });
 
-  it('an existing record gets the caller\'s mode at its own location and keeps its properties', async () => {
+  it('an existing record with data gets the caller\'s mode at its own location and keeps its properties', async () => {
     const declared = await declareTable(f.services, { id: ['ns', 'd'], properties: { owner: 'x' }, identity: {} });
+    await markWritten(declared.location);
     const calls: [string, string][] = [];
     const res = await createTable(f.services, input('d', 'exist_ok'), async (location, mode) => {
       calls.push([location, mode]);
@@ -109,6 +111,23 @@ describe('createTable', () => {
     });
     expect(calls).toEqual([[declared.location, 'exist_ok']]);
     expect(res).toMatchObject({ version: 3, location: declared.location, properties: { owner: 'x' } });
+  });
+
+  it('a declared (dataless) record: the data is staged inside it and its manifest published there', async () => {
+    const declared = await declareTable(f.services, { id: ['ns', 'h'], properties: { owner: 'x' }, identity: {} });
+    const calls: [string, string][] = [];
+    const res = await createTable(f.services, input('h', 'exist_ok'), async (location, mode) => {
+      calls.push([location, mode]);
+      await markWritten(location);
+      return { version: 1 };
+    });
+    expect(calls).toHaveLength(1);
+    expect(calls[0][0].startsWith(`${declared.location}/_staging/`)).toBe(true);
+    expect(calls[0][1]).toBe('create');
+    expect(res).toMatchObject({ version: 1, location: declared.location, properties: { owner: 'x' } });
+    // Published at the table, staging removed.
+    const rel = path.relative(await warehouseRoot(), declared.location);
+    expect(await filesUnder(declared.location)).toEqual([`${rel}/_versions/1.manifest`]);
   });
 
   it('a failure writing into an existing record never withdraws it', async () => {
@@ -120,11 +139,12 @@ describe('createTable', () => {
   it('reports a conflict (14) when the record it wrote into was replaced while writing', async () => {
     await declareTable(f.services, { id: ['ns', 'g'], properties: {}, identity: {} });
     const key = tableKey(f.services, ['ns', 'g']);
-    const write: DatasetWrite = async () => {
+    const write: DatasetWrite = async (location) => {
       // Meanwhile the table is dropped and declared again: a different table (new uid).
       const now = (await f.services.registry.read<TableRecord>(key))!;
       await f.services.registry.remove(key, now.etag);
       await declareTable(f.services, { id: ['ns', 'g'], properties: {}, identity: {} });
+      await markWritten(location);
       return { version: 1 };
     };
     expect(await code(createTable(f.services, input('g'), write))).toBe(14);

@@ -1,6 +1,7 @@
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { parseTreeKey } from '../../registry/keys.js';
 import type { TableRecord } from '../../registry/records.js';
+import { crashPoint } from '../crash-points.js';
 import type { CatalogServices } from '../services.js';
 import { purgeTableData } from './drop.js';
 import { isLive, readSettled } from './move.js';
@@ -25,5 +26,6 @@ export async function removeTableForCascade(services: CatalogServices, key: stri
     throw new ConditionFailedError(key, 'conflict');
   }
   await services.registry.remove(key, etag);
+  await crashPoint(services, 'namespace-drop:table-record-removed');
   await purgeTableData(services, found.value);
 }

@@ -7,7 +7,8 @@ import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
 import { createTableRecord, vendTableAccess } from './declare.js';
 import { absoluteLocation, allocateTablePath } from './location.js';
-import { fmtId, readTable, resolveTable, validateTableId } from './lookup.js';
+import { writeFirstVersion } from './first-version.js';
+import { fmtId, hasData, readTable, type ResolvedTable, resolveTable, validateTableId } from './lookup.js';
 import { deleteTableObjects } from './purge.js';
 
 export interface CreateTableInput {
@@ -46,9 +47,9 @@ export type DatasetWrite = (location: string, mode: CreateMode) => Promise<{ ver
  * An existing record (a declared table, or one with data) gets the write at its own location
  * with the caller's mode: `create` answers 5 from the dataset itself when data is there, a
  * declared table receives its data, `exist_ok` returns it untouched, `overwrite` replaces its
- * data. Properties are only set when the record is created. Two CreateTables racing into one
- * *declared* (dataless) table rely on the dataset's own create-if-absent check, the one that
- * did not reliably stop the record-first race; they are not guaranteed to be serialized.
+ * data. Properties are only set when the record is created. Writers racing into one *declared*
+ * (dataless) table are serialized by the first-version protocol (first-version.ts), not by
+ * LanceDB's create-if-absent check, which lets two creators both commit.
  *
  * A failed write leaves no table: no record was created, and the fresh location is emptied.
  */
@@ -98,7 +99,7 @@ async function createNew(services: CatalogServices, input: CreateTableInput, wri
 
 async function writeIntoExisting(services: CatalogServices, input: CreateTableInput, write: DatasetWrite): Promise<CreateTableResult> {
   const table = await resolveTable(services, input.id);
-  const { version } = await write(table.location, input.mode);
+  const { version } = await writeAt(services, table, input.mode, write);
   // The record we wrote under must still be the same table (not dropped, not re-created).
   const now = await readTable(services, input.id);
   if (now?.value.uid !== table.record.uid) {
@@ -113,6 +114,21 @@ async function writeIntoExisting(services: CatalogServices, input: CreateTableIn
     path: table.record.path,
     properties: table.record.properties,
   });
+}
+
+/**
+ * A declared table's first version is arbitrated (first-version.ts): of several CreateTables
+ * (and inserts) racing into one dataless table exactly one publishes version 1; a loser writes
+ * with its own mode on top of it, so `create` answers 5 from the dataset, `exist_ok` returns it
+ * and `overwrite` replaces it.
+ */
+async function writeAt(services: CatalogServices, table: ResolvedTable, mode: CreateMode, write: DatasetWrite) {
+  if (!(await hasData(table.store, table.record.path))) {
+    const target = { store: table.store, path: table.record.path, location: table.location };
+    const first = await writeFirstVersion(target, services.newId(), (staging) => write(staging, 'create'));
+    if (first.won) return first.value;
+  }
+  return write(table.location, mode);
 }
 
 async function answer(

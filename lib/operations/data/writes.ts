@@ -10,6 +10,7 @@ import { InvalidInputError, TableBranchNotFoundError, TableColumnNotFoundError }
 import type { HandlerMap, OperationRequest } from '../types.js';
 import { body, defined, engine, queryBool, queryJsonMap, queryString, table } from './context.js';
 import { writeOrCreate } from './declared.js';
+import { serializedWrite } from './write-queue.js';
 
 export const writeHandlers: HandlerMap<CatalogServices> = {
   CreateTable: async (req, svc) => {
@@ -30,30 +31,40 @@ export const writeHandlers: HandlerMap<CatalogServices> = {
     const insertMode = mode(queryString(req.query, 'mode'), 'mode', ['append', 'overwrite'] as const, 'append');
     const branch = queryString(req.query, 'branch');
     const t = await table(req, svc);
-    return writeOrCreate(
+    return serializedWrite(t.location, () => writeOrCreate(
+      svc,
       t,
       () => engine().insert(t.location, req.bytes, insertMode, { branch }),
-      async () => {
+      async (location) => {
         noBranchYet(branch);
-        const { version } = await engine().createTable(t.location, req.bytes, 'create');
+        const { version } = await engine().createTable(location, req.bytes, 'create');
         return { version, num_inserted_rows: decodeIpc(req.bytes).numRows };
       },
-    );
+    ));
   },
 
   MergeInsertIntoTable: async (req, svc) => {
     const request = mergeParams(req);
     const t = await table(req, svc);
-    return writeOrCreate(
-      t,
-      () => engine().mergeInsert(t.location, req.bytes, request),
-      () => mergeIntoDeclared(t.location, req.bytes, request),
+    return serializedWrite(t.location, () =>
+      writeOrCreate(
+        svc,
+        t,
+        () => engine().mergeInsert(t.location, req.bytes, request),
+        (location) => mergeIntoDeclared(location, req.bytes, request),
+      ),
     );
   },
 
-  UpdateTable: async (req, svc) => engine().update((await table(req, svc)).location, body(req)),
+  UpdateTable: async (req, svc) => {
+    const { location } = await table(req, svc);
+    return serializedWrite(location, () => engine().update(location, body(req)));
+  },
 
-  DeleteFromTable: async (req, svc) => engine().delete((await table(req, svc)).location, body(req)),
+  DeleteFromTable: async (req, svc) => {
+    const { location } = await table(req, svc);
+    return serializedWrite(location, () => engine().delete(location, body(req)));
+  },
 
   RestoreTable: async (req, svc) => engine().restore((await table(req, svc)).location, body(req)),
 };
