@@ -62,6 +62,8 @@ const localSchema = z.object({
   RASK_DATA_DIR: withDefault(text(), './.rask'),
   /** Milliseconds between passes of the in-process job worker; 0 disables it. */
   RASK_JOBS_INTERVAL_MS: withDefault(integer(0), DEFAULT_JOBS_INTERVAL_MS),
+  /** Also print each change event on stdout (they are always appended to events/ in the data directory). */
+  RASK_EVENTS_STDOUT: withDefault(bool, false),
   ...common,
 });
 
@@ -80,6 +82,8 @@ const awsSchema = z.object({
    * `load_detailed_metadata` (it cannot open datasets itself); absent = that flag answers code 0.
    */
   RASK_DATA_FUNCTION_NAME: z.optional(text()),
+  /** The EventBridge bus change events go to (docs/events.md); absent = no events. */
+  RASK_EVENT_BUS_NAME: z.optional(text()),
   ...common,
 });
 

@@ -6,6 +6,7 @@ import type { CatalogServices } from '../catalog/services.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { StorageRoot } from '../registry/records.js';
 import { noCredentials } from '../ports/credential-vendor.js';
+import { ndjsonPublisher } from '../adapters/local/ndjson-publisher.js';
 import { buildApp, consoleLogger } from './build.js';
 import type { ErrorLogger } from '../http/respond.js';
 
@@ -48,6 +49,11 @@ export async function createLocalApp(
       maxSyncVectorIndexRows: config.RASK_MAX_SYNC_VECTOR_INDEX_ROWS,
     },
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
+    events: ndjsonPublisher({
+      dir: path.join(dataDir, 'events'),
+      stdout: config.RASK_EVENTS_STDOUT,
+      onError: (message, fields) => (options.logger ?? consoleLogger).error(message, fields),
+    }),
     logger: options.logger ?? consoleLogger,
   });
   return { ...app, dataDir };
