@@ -84,6 +84,22 @@ export interface TableMove {
 }
 
 /**
+ * Protection of one namespace or table (lib/lifecycle/protection.ts): a record beside the
+ * object's, never in its schema metadata, so it cannot be unset through the properties door and
+ * setting it never creates a table version. It names the object's `uid`: a record whose uid is
+ * not the live object's belongs to an object that is gone, and protects nothing, so a re-created
+ * name never inherits it.
+ */
+export interface ProtectionRecord {
+  readonly kind: 'protection';
+  readonly object: 'namespace' | 'table';
+  readonly id: readonly string[];
+  readonly uid: string;
+  readonly setAt: string;
+  readonly setBy: string;
+}
+
+/**
  * A claim on a table location (keys.locationClaim): at most one table may use a location, and
  * this record is the put-if-absent that makes it so. Created before the table record (declare,
  * register), released after it is gone (deregister, drop once the bytes are deleted).

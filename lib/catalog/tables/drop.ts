@@ -9,6 +9,8 @@ import { fmtId, readTable, tableKey, validateTableId } from './lookup.js';
 import { enqueue } from '../../jobs/jobs.js';
 import { jobContext } from '../../jobs/context.js';
 import { deleteTableObjects, purgeComplete, type PurgeResult } from './purge.js';
+import { protectedError, readProtectionRecord } from '../protection.js';
+import type { ProtectionRecord } from '../../registry/records.js';
 
 /**
  * DropTable and DeregisterTable (docs/protocols.md). Both first remove the table record with a
@@ -34,25 +36,35 @@ export interface RetireResult {
   transaction_id?: string;
 }
 
-export async function dropTable(services: CatalogServices, id: readonly string[]): Promise<RetireResult> {
+/** `force` overrides protection (docs/lifecycle.md) and nothing else. */
+export interface RetireOptions {
+  readonly force?: boolean;
+}
+
+export async function dropTable(services: CatalogServices, id: readonly string[], options: RetireOptions = {}): Promise<RetireResult> {
   await refuseRecoverableDrop(services, id);
-  const removed = await removeRecord(services, id, 'drop');
+  const removed = await removeRecord(services, id, 'drop', options);
   const purge = await purgeTableData(services, removed);
   return answer(services, id, removed, purge);
 }
 
-export async function deregisterTable(services: CatalogServices, id: readonly string[]): Promise<RetireResult> {
-  const removed = await removeRecord(services, id, 'deregister');
+export async function deregisterTable(services: CatalogServices, id: readonly string[], options: RetireOptions = {}): Promise<RetireResult> {
+  const removed = await removeRecord(services, id, 'deregister', options);
   await releaseClaim(services, removed);
   return answer(services, id, removed);
 }
 
 /** The conditional delete both doors start with; not found (4) once nothing live is there. */
-async function removeRecord(services: CatalogServices, id: readonly string[], what: string): Promise<TableRecord> {
+async function removeRecord(services: CatalogServices, id: readonly string[], what: 'drop' | 'deregister', options: RetireOptions): Promise<TableRecord> {
   validateTableId(id);
   return services.registry.retrying(`${what} table ${fmtId(id)}`, async () => {
-    const found: Versioned<TableRecord> | undefined = await readTable(services, id);
+    // The protection record is read beside the table record, not after it: no extra round trip.
+    const [found, protection]: [Versioned<TableRecord> | undefined, ProtectionRecord | undefined] = await Promise.all([
+      readTable(services, id),
+      options.force ? undefined : readProtectionRecord(services, 'table', id),
+    ]);
     if (!found) throw new TableNotFoundError(`table ${fmtId(id)} does not exist`);
+    if (protection?.uid === found.value.uid) throw protectedError('table', id, what === 'drop' ? 'dropped' : 'deregistered');
     await services.registry.remove(tableKey(services, id), found.etag);
     return found.value;
   });
