@@ -139,6 +139,11 @@ export const keys = {
   protection: (project: string, kind: 'namespace' | 'table', id: readonly string[]) =>
     checked(`p/${seg(project)}/prot/${(kind === 'namespace' ? keys.namespace(project, id) : keys.table(project, id)).slice(keys.subtree(project, []).length)}`),
   protectionSubtree: (project: string, id: readonly string[]) => checked(`p/${seg(project)}/prot/${id.map((part) => `${seg(part)}/`).join('')}`),
+  /** Trash records of dropped tables once at `id` (lib/catalog/tables/trash.ts), one per dropped uid. */
+  trashOf: (project: string, id: readonly string[]) => checked(`p/${seg(project)}/trash/${keys.table(project, id).slice(keys.subtree(project, []).length)}/`),
+  trash: (project: string, id: readonly string[], uid: string) => checked(`${keys.trashOf(project, id)}${seg(uid)}`),
+  /** Every trash record of the project (expiry, reconcile and the orphan scan walk these). */
+  trashPrefix: (project: string) => `p/${seg(project)}/trash/`,
   /** Every location claim of the project (the orphan scan walks these). */
   locationClaimsPrefix: (project: string) => `p/${seg(project)}/loc/`,
   /** The directory of location `relPath`: its own claim and the claims of locations below it. */
