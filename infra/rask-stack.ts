@@ -3,6 +3,7 @@ import type { Construct } from 'constructs';
 import type { RaskConfig } from './config.js';
 import { CatalogAlarms } from './constructs/alarms.js';
 import { CatalogApi } from './constructs/api.js';
+import { ChangeEvents } from './constructs/change-events.js';
 import { AdminKeyAuth } from './constructs/auth.js';
 import { CatalogFunctions } from './constructs/functions.js';
 import { JobsSchedule } from './constructs/jobs-schedule.js';
@@ -27,6 +28,7 @@ export class RaskStack extends Stack {
   readonly api: CatalogApi;
   readonly alarms: CatalogAlarms;
   readonly jobsSchedule: JobsSchedule;
+  readonly changeEvents: ChangeEvents;
 
   constructor(scope: Construct, id: string, props: RaskStackProps) {
     super(scope, id, props);
@@ -35,6 +37,8 @@ export class RaskStack extends Stack {
     this.storage = new Storage(this, 'Storage', { config });
     this.queue = new WorkQueue(this, 'WorkQueue', { removalPolicy: config.removalPolicy });
     this.functions = new CatalogFunctions(this, 'Functions', { config, storage: this.storage, queue: this.queue });
+    this.changeEvents = new ChangeEvents(this, 'ChangeEvents', { logRetentionDays: config.logRetentionDays, removalPolicy: config.removalPolicy });
+    for (const f of [this.functions.meta, this.functions.data, this.functions.jobs]) this.changeEvents.grantPublish(f.fn);
     this.jobsSchedule = new JobsSchedule(this, 'JobsSchedule', { fn: this.functions.jobs.fn });
     this.auth = new AdminKeyAuth(this, 'Auth', { config });
     this.api = new CatalogApi(this, 'Api', {
@@ -71,6 +75,10 @@ export class RaskStack extends Stack {
     new CfnOutput(this, 'WarehouseRoot', {
       description: 'Storage root of the default warehouse',
       value: `s3://${this.storage.warehouseBucket.bucketName}/${this.storage.warehousePrefix}`,
+    });
+    new CfnOutput(this, 'EventBusName', {
+      description: 'EventBridge bus with every change event (docs/events.md)',
+      value: this.changeEvents.bus.eventBusName,
     });
     new CfnOutput(this, 'WorkQueueTableName', { value: this.queue.table.tableName });
     new CfnOutput(this, 'VendingRoleArn', { value: this.functions.vendingRole.roleArn });

@@ -108,6 +108,8 @@ const localSchema = z.object({
   RASK_RECONCILE_INTERVAL_MS: withDefault(integer(0), DEFAULT_MAINTENANCE_INTERVALS_MS.reconcile),
   RASK_ORPHANS_INTERVAL_MS: withDefault(integer(0), DEFAULT_MAINTENANCE_INTERVALS_MS.orphans),
   ...serverLimits,
+  /** Also print each change event on stdout (they are always appended to events/ in the data directory). */
+  RASK_EVENTS_STDOUT: withDefault(bool, false),
   ...common,
 });
 
@@ -126,6 +128,8 @@ const awsSchema = z.object({
    * `load_detailed_metadata` (it cannot open datasets itself); absent = that flag answers code 0.
    */
   RASK_DATA_FUNCTION_NAME: z.optional(text()),
+  /** The EventBridge bus change events go to (docs/events.md); absent = no events. */
+  RASK_EVENT_BUS_NAME: z.optional(text()),
   ...common,
 });
 

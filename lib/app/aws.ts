@@ -11,6 +11,7 @@ import type { StorageRoot } from '../registry/records.js';
 import { noCredentials, type CredentialVendor } from '../ports/credential-vendor.js';
 import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import { buildApp, consoleLogger } from './build.js';
+import { lazyPublisher } from '../ports/event-publisher.js';
 
 /**
  * The AWS composition: registry and default warehouse in S3. Built once per Lambda container
@@ -50,6 +51,7 @@ export async function createAwsApp(
     inspector,
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     commitDeadlineMs: config.RASK_COMMIT_DEADLINE_MS,
+    events: config.RASK_EVENT_BUS_NAME ? busPublisher(config.RASK_EVENT_BUS_NAME, config.AWS_REGION) : undefined,
     dataLimits: {
       maxResultBytes: config.RASK_MAX_RESULT_BYTES,
       maxSyncVectorIndexRows: config.RASK_MAX_SYNC_VECTOR_INDEX_ROWS,
@@ -90,4 +92,15 @@ export function lazyAwsRouter(
     app.catch(() => (app = undefined));
     return app;
   };
+}
+
+/** The EventBridge client is loaded on the first event, not on a cold start that may only read. */
+function busPublisher(busName: string, region: string | undefined) {
+  return lazyPublisher(async () => {
+    const [{ EventBridgeClient }, { eventBridgePublisher }] = await Promise.all([
+      import('@aws-sdk/client-eventbridge'),
+      import('../adapters/aws/eventbridge-publisher.js'),
+    ]);
+    return eventBridgePublisher({ client: new EventBridgeClient({ region }), busName, onError: consoleLogger.error });
+  });
 }

@@ -6,6 +6,8 @@ import type { HandlerMap } from '../operations/types.js';
 import { UNSUPPORTED_REASONS } from '../operations/unsupported.js';
 import type { CredentialVendor } from '../ports/credential-vendor.js';
 import type { DatasetInspector } from '../ports/dataset-inspector.js';
+import type { EventPublisher } from '../ports/event-publisher.js';
+import { withEvents } from '../events/emit.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { ensureDefaults, ensureLayout } from '../registry/layout.js';
 import type { StorageRoot } from '../registry/records.js';
@@ -27,6 +29,8 @@ export interface BuildOptions {
   readonly dataLimits?: DataLimits;
   /** Per-request commit deadline (RASK_COMMIT_DEADLINE_MS). */
   readonly commitDeadlineMs?: number;
+  /** Where change events go (docs/events.md); absent: none are emitted. */
+  readonly events?: EventPublisher;
 }
 
 /** Wires ports into services and services into the router; shared by every entry point. */
@@ -48,11 +52,12 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     vendor: options.vendor,
     inspector: options.inspector,
     dataLimits: options.dataLimits,
+    events: options.events,
     now: () => new Date(),
     newId: () => randomUUID(),
   };
   const router = createRouter({
-    handlers: options.handlers,
+    handlers: options.events ? withEvents(options.handlers, options.events) : options.handlers,
     services,
     maxBodyBytes: options.maxBodyBytes,
     logger: options.logger,

@@ -6,6 +6,7 @@ import type { CatalogServices } from '../catalog/services.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { StorageRoot } from '../registry/records.js';
 import { noCredentials } from '../ports/credential-vendor.js';
+import { ndjsonPublisher } from '../adapters/local/ndjson-publisher.js';
 import { buildApp, consoleLogger } from './build.js';
 import type { ErrorLogger } from '../http/respond.js';
 
@@ -49,6 +50,11 @@ export async function createLocalApp(
     },
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     commitDeadlineMs: config.RASK_COMMIT_DEADLINE_MS,
+    events: ndjsonPublisher({
+      dir: path.join(dataDir, 'events'),
+      stdout: config.RASK_EVENTS_STDOUT,
+      onError: (message, fields) => (options.logger ?? consoleLogger).error(message, fields),
+    }),
     logger: options.logger ?? consoleLogger,
   });
   return { ...app, dataDir };

@@ -12,13 +12,11 @@ import type { Versioned } from '../registry/registry.js';
 import { crashPoint } from './crash-points.js';
 import type { CatalogServices } from './services.js';
 import { removeTableForCascade } from './tables/cascade.js';
+import { assertNoProtectedDescendants, clearProtection, clearProtectionSubtree, protectedError, readProtectionRecord } from './protection.js';
 
-/** An object id as error messages show it. */
-export const fmtId = (id: readonly string[]) => JSON.stringify(id);
+import { fmtId, validateId } from './ids.js';
 
-export function validateId(kind: 'namespace' | 'table', id: readonly string[]): void {
-  id.forEach((part, i) => validateName(i === id.length - 1 ? kind : 'namespace', part));
-}
+export { fmtId, validateId };
 
 export async function readNamespace(
   services: CatalogServices,
@@ -152,11 +150,25 @@ export type DropBehavior = 'restrict' | 'cascade';
 
 export async function dropNamespace(
   services: CatalogServices,
-  input: { id: readonly string[]; mode: DropMode; behavior: DropBehavior },
+  input: {
+    id: readonly string[];
+    mode: DropMode;
+    behavior: DropBehavior;
+    force?: boolean;
+    /** Set by a cascade for the namespaces below it: the outermost drop checked them all. */
+    protectionChecked?: boolean;
+  },
 ): Promise<{ properties?: Record<string, string> }> {
   const { id } = input;
   if (id.length === 0) throw new InvalidInputError('the root namespace cannot be dropped');
   validateId('namespace', id);
+  // Protection is checked before anything is marked, and for a cascade on every descendant
+  // first (docs/lifecycle.md): a refused drop leaves the whole subtree as it was.
+  if (!input.force && !input.protectionChecked) {
+    const [current, protection] = await Promise.all([readNamespace(services, id), readProtectionRecord(services, 'namespace', id)]);
+    if (current?.value.state === 'active' && protection?.uid === current.value.uid) throw protectedError('namespace', id, 'dropped');
+    if (current && input.behavior === 'cascade') await assertNoProtectedDescendants(services, id, false);
+  }
   for (let attempt = 1; ; attempt++) {
     const marked = await markDropping(services, id, input.behavior);
     if (!marked) {
@@ -170,6 +182,11 @@ export async function dropNamespace(
       continue;
     }
     await finishDrop(services, id, marked.value);
+    if (input.force && !input.protectionChecked) {
+      // The forced drop took protected objects with it; their records protect nothing now.
+      await clearProtectionSubtree(services, id);
+      await clearProtection(services, 'namespace', id);
+    }
     return { properties: { ...marked.value.properties } };
   }
 }
@@ -287,7 +304,7 @@ async function cascadeChildren(services: CatalogServices, id: readonly string[])
     if (children.objects.length === 0 && tables.objects.length === 0) break;
     for (const obj of children.objects) {
       const parsed = parseTreeKey(services.project, obj.key);
-      if (parsed) await dropNamespace(services, { id: parsed.id, mode: 'skip', behavior: 'cascade' });
+      if (parsed) await dropNamespace(services, { id: parsed.id, mode: 'skip', behavior: 'cascade', protectionChecked: true });
       await crashPoint(services, 'namespace-drop:child-dropped');
     }
     for (const obj of tables.objects) {

@@ -1,6 +1,7 @@
 import type { JobSettings } from '../jobs/context.js';
 import type { CredentialVendor } from '../ports/credential-vendor.js';
 import type { DatasetInspector } from '../ports/dataset-inspector.js';
+import type { EventPublisher } from '../ports/event-publisher.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { StorageRoot } from '../registry/records.js';
 import type { Registry } from '../registry/registry.js';
@@ -33,6 +34,8 @@ export interface CatalogServices {
   readonly dataLimits?: DataLimits;
   /** Where asynchronous jobs (transactions) live and their timings; absent: the registry's store, defaults. */
   readonly jobs?: JobSettings;
+  /** Change events (docs/events.md): doors emit through the router; maintenance passes directly. */
+  readonly events?: EventPublisher;
   now(): Date;
   newId(): string;
   /**

@@ -7,6 +7,7 @@ import {
 } from '../catalog/namespaces.js';
 import { mode, optionalString, pageLimit, stringMap } from '../catalog/params.js';
 import type { CatalogServices } from '../catalog/services.js';
+import { force } from './force.js';
 import type { HandlerMap } from './types.js';
 
 /** Namespace operations: decode the spec's request shapes, call the catalog. */
@@ -32,6 +33,7 @@ export const namespaceHandlers: HandlerMap<CatalogServices> = {
       id: req.id,
       mode: mode(req.body.mode, 'mode', ['fail', 'skip'] as const, 'fail'),
       behavior: mode(req.body.behavior, 'behavior', ['restrict', 'cascade'] as const, 'restrict'),
+      force: force(req),
     }),
 
   NamespaceExists: (req, svc) => namespaceExists(svc, req.id),

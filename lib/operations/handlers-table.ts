@@ -8,6 +8,7 @@ import { listAllTables, listTables, tableExists } from '../catalog/tables/list.j
 import { registerTable } from '../catalog/tables/register.js';
 import { renameTable } from '../catalog/tables/rename.js';
 import type { HandlerMap, OperationRequest } from './types.js';
+import { force } from './force.js';
 
 /** DescribeTable's three flags travel in the query (client) and the body (spec); query wins. */
 const flag = (req: OperationRequest, name: string) =>
@@ -69,15 +70,16 @@ export const tableHandlers: HandlerMap<CatalogServices> = {
       properties: stringMap(req.body.properties, 'properties'),
     }),
 
-  DeregisterTable: (req, svc) => deregisterTable(svc, req.id),
+  DeregisterTable: (req, svc) => deregisterTable(svc, req.id, { force: force(req) }),
 
-  DropTable: (req, svc) => dropTable(svc, req.id),
+  DropTable: (req, svc) => dropTable(svc, req.id, { force: force(req) }),
 
   RenameTable: (req, svc) =>
     renameTable(svc, {
       id: req.id,
       newName: requiredString(req.body.new_table_name, 'new_table_name'),
       newNamespace: optionalStringArray(req.body.new_namespace_id, 'new_namespace_id'),
+      force: force(req),
     }),
 
   ListAllTables: (req, svc) =>

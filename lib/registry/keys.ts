@@ -132,6 +132,18 @@ export const keys = {
   table: (project: string, id: readonly string[]) =>
     checked(`${keys.subtree(project, id.slice(0, -1))}+t/${seg(id[id.length - 1])}`),
   tablesPrefix: (project: string, namespace: readonly string[]) => `${keys.subtree(project, namespace)}+t/`,
+  /**
+   * Protection records (lib/lifecycle/protection.ts) mirror the object tree, so every protection
+   * inside a namespace's subtree is one LIST of `protectionSubtree` away.
+   */
+  protection: (project: string, kind: 'namespace' | 'table', id: readonly string[]) =>
+    checked(`p/${seg(project)}/prot/${(kind === 'namespace' ? keys.namespace(project, id) : keys.table(project, id)).slice(keys.subtree(project, []).length)}`),
+  protectionSubtree: (project: string, id: readonly string[]) => checked(`p/${seg(project)}/prot/${id.map((part) => `${seg(part)}/`).join('')}`),
+  /** Trash records of dropped tables once at `id` (lib/catalog/tables/trash.ts), one per dropped uid. */
+  trashOf: (project: string, id: readonly string[]) => checked(`p/${seg(project)}/trash/${keys.table(project, id).slice(keys.subtree(project, []).length)}/`),
+  trash: (project: string, id: readonly string[], uid: string) => checked(`${keys.trashOf(project, id)}${seg(uid)}`),
+  /** Every trash record of the project (expiry, reconcile and the orphan scan walk these). */
+  trashPrefix: (project: string) => `p/${seg(project)}/trash/`,
   /** Every location claim of the project (the orphan scan walks these). */
   locationClaimsPrefix: (project: string) => `p/${seg(project)}/loc/`,
   /** The directory of location `relPath`: its own claim and the claims of locations below it. */

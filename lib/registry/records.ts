@@ -95,6 +95,35 @@ export interface TableMove {
 }
 
 /**
+ * Protection of one namespace or table (lib/lifecycle/protection.ts): a record beside the
+ * object's, never in its schema metadata, so it cannot be unset through the properties door and
+ * setting it never creates a table version. It names the object's `uid`: a record whose uid is
+ * not the live object's belongs to an object that is gone, and protects nothing, so a re-created
+ * name never inherits it.
+ */
+export interface ProtectionRecord {
+  readonly kind: 'protection';
+  readonly object: 'namespace' | 'table';
+  readonly id: readonly string[];
+  readonly uid: string;
+  readonly setAt: string;
+  readonly setBy: string;
+}
+
+/**
+ * A table dropped recoverably (warehouse trash grace days > 0): the table record as it was, so
+ * undrop can re-register it unchanged (same uid, location, properties), and when it may be purged.
+ */
+export interface TrashRecord {
+  readonly kind: 'trash';
+  readonly object: 'table';
+  readonly table: TableRecord;
+  readonly droppedAt: string;
+  readonly expiresAt: string;
+  readonly droppedBy: string;
+}
+
+/**
  * A claim on a table location (keys.locationClaim): at most one table may use a location, and
  * this record is the put-if-absent that makes it so. Created before the table record (declare,
  * register), released after it is gone (deregister, drop once the bytes are deleted).
@@ -116,8 +145,9 @@ export interface LocationClaimRecord {
    * `pending` from the claim until the owner's record is written, then `held`. A pending claim
    * whose record is not there (yet, or ever: its request died) may be taken over; the owner
    * notices when it confirms and withdraws. `purging`: the owner was dropped and its bytes are
-   * being deleted (or failed to be).
+   * being deleted (or failed to be). `trashed`: the owner was dropped recoverably and its
+   * record sits in trash (TrashRecord); the location stays reserved until undrop or purge.
    */
-  readonly state: 'pending' | 'held' | 'purging';
+  readonly state: 'pending' | 'held' | 'purging' | 'trashed';
   readonly createdAt: string;
 }

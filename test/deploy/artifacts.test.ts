@@ -144,6 +144,14 @@ describe('synthesized artifacts answer sample events as deployed', () => {
     expect(world.fake.calls.some((c) => c.principal.startsWith('session:') && c.action === 's3:PutObject')).toBe(true);
   });
 
+  it('change events of those doors reached the stack\'s bus (docs/events.md)', () => {
+    const types = world.fake.busEvents.map((e) => e.detailType);
+    expect(types).toEqual(expect.arrayContaining(['dev.rask.namespace.created', 'dev.rask.table.created', 'dev.rask.table.rows.inserted', 'dev.rask.table.declared']));
+    const bus = world.assembly.functions.find((f) => f.environment.RASK_EVENT_BUS_NAME)?.environment.RASK_EVENT_BUS_NAME;
+    expect(new Set(world.fake.busEvents.map((e) => e.bus))).toEqual(new Set([bus]));
+    expect(world.fake.busEvents[0].source).toBe('rask://default');
+  });
+
   it('every scheduled function runs its scheduled event without failing', async () => {
     for (const target of world.schedules) {
       const result = await world.invoke(target.fn, target.input ?? scheduledEvent(target.rule));

@@ -241,7 +241,9 @@ describe('jobs function', () => {
     const jobs = fnId('FunctionsJobsFunction');
     const fn = resourcesOfType(template(), 'AWS::Lambda::Function')[jobs];
     expect(fn.Properties).toMatchObject({ Timeout: 900, MemorySize: 4096 });
-    const rules = Object.values(resourcesOfType(template(), 'AWS::Events::Rule'));
+    const rules = Object.values(resourcesOfType(template(), 'AWS::Events::Rule')).filter((r) =>
+      (r.Properties!.Targets as { Arn: unknown }[]).some((t) => JSON.stringify(t.Arn) === JSON.stringify({ 'Fn::GetAtt': [jobs, 'Arn'] })),
+    );
     expect(rules).toHaveLength(1);
     expect(rules[0].Properties).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
     expect(rules[0].Properties!.Targets).toEqual([

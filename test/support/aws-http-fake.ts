@@ -49,6 +49,8 @@ export interface AwsHttpFake {
   readonly calls: RecordedCall[];
   /** Sessions issued by AssumeRole, by access key id. */
   readonly sessions: Map<string, AssumedSession>;
+  /** Entries put on EventBridge buses, in order. */
+  readonly busEvents: { bus: string; source: string; detailType: string; detail: unknown }[];
   /** Registers a caller: requests signed with `accessKeyId` are recorded under `name`. */
   principal(name: string): { accessKeyId: string; secretAccessKey: string };
   /** Keys of one bucket in listing order. */
@@ -80,6 +82,7 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
   const principals = new Map<string, string>();
   const sessions = new Map<string, AssumedSession>();
   const calls: RecordedCall[] = [];
+  const busEvents: AwsHttpFake['busEvents'] = [];
 
   const objects = (bucket: string) => {
     let map = buckets.get(bucket);
@@ -117,6 +120,7 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
     if (service === 'lambda') return lambdaInvoke(req, res, body, record);
     if (service === 's3') return s3(req, res, body, record);
     if (service === 'dynamodb') return dynamodb(req, res, body, record);
+    if (service === 'events') return eventBridge(req, res, body, record);
     throw new HttpError(400, 'UnknownService', `the fake does not serve "${service}" (authorization: ${auth.slice(0, 80)})`);
   }
 
@@ -332,6 +336,18 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
     res.end(JSON.stringify(out));
   }
 
+  function eventBridge(req: IncomingMessage, res: ServerResponse, body: Buffer, record: Record_): void {
+    const target = header(req, 'x-amz-target') ?? '';
+    if (target !== 'AWSEvents.PutEvents') throw new HttpError(400, 'UnknownOperation', target);
+    const { Entries = [] } = JSON.parse(body.toString()) as { Entries?: { EventBusName?: string; Source: string; DetailType: string; Detail: string }[] };
+    for (const bus of new Set(Entries.map((e) => e.EventBusName ?? 'default'))) {
+      record('events:PutEvents', bus.startsWith('arn:') ? bus : `arn:aws:events:${region}:${account}:event-bus/${bus}`, 200);
+    }
+    for (const e of Entries) busEvents.push({ bus: e.EventBusName ?? 'default', source: e.Source, detailType: e.DetailType, detail: JSON.parse(e.Detail) });
+    res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+    res.end(JSON.stringify({ FailedEntryCount: 0, Entries: Entries.map(() => ({ EventId: randomBytes(8).toString('hex') })) }));
+  }
+
   async function dynamodb(req: IncomingMessage, res: ServerResponse, body: Buffer, record: Record_): Promise<void> {
     if (!options.dynamodbEndpoint) throw new HttpError(400, 'UnknownService', 'no DynamoDB endpoint configured for the fake');
     const target = header(req, 'x-amz-target') ?? '';
@@ -354,6 +370,7 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
     endpoint: `http://127.0.0.1:${port}`,
     calls,
     sessions,
+    busEvents,
     principal(name) {
       const accessKeyId = `AKIA${createHash('sha256').update(name).digest('hex').slice(0, 16).toUpperCase()}`;
       principals.set(accessKeyId, name);

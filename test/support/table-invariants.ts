@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import type { TrashRecord } from '../../lib/registry/records.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { requireWarehouse } from '../../lib/catalog/warehouses.js';
 import { CatalogError } from '../../lib/errors.js';
@@ -59,7 +60,8 @@ export async function allClaims(services: CatalogServices): Promise<LocationClai
  * What must hold once every request has finished (no crashes in between):
  * - every table record is live (no rename left half-done) and its namespace is active;
  * - no two live tables share a location or a uid;
- * - the location claims are exactly the live tables' locations, each owned by its table.
+ * - the location claims are exactly the live tables' locations, each owned by its table, plus
+ *   the locations of tables in trash, each `trashed` and owned by the trashed table.
  */
 export async function assertTableInvariants(services: CatalogServices): Promise<TableRecord[]> {
   const tables = await allTableRecords(services);
@@ -87,8 +89,32 @@ export async function assertTableInvariants(services: CatalogServices): Promise<
     expect(claim!.state).toBe('held');
     expect(claim!.ids.map((id) => JSON.stringify(id))).toContain(JSON.stringify(t.id));
   }
+  const trashed = await allTrash(services);
+  for (const t of trashed) {
+    const where = `${t.warehouse}/${t.path}`;
+    expect(locations.has(where), `a trashed table's location ${where} is also a live table's`).toBe(false);
+    const claim = claimed.get(where);
+    expect(claim, `trashed table ${JSON.stringify(t.id)} has no location claim`).toMatchObject({ uid: t.uid, state: 'trashed' });
+    locations.add(where);
+  }
   expect(claims.length, `stale claims: ${JSON.stringify(claims.filter((c) => !locations.has(`${c.warehouse}/${c.path}`)))}`).toBe(
-    tables.length,
+    tables.length + trashed.length,
   );
   return tables;
+}
+
+/** The tables in trash (their records as they were when dropped). */
+export async function allTrash(services: CatalogServices): Promise<TableRecord[]> {
+  const out: TableRecord[] = [];
+  let startAfter: string | undefined;
+  for (;;) {
+    const page = await services.registry.store.list({ prefix: keys.trashPrefix(services.project), startAfter, limit: 1000 });
+    for (const o of page.objects) {
+      const found = await services.registry.read<TrashRecord>(o.key);
+      if (found) out.push(found.value.table);
+    }
+    const last = page.objects.at(-1);
+    if (!page.truncated || !last) return out;
+    startAfter = last.key;
+  }
 }

@@ -10,6 +10,7 @@ import { readTable } from '../../lib/catalog/tables/lookup.js';
 import { beginMove, readRaw } from '../../lib/catalog/tables/move.js';
 import { registerTable } from '../../lib/catalog/tables/register.js';
 import { renameTable } from '../../lib/catalog/tables/rename.js';
+import { purgeExpiredTrash, tableTasks, undropTable } from '../../lib/catalog/tables/trash.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 import { keys } from '../../lib/registry/keys.js';
 import type { LocationClaimRecord, TableRecord, WarehouseRecord } from '../../lib/registry/records.js';
@@ -109,18 +110,95 @@ describe.each(['memory', 'fs'] as const)('table lifecycle doors (%s store)', (ki
       await s.registry.replace(key, { ...w.value, trashGraceDays: 7 }, w.etag);
     });
 
-    it('DropTable refuses with code 0 rather than destroy bytes it promised to keep', async () => {
-      const t = await table(['a', 't']);
-      await expect(dropTable(s, ['a', 't'])).rejects.toMatchObject({ code: 0, message: expect.stringMatching(/deregister/) });
-      expect((await readTable(s, ['a', 't']))!.value.uid).toBe(t.uid);
+    const claimOf = async (t: TableRecord) => (await s.registry.read<LocationClaimRecord>(keys.locationClaim(s.project, t.warehouse, t.path)))?.value;
+
+    it('DropTable puts the table in trash: record gone, bytes and claim kept (trashed), deadline on the tasks door', async () => {
+      const t = await table(['a', 't'], { k: 'v' });
+      const res = await dropTable(s, ['a', 't'], { principal: 'ana' });
+      expect(res).toMatchObject({ id: ['a', 't'], properties: { k: 'v' } });
+      expect(res.transaction_id).toBeUndefined();
+      expect(await describeCode(['a', 't'])).toBe(4);
       expect(await objectsUnder(store, t.path)).toHaveLength(2);
+      expect(await claimOf(t)).toMatchObject({ uid: t.uid, state: 'trashed' });
+      const { tasks } = await tableTasks(s, ['a', 't']);
+      expect(tasks).toEqual([expect.objectContaining({ kind: 'trash', uid: t.uid, dropped_by: 'ana' })]);
+      expect(Date.parse(tasks[0].expires_at) - Date.parse(tasks[0].dropped_at)).toBe(7 * 86_400_000);
+      await assertTableInvariants(s);
     });
 
-    it('a cascade detaches the tables and keeps their bytes', async () => {
+    it('nobody can register the location of a trashed table', async () => {
+      const t = await table(['a', 't']);
+      await dropTable(s, ['a', 't']);
+      await expect(registerTable(s, { id: ['a', 'thief'], location: t.path, mode: 'create', properties: {} })).rejects.toMatchObject({
+        code: 13,
+        message: expect.stringMatching(/kept in trash/),
+      });
+    });
+
+    it('undrop re-registers the same table (uid, location, properties); the trash is empty after', async () => {
+      const t = await table(['a', 't'], { k: 'v' });
+      await dropTable(s, ['a', 't']);
+      expect(await undropTable(s, { id: ['a', 't'] })).toMatchObject({ id: ['a', 't'], restored: true });
+      expect((await readTable(s, ['a', 't']))!.value).toMatchObject({ uid: t.uid, path: t.path, properties: { k: 'v' } });
+      expect(await claimOf(t)).toMatchObject({ state: 'held', ids: [['a', 't']] });
+      expect((await tableTasks(s, ['a', 't'])).tasks).toEqual([]);
+      await expect(undropTable(s, { id: ['a', 't'] })).rejects.toMatchObject({ code: 4 });
+      await assertTableInvariants(s);
+    });
+
+    it('a re-used name: undrop answers 409 / 5 naming it, and can restore under another name', async () => {
+      const t = await table(['a', 't']);
+      await dropTable(s, ['a', 't']);
+      await table(['a', 't']);
+      await expect(undropTable(s, { id: ['a', 't'] })).rejects.toMatchObject({ code: 5, message: expect.stringContaining('["a","t"]') });
+      expect(await undropTable(s, { id: ['a', 't'], newName: 'old_t' })).toMatchObject({ id: ['a', 'old_t'] });
+      expect((await readTable(s, ['a', 'old_t']))!.value.uid).toBe(t.uid);
+      await assertTableInvariants(s);
+    });
+
+    it('an undrop interrupted after re-registering is finished by the next call', async () => {
+      const t = await table(['a', 't']);
+      await dropTable(s, ['a', 't']);
+      // The first step of undrop only: the record is back, the trash record still there.
+      await s.registry.create(keys.table(s.project, ['a', 't']), t);
+      expect((await tableTasks(s, ['a', 't'])).tasks).toEqual([]);
+      expect(await undropTable(s, { id: ['a', 't'] })).toMatchObject({ restored: true });
+      expect((await s.registry.store.list({ prefix: keys.trashPrefix(s.project), limit: 10 })).objects).toEqual([]);
+      await assertTableInvariants(s);
+    });
+
+    it('purge=true destroys now, as without grace', async () => {
+      const t = await table(['a', 't']);
+      await dropTable(s, ['a', 't'], { purge: true });
+      expect(await objectsUnder(store, t.path)).toEqual([]);
+      expect(await allClaims(s)).toEqual([]);
+      expect((await tableTasks(s, ['a', 't'])).tasks).toEqual([]);
+    });
+
+    it('a cascade trashes every table (bytes kept); once the namespace exists again they undrop', async () => {
       const t = await table(['a', 't']);
       await dropNamespace(s, { id: ['a'], mode: 'fail', behavior: 'cascade' });
       expect(await readTable(s, ['a', 't'])).toBeUndefined();
       expect(await objectsUnder(store, t.path)).toHaveLength(2);
+      await assertTableInvariants(s);
+      await expect(undropTable(s, { id: ['a', 't'] })).rejects.toMatchObject({ code: 1 });
+      await createNamespace(s, { id: ['a'], mode: 'create', properties: {} });
+      expect(await undropTable(s, { id: ['a', 't'] })).toMatchObject({ restored: true });
+      await assertTableInvariants(s);
+    });
+
+    it('expired trash is destroyed by the explicit purge step, fresh trash is left alone', async () => {
+      const old = await table(['a', 'old']);
+      const fresh = await table(['a', 'fresh']);
+      await dropTable(s, ['a', 'old']);
+      const realNow = s.now;
+      const later = { ...s, now: () => new Date(realNow().getTime() + 8 * 86_400_000) };
+      await dropTable(later, ['a', 'fresh']);
+      expect(await purgeExpiredTrash(later, { dryRun: true })).toEqual({ purged: [`a.old#${old.uid}`], pending: [`a.fresh#${fresh.uid}`] });
+      expect(await objectsUnder(store, old.path)).toHaveLength(2);
+      expect(await purgeExpiredTrash(later)).toEqual({ purged: [`a.old#${old.uid}`], pending: [`a.fresh#${fresh.uid}`] });
+      expect(await objectsUnder(store, old.path)).toEqual([]);
+      expect(await objectsUnder(store, fresh.path)).toHaveLength(2);
       await assertTableInvariants(s);
     });
   });

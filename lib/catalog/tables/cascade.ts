@@ -4,6 +4,8 @@ import type { TableRecord } from '../../registry/records.js';
 import { crashPoint } from '../crash-points.js';
 import type { CatalogServices } from '../services.js';
 import { purgeTableData } from './drop.js';
+import { trashTable } from './trash.js';
+import { requireWarehouse } from '../warehouses.js';
 import { isLive, readSettled } from './move.js';
 
 /**
@@ -24,6 +26,13 @@ export async function removeTableForCascade(services: CatalogServices, key: stri
   if (!isLive(found.value)) {
     if (parsed) await readSettled(services, parsed.id);
     throw new ConditionFailedError(key, 'conflict');
+  }
+  const warehouse = await requireWarehouse(services, found.value.warehouse, { strict: true });
+  if (warehouse.trashGraceDays > 0) {
+    // With grace a cascade never destroys bytes: each table goes to trash, undroppable once its
+    // namespace exists again (docs/lifecycle.md).
+    await trashTable(services, { value: found.value, etag }, { days: warehouse.trashGraceDays, principal: 'cascade' });
+    return;
   }
   await services.registry.remove(key, etag);
   await crashPoint(services, 'namespace-drop:table-record-removed');

@@ -94,6 +94,11 @@ async function refuseIfHeld(
       `location ${options.displayLocation} belonged to a dropped table whose data is still being deleted; register other data`,
     );
   }
+  if (claim.state === 'trashed') {
+    throw new InvalidInputError(
+      `location ${options.displayLocation} belongs to dropped table ${fmtId(claim.ids[0] ?? [])}, kept in trash; undrop it, or drop it with purge=true, first`,
+    );
+  }
   const holder = await liveHolder(claim, options.readTable);
   if (holder) {
     throw new InvalidInputError(
@@ -185,6 +190,41 @@ export async function markPurging(services: CatalogServices, table: TableRecord)
     return true;
   });
 }
+
+/**
+ * Moves `table`'s claim to `state` (a recoverable drop: `trashed`; its undrop: `held` under the
+ * restored id). False when the claim is not this table's any more. A table from before location
+ * claims gets one.
+ */
+export async function setClaimState(
+  services: CatalogServices,
+  table: TableRecord,
+  state: 'held' | 'trashed',
+  ids: readonly (readonly string[])[] = [table.id],
+): Promise<boolean> {
+  const key = claimKey(services, table);
+  return services.registry.retrying(`location of table ${fmtId(table.id)} → ${state}`, async () => {
+    const found = await services.registry.read<LocationClaimRecord>(key);
+    const next: LocationClaimRecord = {
+      kind: 'location-claim',
+      warehouse: table.warehouse,
+      path: table.path,
+      uid: table.uid,
+      ids: ids.map((id) => [...id]),
+      state,
+      createdAt: found?.value.createdAt ?? services.now().toISOString(),
+    };
+    if (!found) {
+      await services.registry.create(key, next);
+      return true;
+    }
+    if (found.value.uid !== table.uid || found.value.state === 'purging') return false;
+    if (found.value.state !== state || !sameIds(found.value.ids, next.ids)) await services.registry.replace(key, next, found.etag);
+    return true;
+  });
+}
+
+const sameIds = (a: readonly (readonly string[])[], b: readonly (readonly string[])[]) => a.length === b.length && a.every((x, i) => sameId(x, b[i]));
 
 /** Adds `id` to the ids under which `table`'s record may be found (a rename's destination). */
 export async function addClaimId(services: CatalogServices, table: TableRecord, id: readonly string[]): Promise<void> {

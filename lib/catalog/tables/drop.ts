@@ -1,14 +1,17 @@
-import { TableNotFoundError, UnsupportedError } from '../../errors.js';
+import { TableNotFoundError } from '../../errors.js';
 import type { TableRecord } from '../../registry/records.js';
 import type { Versioned } from '../../registry/registry.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
-import { markPurging, releaseClaim } from './claims.js';
+import { markPurging, releaseClaim, setClaimState } from './claims.js';
+import { trashTable } from './trash.js';
 import { absoluteLocation } from './location.js';
 import { fmtId, readTable, tableKey, validateTableId } from './lookup.js';
 import { enqueue } from '../../jobs/jobs.js';
 import { jobContext } from '../../jobs/context.js';
 import { deleteTableObjects, purgeComplete, type PurgeResult } from './purge.js';
+import { protectedError, readProtectionRecord } from '../protection.js';
+import type { ProtectionRecord } from '../../registry/records.js';
 
 /**
  * DropTable and DeregisterTable (docs/protocols.md). Both first remove the table record with a
@@ -34,28 +37,61 @@ export interface RetireResult {
   transaction_id?: string;
 }
 
-export async function dropTable(services: CatalogServices, id: readonly string[]): Promise<RetireResult> {
-  await refuseRecoverableDrop(services, id);
-  const removed = await removeRecord(services, id, 'drop');
-  const purge = await purgeTableData(services, removed);
-  return answer(services, id, removed, purge);
+export interface RetireOptions {
+  /** Overrides protection (docs/lifecycle.md) and nothing else. */
+  readonly force?: boolean;
+  /** DropTable in a warehouse with trash grace: destroy now instead of keeping it restorable. */
+  readonly purge?: boolean;
+  /** Who drops it, for the trash record. */
+  readonly principal?: string;
 }
 
-export async function deregisterTable(services: CatalogServices, id: readonly string[]): Promise<RetireResult> {
-  const removed = await removeRecord(services, id, 'deregister');
+/**
+ * DropTable. In a warehouse with trash grace days the table goes to trash (trash.ts) and its
+ * bytes stay until undrop or expiry, unless `purge` says destroy now; otherwise record, then
+ * bytes, as below.
+ */
+export async function dropTable(services: CatalogServices, id: readonly string[], options: RetireOptions = {}): Promise<RetireResult> {
+  validateTableId(id);
+  const outcome = await services.registry.retrying(`drop table ${fmtId(id)}`, async () => {
+    const found = await readRetirable(services, id, 'drop', options);
+    const warehouse = await requireWarehouse(services, found.value.warehouse, { strict: true });
+    if (warehouse.trashGraceDays > 0 && !options.purge) {
+      await trashTable(services, found, { days: warehouse.trashGraceDays, principal: options.principal ?? 'anonymous' });
+      return { removed: found.value, trashed: true };
+    }
+    await services.registry.remove(tableKey(services, id), found.etag);
+    return { removed: found.value, trashed: false };
+  });
+  const purge = outcome.trashed ? undefined : await purgeTableData(services, outcome.removed, { force: true });
+  return answer(services, id, outcome.removed, purge);
+}
+
+export async function deregisterTable(services: CatalogServices, id: readonly string[], options: RetireOptions = {}): Promise<RetireResult> {
+  validateTableId(id);
+  const removed = await services.registry.retrying(`deregister table ${fmtId(id)}`, async () => {
+    const found = await readRetirable(services, id, 'deregister', options);
+    await services.registry.remove(tableKey(services, id), found.etag);
+    return found.value;
+  });
   await releaseClaim(services, removed);
   return answer(services, id, removed);
 }
 
-/** The conditional delete both doors start with; not found (4) once nothing live is there. */
-async function removeRecord(services: CatalogServices, id: readonly string[], what: string): Promise<TableRecord> {
-  validateTableId(id);
-  return services.registry.retrying(`${what} table ${fmtId(id)}`, async () => {
-    const found: Versioned<TableRecord> | undefined = await readTable(services, id);
-    if (!found) throw new TableNotFoundError(`table ${fmtId(id)} does not exist`);
-    await services.registry.remove(tableKey(services, id), found.etag);
-    return found.value;
-  });
+/**
+ * The settled read both doors start with, and their checks: not found (4) once nothing live is
+ * there, protected (19) unless forced. The removal that follows is a conditional delete on this
+ * read's etag, so a table renamed, re-created or changed meanwhile is never removed by mistake.
+ */
+async function readRetirable(services: CatalogServices, id: readonly string[], what: 'drop' | 'deregister', options: RetireOptions): Promise<Versioned<TableRecord>> {
+  // The protection record is read beside the table record, not after it: no extra round trip.
+  const [found, protection]: [Versioned<TableRecord> | undefined, ProtectionRecord | undefined] = await Promise.all([
+    readTable(services, id),
+    options.force ? undefined : readProtectionRecord(services, 'table', id),
+  ]);
+  if (!found) throw new TableNotFoundError(`table ${fmtId(id)} does not exist`);
+  if (protection?.uid === found.value.uid) throw protectedError('table', id, what === 'drop' ? 'dropped' : 'deregistered');
+  return found;
 }
 
 /**
@@ -66,13 +102,13 @@ async function removeRecord(services: CatalogServices, id: readonly string[], wh
 export async function purgeTableData(
   services: CatalogServices,
   removed: TableRecord,
+  options: { force?: boolean } = {},
 ): Promise<(PurgeResult & { jobId?: string }) | undefined> {
   const warehouse = await requireWarehouse(services, removed.warehouse, { strict: true });
-  if (warehouse.trashGraceDays > 0) {
-    // Recoverable drops (rule 5) are not built yet; until they are, a cascade in such a
-    // warehouse detaches its tables and keeps their bytes rather than destroying what the
-    // warehouse promises to keep restorable.
-    await releaseClaim(services, removed);
+  if (warehouse.trashGraceDays > 0 && !options.force) {
+    // Only reached by callers that did not trash the table first (none today): keep the bytes
+    // owned rather than destroy what the warehouse promises to keep restorable.
+    await setClaimState(services, removed, 'trashed');
     return undefined;
   }
   if (!(await markPurging(services, removed))) return undefined;
@@ -87,23 +123,6 @@ export async function purgeTableData(
     summary: { table: removed.id.join('.'), path: removed.path },
   });
   return { ...result, jobId: job.id };
-}
-
-/**
- * A warehouse with trash grace days promises that drops are recoverable (brief rule 5), which
- * needs trash records and undrop, not built yet. Refuse rather than destroy bytes it promised to
- * keep; DeregisterTable keeps them and works everywhere.
- */
-async function refuseRecoverableDrop(services: CatalogServices, id: readonly string[]): Promise<void> {
-  validateTableId(id);
-  const found = await readTable(services, id);
-  if (!found) return; // removeRecord answers 4
-  const warehouse = await requireWarehouse(services, found.value.warehouse, { strict: true });
-  if (warehouse.trashGraceDays > 0) {
-    throw new UnsupportedError(
-      `warehouse ${JSON.stringify(warehouse.name)} keeps dropped tables for ${warehouse.trashGraceDays} days, and recoverable drops are not implemented yet; deregister the table to detach it and keep its data`,
-    );
-  }
 }
 
 async function answer(

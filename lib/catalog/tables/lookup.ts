@@ -3,7 +3,7 @@ import type { ObjectStore } from '../../ports/object-store.js';
 import { keys } from '../../registry/keys.js';
 import type { TableRecord, WarehouseRecord } from '../../registry/records.js';
 import type { Versioned } from '../../registry/registry.js';
-import { fmtId, validateId } from '../namespaces.js';
+import { fmtId, validateId } from '../ids.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
 import { absoluteLocation } from './location.js';

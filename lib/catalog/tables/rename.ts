@@ -11,12 +11,15 @@ import { requireNamespace, validateId } from '../namespaces.js';
 import type { CatalogServices } from '../services.js';
 import { fmtId, readTable, tableKey, validateTableId } from './lookup.js';
 import { beginMove, finishMove } from './move.js';
+import { carryProtection, protectedError, readProtectionRecord } from '../protection.js';
 
 export interface RenameInput {
   readonly id: readonly string[];
   readonly newName: string;
   /** Absent: the table stays in its namespace. `[]` is the root namespace. */
   readonly newNamespace?: readonly string[];
+  /** Overrides protection (docs/lifecycle.md) and nothing else. */
+  readonly force?: boolean;
 }
 
 /**
@@ -25,8 +28,9 @@ export interface RenameInput {
  * which is the step two concurrent renames of one table contend on, so only one can win; the
  * destination is then created with put-if-absent and the move is committed or undone by one
  * more compare-and-swap on the source (move.ts has the state machine, docs/protocols.md the
- * reasoning). Check order: shape (13) → source exists (4) → destination namespace exists (1)
- * → same warehouse (0) → destination free (5) → write.
+ * reasoning). Check order: shape (13) → source exists (4) → not protected unless forced (19)
+ * → destination namespace exists (1) → same warehouse (0) → destination free (5) → write.
+ * Protection belongs to the table, not the name: a forced rename carries it to the new name.
  */
 export async function renameTable(services: CatalogServices, input: RenameInput): Promise<Record<string, never>> {
   validateTableId(input.id);
@@ -37,8 +41,10 @@ export async function renameTable(services: CatalogServices, input: RenameInput)
   tableKey(services, dest); // refuses an over-long destination key (13) before anything is read
 
   return services.registry.retrying(`rename table ${fmtId(input.id)}`, async () => {
-    const source = await readTable(services, input.id);
+    const [source, protection] = await Promise.all([readTable(services, input.id), readProtectionRecord(services, 'table', input.id)]);
     if (!source) throw new TableNotFoundError(`table ${fmtId(input.id)} does not exist`);
+    const isProtected = protection?.uid === source.value.uid;
+    if (isProtected && !input.force) throw protectedError('table', input.id, 'renamed');
     if (sameId(dest, input.id)) throw new TableAlreadyExistsError(`table ${fmtId(dest)} already exists`);
     const destNamespace = await requireNamespace(services, namespace, '; create it before moving a table into it');
     const destWarehouse = destNamespace?.value.warehouse ?? services.defaultWarehouse;
@@ -54,6 +60,7 @@ export async function renameTable(services: CatalogServices, input: RenameInput)
     const outcome = await finishMove(services, input.id, moving);
     switch (outcome.kind) {
       case 'committed':
+        if (isProtected) await carryProtection(services, input.id, dest, protection!);
         return {};
       case 'undone':
         if (outcome.reason === 'destination-exists') throw new TableAlreadyExistsError(`table ${fmtId(dest)} already exists`);

@@ -1,0 +1,204 @@
+import { TableAlreadyExistsError, TableNotFoundError } from '../../errors.js';
+import { ConditionFailedError } from '../../ports/object-store.js';
+import { keys, validateName } from '../../registry/keys.js';
+import type { TableRecord, TrashRecord } from '../../registry/records.js';
+import type { Versioned } from '../../registry/registry.js';
+import { confirmParentOrWithdraw, requireNamespace } from '../namespaces.js';
+import type { CatalogServices } from '../services.js';
+import { requireWarehouse } from '../warehouses.js';
+import { markPurging, releaseClaim, setClaimState } from './claims.js';
+import { absoluteLocation } from './location.js';
+import { fmtId, readTable, tableKey, validateTableId } from './lookup.js';
+import { deleteTableObjects, purgeComplete } from './purge.js';
+
+/**
+ * Recoverable drops (design brief rule 5; docs/lifecycle.md). In a warehouse with trash grace
+ * days > 0, DropTable deregisters the table and files a trash record holding the record as it
+ * was; the bytes stay, and the location claim moves to `trashed` so nobody else can take the
+ * location meanwhile. UndropTable re-registers it unchanged (same uid, location, versions, tags).
+ *
+ * Protocol, every step idempotent so an interrupted drop or undrop is finished by the next call:
+ *   drop:   trash record (put) → claim `trashed` → table record removed (compare-and-swap)
+ *   undrop: table record created (put-if-absent) → claim `held` → trash record removed
+ * A trash record whose uid is still the live table's at its id is a drop that did not finish:
+ * it is not shown, and undrop treats the table as restored.
+ */
+
+export interface TrashTask {
+  readonly kind: 'trash';
+  readonly id: string[];
+  readonly uid: string;
+  readonly location: string;
+  readonly dropped_at: string;
+  readonly expires_at: string;
+  readonly dropped_by: string;
+}
+
+/** Files `table` in trash and removes its record; the caller has done every check. */
+export async function trashTable(
+  services: CatalogServices,
+  found: Versioned<TableRecord>,
+  grace: { days: number; principal: string },
+): Promise<TrashRecord> {
+  const table = found.value;
+  const now = services.now();
+  const record: TrashRecord = {
+    kind: 'trash',
+    object: 'table',
+    table,
+    droppedAt: now.toISOString(),
+    expiresAt: new Date(now.getTime() + grace.days * 86_400_000).toISOString(),
+    droppedBy: grace.principal,
+  };
+  const key = keys.trash(services.project, table.id, table.uid);
+  const existing = await services.registry.read<TrashRecord>(key);
+  // A drop of this very table that died part-way left its record: take it over.
+  if (existing) await services.registry.replace(key, record, existing.etag);
+  else await services.registry.create(key, record);
+  await setClaimState(services, table, 'trashed');
+  await services.registry.remove(tableKey(services, table.id), found.etag);
+  return record;
+}
+
+/** Trash records at `id`, newest drop first, without those of a table still live there. */
+async function trashAt(services: CatalogServices, id: readonly string[]): Promise<Versioned<TrashRecord>[]> {
+  const page = await services.registry.store.list({ prefix: keys.trashOf(services.project, id), limit: 1000 });
+  const live = await readTable(services, id);
+  const records: Versioned<TrashRecord>[] = [];
+  for (const object of page.objects) {
+    const found = await services.registry.read<TrashRecord>(object.key);
+    if (found && found.value.table.uid !== live?.value.uid) records.push(found);
+  }
+  return records.sort((a, b) => b.value.droppedAt.localeCompare(a.value.droppedAt));
+}
+
+/** `GET /v1/table/{id}/tasks`: what is pending for the name — trashed tables and their deadlines. */
+export async function tableTasks(services: CatalogServices, id: readonly string[]): Promise<{ tasks: TrashTask[] }> {
+  validateTableId(id);
+  const records = await trashAt(services, id);
+  const tasks: TrashTask[] = [];
+  for (const { value } of records) {
+    const warehouse = await requireWarehouse(services, value.table.warehouse);
+    tasks.push({
+      kind: 'trash',
+      id: [...id],
+      uid: value.table.uid,
+      location: absoluteLocation(warehouse.storage, value.table.path),
+      dropped_at: value.droppedAt,
+      expires_at: value.expiresAt,
+      dropped_by: value.droppedBy,
+    });
+  }
+  return { tasks };
+}
+
+export interface UndropInput {
+  readonly id: readonly string[];
+  /** Restore under another name (when the old one was re-used meanwhile). */
+  readonly newName?: string;
+  readonly newNamespace?: readonly string[];
+}
+
+/**
+ * `POST /v1/table/{id}/undrop`: re-registers the most recently dropped table at `id` (or under a
+ * new name). 404 / 4 when nothing is in trash there; 409 / 5 naming the table that now uses the
+ * target name; 404 / 1 when the target namespace is gone.
+ */
+export async function undropTable(services: CatalogServices, input: UndropInput): Promise<{ id: string[]; location: string; restored: boolean }> {
+  validateTableId(input.id);
+  if (input.newName !== undefined) validateName('table', input.newName);
+  const namespace = input.newNamespace ?? input.id.slice(0, -1);
+  const target = [...namespace, input.newName ?? input.id[input.id.length - 1]];
+  validateTableId(target);
+
+  return services.registry.retrying(`undrop table ${fmtId(input.id)}`, async () => {
+    const live = await readTable(services, target);
+    const [latest] = await trashAt(services, input.id);
+    if (!latest) {
+      // Restored already (an undrop that finished, or was interrupted after re-registering)?
+      const leftover = live ? await services.registry.read<TrashRecord>(keys.trash(services.project, input.id, live.value.uid)) : undefined;
+      if (live && leftover) {
+        await finishUndrop(services, live.value, leftover);
+        return restored(services, live.value);
+      }
+      throw new TableNotFoundError(`table ${fmtId(input.id)} has nothing in trash to undrop`);
+    }
+    const { table } = latest.value;
+    if (live) {
+      if (live.value.uid === table.uid) {
+        await finishUndrop(services, live.value, latest);
+        return restored(services, live.value);
+      }
+      throw new TableAlreadyExistsError(
+        `table ${fmtId(target)} exists (created after the drop); undrop under another name with new_table_name`,
+      );
+    }
+    await requireNamespace(services, namespace, '; create it (or undrop it) before undropping a table into it');
+    const back: TableRecord = { ...table, id: target, state: undefined, move: undefined };
+    const key = tableKey(services, target);
+    // Put-if-absent: if someone takes the name meanwhile, the retry looks again and answers 5.
+    const etag = await services.registry.create(key, back);
+    await confirmParentOrWithdraw(services, namespace, key, etag);
+    await finishUndrop(services, back, latest);
+    return restored(services, back);
+  });
+}
+
+async function finishUndrop(services: CatalogServices, table: TableRecord, trash: Versioned<TrashRecord>): Promise<void> {
+  await setClaimState(services, table, 'held', [table.id]);
+  try {
+    await services.registry.remove(keys.trash(services.project, trash.value.table.id, trash.value.table.uid), trash.etag);
+  } catch (err) {
+    if (!(err instanceof ConditionFailedError)) throw err; // another undrop finished it
+  }
+}
+
+async function restored(services: CatalogServices, table: TableRecord) {
+  const warehouse = await requireWarehouse(services, table.warehouse);
+  return { id: [...table.id], location: absoluteLocation(warehouse.storage, table.path), restored: true };
+}
+
+/**
+ * Destroys trash whose grace has passed (the explicit maintenance step; off unless its policy
+ * flag is set). Strict reads: a record it cannot read stops the run (brief rule 8). Returns what
+ * it purged.
+ */
+export async function purgeExpiredTrash(services: CatalogServices, options: { dryRun?: boolean } = {}): Promise<{ purged: string[]; pending: string[] }> {
+  const now = services.now().toISOString();
+  const purged: string[] = [];
+  const pending: string[] = [];
+  let startAfter: string | undefined;
+  for (;;) {
+    const page = await services.registry.store.list({ prefix: keys.trashPrefix(services.project), startAfter, limit: 1000 });
+    for (const object of page.objects) {
+      const found = await services.registry.read<TrashRecord>(object.key);
+      if (!found) continue;
+      const { table } = found.value;
+      const name = `${table.id.join('.')}#${table.uid}`;
+      if (found.value.expiresAt > now) {
+        pending.push(name);
+        continue;
+      }
+      const live = await readTable(services, table.id);
+      if (live?.value.uid === table.uid) continue; // an unfinished drop, not trash
+      if (options.dryRun) {
+        purged.push(name);
+        continue;
+      }
+      if (await markPurging(services, table)) {
+        const warehouse = await requireWarehouse(services, table.warehouse, { strict: true });
+        const result = await deleteTableObjects(services.storageFor(warehouse.storage), table.path);
+        if (!purgeComplete(result)) {
+          pending.push(name);
+          continue; // the claim stays `purging`: the next run (or reconcile) sees it
+        }
+        await releaseClaim(services, table);
+      }
+      await services.registry.remove(object.key, found.etag);
+      purged.push(name);
+    }
+    const last = page.objects.at(-1);
+    if (!page.truncated || !last) return { purged, pending };
+    startAfter = last.key;
+  }
+}

@@ -1,0 +1,93 @@
+import { CatalogError, ErrorCode } from '../errors.js';
+import type { HandlerMap, OperationHandler, OperationRequest } from '../operations/types.js';
+import type { EventPublisher } from '../ports/event-publisher.js';
+import { cloudEvent, type RaskEventData } from './cloudevent.js';
+import { ACCESS_DENIED_EVENT, OPERATION_EVENTS } from './vocabulary.js';
+
+/**
+ * Wraps every handler so that a successful mutation emits exactly one change event (its type
+ * from the vocabulary), after the change and before the answer, and a refusal for lack of
+ * permission (code 15) emits an audit event. Reads emit nothing. Publishing never fails the
+ * request (EventPublisher.publish does not reject), so an event bus outage costs events, which
+ * are counted and logged, not answers.
+ */
+export function withEvents<S extends { readonly project: string }>(
+  handlers: HandlerMap<S>,
+  publisher: EventPublisher,
+  now: () => Date = () => new Date(),
+): HandlerMap<S> {
+  const wrapped: Record<string, OperationHandler<S>> = {};
+  for (const [operationId, handler] of Object.entries(handlers)) {
+    if (!handler) continue;
+    const type = OPERATION_EVENTS[operationId];
+    wrapped[operationId] = async (req, services) => {
+      let result: unknown;
+      try {
+        result = await handler(req, services);
+      } catch (err) {
+        if (err instanceof CatalogError && err.code === ErrorCode.PermissionDenied) {
+          await publisher.publish([cloudEvent(ACCESS_DENIED_EVENT, eventData(req, services.project, undefined, { error: err.message }), now())]);
+        }
+        throw err;
+      }
+      if (type) await publisher.publish([cloudEvent(type, eventData(req, services.project, result), now())]);
+      return result;
+    };
+  }
+  return wrapped;
+}
+
+/** What the event says about a request: never its body, keys or tokens. */
+export function eventData(req: OperationRequest, defaultProject: string, result: unknown, extra?: Record<string, unknown>): RaskEventData {
+  // The authenticated caller and the project a base URI names (set by the router's guard).
+  const { caller, project } = req as OperationRequest & { caller?: { principal?: string }; project?: string };
+  const answer = (typeof result === 'object' && result !== null ? result : {}) as Record<string, unknown>;
+  const details: Record<string, unknown> = { ...extra };
+  for (const key of ['transaction_id', 'job_id', 'location'] as const) {
+    if (typeof answer[key] === 'string') details[key] = answer[key];
+  }
+  if (req.operation.operationId === 'RenameTable') {
+    details.new_namespace_id = req.body.new_namespace_id ?? req.id.slice(0, -1);
+    details.new_table_name = req.body.new_table_name;
+  }
+  if (req.indexName !== undefined) details.index_name = req.indexName;
+  return {
+    project: project ?? defaultProject,
+    ...(typeof answer.warehouse === 'string' ? { warehouse: answer.warehouse } : {}),
+    kind: kindOf(req.operation.path),
+    id: [...req.id],
+    principal: caller?.principal ?? 'anonymous',
+    operation: req.operation.operationId,
+    request_id: req.requestId,
+    ...(versionOf(answer) !== undefined ? { version: versionOf(answer) } : {}),
+    ...(Object.keys(details).length > 0 ? { details } : {}),
+  };
+}
+
+function kindOf(path: string): RaskEventData['kind'] {
+  const segment = path.split('/')[2];
+  switch (segment) {
+    case 'namespace':
+      return 'namespace';
+    case 'table':
+      return 'table';
+    case 'transaction':
+      return 'transaction';
+    case 'materialized_view':
+      return 'materialized_view';
+    case 'projects':
+      return 'project';
+    case 'warehouses':
+      return 'warehouse';
+    default:
+      return 'request';
+  }
+}
+
+/** The version a write produced: `version` in most answers, `version.version` in CreateTableVersion's. */
+function versionOf(answer: Record<string, unknown>): number | undefined {
+  const v = answer.version;
+  if (typeof v === 'number') return v;
+  if (typeof v === 'object' && v !== null && typeof (v as { version?: unknown }).version === 'number') return (v as { version: number }).version;
+  return undefined;
+}

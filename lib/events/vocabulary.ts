@@ -1,0 +1,88 @@
+/**
+ * The change-event vocabulary, defined once (docs/events.md carries the same list and the JSON
+ * schema). Every operation of the operation table has an entry: the CloudEvents `type` a
+ * successful call emits, or `null` for reads, which emit nothing. A new operation without an
+ * entry fails test/unit/events-vocabulary.test.ts, so nobody adds a mutation that is silent.
+ */
+
+export const EVENT_SOURCE_PREFIX = 'dev.rask';
+
+export const OPERATION_EVENTS: Readonly<Record<string, string | null>> = {
+  // Namespaces
+  CreateNamespace: 'dev.rask.namespace.created',
+  DropNamespace: 'dev.rask.namespace.dropped',
+  ListNamespaces: null,
+  DescribeNamespace: null,
+  NamespaceExists: null,
+  // Table catalog entries
+  DeclareTable: 'dev.rask.table.declared',
+  CreateTable: 'dev.rask.table.created',
+  RegisterTable: 'dev.rask.table.registered',
+  DeregisterTable: 'dev.rask.table.deregistered',
+  DropTable: 'dev.rask.table.dropped',
+  RenameTable: 'dev.rask.table.renamed',
+  RestoreTable: 'dev.rask.table.restored',
+  ListTables: null,
+  ListAllTables: null,
+  DescribeTable: null,
+  TableExists: null,
+  // Versions (managed versioning)
+  CreateTableVersion: 'dev.rask.table.version.created',
+  BatchDeleteTableVersions: 'dev.rask.table.versions.deleted',
+  BatchCreateTableVersions: 'dev.rask.table.versions.created',
+  BatchCommitTables: 'dev.rask.tables.committed',
+  ListTableVersions: null,
+  DescribeTableVersion: null,
+  // Schema
+  UpdateTableSchemaMetadata: 'dev.rask.table.schema_metadata.updated',
+  AlterTableAddColumns: 'dev.rask.table.columns.added',
+  AlterTableAlterColumns: 'dev.rask.table.columns.altered',
+  AlterTableDropColumns: 'dev.rask.table.columns.dropped',
+  AlterTableBackfillColumns: 'dev.rask.table.columns.backfill_started',
+  UpdateFieldMetadata: 'dev.rask.table.field_metadata.updated',
+  // Rows
+  InsertIntoTable: 'dev.rask.table.rows.inserted',
+  MergeInsertIntoTable: 'dev.rask.table.rows.merged',
+  UpdateTable: 'dev.rask.table.rows.updated',
+  DeleteFromTable: 'dev.rask.table.rows.deleted',
+  QueryTable: null,
+  CountTableRows: null,
+  ExplainTableQueryPlan: null,
+  AnalyzeTableQueryPlan: null,
+  GetTableStats: null,
+  // Indices
+  CreateTableIndex: 'dev.rask.table.index.created',
+  CreateTableScalarIndex: 'dev.rask.table.index.created',
+  DropTableIndex: 'dev.rask.table.index.dropped',
+  ListTableIndices: null,
+  DescribeTableIndexStats: null,
+  // Tags and branches
+  CreateTableTag: 'dev.rask.table.tag.created',
+  UpdateTableTag: 'dev.rask.table.tag.updated',
+  DeleteTableTag: 'dev.rask.table.tag.deleted',
+  ListTableTags: null,
+  GetTableTagVersion: null,
+  CreateTableBranch: 'dev.rask.table.branch.created',
+  DeleteTableBranch: 'dev.rask.table.branch.deleted',
+  ListTableBranches: null,
+  // Materialized views
+  CreateMaterializedView: 'dev.rask.materialized_view.created',
+  RefreshMaterializedView: 'dev.rask.materialized_view.refreshed',
+  // Transactions (asynchronous jobs)
+  AlterTransaction: 'dev.rask.transaction.altered',
+  DescribeTransaction: null,
+};
+
+/** Emitted for a request refused for lack of permission (403 / code 15): the audit trail. */
+export const ACCESS_DENIED_EVENT = 'dev.rask.access.denied';
+
+/** Emitted by a maintenance pass that did material work (an idle pass emits nothing). */
+export const maintenanceEvent = (pass: string): string => `dev.rask.maintenance.${pass}.completed`;
+
+/** Every type this deployment can emit (docs/events.md lists the same set; a test compares them). */
+export function allEventTypes(): string[] {
+  const types = new Set<string>([ACCESS_DENIED_EVENT]);
+  for (const type of Object.values(OPERATION_EVENTS)) if (type) types.add(type);
+  for (const pass of ['sweep', 'index', 'reconcile', 'orphans']) types.add(maintenanceEvent(pass));
+  return [...types].sort();
+}

@@ -1,0 +1,128 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createNamespace, dropNamespace } from '../../lib/catalog/namespaces.js';
+import { describeProtection, setProtection } from '../../lib/catalog/protection.js';
+import type { CatalogServices } from '../../lib/catalog/services.js';
+import { declareTable } from '../../lib/catalog/tables/declare.js';
+import { deregisterTable, dropTable } from '../../lib/catalog/tables/drop.js';
+import { readTable } from '../../lib/catalog/tables/lookup.js';
+import { renameTable } from '../../lib/catalog/tables/rename.js';
+import { keys } from '../../lib/registry/keys.js';
+import { servicesOver, type ServicesFixture } from '../support/services.js';
+
+/** Settles to 'ok' or the catalog error code. */
+const code = (p: Promise<unknown>): Promise<'ok' | number> =>
+  p.then(
+    () => 'ok' as const,
+    (e: { code?: number }) => {
+      if (typeof e.code !== 'number') throw e;
+      return e.code;
+    },
+  );
+
+/** Protection on namespaces and tables (docs/lifecycle.md), at the catalog level, on both local stores. */
+describe.each(['memory', 'fs'] as const)('protection (%s store)', (kind) => {
+  let f: ServicesFixture;
+  let s: CatalogServices;
+  const identity = {};
+  const protect = (k: 'namespace' | 'table', id: string[], on = true) => setProtection(s, { kind: k, id, protected: on, principal: 'ana' });
+  const exists = async (id: string[]) => (await readTable(s, id)) !== undefined;
+
+  beforeEach(async () => {
+    f = await servicesOver(kind);
+    s = f.services;
+    await createNamespace(s, { id: ['a'], mode: 'create', properties: {} });
+    await createNamespace(s, { id: ['a', 'b'], mode: 'create', properties: {} });
+    await declareTable(s, { id: ['a', 't'], properties: {}, identity });
+    await declareTable(s, { id: ['a', 'b', 'deep'], properties: {}, identity });
+  });
+  afterEach(() => f.cleanup());
+
+  const doors = {
+    drop: (id: string[], force: boolean) => dropTable(s, id, { force }),
+    deregister: (id: string[], force: boolean) => deregisterTable(s, id, { force }),
+    rename: (id: string[], force: boolean) => renameTable(s, { id, newName: 'renamed', force }),
+  };
+
+  for (const [door, run] of Object.entries(doors)) {
+    it(`${door}: a protected table refuses with 409 / 19 and stays; force=true goes through`, async () => {
+      expect(await protect('table', ['a', 't'])).toMatchObject({ protected: true, set_by: 'ana' });
+      expect(await code(run(['a', 't'], false))).toBe(19);
+      expect(await exists(['a', 't'])).toBe(true);
+      expect(await code(run(['a', 't'], true))).toBe('ok');
+      expect(await exists(['a', 't'])).toBe(false);
+    });
+
+    it(`${door}: an unprotected table needs no force, and unprotecting lifts the refusal`, async () => {
+      await protect('table', ['a', 't']);
+      await protect('table', ['a', 't'], false);
+      expect(await code(run(['a', 't'], false))).toBe('ok');
+    });
+  }
+
+  it('a forced rename carries the protection to the new name', async () => {
+    await protect('table', ['a', 't']);
+    await renameTable(s, { id: ['a', 't'], newName: 'renamed', force: true });
+    expect(await describeProtection(s, 'table', ['a', 'renamed'])).toMatchObject({ protected: true });
+    expect(await code(dropTable(s, ['a', 'renamed']))).toBe(19);
+  });
+
+  it('a re-created name does not inherit the protection of the table that had it', async () => {
+    await protect('table', ['a', 't']);
+    await dropTable(s, ['a', 't'], { force: true });
+    await declareTable(s, { id: ['a', 't'], properties: {}, identity });
+    expect(await describeProtection(s, 'table', ['a', 't'])).toMatchObject({ protected: false });
+    expect(await code(dropTable(s, ['a', 't']))).toBe('ok');
+  });
+
+  it('a protected namespace refuses restrict and cascade drops; force drops it', async () => {
+    await dropTable(s, ['a', 'b', 'deep']);
+    await protect('namespace', ['a', 'b']);
+    expect(await code(dropNamespace(s, { id: ['a', 'b'], mode: 'fail', behavior: 'restrict' }))).toBe(19);
+    expect(await code(dropNamespace(s, { id: ['a', 'b'], mode: 'fail', behavior: 'restrict', force: true }))).toBe('ok');
+  });
+
+  it('a cascade checks every descendant first: refuses naming the protected one, and drops nothing', async () => {
+    await protect('table', ['a', 'b', 'deep']);
+    const refused = await dropNamespace(s, { id: ['a'], mode: 'fail', behavior: 'cascade' }).catch((e: Error & { code: number }) => e);
+    expect(refused).toMatchObject({ code: 19 });
+    expect((refused as Error).message).toContain('table ["a","b","deep"] is protected');
+    expect(await exists(['a', 't'])).toBe(true);
+    expect(await exists(['a', 'b', 'deep'])).toBe(true);
+    expect((await s.registry.read(keys.namespace('default', ['a'])))?.value).toMatchObject({ state: 'active' });
+  });
+
+  it('a protected child namespace also stops the cascade of its parent', async () => {
+    await protect('namespace', ['a', 'b']);
+    expect(await code(dropNamespace(s, { id: ['a'], mode: 'fail', behavior: 'cascade' }))).toBe(19);
+  });
+
+  it('a forced cascade drops everything and clears the descendants\' protection records', async () => {
+    await protect('table', ['a', 'b', 'deep']);
+    await protect('namespace', ['a', 'b']);
+    await protect('namespace', ['a']);
+    expect(await code(dropNamespace(s, { id: ['a'], mode: 'fail', behavior: 'cascade', force: true }))).toBe('ok');
+    const left = await s.registry.store.list({ prefix: keys.protectionSubtree('default', []), limit: 100 });
+    expect(left.objects.map((o) => o.key)).toEqual([]);
+    // Re-created names start unprotected.
+    await createNamespace(s, { id: ['a'], mode: 'create', properties: {} });
+    expect(await describeProtection(s, 'namespace', ['a'])).toMatchObject({ protected: false });
+  });
+
+  it('protecting something that does not exist answers not found and writes nothing', async () => {
+    expect(await code(protect('table', ['a', 'nope']))).toBe(4);
+    expect(await code(protect('namespace', ['zz']))).toBe(1);
+    const written = await s.registry.store.list({ prefix: keys.protectionSubtree('default', []), limit: 100 });
+    expect(written.objects).toEqual([]);
+  });
+
+  it('a stale record left by a dropped table protects nothing (it names the old uid)', async () => {
+    await protect('table', ['a', 't']);
+    const old = (await readTable(s, ['a', 't']))!.value.uid;
+    await deregisterTable(s, ['a', 't'], { force: true });
+    await declareTable(s, { id: ['a', 't'], properties: {}, identity });
+    expect((await readTable(s, ['a', 't']))!.value.uid).not.toBe(old);
+    const stale = await s.registry.read<{ uid: string }>(keys.protection('default', 'table', ['a', 't']));
+    expect(stale?.value.uid).toBe(old);
+    expect(await code(renameTable(s, { id: ['a', 't'], newName: 'x' }))).toBe('ok');
+  });
+});
