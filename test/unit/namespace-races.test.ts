@@ -136,18 +136,26 @@ describe('registry retries', () => {
 });
 
 describe('create under a drop, deterministic interleavings', () => {
+  /**
+   * The create stops at the gate just before its own record's put-if-absent, after it read its
+   * parent as active. The test waits until it is really there (never on a timer): only then
+   * does the drop run, so the create's re-check after its write is the only thing that can
+   * notice the parent is gone.
+   */
+  async function gatedCreate(f: ServicesFixture, id: string[]) {
+    const { gateFirst } = await import('../support/jittery-store.js');
+    const s = f.services;
+    const gate = gateFirst(s.registry.store, (c) => c.op === 'putIfAbsent' && c.key === keys.namespace(s.project, id));
+    const create = settle(createNamespace({ ...s, registry: new Registry(gate.store) }, { id, mode: 'create', properties: {} }));
+    await gate.reached;
+    return { create, release: gate.release };
+  }
+
   it('a child whose write lands after a Restrict drop finished withdraws itself', async () => {
     const f = await servicesOver('memory');
     const s = f.services;
     await createNamespace(s, { id: ['parent'], mode: 'create', properties: {} });
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const { gateFirstCreate } = await import('../support/jittery-store.js');
-    const gatedRegistry = new Registry(gateFirstCreate(s.registry.store, keys.namespace(s.project, ['parent', 'late']), gate));
-    const gatedServices = { ...s, registry: gatedRegistry };
-
-    const create = settle(createNamespace(gatedServices, { id: ['parent', 'late'], mode: 'create', properties: {} }));
-    await new Promise((r) => setTimeout(r, 5)); // the create has read its parent and waits at its write
+    const { create, release } = await gatedCreate(f, ['parent', 'late']);
     await dropNamespace(s, { id: ['parent'], mode: 'fail', behavior: 'restrict' });
     release();
     expect(await create).toBe(1);
@@ -160,15 +168,7 @@ describe('create under a drop, deterministic interleavings', () => {
     const s = f.services;
     await createNamespace(s, { id: ['top'], mode: 'create', properties: {} });
     await createNamespace(s, { id: ['top', 'mid'], mode: 'create', properties: {} });
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const { gateFirstCreate } = await import('../support/jittery-store.js');
-    const gatedServices = {
-      ...s,
-      registry: new Registry(gateFirstCreate(s.registry.store, keys.namespace(s.project, ['top', 'mid', 'leaf']), gate)),
-    };
-    const create = settle(createNamespace(gatedServices, { id: ['top', 'mid', 'leaf'], mode: 'create', properties: {} }));
-    await new Promise((r) => setTimeout(r, 5));
+    const { create, release } = await gatedCreate(f, ['top', 'mid', 'leaf']);
     await dropNamespace(s, { id: ['top'], mode: 'fail', behavior: 'cascade' });
     release();
     expect(await create).toBe(1);
