@@ -13,6 +13,30 @@ function intercept(store: ObjectStore, around: (op: keyof ObjectStore, args: unk
   return wrapped as unknown as ObjectStore;
 }
 
+/** Resolves after a random 0–`max` turns of the event loop (each a setImmediate hop). */
+export function turns(max: number): Promise<void> {
+  let left = Math.floor(Math.random() * (max + 1));
+  return new Promise((resolve) => {
+    const step = () => (left-- <= 0 ? resolve() : setImmediate(step));
+    step();
+  });
+}
+
+/**
+ * Wraps a store so every call waits a random 0–`max` event-loop turns before and after it runs.
+ * Interleavings vary as much as with millisecond jitter (what decides an interleaving is the
+ * order of the calls, not how long they take), at a fraction of the wall time: race tests run
+ * hundreds of iterations of multi-step protocols on it.
+ */
+export function turnJittery(store: ObjectStore, max = 3): ObjectStore {
+  return intercept(store, async (_op, _args, run) => {
+    await turns(max);
+    const result = await run();
+    await turns(max);
+    return result;
+  });
+}
+
 /**
  * Wraps a store so every call waits a random 0–`maxMs` ms before and after it runs, like network
  * round trips to S3. Without it an in-memory store answers in call order and races between

@@ -12,9 +12,7 @@ import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import { ConditionFailedError } from '../../lib/ports/object-store.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
 
-/** Starts `run` after a random delay, so each iteration lines the two doors up differently. */
-const later = <T>(run: () => Promise<T>, maxMs = 15) =>
-  new Promise<T>((resolve, reject) => setTimeout(() => run().then(resolve, reject), Math.random() * maxMs));
+import { later } from '../support/table-invariants.js';
 
 const settle = (p: Promise<unknown>) =>
   p.then(
@@ -41,7 +39,7 @@ describe.each(['memory', 'fs'] as const)('namespace doors under real concurrency
   afterEach(() => f?.cleanup());
 
   it('create child × Restrict drop of its parent: never a child without a parent', async () => {
-    f = await servicesOver(kind, { jitterMs: 3 });
+    f = await servicesOver(kind, { jitterTurns: 3 });
     const s = f.services;
     const outcomes = new Set<string>();
     for (let i = 0; i < 40; i++) {
@@ -68,7 +66,7 @@ describe.each(['memory', 'fs'] as const)('namespace doors under real concurrency
   });
 
   it('create grandchildren × Cascade drop of the root of the subtree: nothing survives', async () => {
-    f = await servicesOver(kind, { jitterMs: 3 });
+    f = await servicesOver(kind, { jitterTurns: 3 });
     const s = f.services;
     for (let i = 0; i < 8; i++) {
       const top = [`t${i}`];
@@ -94,7 +92,7 @@ describe.each(['memory', 'fs'] as const)('namespace doors under real concurrency
   });
 
   it('create × create of one name: exactly one winner', async () => {
-    f = await servicesOver(kind, { jitterMs: 3 });
+    f = await servicesOver(kind, { jitterTurns: 3 });
     const s = f.services;
     for (let i = 0; i < 20; i++) {
       const results = await Promise.all(
