@@ -25,27 +25,19 @@ const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({
 describe.each(['true', 'false'])('table lifecycle via connectNamespace("rest"), managed versioning %s', (managed) => {
   let server: TestServer;
   let db: lancedb.Connection;
-  let versionOpsMissing = false;
 
   beforeAll(async () => {
     server = await startTestServer({ RASK_MANAGED_VERSIONING: managed });
     db = await lancedb.connectNamespace('rest', { uri: server.url });
     await db.createNamespace(['a']);
     await db.createNamespace(['b']);
-    // Managed versioning needs the version ops; answer code 0 means they have not landed.
-    const probe = await server.request('POST', '/v1/table/a%24probe/version/list', 'null', json);
-    versionOpsMissing = probe.json().code === 0;
   });
   afterAll(() => server.stop());
 
-  const skipWithoutVersionOps = (ctx: { skip: (note?: string) => void }) => {
-    if (managed === 'true' && versionOpsMissing) ctx.skip('managed versioning ops are not implemented yet');
-  };
   const locationOf = async (id: string) =>
     (await server.request('POST', `/v1/table/${id}/describe`, '{}', json)).json().location as string;
 
-  it('renames within a namespace: the new name opens with its rows, the old one is not found', async (ctx) => {
-    skipWithoutVersionOps(ctx);
+  it('renames within a namespace: the new name opens with its rows, the old one is not found', async () => {
     await db.createTable('t1', rows(0, 3), ['a']);
     const before = await locationOf('a%24t1');
     await db.renameTable('t1', 't2', { namespacePath: ['a'], newNamespacePath: ['a'] });
@@ -58,8 +50,7 @@ describe.each(['true', 'false'])('table lifecycle via connectNamespace("rest"), 
     expect(await db.tableNames(['a'])).toEqual(['t2']);
   });
 
-  it('renames into another namespace, to a name with a space', async (ctx) => {
-    skipWithoutVersionOps(ctx);
+  it('renames into another namespace, to a name with a space', async () => {
     await db.renameTable('t2', 'moved here', { namespacePath: ['a'], newNamespacePath: ['b'] });
     expect(await (await db.openTable('moved here', ['b'])).countRows()).toBe(5);
     await expect(db.openTable('t2', ['a'])).rejects.toThrow(/was not found/);
@@ -67,8 +58,7 @@ describe.each(['true', 'false'])('table lifecycle via connectNamespace("rest"), 
     expect(await db.tableNames(['a'])).toEqual([]);
   });
 
-  it('refuses a rename onto an existing table with "already exists" and changes nothing', async (ctx) => {
-    skipWithoutVersionOps(ctx);
+  it('refuses a rename onto an existing table with "already exists" and changes nothing', async () => {
     await db.createTable('other', rows(0, 1), ['b']);
     await expect(db.renameTable('moved here', 'other', { namespacePath: ['b'], newNamespacePath: ['b'] })).rejects.toThrow(
       /already exists/i,
@@ -77,8 +67,7 @@ describe.each(['true', 'false'])('table lifecycle via connectNamespace("rest"), 
     expect(await (await db.openTable('other', ['b'])).countRows()).toBe(1);
   });
 
-  it('drops: the table is not found afterwards and its bytes are gone from disk', async (ctx) => {
-    skipWithoutVersionOps(ctx);
+  it('drops: the table is not found afterwards and its bytes are gone from disk', async () => {
     const location = await locationOf('b%24other');
     expect(await filesUnder(location)).not.toEqual([]);
     await db.dropTable('other', ['b']);
@@ -91,8 +80,7 @@ describe.each(['true', 'false'])('table lifecycle via connectNamespace("rest"), 
     expect(await (await db.openTable('other', ['b'])).countRows()).toBe(2);
   });
 
-  it('deregisters keeping the bytes, and registers them back under a new name with their rows', async (ctx) => {
-    skipWithoutVersionOps(ctx);
+  it('deregisters keeping the bytes, and registers them back under a new name with their rows', async () => {
     const location = await locationOf('b%24moved+here');
     const dereg = await server.request('POST', '/v1/table/b%24moved+here/deregister', '{}', json);
     expect(dereg.status).toBe(200);
@@ -130,8 +118,7 @@ describe.each(['true', 'false'])('table lifecycle via connectNamespace("rest"), 
     await expect(db.openTable('bad', ['a'])).rejects.toThrow(/was not found/);
   });
 
-  it('drops a namespace with Cascade, taking its tables and their bytes with it', async (ctx) => {
-    skipWithoutVersionOps(ctx);
+  it('drops a namespace with Cascade, taking its tables and their bytes with it', async () => {
     const locations = [await locationOf('a%24revived')];
     await db.createTable('extra', rows(0, 2), ['a']);
     locations.push(await locationOf('a%24extra'));
