@@ -319,9 +319,16 @@ describe('query', () => {
     expect(bounded.length).toBeGreaterThan(0);
     for (const r of bounded) expect(r._distance as number).toBeGreaterThanOrEqual(0.1);
 
+    // Post-filtering filters the unfiltered top 5 (flat search here, so exact); pre-filtering
+    // fills all 5 from the rows that pass.
+    const top5 = plain((await query(location, { k: 5, vector: vectorOf(4) })).table).map((r) => r.id as number);
+    expect(top5).toHaveLength(5);
+    expect(top5.some((id) => id <= 100), 'the example must tell pre- from post-filtering').toBe(true);
     const post = plain((await query(location, { k: 5, vector: vectorOf(4), filter: 'id > 100', prefilter: false })).table);
-    expect(post.length).toBeLessThanOrEqual(5);
-    for (const r of post) expect(r.id as number).toBeGreaterThan(100);
+    expect(post.map((r) => r.id)).toEqual(top5.filter((id) => id > 100));
+    const pre = plain((await query(location, { k: 5, vector: vectorOf(4), filter: 'id > 100' })).table);
+    expect(pre).toHaveLength(5);
+    for (const r of pre) expect(r.id as number).toBeGreaterThan(100);
   });
 
   it('validates numbers before LanceDB can wrap them', async () => {
@@ -345,6 +352,7 @@ describe('query', () => {
     const run = async (q: unknown, k = 5) =>
       plain((await query(location, { k, full_text_query: { structured_query: { query: q } } })).table);
     const match = await run({ match: { terms: 'cherry', column: 'text' } });
+    expect(match).toHaveLength(5);
     for (const r of match) expect(r.text).toMatch(/cherry/);
     // No column: every FTS-indexed column is searched.
     expect((await run({ match: { terms: 'cherry', operator: 'And' } })).length).toBe(5);
@@ -352,13 +360,16 @@ describe('query', () => {
     const boost = await run({ boost: { positive: { match: { terms: 'fruit', column: 'text' } }, negative: { match: { terms: 'banana', column: 'text' } }, negative_boost: 0.1 } });
     expect(boost).toHaveLength(5);
     const multi = await run({ multi_match: { match_queries: [{ terms: 'date', column: 'text' }, { terms: 'date', column: 'text', boost: 2 }] } });
+    expect(multi).toHaveLength(5);
     for (const r of multi) expect(r.text).toMatch(/date/);
     const mixed = await run({ multi_match: { match_queries: [{ terms: 'date', column: 'text' }, { terms: 'elder', column: 'text', fuzziness: 1 }] } }, 300);
+    // 310 rows cycle through five words: 62 "date" and 62 "elder" rows.
+    expect(mixed).toHaveLength(124);
     for (const r of mixed) expect(r.text).toMatch(/date|elder/);
     const bool = await run({
       boolean: { must: [{ match: { terms: 'fruit', column: 'text' } }], must_not: [{ match: { terms: 'banana', column: 'text' } }], should: [] },
     }, 300);
-    expect(bool.length).toBeGreaterThan(0);
+    expect(bool).toHaveLength(248); // every row but the 62 bananas
     for (const r of bool) expect(r.text).not.toMatch(/banana/);
 
     await expectCode(engine.query(location, { k: 1, full_text_query: { structured_query: { query: {} } } }), ErrorCode.InvalidInput);
