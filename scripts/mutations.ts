@@ -184,6 +184,7 @@ const MUTATIONS: readonly Mutation[] = [
   },
 ];
 
+const RUN_TIMEOUT_MS = 240_000;
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const COPIED = ['lib', 'test', 'spec', 'functions', 'infra', 'bench', 'scripts', 'docs', 'events', 'package.json', 'tsconfig.json', 'vitest.config.ts', 'cdk.json'];
 
@@ -200,12 +201,24 @@ function scratchCopy(): string {
   return dir;
 }
 
-function runTests(dir: string, files: readonly string[]): { passed: boolean; seconds: number; summary: string } {
+function runTests(dir: string, files: readonly string[]): { passed: boolean; seconds: number; summary: string; failures: string } {
   const started = Date.now();
-  const res = spawnSync('npx', ['vitest', 'run', ...files], { cwd: dir, encoding: 'utf8', env: { ...process.env, CI: '1' } });
+  // A mutation can turn a bounded loop into an endless one that no test timeout interrupts: a
+  // run that does not finish in RUN_TIMEOUT_MS counts as failed (caught), and is marked so.
+  const res = spawnSync('npx', ['vitest', 'run', ...files], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, CI: '1' },
+    timeout: RUN_TIMEOUT_MS,
+    killSignal: 'SIGKILL',
+  });
+  if (res.error && (res.error as NodeJS.ErrnoException).code === 'ETIMEDOUT') {
+    return { passed: false, seconds: (Date.now() - started) / 1000, summary: `hung: killed after ${RUN_TIMEOUT_MS / 1000} s`, failures: '' };
+  }
   const out = `${res.stdout}\n${res.stderr}`.replace(/\x1b\[[0-9;]*m/g, '');
   const summary = /Tests\s+(.*)/.exec(out)?.[1]?.trim() ?? `exit ${res.status}`;
-  return { passed: res.status === 0, seconds: (Date.now() - started) / 1000, summary };
+  const failures = out.split('\n').filter((l) => /^\s*FAIL\s|AssertionError|Error:/.test(l)).slice(0, 6).join('\n');
+  return { passed: res.status === 0, seconds: (Date.now() - started) / 1000, summary, failures };
 }
 
 function main(): void {
@@ -227,7 +240,7 @@ function main(): void {
   let uncaught = 0;
   try {
     const baseline = runTests(dir, [...new Set(chosen.flatMap((m) => m.tests))]);
-    if (!baseline.passed) throw new Error(`the unmutated tests fail already (${baseline.summary}); fix them first`);
+    if (!baseline.passed) throw new Error(`the unmutated tests fail already (${baseline.summary}); fix them first:\n${baseline.failures}`);
     for (const m of chosen) {
       const target = path.join(dir, m.file);
       const original = readFileSync(target, 'utf8');
