@@ -205,14 +205,13 @@ function runTests(dir: string, files: readonly string[]): { passed: boolean; sec
   const started = Date.now();
   // A mutation can turn a bounded loop into an endless one that no test timeout interrupts: a
   // run that does not finish in RUN_TIMEOUT_MS counts as failed (caught), and is marked so.
-  const res = spawnSync('npx', ['vitest', 'run', ...files], {
+  // GNU timeout kills the whole process group (vitest and its workers), not just npx.
+  const res = spawnSync('timeout', ['-s', 'KILL', String(RUN_TIMEOUT_MS / 1000), 'npx', 'vitest', 'run', ...files], {
     cwd: dir,
     encoding: 'utf8',
     env: { ...process.env, CI: '1' },
-    timeout: RUN_TIMEOUT_MS,
-    killSignal: 'SIGKILL',
   });
-  if (res.error && (res.error as NodeJS.ErrnoException).code === 'ETIMEDOUT') {
+  if (res.status === 137) {
     return { passed: false, seconds: (Date.now() - started) / 1000, summary: `hung: killed after ${RUN_TIMEOUT_MS / 1000} s`, failures: '' };
   }
   const out = `${res.stdout}\n${res.stderr}`.replace(/\x1b\[[0-9;]*m/g, '');
