@@ -211,7 +211,7 @@ function runTests(dir: string, files: readonly string[]): { passed: boolean; sec
     encoding: 'utf8',
     env: { ...process.env, CI: '1' },
   });
-  if (res.status === 137) {
+  if (res.status === 137 || res.signal === 'SIGKILL') {
     return { passed: false, seconds: (Date.now() - started) / 1000, summary: `hung: killed after ${RUN_TIMEOUT_MS / 1000} s`, failures: '' };
   }
   const out = `${res.stdout}\n${res.stderr}`.replace(/\x1b\[[0-9;]*m/g, '');
