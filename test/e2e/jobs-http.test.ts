@@ -5,7 +5,7 @@
  * server's in-process worker runs them, DescribeTransaction follows them and AlterTransaction
  * edits or cancels them; computed columns are declared all-null and filled by backfill jobs.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ipcRows, vectorOf } from '../data/fixtures.js';
 import { ensureNamespace, expectError, expectOk, TableApi } from '../support/data-http.js';
 import { startTestServer, type RawResponse, type TestServer } from '../support/server.js';
@@ -140,11 +140,12 @@ describe('vector index builds above the synchronous limit run as jobs (worker lo
 
 describe('jobs with the worker driven by hand (RASK_JOBS_INTERVAL_MS=0)', () => {
   let s: TestServer;
-  beforeAll(async () => {
+  // A server per test: a hand-driven worker runs every queued job, including other tests' ones.
+  beforeEach(async () => {
     s = await startTestServer({ RASK_MAX_SYNC_VECTOR_INDEX_ROWS: '10', RASK_JOBS_INTERVAL_MS: '0' });
     await ensureNamespace(s, 'm');
   });
-  afterAll(() => s?.stop());
+  afterEach(() => s?.stop());
 
   const queueBuild = async (t: TableApi, name = 'v') =>
     expectOk(await t.post('create_index', { column: 'vec', index_type: 'IVF_HNSW_SQ', name, num_partitions: 1 })).transaction_id as string;
@@ -153,7 +154,7 @@ describe('jobs with the worker driven by hand (RASK_JOBS_INTERVAL_MS=0)', () => 
     const t = new TableApi(s, ['m', 'q']);
     expectOk(await t.arrow('create', ipcRows(50)));
     const id = await queueBuild(t);
-    await sleep(100);
+    // No worker runs until runOnce: it is Queued now, and stays so (nothing else could run it).
     expect(await describeTx(s, id)).toMatchObject({ status: 'Queued', properties: { 'rask.attempts': '0', 'rask.not_before': expect.any(String) } });
     expect(await names(t)).toEqual([]);
     const report = await s.jobs.runOnce();
