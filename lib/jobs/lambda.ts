@@ -22,6 +22,8 @@ export interface JobsHandlerOptions {
   readonly runners?: JobRunners;
   readonly reserveMs: number;
   readonly log?: WorkerLog;
+  /** The worker's clock for its start budget (tests inject a manual one); default Date.now. */
+  readonly clock?: () => number;
 }
 
 export interface JobsInvocationResult {
@@ -40,6 +42,7 @@ export function jobsHandler(options: JobsHandlerOptions) {
       budgetMs,
       runners: options.runners,
       log: options.log,
+      clock: options.clock,
     });
     const outcomes: Record<string, number> = {};
     for (const r of report.ran) outcomes[r.outcome] = (outcomes[r.outcome] ?? 0) + 1;

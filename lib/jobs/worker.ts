@@ -41,6 +41,8 @@ export interface WorkerOptions {
   /** Stops claiming and aborts the running job (a job not finished is given back). */
   readonly signal?: AbortSignal;
   readonly log?: WorkerLog;
+  /** Milliseconds since the epoch, for the start budget (tests inject a manual clock); default Date.now. */
+  readonly clock?: () => number;
 }
 
 export type Outcome = 'succeeded' | 'retrying' | 'failed' | 'lost' | 'released';
@@ -58,9 +60,10 @@ export async function runJobsOnce(services: CatalogServices, options: WorkerOpti
   const log = options.log ?? consoleWorkerLog;
   const runners = options.runners ?? (await import('./runners/index.js')).dataRunners;
   const kinds = options.kinds ?? Object.keys(runners);
-  const deadline = Date.now() + options.budgetMs;
+  const clock = options.clock ?? Date.now;
+  const deadline = clock() + options.budgetMs;
   const report: WorkerReport = { ran: [], unreadable: [], pruned: 0 };
-  while (!options.signal?.aborted && Date.now() < deadline) {
+  while (!options.signal?.aborted && clock() < deadline) {
     const scan = await claimNext(ctx, options.owner, kinds);
     for (const id of scan.unreadable) if (!report.unreadable.includes(id)) report.unreadable.push(id);
     if (!scan.claim) break;

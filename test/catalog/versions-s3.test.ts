@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { AssumeRoleCommand, STSClient, type AssumeRoleCommandInput } from '@aws-sdk/client-sts';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../lib/adapters/aws/s3-object-store.js';
 import { StsCredentialVendor } from '../../lib/adapters/aws/sts-vendor.js';
 import { createAwsApp } from '../../lib/app/aws.js';
@@ -34,9 +34,12 @@ describe('tables and managed versioning on S3 (through the fake)', () => {
   let now: number;
   let issued = 0;
 
-  beforeAll(async () => {
+  // A fresh bucket, router and STS stub for every test: each runs alone and in any order.
+  beforeEach(async () => {
     fake = createS3Fake();
     now = Date.parse('2026-03-01T12:00:00Z');
+    issued = 0;
+    sts.reset();
     sts.on(AssumeRoleCommand).callsFake(async (input: AssumeRoleCommandInput) => {
       return mintedCredentials(++issued, now, input);
     });
@@ -56,7 +59,7 @@ describe('tables and managed versioning on S3 (through the fake)', () => {
       vendor: new StsCredentialVendor({ client: new STSClient({ region: 'us-east-1' }), roleArn: ROLE, now: () => now }),
     }));
   });
-  afterAll(() => fake.mock.restore());
+  afterEach(() => fake.mock.restore());
 
   /** One request as the official client sends it: `?delimiter=%24` first, JSON bodies. */
   async function call(path: string, body: unknown, query = '') {
@@ -92,11 +95,26 @@ describe('tables and managed versioning on S3 (through the fake)', () => {
       naming_scheme: 'V2',
     });
 
-  it('declares on an s3:// location with vended, table-scoped credentials', async () => {
+  /** Creates namespace ns and declares ns.t, as the client does before its first commit. */
+  async function declare() {
     expect((await call('/v1/namespace/ns/create', { id: ['ns'] })).status).toBe(200);
     const res = await call(`${T}/declare`, { id });
     expect(res.status).toBe(200);
     location = res.json.location;
+    tableKey = location.slice(`s3://${WH}/`.length);
+    return res;
+  }
+
+  /** Declares ns.t and commits version 1 ('manifest-v1', 11 bytes). */
+  async function withVersion1() {
+    await declare();
+    const staged = await stage(1, 'manifest-v1');
+    expect((await createVersion(1, staged)).status).toBe(200);
+    return staged;
+  }
+
+  it('declares on an s3:// location with vended, table-scoped credentials', async () => {
+    const res = await declare();
     expect(location).toMatch(/^s3:\/\/wh-bucket\/warehouse\/tables\/[0-9a-f]{16}\/t\.lance$/);
     tableKey = location.slice(`s3://${WH}/`.length);
     expect(res.json.managed_versioning).toBe(true);
@@ -114,6 +132,7 @@ describe('tables and managed versioning on S3 (through the fake)', () => {
   });
 
   it('describes from the registry, vending when vend_credentials is absent and refreshing when asked', async () => {
+    await declare();
     const plain = await call(`${T}/describe`, { id });
     expect(plain.status).toBe(200);
     expect(plain.json).toMatchObject({ location, managed_versioning: true });
@@ -128,6 +147,7 @@ describe('tables and managed versioning on S3 (through the fake)', () => {
   });
 
   it('lists no versions for the declared table (body null, descending&limit=1)', async () => {
+    await declare();
     const res = await router({
       method: 'POST',
       rawPath: `${T}/version/list`,
@@ -141,6 +161,7 @@ describe('tables and managed versioning on S3 (through the fake)', () => {
   });
 
   it('commits version 1: final key in the bucket, true size, etag, staging removed', async () => {
+    await declare();
     const staged = await stage(1, 'manifest-v1');
     const res = await createVersion(1, staged);
     expect(res.status).toBe(200);
@@ -153,6 +174,7 @@ describe('tables and managed versioning on S3 (through the fake)', () => {
   });
 
   it('treats identical retries as success (re-staged bytes, or a gone staging file with the content etag)', async () => {
+    await withVersion1();
     const again = await stage(1, 'manifest-v1');
     expect((await createVersion(1, again)).status).toBe(200);
     // The first attempt's staging file is gone; its md5 etag still proves the bytes.
@@ -163,6 +185,7 @@ describe('tables and managed versioning on S3 (through the fake)', () => {
   });
 
   it('answers the loser of version 1 with 409 / code 14 and keeps the winner\u2019s bytes', async () => {
+    await withVersion1();
     const res = await createVersion(1, await stage(1, 'a-different-manifest'));
     expect(res.status).toBe(409);
     expect(res.json.code).toBe(14);
@@ -170,6 +193,7 @@ describe('tables and managed versioning on S3 (through the fake)', () => {
   });
 
   it('refuses a staging path given with the bucket or as a URI (object-store relative only)', async () => {
+    await withVersion1();
     const staged = await stage(2, 'x');
     for (const path of [`${WH}/${staged.key}`, `s3://${WH}/${staged.key}`]) {
       const res = await createVersion(2, { ...staged, key: path });
@@ -179,9 +203,8 @@ describe('tables and managed versioning on S3 (through the fake)', () => {
   });
 
   describe('many concurrent commits of one version', () => {
-    beforeEach(() => fake.mock.resetHistory());
-
     it('have exactly one winner; every other one answers 409 / 14', async () => {
+      await withVersion1();
       const staged = await Promise.all(Array.from({ length: 16 }, (_, i) => stage(2, `writer-${i}`)));
       const results = await Promise.all(staged.map((s) => createVersion(2, s)));
       const winners = results.flatMap((r, i) => (r.status === 200 ? [i] : []));
@@ -194,6 +217,8 @@ describe('tables and managed versioning on S3 (through the fake)', () => {
   });
 
   it('finds the latest version with a single ListObjectsV2 call', async () => {
+    await withVersion1();
+    expect((await createVersion(2, await stage(2, 'manifest-v2'))).status).toBe(200);
     fake.mock.resetHistory();
     const res = await call(`${T}/version/list`, null, '&limit=1&descending=true');
     expect(res.json.versions.map((v: { version: number }) => v.version)).toEqual([2]);
@@ -209,6 +234,7 @@ describe('tables and managed versioning on S3 (through the fake)', () => {
   });
 
   it('describes committed versions and answers 11 for others', async () => {
+    await withVersion1();
     const one = await call(`${T}/version/describe`, { id, version: 1 });
     expect(one.json.version).toMatchObject({ version: 1, manifest_size: 11 });
     const none = await call(`${T}/version/describe`, { id, version: 9 });

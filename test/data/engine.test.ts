@@ -1,11 +1,13 @@
 /**
- * LanceDataEngine against real LanceDB 0.31.0 on temporary directories. Tables are small
+ * LanceDataEngine against real LanceDB 0.31.0 on temporary directories. Every test that writes
+ * gets a fresh table (beforeEach), so each runs alone and in any order; the query tests only
+ * read and share one. Tables are small
  * (≤ 320 rows of 8-d vectors) so the whole file runs in seconds.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { Table, Utf8, vectorFromArray } from 'apache-arrow';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LanceDataEngine } from '../../lib/data/engine.js';
 import { DEFAULT_QUERY_LIMIT } from '../../lib/data/query.js';
 import { ErrorCode } from '../../lib/errors.js';
@@ -103,7 +105,7 @@ describe('createTable', () => {
 
 describe('insert', () => {
   let location: string;
-  beforeAll(async () => {
+  beforeEach(async () => {
     location = await freshTable(300);
   });
 
@@ -163,7 +165,7 @@ describe('insert', () => {
 
 describe('mergeInsert, update, delete', () => {
   let location: string;
-  beforeAll(async () => {
+  beforeEach(async () => {
     location = await freshTable(300);
   });
 
@@ -187,6 +189,7 @@ describe('mergeInsert, update, delete', () => {
   });
 
   it('deletes target rows missing from the source, within a filter', async () => {
+    await engine.insert(location, ipcRows(10, 300)); // ids 300–309: the rows the filter covers
     const r = await engine.mergeInsert(location, ipcRows(5, 0), {
       on: 'id',
       when_not_matched_by_source_delete: true,
@@ -316,9 +319,16 @@ describe('query', () => {
     expect(bounded.length).toBeGreaterThan(0);
     for (const r of bounded) expect(r._distance as number).toBeGreaterThanOrEqual(0.1);
 
+    // Post-filtering filters the unfiltered top 5 (flat search here, so exact); pre-filtering
+    // fills all 5 from the rows that pass.
+    const top5 = plain((await query(location, { k: 5, vector: vectorOf(4) })).table).map((r) => r.id as number);
+    expect(top5).toHaveLength(5);
+    expect(top5.some((id) => id <= 100), 'the example must tell pre- from post-filtering').toBe(true);
     const post = plain((await query(location, { k: 5, vector: vectorOf(4), filter: 'id > 100', prefilter: false })).table);
-    expect(post.length).toBeLessThanOrEqual(5);
-    for (const r of post) expect(r.id as number).toBeGreaterThan(100);
+    expect(post.map((r) => r.id)).toEqual(top5.filter((id) => id > 100));
+    const pre = plain((await query(location, { k: 5, vector: vectorOf(4), filter: 'id > 100' })).table);
+    expect(pre).toHaveLength(5);
+    for (const r of pre) expect(r.id as number).toBeGreaterThan(100);
   });
 
   it('validates numbers before LanceDB can wrap them', async () => {
@@ -342,6 +352,7 @@ describe('query', () => {
     const run = async (q: unknown, k = 5) =>
       plain((await query(location, { k, full_text_query: { structured_query: { query: q } } })).table);
     const match = await run({ match: { terms: 'cherry', column: 'text' } });
+    expect(match).toHaveLength(5);
     for (const r of match) expect(r.text).toMatch(/cherry/);
     // No column: every FTS-indexed column is searched.
     expect((await run({ match: { terms: 'cherry', operator: 'And' } })).length).toBe(5);
@@ -349,13 +360,16 @@ describe('query', () => {
     const boost = await run({ boost: { positive: { match: { terms: 'fruit', column: 'text' } }, negative: { match: { terms: 'banana', column: 'text' } }, negative_boost: 0.1 } });
     expect(boost).toHaveLength(5);
     const multi = await run({ multi_match: { match_queries: [{ terms: 'date', column: 'text' }, { terms: 'date', column: 'text', boost: 2 }] } });
+    expect(multi).toHaveLength(5);
     for (const r of multi) expect(r.text).toMatch(/date/);
     const mixed = await run({ multi_match: { match_queries: [{ terms: 'date', column: 'text' }, { terms: 'elder', column: 'text', fuzziness: 1 }] } }, 300);
+    // 310 rows cycle through five words: 62 "date" and 62 "elder" rows.
+    expect(mixed).toHaveLength(124);
     for (const r of mixed) expect(r.text).toMatch(/date|elder/);
     const bool = await run({
       boolean: { must: [{ match: { terms: 'fruit', column: 'text' } }], must_not: [{ match: { terms: 'banana', column: 'text' } }], should: [] },
     }, 300);
-    expect(bool.length).toBeGreaterThan(0);
+    expect(bool).toHaveLength(248); // every row but the 62 bananas
     for (const r of bool) expect(r.text).not.toMatch(/banana/);
 
     await expectCode(engine.query(location, { k: 1, full_text_query: { structured_query: { query: {} } } }), ErrorCode.InvalidInput);
@@ -386,8 +400,8 @@ describe('query', () => {
 
 describe('countRows, stats, describe, versions, restore', () => {
   let location: string;
-  beforeAll(async () => {
-    location = path.join(root, 'meta.lance');
+  beforeEach(async () => {
+    location = path.join(root, `meta${++seq}.lance`);
     await engine.createTable(location, ipcOf(rowsTable(300, 0, new Map([['owner', 'rask']]))));
     await engine.insert(location, ipcRows(20, 300));
   });
@@ -451,12 +465,11 @@ describe('countRows, stats, describe, versions, restore', () => {
 
 describe('indexes', () => {
   let location: string;
-  beforeAll(async () => {
+  beforeEach(async () => {
     location = await freshTable(300);
   });
 
-  it('builds every supported scalar and vector index type', async () => {
-    const requests: Record<string, unknown>[] = [
+  const requests: Record<string, unknown>[] = [
       { column: 'id', index_type: 'BTREE', name: 'id_idx' },
       { column: 'text', index_type: 'bitmap', name: 'text_bitmap' },
       { column: 'labels', index_type: 'LABEL_LIST' },
@@ -479,7 +492,15 @@ describe('indexes', () => {
       { column: 'vec', index_type: 'IVF_HNSW_PQ', name: 'v_hpq', num_partitions: 1, num_sub_vectors: 2 },
       { column: 'vec', index_type: 'IVF_RQ', name: 'v_rq', target_partition_size: 150 },
     ];
-    for (const r of requests) expect(await engine.createIndex(location, r)).toEqual({});
+  /** Builds the indexes named (all of them when none is named). */
+  async function build(...names: string[]) {
+    const chosen = names.length ? requests.filter((r) => names.includes(String(r.name))) : requests;
+    expect(chosen.length).toBe(names.length || requests.length);
+    for (const r of chosen) expect(await engine.createIndex(location, r)).toEqual({});
+  }
+
+  it('builds every supported scalar and vector index type', async () => {
+    await build();
 
     const { indexes } = await engine.listIndices(location);
     const byName = Object.fromEntries(indexes.map((i) => [i.index_name, i]));
@@ -505,6 +526,7 @@ describe('indexes', () => {
   });
 
   it('uses vector indexes in queries, with the ANN knobs', async () => {
+    await build('v_pq');
     const rows = plain(
       (
         await query(location, {
@@ -525,6 +547,7 @@ describe('indexes', () => {
   });
 
   it('pages the index list', async () => {
+    await build();
     const first = await engine.listIndices(location, { limit: 4 });
     expect(first.indexes.map((i) => i.index_name)).toEqual(['id_idx', 'labels_idx', 'text_bitmap', 'text_fts']);
     expect(first.page_token).toBe('text_fts');
@@ -534,6 +557,7 @@ describe('indexes', () => {
   });
 
   it('refuses duplicates (7), unknown types, bad parameters and missing columns', async () => {
+    await build('id_idx');
     await expectCode(engine.createIndex(location, { column: 'id', index_type: 'BTREE', name: 'id_idx' }), ErrorCode.TableIndexAlreadyExists);
     await expectCode(engine.createIndex(location, { column: 'id', index_type: 'RTREE' }), ErrorCode.InvalidInput);
     await expectCode(engine.createIndex(location, { column: 'id', index_type: 'BTREE', num_partitions: 4 }), ErrorCode.InvalidInput);
@@ -550,6 +574,7 @@ describe('indexes', () => {
   });
 
   it('reports a missing index as 6 and drops indexes', async () => {
+    await build('text_bitmap');
     await expectCode(engine.indexStats(location, { index_name: 'nope' }), ErrorCode.TableIndexNotFound);
     await expectCode(engine.dropIndex(location, { index_name: 'nope' }), ErrorCode.TableIndexNotFound);
     expect(await engine.dropIndex(location, { index_name: 'text_bitmap' })).toEqual({});
@@ -562,7 +587,7 @@ describe('indexes', () => {
 
 describe('tags', () => {
   let location: string;
-  beforeAll(async () => {
+  beforeEach(async () => {
     location = await freshTable(300);
     await engine.insert(location, ipcRows(5, 300)); // version 2
   });
@@ -607,9 +632,15 @@ describe('tags', () => {
 
 describe('branches', () => {
   let location: string;
-  beforeAll(async () => {
+  beforeEach(async () => {
     location = await freshTable(300);
   });
+
+  /** Branch dev of main at version 1, with 5 rows appended on it. */
+  async function dev() {
+    expect(await engine.createBranch(location, { name: 'dev' })).toEqual({});
+    await engine.insert(location, ipcRows(5, 300), 'append', { branch: 'dev' });
+  }
 
   it('creates branches whose writes stay on the branch', async () => {
     expect(await engine.createBranch(location, { name: 'dev' })).toEqual({});
@@ -625,11 +656,12 @@ describe('branches', () => {
   });
 
   it('branches from a version or from another branch, and lists them', async () => {
+    await dev();
     await engine.insert(location, ipcRows(1, 500)); // main version 2
     await engine.createBranch(location, { name: 'old', from_version: 1 });
     await engine.createBranch(location, { name: 'dev2', from_branch: 'dev' });
     expect(await engine.countRows(location, { branch: 'old' })).toBe(300);
-    expect(await engine.countRows(location, { branch: 'dev2' })).toBe(300);
+    expect(await engine.countRows(location, { branch: 'dev2' })).toBe(305);
 
     const { branches } = await engine.listBranches(location);
     expect(Object.keys(branches).sort()).toEqual(['dev', 'dev2', 'old']);
@@ -645,6 +677,7 @@ describe('branches', () => {
   });
 
   it('records the branch of a tag made on a branch', async () => {
+    await dev();
     const devVersion = (await engine.describe(location, { branch: 'dev' })).version;
     await engine.createTag(location, { tag: 'on-dev', version: devVersion, branch: 'dev' });
     expect(await engine.getTagVersion(location, { tag: 'on-dev' })).toEqual({ version: devVersion, branch: 'dev' });
@@ -652,6 +685,7 @@ describe('branches', () => {
   });
 
   it('maps branch failures: missing 22, duplicate 23', async () => {
+    await dev();
     await expectCode(engine.createBranch(location, { name: 'dev' }), ErrorCode.TableBranchAlreadyExists);
     await expectCode(engine.createBranch(location, { name: 'main' }), ErrorCode.TableBranchAlreadyExists);
     // 'dev' forked from an older main version than the latest: Lance's own error differs then.
@@ -667,6 +701,7 @@ describe('branches', () => {
   });
 
   it('reads branch ref files through the configured reader', async () => {
+    await dev();
     const seen: string[] = [];
     const custom = new LanceDataEngine({
       readTableFile: async (uri, rel) => {
@@ -680,6 +715,9 @@ describe('branches', () => {
   });
 
   it('deletes branches', async () => {
+    await dev();
+    await engine.createBranch(location, { name: 'dev2', from_branch: 'dev' });
+    await engine.createBranch(location, { name: 'old', from_version: 1 });
     expect(await engine.deleteBranch(location, { name: 'dev2' })).toEqual({});
     expect(await engine.deleteBranch(location, { name: 'old' })).toEqual({});
     expect(Object.keys((await engine.listBranches(location)).branches)).toEqual(['dev']);
@@ -688,7 +726,7 @@ describe('branches', () => {
 
 describe('schema evolution', () => {
   let location: string;
-  beforeAll(async () => {
+  beforeEach(async () => {
     location = await freshTable(300);
   });
 
@@ -728,6 +766,8 @@ describe('schema evolution', () => {
   });
 
   it('renames, changes nullability and casts columns', async () => {
+    await engine.addColumns(location, { new_columns: [{ name: 'double_id', expression: 'id * 2' }, { name: 'id_f64', expression: 'CAST(id AS DOUBLE)' }] });
+    await engine.addColumns(location, { new_columns: [{ name: 'note', type: { type: 'utf8' } }] });
     const { version } = await engine.alterColumns(location, {
       alterations: [
         { path: 'double_id', rename: 'twice' },
@@ -749,6 +789,10 @@ describe('schema evolution', () => {
   });
 
   it('drops columns', async () => {
+    await engine.addColumns(location, { new_columns: [{ name: 'twice', expression: 'id * 2' }] });
+    await engine.addColumns(location, {
+      new_columns: [{ name: 'emb', type: { type: 'fixed_size_list', length: 2, fields: [{ name: 'item', nullable: true, type: { type: 'float32' } }] } }],
+    });
     const before = (await engine.describe(location)).version;
     expect(await engine.dropColumns(location, { columns: ['twice', 'emb'] })).toEqual({ version: before + 1 });
     expect((await engine.describe(location)).schema.fields.map((f) => f.name)).not.toContain('twice');

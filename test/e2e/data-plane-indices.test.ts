@@ -4,7 +4,7 @@
  * request path (docs/index-builds.md): such builds are queued as jobs (test/e2e/jobs-http.test.ts
  * follows them to the end). Refusals re-read the index list to prove nothing changed.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Field, FixedSizeList, Float32, Table, vectorFromArray } from 'apache-arrow';
 import { ipcOf, ipcRows, vectorOf } from '../data/fixtures.js';
 import { ensureNamespace, expectError, expectOk, TableApi } from '../support/data-http.js';
@@ -16,29 +16,42 @@ let t: TableApi;
 const names = async (table: TableApi) =>
   (expectOk(await table.post('index/list')).indexes as { index_name: string }[]).map((i) => i.index_name).sort();
 
+let seq = 0;
+
 beforeAll(async () => {
   s = await startTestServer();
   await ensureNamespace(s, 'ix');
-  t = new TableApi(s, ['ix', 'rows']);
-  expectOk(await t.arrow('create', ipcRows(300)));
 });
 afterAll(() => s?.stop());
 
+const vector = [
+  { column: 'vec', index_type: 'IVF_FLAT', name: 'v_flat', num_partitions: 2, distance_type: 'l2' },
+  { column: 'vec', index_type: 'IVF_PQ', name: 'v_pq', num_partitions: 2, num_sub_vectors: 2, num_bits: 8, max_iterations: 10 },
+  { column: 'vec', index_type: 'IVF_HNSW_SQ', name: 'v_hsq', num_partitions: 1, m: 8, ef_construction: 50, distance_type: 'cosine' },
+];
+const scalar = [
+  { column: 'id', index_type: 'BTREE', name: 'id_idx' },
+  { column: 'text', index_type: 'BITMAP', name: 'text_bitmap' },
+  { column: 'labels', index_type: 'LABEL_LIST', name: 'labels_idx' },
+  { column: 'text', index_type: 'FTS', name: 'text_fts', with_position: true, base_tokenizer: 'simple', language: 'English', lower_case: true },
+];
+
+/** Builds the named indexes (all seven when none is named) on the test's table. */
+async function build(...which: string[]) {
+  const chosen = (list: typeof vector | typeof scalar) => list.filter((r) => which.length === 0 || which.includes(r.name));
+  for (const r of chosen(vector)) expect(expectOk(await t.post('create_index', r))).toEqual({});
+  for (const r of chosen(scalar)) expect(expectOk(await t.post('create_scalar_index', r))).toEqual({});
+}
+
 describe('index lifecycle', () => {
+  // Each test gets its own 300-row table, so each runs alone and in any order.
+  beforeEach(async () => {
+    t = new TableApi(s, ['ix', `rows${++seq}`]);
+    expectOk(await t.arrow('create', ipcRows(300)));
+  });
+
   it('builds vector indices (IVF_FLAT, IVF_PQ, IVF_HNSW_SQ) and scalar ones (BTREE, BITMAP, LABEL_LIST, FTS)', async () => {
-    const vector = [
-      { column: 'vec', index_type: 'IVF_FLAT', name: 'v_flat', num_partitions: 2, distance_type: 'l2' },
-      { column: 'vec', index_type: 'IVF_PQ', name: 'v_pq', num_partitions: 2, num_sub_vectors: 2, num_bits: 8, max_iterations: 10 },
-      { column: 'vec', index_type: 'IVF_HNSW_SQ', name: 'v_hsq', num_partitions: 1, m: 8, ef_construction: 50, distance_type: 'cosine' },
-    ];
-    for (const r of vector) expect(expectOk(await t.post('create_index', r))).toEqual({});
-    const scalar = [
-      { column: 'id', index_type: 'BTREE', name: 'id_idx' },
-      { column: 'text', index_type: 'BITMAP', name: 'text_bitmap' },
-      { column: 'labels', index_type: 'LABEL_LIST', name: 'labels_idx' },
-      { column: 'text', index_type: 'FTS', name: 'text_fts', with_position: true, base_tokenizer: 'simple', language: 'English', lower_case: true },
-    ];
-    for (const r of scalar) expect(expectOk(await t.post('create_scalar_index', r))).toEqual({});
+    await build();
 
     const listed = expectOk(await t.post('index/list')).indexes as Record<string, unknown>[];
     const byName = Object.fromEntries(listed.map((i) => [i.index_name, i]));
@@ -51,6 +64,7 @@ describe('index lifecycle', () => {
   });
 
   it('lists with paging', async () => {
+    await build();
     const first = expectOk(await t.post('index/list', { limit: 3 }));
     expect(first.indexes.map((i: { index_name: string }) => i.index_name)).toEqual(['id_idx', 'labels_idx', 'text_bitmap']);
     expect(first.page_token).toBe('text_bitmap');
@@ -59,6 +73,7 @@ describe('index lifecycle', () => {
   });
 
   it('describes index stats on POST and GET; a missing index is 404 / 6', async () => {
+    await build('v_pq');
     const stats = expectOk(await t.post('index/v_pq/stats'));
     expect(stats).toEqual({ index_type: 'IVF_PQ', distance_type: 'l2', num_indexed_rows: 300, num_unindexed_rows: 0, num_indices: 1 });
     expect(expectOk(await t.get('index/v_pq/stats'))).toEqual(stats);
@@ -67,13 +82,14 @@ describe('index lifecycle', () => {
   });
 
   it('refusals leave the index list unchanged: duplicate name (7), missing column (12), bad type (13)', async () => {
+    await build('id_idx');
     const before = await names(t);
     expectError(await t.post('create_scalar_index', { column: 'id', index_type: 'BTREE', name: 'id_idx' }), 409, 7);
     expectError(await t.post('create_scalar_index', { column: 'zzz', index_type: 'BTREE', name: 'z' }), 404, 12);
     expectError(await t.post('create_index', { column: 'vec', index_type: 'RTREE' }), 400, 13);
     expectError(await t.post('create_index', { column: 'vec', index_type: 'IVF_PQ', num_partitions: -1 }), 400, 13);
     // PQ trains 256 centroids per sub-vector: too few rows is the caller's input, not a server fault.
-    const few = new TableApi(s, ['ix', 'few']);
+    const few = new TableApi(s, ['ix', `few${++seq}`]);
     expectOk(await few.arrow('create', ipcRows(100)));
     const tooFew = expectError(await few.post('create_index', { column: 'vec', index_type: 'IVF_PQ', num_partitions: 1 }), 400, 13);
     expect(tooFew.error).toMatch(/^Not enough rows to train PQ/);
@@ -82,6 +98,7 @@ describe('index lifecycle', () => {
   });
 
   it('drops an index; dropping a missing one is 404 / 6 and drops nothing', async () => {
+    await build('text_bitmap', 'id_idx');
     expect(expectOk(await t.post('index/text_bitmap/drop'))).toEqual({});
     expect(await names(t)).not.toContain('text_bitmap');
     const before = await names(t);

@@ -3,18 +3,22 @@
  * Tags and branches over raw HTTP, plus branch selection on writes and reads. Refusals re-read
  * the tag or branch list to prove nothing changed.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ipcRows } from '../data/fixtures.js';
 import { ensureNamespace, expectError, expectOk, TableApi } from '../support/data-http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let s: TestServer;
 let t: TableApi;
+let seq = 0;
 
 beforeAll(async () => {
   s = await startTestServer();
   await ensureNamespace(s, 'rf');
-  t = new TableApi(s, ['rf', 'rows']);
+});
+// Each test gets its own table with two versions (10 rows, then 15), so it runs alone and in any order.
+beforeEach(async () => {
+  t = new TableApi(s, ['rf', `rows${++seq}`]);
   expectOk(await t.arrow('create', ipcRows(10))); // version 1
   expectOk(await t.arrow('insert', ipcRows(5, 100))); // version 2
 });
@@ -48,7 +52,9 @@ describe('tags', () => {
   });
 
   it('refusals leave the tags unchanged: missing tag (8), duplicate (9), missing version (11)', async () => {
+    expectOk(await t.post('tags/create', { tag: 'v2', version: 2 }));
     const before = await tags();
+    expect(Object.keys(before)).toEqual(['v2']);
     expectError(await t.post('tags/version', { tag: 'nope' }), 404, 8);
     expectError(await t.post('tags/update', { tag: 'nope', version: 1 }), 404, 8);
     expectError(await t.post('tags/delete', { tag: 'nope' }), 404, 8);
@@ -81,7 +87,9 @@ describe('branches', () => {
   });
 
   it('refusals leave the branches unchanged: missing branch (22), duplicate (23), missing version (11)', async () => {
+    expectOk(await t.post('branches/create', { name: 'dev' }));
     const before = await branches();
+    expect(before).toEqual(['dev']);
     expectError(await t.post('branches/delete', { name: 'nope' }), 404, 22);
     expectError(await t.post('branches/create', { name: 'dev' }), 409, 23);
     expectError(await t.post('branches/create', { name: 'x', from_branch: 'nope' }), 404, 22);

@@ -5,7 +5,7 @@
  * server's in-process worker runs them, DescribeTransaction follows them and AlterTransaction
  * edits or cancels them; computed columns are declared all-null and filled by backfill jobs.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ipcRows, vectorOf } from '../data/fixtures.js';
 import { ensureNamespace, expectError, expectOk, TableApi } from '../support/data-http.js';
 import { startTestServer, type RawResponse, type TestServer } from '../support/server.js';
@@ -102,12 +102,17 @@ describe('vector index builds above the synchronous limit run as jobs (worker lo
   });
 
   it('refuses at once, queueing nothing, what the build would refuse: taken name (7), missing column (12), bad parameters (13)', async () => {
-    const t = new TableApi(s, ['j', 'big']);
+    const t = new TableApi(s, ['j', 'refused']);
+    expectOk(await t.arrow('create', ipcRows(300)));
+    // The name is taken by a (synchronous, scalar) index: a queued vector build of that name is refused.
+    expectOk(await t.post('create_scalar_index', { column: 'id', index_type: 'BTREE', name: 'v_pq' }));
+    const jobsBefore = await s.jobKeys();
     expectError(await t.post('create_index', { column: 'vec', index_type: 'IVF_PQ', name: 'v_pq', num_partitions: 2 }), 409, 7);
     expectError(await t.post('create_index', { column: 'nope', index_type: 'IVF_PQ', num_partitions: 2 }), 404, 12);
     expectError(await t.post('create_index', { column: 'vec', index_type: 'IVF_PQ', m: 4 }), 400, 13);
     expectError(await t.post('create_index', { column: 'vec', index_type: 'IVF_PQ', distance_type: 'hamming' }), 400, 13);
-    await sleep(150);
+    // Refused before anything was queued: the job records are exactly those from before.
+    expect(await s.jobKeys()).toEqual(jobsBefore);
     expect(await names(t)).toEqual(['v_pq']);
   });
 
@@ -135,11 +140,12 @@ describe('vector index builds above the synchronous limit run as jobs (worker lo
 
 describe('jobs with the worker driven by hand (RASK_JOBS_INTERVAL_MS=0)', () => {
   let s: TestServer;
-  beforeAll(async () => {
+  // A server per test: a hand-driven worker runs every queued job, including other tests' ones.
+  beforeEach(async () => {
     s = await startTestServer({ RASK_MAX_SYNC_VECTOR_INDEX_ROWS: '10', RASK_JOBS_INTERVAL_MS: '0' });
     await ensureNamespace(s, 'm');
   });
-  afterAll(() => s?.stop());
+  afterEach(() => s?.stop());
 
   const queueBuild = async (t: TableApi, name = 'v') =>
     expectOk(await t.post('create_index', { column: 'vec', index_type: 'IVF_HNSW_SQ', name, num_partitions: 1 })).transaction_id as string;
@@ -148,7 +154,7 @@ describe('jobs with the worker driven by hand (RASK_JOBS_INTERVAL_MS=0)', () => 
     const t = new TableApi(s, ['m', 'q']);
     expectOk(await t.arrow('create', ipcRows(50)));
     const id = await queueBuild(t);
-    await sleep(100);
+    // No worker runs until runOnce: it is Queued now, and stays so (nothing else could run it).
     expect(await describeTx(s, id)).toMatchObject({ status: 'Queued', properties: { 'rask.attempts': '0', 'rask.not_before': expect.any(String) } });
     expect(await names(t)).toEqual([]);
     const report = await s.jobs.runOnce();
@@ -300,8 +306,12 @@ describe('computed columns and AlterTableBackfillColumns', () => {
   });
 
   it('refuses what cannot be backfilled before queueing anything', async () => {
-    const t = new TableApi(s, ['c', 'bf']);
+    const t = new TableApi(s, ['c', 'bf_refused']);
+    expectOk(await t.arrow('create', ipcRows(4)));
+    expectOk(await t.post('add_columns', { new_columns: [{ name: 'twice', computed: 'id * 2' }] }));
+    await settle(s, expectOk(await backfill(t, { column: 'twice' }), 202).job_id);
     const version = (await t.describe()).version;
+    const jobsBefore = await s.jobKeys();
     expect(expectError(await backfill(t, { column: 'text' }), 400, 13).error).toMatch(/"text" is not a computed column/);
     expectError(await backfill(t, { column: 'nope' }), 404, 12);
     expectError(await backfill(t, { column: 'twice', where: 'nope > 1' }), 404, 12);
@@ -310,10 +320,12 @@ describe('computed columns and AlterTableBackfillColumns', () => {
     expectError(await backfill(t, { column: 'twice', concurrency: 'lots' }), 400, 13);
     expect(expectError(await backfill(t, { column: 'twice', read_version: 1 }), 406, 0).error).toMatch(/read_version/);
     expectError(await new TableApi(s, ['c', 'nope']).post('backfill_column', { column: 'twice' }), 404, 4);
+    // Nothing was queued and nothing was written.
+    expect(await s.jobKeys()).toEqual(jobsBefore);
+    expect((await t.describe()).version).toBe(version);
     // The tuning fields of a distributed executor are accepted and have nothing to tune.
     const ok = await settle(s, expectOk(await backfill(t, { column: 'twice', concurrency: 4, checkpoint_size: 100 }), 202).job_id);
     expect(ok.view.properties['rask.updated_rows']).toBe('0');
-    expect((await t.describe()).version).toBeGreaterThanOrEqual(version);
   });
 
   it('refuses a computed expression that does not plan, adding nothing', async () => {

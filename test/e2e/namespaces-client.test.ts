@@ -1,6 +1,6 @@
 // @covers CreateNamespace, ListNamespaces, DescribeNamespace, DropNamespace
 import * as lancedb from '@lancedb/lancedb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /** Namespaces through LanceDB's official REST client, against the real local server. */
@@ -8,11 +8,17 @@ describe('namespaces via connectNamespace("rest")', () => {
   let server: TestServer;
   let db: lancedb.Connection;
 
-  beforeAll(async () => {
+  // A server per test, so each runs alone and in any order.
+  beforeEach(async () => {
     server = await startTestServer();
     db = await lancedb.connectNamespace('rest', { uri: server.url });
   });
-  afterAll(() => server.stop());
+  afterEach(() => server.stop());
+  /** prod and prod.sales (owner ana), as the first test creates them. */
+  const prodSales = async () => {
+    await db.createNamespace(['prod']);
+    await db.createNamespace(['prod', 'sales'], { properties: { owner: 'ana' } });
+  };
 
   it('creates nested namespaces and refuses a duplicate as already exists', async () => {
     await db.createNamespace(['prod']);
@@ -27,6 +33,7 @@ describe('namespaces via connectNamespace("rest")', () => {
   });
 
   it('describes properties, and {} for the root', async () => {
+    await prodSales();
     expect((await db.describeNamespace(['prod', 'sales'])).properties).toEqual({ owner: 'ana' });
     expect((await db.describeNamespace([])).properties ?? {}).toEqual({});
     await expect(db.describeNamespace(['missing'])).rejects.toThrow(/Namespace not found/i);
@@ -64,11 +71,13 @@ describe('namespaces via connectNamespace("rest")', () => {
   });
 
   it('refuses a Restrict drop of a non-empty namespace, naming what is inside', async () => {
+    await prodSales();
     await expect(db.dropNamespace(['prod'])).rejects.toThrow(/not empty.*sales/is);
     expect((await db.listNamespaces(['prod'])).namespaces).toEqual(['sales']);
   });
 
   it('drops with Cascade, including all descendants', async () => {
+    await prodSales();
     await db.createNamespace(['prod', 'sales', 'deep']);
     await db.dropNamespace(['prod'], { behavior: 'cascade' });
     await expect(db.describeNamespace(['prod'])).rejects.toThrow(/Namespace not found/i);

@@ -1,5 +1,5 @@
 // @covers NamespaceExists, CreateNamespace, ListNamespaces, DescribeNamespace, DropNamespace
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { allHandlers } from '../../lib/operations/handlers-all.js';
 import { OPERATIONS } from '../../lib/operations/table.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -7,10 +7,11 @@ import { startTestServer, type TestServer } from '../support/server.js';
 /** The wire contract, byte for byte: every failure is a JSON body with an integer code. */
 describe('raw HTTP: error contract and request decoding', () => {
   let s: TestServer;
-  beforeAll(async () => {
+  // A server per test, so each runs alone and in any order.
+  beforeEach(async () => {
     s = await startTestServer({ RASK_MAX_BODY_BYTES: '4096' });
   });
-  afterAll(() => s.stop());
+  afterEach(() => s.stop());
 
   const expectError = (res: { status: number; headers: Headers; json(): any }, status: number, code: number) => {
     expect(res.status).toBe(status);
@@ -96,6 +97,7 @@ describe('raw HTTP: error contract and request decoding', () => {
   });
 
   it('exists answers status only: 200 empty, or a JSON code 1', async () => {
+    expect((await s.request('POST', '/v1/namespace/nb/create')).status).toBe(200);
     const yes = await s.request('POST', '/v1/namespace/nb/exists');
     expect(yes.status).toBe(200);
     expect(yes.text).toBe('');
@@ -104,6 +106,7 @@ describe('raw HTTP: error contract and request decoding', () => {
   });
 
   it('list: limit=0 is empty, a page token is an exclusive start-after name', async () => {
+    expect((await s.request('POST', '/v1/namespace/nb/create')).status).toBe(200);
     for (const n of ['p1', 'p2', 'p3']) await s.request('POST', `/v1/namespace/nb%24${n}/create`);
     expect((await s.request('GET', '/v1/namespace/nb/list?limit=0')).json()).toEqual({ namespaces: [] });
     expect((await s.request('GET', '/v1/namespace/nb/list?limit=2')).json()).toEqual({

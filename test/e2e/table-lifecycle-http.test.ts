@@ -1,7 +1,7 @@
 // @covers RenameTable, DropTable, DeregisterTable, RegisterTable, ListAllTables
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type RawResponse, type TestServer } from '../support/server.js';
 
 const json = { 'content-type': 'application/json' };
@@ -9,14 +9,16 @@ const json = { 'content-type': 'application/json' };
 /**
  * DropTable, DeregisterTable, RegisterTable and RenameTable on the wire: the success shapes, and
  * for every failure the JSON error with its code, followed by a read proving nothing changed.
+ * Every test starts from its own server holding namespaces a and b and tables a.t and a.u, so
+ * each runs alone and in any order.
  */
 describe('raw HTTP: table lifecycle doors', () => {
   let s: TestServer;
-  beforeAll(async () => {
+  beforeEach(async () => {
     s = await startTestServer();
     for (const ns of ['a', 'b']) await s.request('POST', `/v1/namespace/${ns}/create`, '{}', json);
   });
-  afterAll(() => s.stop());
+  afterEach(() => s.stop());
 
   const post = (p: string, body: unknown = {}) => s.request('POST', p, JSON.stringify(body), json);
   const expectError = (res: RawResponse, status: number, code: number, message?: RegExp) => {
@@ -39,7 +41,7 @@ describe('raw HTTP: table lifecycle doors', () => {
   }
 
   let tLocation: string;
-  beforeAll(async () => {
+  beforeEach(async () => {
     tLocation = await tableWithData('a%24t');
     await tableWithData('a%24u');
   });
@@ -84,7 +86,7 @@ describe('raw HTTP: table lifecycle doors', () => {
       expectError(await post('/v1/table/a%24nope/drop'), 404, 4);
       expectError(await post('/v1/table/zz%24u/drop'), 404, 4);
       expectError(await post('/v1/table/a%24nope/deregister'), 404, 4);
-      expect(await tables('a')).toEqual(['u']);
+      expect(await tables('a')).toEqual(['t', 'u']);
     });
 
     it('deregister → {id, location, properties}, the bytes stay; drop → the same shape', async () => {
@@ -95,7 +97,7 @@ describe('raw HTTP: table lifecycle doors', () => {
       const dropped = await post('/v1/table/a%24p/drop');
       expect(dropped.status).toBe(200);
       expect(dropped.json()).toEqual({ id: ['a', 'p'], location: expect.any(String), properties: { owner: 'ana' } });
-      expect(await tables('a')).toEqual(['u']);
+      expect(await tables('a')).toEqual(['t', 'u']);
     });
   });
 
@@ -114,6 +116,7 @@ describe('raw HTTP: table lifecycle doors', () => {
 
     it('lists every table as a joined id, in pages that resume after the token', async () => {
       await tableWithData('b%24z');
+      await post('/v1/table/a%24t/rename', { new_table_name: 't moved', new_namespace_id: ['b'] });
       const all = (await s.request('GET', '/v1/table')).json().tables as string[];
       expect(all).toEqual(['a$u', 'b$t moved', 'b$z']);
       const first = (await s.request('GET', '/v1/table?limit=2')).json();
@@ -133,8 +136,8 @@ describe('raw HTTP: table lifecycle doors', () => {
       expectError(await post('/v1/table/a%24r/register', { location: tLocation, mode: 'sideways' }), 400, 13, /mode must be one of/);
       expectError(await post('/v1/table/zz%24r/register', { location: tLocation }), 404, 1);
       expectError(await post('/v1/table/a%24u/register', { location: tLocation }), 409, 5);
-      expectError(await post('/v1/table/a%24r/register', { location: tLocation }), 400, 13, /already the location of table \["b","t moved"\]/);
-      expect(await tables('a')).toEqual(['u']);
+      expectError(await post('/v1/table/a%24r/register', { location: tLocation }), 400, 13, /already the location of table \["a","t"\]/);
+      expect(await tables('a')).toEqual(['t', 'u']);
     });
 
     it('registers by relative location (mode is case-insensitive) and answers the absolute one', async () => {

@@ -40,24 +40,40 @@ describe('tables via connectNamespace("rest") with managed versioning', () => {
   });
   afterAll(() => server.stop());
 
+  /**
+   * Each test builds the table it needs under a name of its own (so it runs alone and in any
+   * order): `items` is 10 rows at version 1, then 5 more appended from another handle at version 2.
+   */
+  let seq = 0;
+  async function items(): Promise<string> {
+    const name = `items${++seq}`;
+    await db.createTable(name, rows(0, 10), ns);
+    const other = await (await lancedb.connectNamespace('rest', { uri: server.url })).openTable(name, ns);
+    await other.add(rows(10, 5));
+    return name;
+  }
+
   it('creates a table with rows and counts them', async () => {
-    const t = await db.createTable('items', rows(0, 10), ns);
+    const name = `created${++seq}`;
+    const t = await db.createTable(name, rows(0, 10), ns);
     expect(await t.countRows()).toBe(10);
-    expect(await serverVersions('items')).toEqual([1]);
-    expect(await db.tableNames(ns)).toContain('items');
+    expect(await serverVersions(name)).toEqual([1]);
+    expect(await db.tableNames(ns)).toContain(name);
   });
 
   it('opens the table on another handle and appends; the first handle sees it', async () => {
-    const other = await (await lancedb.connectNamespace('rest', { uri: server.url })).openTable('items', ns);
+    const name = `appended${++seq}`;
+    await db.createTable(name, rows(0, 10), ns);
+    const other = await (await lancedb.connectNamespace('rest', { uri: server.url })).openTable(name, ns);
     await other.add(rows(10, 5));
     expect(await other.countRows()).toBe(15);
-    const again = await db.openTable('items', ns);
+    const again = await db.openTable(name, ns);
     expect(await again.countRows()).toBe(15);
-    expect(await serverVersions('items')).toEqual([1, 2]);
+    expect(await serverVersions(name)).toEqual([1, 2]);
   });
 
   it('answers a vector search', async () => {
-    const t = await db.openTable('items', ns);
+    const t = await db.openTable(await items(), ns);
     const hits = await t.vectorSearch([12, 0, 0, 1]).limit(3).toArray();
     expect(hits[0]).toMatchObject({ id: 12, label: 'row-12' });
     // 11 and 13 are equally far; their order is not ours to fix.
@@ -65,14 +81,15 @@ describe('tables via connectNamespace("rest") with managed versioning', () => {
   });
 
   it('lists the versions the catalog committed', async () => {
-    const t = await db.openTable('items', ns);
+    const name = await items();
+    const t = await db.openTable(name, ns);
     const versions = (await t.listVersions()).map((v) => v.version);
     expect(versions).toEqual([1, 2]);
-    expect(versions).toEqual(await serverVersions('items'));
+    expect(versions).toEqual(await serverVersions(name));
   });
 
   it('checks out an older version and back', async () => {
-    const t = await db.openTable('items', ns);
+    const t = await db.openTable(await items(), ns);
     await t.checkout(1);
     expect(await t.countRows()).toBe(10);
     await t.checkoutLatest();
@@ -80,7 +97,8 @@ describe('tables via connectNamespace("rest") with managed versioning', () => {
   });
 
   it('creates a tag, which then protects its version from BatchDeleteTableVersions', async () => {
-    const t = await db.openTable('items', ns);
+    const name = await items();
+    const t = await db.openTable(name, ns);
     const tags = await t.tags();
     await tags.create('launch', 1);
     expect(await tags.getVersion('launch')).toBe(1);
@@ -90,31 +108,33 @@ describe('tables via connectNamespace("rest") with managed versioning', () => {
 
     const res = await server.request(
       'POST',
-      '/v1/table/shop%24items/version/delete?delimiter=%24',
-      JSON.stringify({ id: ['shop', 'items'], ranges: [{ start_version: 1, end_version: 2 }] }),
+      `/v1/table/shop%24${name}/version/delete?delimiter=%24`,
+      JSON.stringify({ id: ['shop', name], ranges: [{ start_version: 1, end_version: 2 }] }),
     );
     expect(res.status).toBe(409);
     expect(res.json()).toMatchObject({ code: 19 });
     expect(res.json().error).toMatch(/launch/);
-    expect(await serverVersions('items')).toEqual([1, 2]);
+    expect(await serverVersions(name)).toEqual([1, 2]);
   });
 
   it('leaves only final manifests behind: every staging file was copied and removed', async () => {
-    const files = await readdir(path.join(await tableDir('items'), '_versions'));
+    const files = await readdir(path.join(await tableDir(await items()), '_versions'));
     expect(files.filter((f) => f.endsWith('.manifest'))).toHaveLength(2);
     expect(files.filter((f) => /\.manifest-/.test(f))).toEqual([]);
   });
 
   it('answers already exists for an existing name', async () => {
-    await expect(db.createTable('items', rows(0, 1), ns)).rejects.toThrow(/already exists/i);
-    expect(await (await db.openTable('items', ns)).countRows()).toBe(15);
+    const name = await items();
+    await expect(db.createTable(name, rows(0, 1), ns)).rejects.toThrow(/already exists/i);
+    expect(await (await db.openTable(name, ns)).countRows()).toBe(15);
   });
 
   it('handles table names containing spaces', async () => {
-    const t = await db.createTable('my table', rows(100, 3), ns);
+    const name = `my table ${++seq}`;
+    const t = await db.createTable(name, rows(100, 3), ns);
     await t.add(rows(103, 2));
-    expect(await (await db.openTable('my table', ns)).countRows()).toBe(5);
-    expect(await db.tableNames(ns)).toEqual(expect.arrayContaining(['items', 'my table']));
-    expect(await serverVersions('my table')).toEqual([1, 2]);
+    expect(await (await db.openTable(name, ns)).countRows()).toBe(5);
+    expect(await db.tableNames(ns)).toContain(name);
+    expect(await serverVersions(name)).toEqual([1, 2]);
   });
 });

@@ -297,10 +297,13 @@ describe('IAM', () => {
   });
 
   it('limits listing to the prefixes', () => {
+    let listing = 0;
     for (const { owner, statement } of identityStatements(template())) {
       if (!asArray(statement.Action).includes('s3:ListBucket')) continue;
+      listing++;
       expect(statement.Condition, owner).toEqual({ StringLike: { 's3:prefix': [expect.stringMatching(/^(registry|warehouse)\/\*$/)] } });
     }
+    expect(listing, 'no ListBucket statement found: nothing was checked').toBeGreaterThan(0);
   });
 
   it('lets only the catalog functions assume the vending role, whose ceiling is the warehouse prefix', () => {

@@ -60,6 +60,7 @@ describe('configuration variants', () => {
 
   it('wires alarms to the topic, the stage to the web ACL, and skips the account logging role', () => {
     const alarms = Object.values(resourcesOfType(built.template, 'AWS::CloudWatch::Alarm'));
+    expect(alarms.length, 'no alarms at all: the loop below would check nothing').toBeGreaterThan(0);
     for (const a of alarms) expect(a.Properties!.AlarmActions).toEqual(['arn:aws:sns:eu-west-1:123456789012:ops']);
     built.template.resourceCountIs('AWS::WAFv2::WebACLAssociation', 1);
     built.template.resourceCountIs('AWS::ApiGateway::Account', 0);

@@ -13,6 +13,30 @@ function intercept(store: ObjectStore, around: (op: keyof ObjectStore, args: unk
   return wrapped as unknown as ObjectStore;
 }
 
+/** Resolves after a random 0–`max` turns of the event loop (each a setImmediate hop). */
+export function turns(max: number): Promise<void> {
+  let left = Math.floor(Math.random() * (max + 1));
+  return new Promise((resolve) => {
+    const step = () => (left-- <= 0 ? resolve() : setImmediate(step));
+    step();
+  });
+}
+
+/**
+ * Wraps a store so every call waits a random 0–`max` event-loop turns before and after it runs.
+ * Interleavings vary as much as with millisecond jitter (what decides an interleaving is the
+ * order of the calls, not how long they take), at a fraction of the wall time: race tests run
+ * hundreds of iterations of multi-step protocols on it.
+ */
+export function turnJittery(store: ObjectStore, max = 3): ObjectStore {
+  return intercept(store, async (_op, _args, run) => {
+    await turns(max);
+    const result = await run();
+    await turns(max);
+    return result;
+  });
+}
+
 /**
  * Wraps a store so every call waits a random 0–`maxMs` ms before and after it runs, like network
  * round trips to S3. Without it an in-memory store answers in call order and races between
@@ -28,17 +52,75 @@ export function jittery(store: ObjectStore, maxMs = 3): ObjectStore {
   });
 }
 
+/** One store call as a gate predicate sees it. */
+export interface StoreCall {
+  readonly op: keyof ObjectStore;
+  readonly key: string;
+  /** The body of a write, as text ('' for reads and deletes). */
+  readonly body: string;
+}
+
+const WRITES: ReadonlySet<string> = new Set(['putIfAbsent', 'putIfMatch', 'put', 'deleteIfMatch', 'delete']);
+
+export const isWrite = (call: StoreCall) => WRITES.has(call.op);
+
 /**
- * Wraps a store so that the first `putIfAbsent` of `key` waits for `release` before it runs:
- * a deterministic "this write lands after everything else happened" interleaving.
+ * A deterministic interleaving point. The first store call matching `when` stops before it runs;
+ * `reached` resolves once it is stopped there, and it runs when `release()` is called. Tests
+ * wait on `reached` (never on a timer), so the interleaving is the same under any load.
  */
-export function gateFirstCreate(store: ObjectStore, key: string, release: Promise<unknown>): ObjectStore {
+export interface Gate {
+  readonly store: ObjectStore;
+  /** Resolves when the gated call is waiting at the gate. */
+  readonly reached: Promise<StoreCall>;
+  release(): void;
+}
+
+export function gateFirst(store: ObjectStore, when: (call: StoreCall) => boolean): Gate {
   let gated = false;
-  return intercept(store, async (op, args, run) => {
-    if (op === 'putIfAbsent' && args[0] === key && !gated) {
+  let arrive!: (call: StoreCall) => void;
+  let open!: () => void;
+  const reached = new Promise<StoreCall>((r) => (arrive = r));
+  const released = new Promise<void>((r) => (open = r));
+  const gatedStore = intercept(store, async (op, args, run) => {
+    const body = args[1];
+    const call: StoreCall = { op, key: String(args[0] ?? ''), body: WRITES.has(op) && body !== undefined ? String(body) : '' };
+    if (!gated && typeof args[0] === 'string' && when(call)) {
       gated = true;
-      await release;
+      arrive(call);
+      await released;
     }
     return run();
   });
+  return { store: gatedStore, reached, release: open };
+}
+
+/** The failure a simulated crash throws: the request stops, nothing after it runs. */
+export class SimulatedCrash extends Error {
+  constructor(after: number) {
+    super(`simulated crash after write ${after}`);
+    this.name = 'SimulatedCrash';
+  }
+}
+
+/**
+ * A store that lets `writes` writes land and then crashes: the call that performed the last
+ * allowed write throws after it landed, and every later call throws before it runs. A request
+ * running on it stops exactly there, like a Lambda killed between two round trips.
+ */
+export function crashAfterWrites(store: ObjectStore, writes: number): { store: ObjectStore; crashed(): boolean } {
+  let done = 0;
+  let crashed = false;
+  const crashing = intercept(store, async (op, _args, run) => {
+    if (crashed) throw new SimulatedCrash(writes);
+    if (!WRITES.has(op)) return run();
+    const result = await run();
+    done++;
+    if (done >= writes) {
+      crashed = true;
+      throw new SimulatedCrash(writes);
+    }
+    return result;
+  });
+  return { store: crashing, crashed: () => crashed };
 }

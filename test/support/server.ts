@@ -3,11 +3,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startLocalServer, type RunningServer } from '../../lib/app/server.js';
 import { loadLocalConfig } from '../../lib/config.js';
+import { FsObjectStore } from '../../lib/adapters/local/fs-object-store.js';
 
 export interface TestServer extends RunningServer {
   /** Raw HTTP against the server: `path` is sent exactly as given (already encoded). */
   request(method: string, path: string, body?: string | Buffer, headers?: Record<string, string>): Promise<RawResponse>;
   stop(): Promise<void>;
+  /** Keys of the job records in the registry (queued, running and finished), for "nothing was queued" checks. */
+  jobKeys(): Promise<string[]>;
 }
 
 export interface RawResponse {
@@ -31,6 +34,10 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       const bytes = Buffer.from(await res.arrayBuffer());
       const text = bytes.toString('utf8');
       return { status: res.status, headers: res.headers, text, bytes, json: () => JSON.parse(text) };
+    },
+    async jobKeys() {
+      const registry = new FsObjectStore(path.join(dataDir, 'registry'));
+      return (await registry.list({ prefix: 'p/' })).objects.map((o) => o.key).filter((k) => k.includes('/jobs/'));
     },
     async stop() {
       await running.close();

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,10 +11,15 @@ import type { ObjectStore } from '../../lib/ports/object-store.js';
 import { ensureDefaults, ensureLayout } from '../../lib/registry/layout.js';
 import type { StorageRoot } from '../../lib/registry/records.js';
 import { Registry, type RetryPolicy } from '../../lib/registry/registry.js';
-import { jittery } from './jittery-store.js';
+import { jittery, turnJittery } from './jittery-store.js';
 
 export interface ServicesFixture {
   readonly services: CatalogServices;
+  /**
+   * The same catalog without the jitter: for checks between iterations of a race test, which
+   * read every record and would otherwise spend most of the test waiting on simulated latency.
+   */
+  readonly direct: CatalogServices;
   cleanup(): Promise<void>;
 }
 
@@ -23,12 +29,28 @@ export interface ServicesFixture {
  */
 export async function servicesOver(
   kind: 'memory' | 'fs',
-  options: { retry?: RetryPolicy; jitterMs?: number } = {},
+  options: {
+    retry?: RetryPolicy;
+    /** Random latency of 0–n ms per store call (tests whose timing is in ms, e.g. leases). */
+    jitterMs?: number;
+    /** Random latency of 0–n event-loop turns per store call (race tests: same interleavings, faster). */
+    jitterTurns?: number;
+    /**
+     * Put an fs store on tmpfs (/dev/shm) when there is one: the same link/rename/lock semantics
+     * without paying a disk fsync per write, for tests that make thousands of writes.
+     */
+    tmpfs?: boolean;
+  } = {},
 ): Promise<ServicesFixture> {
-  const dir = kind === 'fs' ? await mkdtemp(path.join(tmpdir(), 'rask-svc-')) : undefined;
+  const base = options.tmpfs && existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+  const dir = kind === 'fs' ? await mkdtemp(path.join(base, 'rask-svc-')) : undefined;
   const baseStore: ObjectStore = dir ? new FsObjectStore(path.join(dir, 'registry')) : new MemoryObjectStore();
   // Race tests need interleavings a local store never produces on its own.
-  const registryStore = options.jitterMs ? jittery(baseStore, options.jitterMs) : baseStore;
+  const registryStore = options.jitterMs
+    ? jittery(baseStore, options.jitterMs)
+    : options.jitterTurns
+      ? turnJittery(baseStore, options.jitterTurns)
+      : baseStore;
   const warehouseRoot: StorageRoot = { kind: 'file', path: dir ? path.join(dir, 'warehouse') : '/nonexistent/warehouse' };
   const warehouseStore: ObjectStore = dir ? new FsObjectStore(warehouseRoot.path) : new MemoryObjectStore();
   const registry = new Registry(registryStore, options.retry);
@@ -49,5 +71,6 @@ export async function servicesOver(
     now: () => new Date(),
     newId: () => randomUUID(),
   };
-  return { services, cleanup: async () => (dir ? rm(dir, { recursive: true, force: true }) : undefined) };
+  const direct: CatalogServices = { ...services, registry: new Registry(baseStore, options.retry) };
+  return { services, direct, cleanup: async () => (dir ? rm(dir, { recursive: true, force: true }) : undefined) };
 }

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { TrashRecord } from '../../lib/registry/records.js';
+import { turns } from './jittery-store.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { requireWarehouse } from '../../lib/catalog/warehouses.js';
 import { CatalogError } from '../../lib/errors.js';
@@ -14,8 +15,14 @@ export const outcome = (p: Promise<unknown>) =>
     (e: unknown) => (e instanceof CatalogError ? e.code : Promise.reject(e)),
   );
 
-/** Starts `run` after a random delay, so each iteration lines the doors up differently. */
-export const later = <T>(run: () => Promise<T>, maxMs = 15) =>
+/**
+ * Starts `run` after a random 0–`maxTurns` event-loop turns, so each iteration lines the doors
+ * up differently (the same unit as the turn-jittered store: ~3 turns per store round trip).
+ */
+export const later = <T>(run: () => Promise<T>, maxTurns = 15) => turns(maxTurns).then(run);
+
+/** `later` in milliseconds, for stores whose latency is in milliseconds (real file I/O). */
+export const laterMs = <T>(run: () => Promise<T>, maxMs = 15) =>
   new Promise<T>((resolve, reject) => setTimeout(() => run().then(resolve, reject), Math.random() * maxMs));
 
 export async function warehouseStore(services: CatalogServices): Promise<ObjectStore> {

@@ -6,14 +6,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { jobContext } from '../../lib/jobs/context.js';
 import { describeJob, enqueue } from '../../lib/jobs/jobs.js';
 import { jobsHandler } from '../../lib/jobs/lambda.js';
+import { manualClock, type ManualClock } from '../support/clock.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A Lambda context whose clock started `timeoutMs` before its deadline. */
-function lambdaContext(timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  return { awsRequestId: 'req-1', getRemainingTimeInMillis: () => deadline - Date.now() };
+/** A Lambda context whose deadline is `timeoutMs` after the clock's present. */
+function lambdaContext(timeoutMs: number, clock: ManualClock) {
+  const deadline = clock.ms() + timeoutMs;
+  return { awsRequestId: 'req-1', getRemainingTimeInMillis: () => deadline - clock.ms() };
 }
 
 describe('jobs Lambda handler', () => {
@@ -25,14 +24,17 @@ describe('jobs Lambda handler', () => {
     const ctx = jobContext(f.services);
     const ids = [];
     for (let i = 0; i < 3; i++) ids.push((await enqueue(ctx, { type: 't', params: {} })).id);
+    // Each job takes 300 ms on a clock that moves only when a job runs.
+    const clock = manualClock();
     const handler = jobsHandler({
       services: async () => f.services,
       reserveMs: 1000,
       log: () => undefined,
-      runners: { t: async (job) => (await sleep(300), { by: job.lease!.owner }) },
+      clock: clock.ms,
+      runners: { t: async (job) => (clock.advance(300), { by: job.lease!.owner }) },
     });
-    // 1.4 s to run, 1 s reserved: 400 ms to start jobs in, and each takes 300 ms.
-    const result = await handler({}, lambdaContext(1400));
+    // 1.4 s to run, 1 s reserved: 400 ms to start jobs in. Jobs start at 0 and 300; at 600 the budget is spent.
+    const result = await handler({}, lambdaContext(1400, clock));
     expect(result).toMatchObject({ ran: 2, outcomes: { succeeded: 2 }, unreadable: 0 });
     const views = await Promise.all(ids.map((id) => describeJob(ctx, id)));
     expect(views.map((v) => v.status).sort()).toEqual(['Queued', 'Succeeded', 'Succeeded']);
@@ -44,7 +46,7 @@ describe('jobs Lambda handler', () => {
     const job = await enqueue(jobContext(f.services), { type: 't', params: {} });
     let ran = false;
     const handler = jobsHandler({ services: async () => f.services, reserveMs: 60_000, log: () => undefined, runners: { t: async () => ((ran = true), {}) } });
-    expect(await handler({}, lambdaContext(30_000))).toMatchObject({ ran: 0 });
+    expect(await handler({}, lambdaContext(30_000, manualClock()))).toMatchObject({ ran: 0 });
     expect(ran).toBe(false);
     expect((await describeJob(jobContext(f.services), job.id)).status).toBe('Queued');
   });

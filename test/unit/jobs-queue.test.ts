@@ -14,6 +14,7 @@ import type { JobPolicy } from '../../lib/jobs/record.js';
 import { LeaseLostError } from '../../lib/jobs/transitions.js';
 import { runJobsOnce, type JobRunner, type WorkerReport } from '../../lib/jobs/worker.js';
 import { keys } from '../../lib/registry/keys.js';
+import { manualClock, type ManualClock } from '../support/clock.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -38,12 +39,22 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
 
 describe.each(['memory', 'fs'] as const)('the job queue (%s store, jittered)', (kind) => {
   let f: ServicesFixture;
+  /**
+   * The catalog's clock (leases, not-before, retention) moves only when a test advances it, so
+   * lease expiry and backoff are tested without sleeping against the wall clock. Heartbeats are
+   * still driven by real timers; tests wait for their effect (a renewed lease), never a duration.
+   */
+  let clock: ManualClock;
   afterEach(() => f?.cleanup());
 
   const setup = async (policy: Partial<JobPolicy> = {}) => {
     f = await servicesOver(kind, { jitterMs: 2 });
+    clock = manualClock();
+    f = { ...f, services: { ...f.services, now: clock.now } };
     return withPolicy(f.services, policy);
   };
+  /** The lease end on the job record, as DescribeTransaction shows it. */
+  const leaseUntil = async (s: CatalogServices, id: string) => (await describeJob(jobContext(s), id)).properties['rask.lease_until'];
 
   it('N workers racing for M jobs run each job exactly once', async () => {
     const s = await setup();
@@ -84,7 +95,9 @@ describe.each(['memory', 'fs'] as const)('the job queue (%s store, jittered)', (
     expect(a.job.id).toBe(job.id);
     // Before the lease ends nobody else may take it.
     expect((await claimNext(ctx, 'B', ['count'])).claim).toBeUndefined();
-    await sleep(350);
+    clock.advance(299);
+    expect((await claimNext(ctx, 'B', ['count'])).claim).toBeUndefined();
+    clock.advance(51); // 350 ms after the claim: the 300 ms lease is over
     let ranBy = '';
     const report = await runJobsOnce(s, {
       owner: 'B',
@@ -124,7 +137,7 @@ describe.each(['memory', 'fs'] as const)('the job queue (%s store, jittered)', (
       },
     });
     await until('A to hold the job', async () => ((await describeJob(jobContext(s), job.id)).status === 'Running' ? true : undefined));
-    await sleep(350);
+    clock.advance(350); // A's lease lapses: its next beat (700 ms of real time away) comes too late
     const b = await runJobsOnce(s, { owner: 'B', budgetMs: 5000, log: quiet, runners: { slow: async () => ({ by: 'B' }) } });
     expect(b.ran.map((r) => r.outcome)).toEqual(['succeeded']);
     const a = await aRun;
@@ -135,11 +148,11 @@ describe.each(['memory', 'fs'] as const)('the job queue (%s store, jittered)', (
   });
 
   it('heartbeats keep a long job, and its progress, with its worker', async () => {
-    // A lease of 16 heartbeats: a loaded test machine may delay a few, not all of them.
     const s = await setup({ leaseMs: 800 });
     const ctx = jobContext(s);
     const job = await enqueue(ctx, { type: 'long', params: {} });
-    let seenProgress: string | undefined;
+    let finish!: () => void;
+    const finished = new Promise<void>((r) => (finish = r));
     const run = runJobsOnce(s, {
       owner: 'A',
       budgetMs: 5000,
@@ -147,22 +160,29 @@ describe.each(['memory', 'fs'] as const)('the job queue (%s store, jittered)', (
       runners: {
         long: async (_j, { progress }) => {
           progress({ progress: 'halfway' });
-          await sleep(2000); // two and a half leases
+          await finished;
           return { rows: '42' };
         },
       },
     });
     await until('A to hold the job', async () => ((await describeJob(ctx, job.id)).properties['rask.worker'] === 'A' ? true : undefined));
-    // Another worker keeps looking the whole time and never gets it.
+    // Two and a half leases of catalog time pass in quarter-lease steps. After each step, A's
+    // next heartbeat renews the lease past the new present; then another worker looks, and
+    // never gets the job (without the heartbeats it would from the fifth step on).
+    let seenProgress: string | undefined;
     const stolen: WorkerReport[] = [];
-    const end = Date.now() + 2000;
-    while (Date.now() < end) {
+    for (let step = 0; step < 10; step++) {
+      clock.advance(200);
+      await until('a heartbeat to renew the lease', async () =>
+        Date.parse((await leaseUntil(s, job.id))!) > clock.ms() + 600 ? true : undefined,
+      );
       stolen.push(await runJobsOnce(s, { owner: 'B', budgetMs: 1000, log: quiet, runners: { long: async () => ({}) } }));
       const view = await describeJob(ctx, job.id);
       if (view.status === 'Running') seenProgress ??= view.properties['rask.progress'];
-      await sleep(30);
     }
+    finish();
     await run;
+    expect(stolen).toHaveLength(10);
     expect(stolen.flatMap((r) => r.ran)).toEqual([]);
     expect(seenProgress).toBe('halfway');
     expect(await describeJob(ctx, job.id)).toMatchObject({
@@ -183,7 +203,7 @@ describe.each(['memory', 'fs'] as const)('the job queue (%s store, jittered)', (
       log: quiet,
       runners: {
         flaky: async () => {
-          starts.push(Date.now());
+          starts.push(clock.ms());
           throw new InternalError('disk on fire');
         },
       },
@@ -193,6 +213,7 @@ describe.each(['memory', 'fs'] as const)('the job queue (%s store, jittered)', (
       await until('the job to fail for good', async () => {
         passes++;
         await wrapped();
+        clock.advance(25);
         return (await describeJob(ctx, job.id)).status === 'Failed' ? true : undefined;
       });
     } finally {
@@ -201,9 +222,11 @@ describe.each(['memory', 'fs'] as const)('the job queue (%s store, jittered)', (
     // Three attempts, however many passes looked at the queue meanwhile.
     expect(starts).toHaveLength(3);
     expect(passes).toBeGreaterThan(10);
-    // Attempt 2 waited 250 ms ± 20 %, attempt 3 500 ms ± 20 %.
-    expect(starts[1] - starts[0]).toBeGreaterThanOrEqual(195);
-    expect(starts[2] - starts[1]).toBeGreaterThanOrEqual(395);
+    // Attempt 2 waited 250 ms ± 20 %, attempt 3 500 ms ± 20 % (catalog time, which moves 25 ms a pass).
+    expect(starts[1] - starts[0]).toBeGreaterThanOrEqual(200);
+    expect(starts[1] - starts[0]).toBeLessThanOrEqual(300 + 25);
+    expect(starts[2] - starts[1]).toBeGreaterThanOrEqual(400);
+    expect(starts[2] - starts[1]).toBeLessThanOrEqual(600 + 25);
     const view = await describeJob(ctx, job.id);
     expect(view.properties).toMatchObject({ 'rask.attempts': '3', 'rask.error': 'disk on fire', 'rask.error_code': '18' });
   });
@@ -242,9 +265,9 @@ describe.each(['memory', 'fs'] as const)('the job queue (%s store, jittered)', (
     for (let n = 1; n <= 3; n++) {
       const c = await until(`claim ${n}`, async () => (await claimNext(ctx, `w${n}`, ['crash'])).claim);
       expect(c.job.attempts).toBe(n);
-      // ... and the worker dies without a word.
+      // ... and the worker dies without a word; its 60 ms lease runs out.
+      clock.advance(61);
     }
-    await sleep(80);
     expect((await claimNext(ctx, 'w4', ['crash'])).claim).toBeUndefined();
     const view = await describeJob(ctx, job.id);
     expect(view.status).toBe('Failed');
@@ -275,7 +298,9 @@ describe.each(['memory', 'fs'] as const)('the job queue (%s store, jittered)', (
     await until('the job to run', async () => (steps > 0 ? true : undefined));
     // A property set meanwhile changes the record's etag: not a lost lease.
     await alterJob(ctx, job.id, [{ setPropertyAction: { key: 'owner', value: 'team-a' } }]);
-    await sleep(120);
+    // A's next heartbeat after the change renews the lease (it would have stopped the job instead).
+    clock.advance(100);
+    await until('a heartbeat after the change', async () => (Date.parse((await leaseUntil(s, job.id))!) > clock.ms() + 250 ? true : undefined));
     expect((await describeJob(ctx, job.id)).status).toBe('Running');
     const canceled = await alterJob(ctx, job.id, [{ setStatusAction: { status: 'Canceled' } }]);
     expect(canceled.status).toBe('Canceled');
@@ -293,9 +318,15 @@ describe.each(['memory', 'fs'] as const)('the job queue (%s store, jittered)', (
     const s = await setup();
     const ctx = jobContext(s);
     const job = await enqueue(ctx, { type: 'busy', params: {} });
-    const run = runJobsOnce(s, { owner: 'A', budgetMs: 5000, log: quiet, runners: { busy: async () => (await sleep(600), { ok: '1' }) } });
+    let finish!: () => void;
+    const finished = new Promise<void>((r) => (finish = r));
+    const run = runJobsOnce(s, { owner: 'A', budgetMs: 5000, log: quiet, runners: { busy: async () => (await finished, { ok: '1' }) } });
     await until('the job to run', async () => ((await describeJob(ctx, job.id)).status === 'Running' ? true : undefined));
     await Promise.all(Array.from({ length: 8 }, (_, i) => alterJob(ctx, job.id, [{ setPropertyAction: { key: `k${i}`, value: String(i) } }])));
+    // A beats at least once after all the changes, and keeps its lease through them.
+    clock.advance(100);
+    await until('a heartbeat after the changes', async () => (Date.parse((await leaseUntil(s, job.id))!) > clock.ms() + 250 ? true : undefined));
+    finish();
     expect((await run).ran.map((r) => r.outcome)).toEqual(['succeeded']);
     const view = await describeJob(ctx, job.id);
     expect(view.status).toBe('Succeeded');
@@ -331,7 +362,7 @@ describe.each(['memory', 'fs'] as const)('the job queue (%s store, jittered)', (
     const ctx = jobContext(s);
     const old = await enqueue(ctx, { type: 'count', params: {} });
     await runJobsOnce(s, { owner: 'A', budgetMs: 2000, log: quiet, runners: { count: async () => ({}) } });
-    await sleep(200);
+    clock.advance(200);
     const young = await enqueue(ctx, { type: 'count', params: {} });
     const r = await runJobsOnce(s, { owner: 'A', budgetMs: 2000, log: quiet, runners: { count: async () => ({}) } });
     expect(r.pruned).toBe(1);

@@ -12,9 +12,7 @@ import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import { ConditionFailedError } from '../../lib/ports/object-store.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
 
-/** Starts `run` after a random delay, so each iteration lines the two doors up differently. */
-const later = <T>(run: () => Promise<T>, maxMs = 15) =>
-  new Promise<T>((resolve, reject) => setTimeout(() => run().then(resolve, reject), Math.random() * maxMs));
+import { later } from '../support/table-invariants.js';
 
 const settle = (p: Promise<unknown>) =>
   p.then(
@@ -41,7 +39,7 @@ describe.each(['memory', 'fs'] as const)('namespace doors under real concurrency
   afterEach(() => f?.cleanup());
 
   it('create child × Restrict drop of its parent: never a child without a parent', async () => {
-    f = await servicesOver(kind, { jitterMs: 3 });
+    f = await servicesOver(kind, { jitterTurns: 3 });
     const s = f.services;
     const outcomes = new Set<string>();
     for (let i = 0; i < 40; i++) {
@@ -68,7 +66,7 @@ describe.each(['memory', 'fs'] as const)('namespace doors under real concurrency
   });
 
   it('create grandchildren × Cascade drop of the root of the subtree: nothing survives', async () => {
-    f = await servicesOver(kind, { jitterMs: 3 });
+    f = await servicesOver(kind, { jitterTurns: 3 });
     const s = f.services;
     for (let i = 0; i < 8; i++) {
       const top = [`t${i}`];
@@ -94,7 +92,7 @@ describe.each(['memory', 'fs'] as const)('namespace doors under real concurrency
   });
 
   it('create × create of one name: exactly one winner', async () => {
-    f = await servicesOver(kind, { jitterMs: 3 });
+    f = await servicesOver(kind, { jitterTurns: 3 });
     const s = f.services;
     for (let i = 0; i < 20; i++) {
       const results = await Promise.all(
@@ -136,18 +134,26 @@ describe('registry retries', () => {
 });
 
 describe('create under a drop, deterministic interleavings', () => {
+  /**
+   * The create stops at the gate just before its own record's put-if-absent, after it read its
+   * parent as active. The test waits until it is really there (never on a timer): only then
+   * does the drop run, so the create's re-check after its write is the only thing that can
+   * notice the parent is gone.
+   */
+  async function gatedCreate(f: ServicesFixture, id: string[]) {
+    const { gateFirst } = await import('../support/jittery-store.js');
+    const s = f.services;
+    const gate = gateFirst(s.registry.store, (c) => c.op === 'putIfAbsent' && c.key === keys.namespace(s.project, id));
+    const create = settle(createNamespace({ ...s, registry: new Registry(gate.store) }, { id, mode: 'create', properties: {} }));
+    await gate.reached;
+    return { create, release: gate.release };
+  }
+
   it('a child whose write lands after a Restrict drop finished withdraws itself', async () => {
     const f = await servicesOver('memory');
     const s = f.services;
     await createNamespace(s, { id: ['parent'], mode: 'create', properties: {} });
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const { gateFirstCreate } = await import('../support/jittery-store.js');
-    const gatedRegistry = new Registry(gateFirstCreate(s.registry.store, keys.namespace(s.project, ['parent', 'late']), gate));
-    const gatedServices = { ...s, registry: gatedRegistry };
-
-    const create = settle(createNamespace(gatedServices, { id: ['parent', 'late'], mode: 'create', properties: {} }));
-    await new Promise((r) => setTimeout(r, 5)); // the create has read its parent and waits at its write
+    const { create, release } = await gatedCreate(f, ['parent', 'late']);
     await dropNamespace(s, { id: ['parent'], mode: 'fail', behavior: 'restrict' });
     release();
     expect(await create).toBe(1);
@@ -160,15 +166,7 @@ describe('create under a drop, deterministic interleavings', () => {
     const s = f.services;
     await createNamespace(s, { id: ['top'], mode: 'create', properties: {} });
     await createNamespace(s, { id: ['top', 'mid'], mode: 'create', properties: {} });
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const { gateFirstCreate } = await import('../support/jittery-store.js');
-    const gatedServices = {
-      ...s,
-      registry: new Registry(gateFirstCreate(s.registry.store, keys.namespace(s.project, ['top', 'mid', 'leaf']), gate)),
-    };
-    const create = settle(createNamespace(gatedServices, { id: ['top', 'mid', 'leaf'], mode: 'create', properties: {} }));
-    await new Promise((r) => setTimeout(r, 5));
+    const { create, release } = await gatedCreate(f, ['top', 'mid', 'leaf']);
     await dropNamespace(s, { id: ['top'], mode: 'fail', behavior: 'cascade' });
     release();
     expect(await create).toBe(1);

@@ -21,9 +21,12 @@ import {
 } from '../support/table-invariants.js';
 
 const identity = {};
+/** Event-loop turns per store round trip on the fs store, relative to the memory store. */
+const FS_TURNS = 8;
 
 /**
- * The table doors under real concurrency (Promise.all over a store with random latency), many
+ * The table doors under real concurrency (Promise.all over a store with random latency in
+ * event-loop turns), many
  * iterations each, on the memory store and the filesystem store. After every iteration the
  * registry-wide invariants must hold (test/support/table-invariants.ts): no rename left
  * half-done, no table without a live namespace, no two live tables on one location, claims
@@ -34,9 +37,16 @@ describe.each(['memory', 'fs'] as const)('table doors under real concurrency (%s
   let s: CatalogServices;
   let store: ObjectStore;
   afterEach(() => f?.cleanup());
+  // A round trip to the fs store is real file I/O, many event-loop turns long: start offsets
+  // scale with it so that the doors still start anywhere in each other's span.
+  const delayed = <T>(run: () => Promise<T>, maxTurns = 15) => later(run, kind === 'memory' ? maxTurns : maxTurns * FS_TURNS);
 
   async function setup() {
-    f = await servicesOver(kind, { jitterMs: 3 });
+    // Memory: latency in event-loop turns (fast, and the interleavings vary as much). The fs store
+    // does real file I/O whose own timing is in milliseconds, so it keeps millisecond jitter
+    // (and runs on tmpfs when available: no fsync per write).
+    // Retry backoff scaled down with the latency: production waits are sized for S3 round trips.
+    f = await servicesOver(kind, { jitterTurns: 3, tmpfs: true, retry: { attempts: 10, baseDelayMs: 1, maxDelayMs: 16 } });
     s = f.services;
     store = await warehouseStore(s);
   }
@@ -48,11 +58,13 @@ describe.each(['memory', 'fs'] as const)('table doors under real concurrency (%s
     return record;
   }
 
-  /** Where a table (by uid) lives now: every id holding a record of it. */
+  /** Where a table (by uid) lives now: every id holding a record of it (read without jitter). */
   async function whereIs(uid: string): Promise<string[]> {
-    return (await allTableRecords(s)).filter((r) => r.uid === uid).map((r) => r.id.join('.'));
+    return (await allTableRecords(f.direct)).filter((r) => r.uid === uid).map((r) => r.id.join('.'));
   }
 
+  // The invariant checks read every record after every iteration; they read the store without
+  // jitter (f.direct) so their cost does not grow with simulated latency × records².
   it('rename × rename of one table: exactly one wins, the table exists under exactly one name', async () => {
     await setup();
     await createNamespace(s, { id: ['a'], mode: 'create', properties: {} });
@@ -65,7 +77,7 @@ describe.each(['memory', 'fs'] as const)('table doors under real concurrency (%s
         { newName: `y${i}`, newNamespace: ['b'] },
         { newName: `z${i}`, newNamespace: ['b'] },
       ];
-      const results = await Promise.all(targets.map((to) => outcome(later(() => renameTable(s, { id: ['a', `t${i}`], ...to }), 10))));
+      const results = await Promise.all(targets.map((to) => outcome(delayed(() => renameTable(s, { id: ['a', `t${i}`], ...to }), 10))));
       seen.add(results.join('/'));
       expect(results.filter((r) => r === 'ok'), results.join('/')).toHaveLength(1);
       for (const r of results) expect(['ok', 4]).toContain(r);
@@ -73,7 +85,7 @@ describe.each(['memory', 'fs'] as const)('table doors under real concurrency (%s
       const expected = [...(winner.newNamespace ?? ['a']), winner.newName].join('.');
       expect(await whereIs(t.uid)).toEqual([expected]);
       expect(await objectsUnder(store, t.path)).toHaveLength(2);
-      await assertTableInvariants(s);
+      await assertTableInvariants(f.direct);
     }
     expect(seen.size, 'every iteration had the same winner; the race never varied').toBeGreaterThan(1);
   });
@@ -85,14 +97,14 @@ describe.each(['memory', 'fs'] as const)('table doors under real concurrency (%s
       const t1 = await table(['a', `p${i}`]);
       const t2 = await table(['a', `q${i}`]);
       const results = await Promise.all([
-        outcome(later(() => renameTable(s, { id: ['a', `p${i}`], newName: `same${i}` }))),
-        outcome(later(() => renameTable(s, { id: ['a', `q${i}`], newName: `same${i}` }))),
+        outcome(delayed(() => renameTable(s, { id: ['a', `p${i}`], newName: `same${i}` }))),
+        outcome(delayed(() => renameTable(s, { id: ['a', `q${i}`], newName: `same${i}` }))),
       ]);
       expect([...results].sort()).toEqual([5, 'ok']);
       const holder = (await readTable(s, ['a', `same${i}`]))!.value.uid;
       const loser = holder === t1.uid ? t2 : t1;
       expect(await whereIs(loser.uid)).toEqual([loser.id.join('.')]);
-      await assertTableInvariants(s);
+      await assertTableInvariants(f.direct);
     }
   });
 
@@ -102,13 +114,13 @@ describe.each(['memory', 'fs'] as const)('table doors under real concurrency (%s
       const a = await table([`sa${i}`]);
       const b = await table([`sb${i}`]);
       const results = await Promise.all([
-        outcome(later(() => renameTable(s, { id: [`sa${i}`], newName: `sb${i}` }), 5)),
-        outcome(later(() => renameTable(s, { id: [`sb${i}`], newName: `sa${i}` }), 5)),
+        outcome(delayed(() => renameTable(s, { id: [`sa${i}`], newName: `sb${i}` }), 5)),
+        outcome(delayed(() => renameTable(s, { id: [`sb${i}`], newName: `sa${i}` }), 5)),
       ]);
       expect(results).toEqual([5, 5]);
       expect(await whereIs(a.uid)).toEqual([`sa${i}`]);
       expect(await whereIs(b.uid)).toEqual([`sb${i}`]);
-      await assertTableInvariants(s);
+      await assertTableInvariants(f.direct);
     }
   });
 
@@ -117,12 +129,12 @@ describe.each(['memory', 'fs'] as const)('table doors under real concurrency (%s
     await createNamespace(s, { id: ['a'], mode: 'create', properties: {} });
     for (let i = 0; i < 20; i++) {
       const results = await Promise.all(
-        Array.from({ length: 6 }, () => outcome(later(() => declareTable(s, { id: ['a', `d${i}`], properties: {}, identity }), 5))),
+        Array.from({ length: 6 }, () => outcome(delayed(() => declareTable(s, { id: ['a', `d${i}`], properties: {}, identity }), 5))),
       );
       expect(results.filter((r) => r === 'ok')).toHaveLength(1);
       expect(results.filter((r) => r === 5)).toHaveLength(5);
     }
-    const tables = await assertTableInvariants(s);
+    const tables = await assertTableInvariants(f.direct);
     expect(tables).toHaveLength(20);
   });
 
@@ -133,12 +145,12 @@ describe.each(['memory', 'fs'] as const)('table doors under real concurrency (%s
       await writeFakeDataset(store, `imports/ds${i}.lance`);
       const results = await Promise.all(
         ['r1', 'r2', 'r3'].map((name) =>
-          outcome(later(() => registerTable(s, { id: ['a', `${name}_${i}`], location: `imports/ds${i}.lance`, mode: 'create', properties: {} }))),
+          outcome(delayed(() => registerTable(s, { id: ['a', `${name}_${i}`], location: `imports/ds${i}.lance`, mode: 'create', properties: {} }))),
         ),
       );
       expect(results.filter((r) => r === 'ok')).toHaveLength(1);
       for (const r of results) expect(['ok', 13]).toContain(r);
-      await assertTableInvariants(s);
+      await assertTableInvariants(f.direct);
     }
   });
 
@@ -150,9 +162,9 @@ describe.each(['memory', 'fs'] as const)('table doors under real concurrency (%s
       await createNamespace(s, { id: ns, mode: 'create', properties: {} });
       await writeFakeDataset(store, `imports/n${i}.lance`);
       const [declared, registered, dropped] = await Promise.all([
-        outcome(later(() => declareTable(s, { id: [...ns, 'd'], properties: {}, identity }))),
-        outcome(later(() => registerTable(s, { id: [...ns, 'r'], location: `imports/n${i}.lance`, mode: 'create', properties: {} }))),
-        outcome(later(() => dropNamespace(s, { id: ns, mode: 'fail', behavior }), 60)),
+        outcome(delayed(() => declareTable(s, { id: [...ns, 'd'], properties: {}, identity }))),
+        outcome(delayed(() => registerTable(s, { id: [...ns, 'r'], location: `imports/n${i}.lance`, mode: 'create', properties: {} }))),
+        outcome(delayed(() => dropNamespace(s, { id: ns, mode: 'fail', behavior }), 60)),
       ]);
       seen.add(`${declared}/${registered}/${dropped}`);
       expect(['ok', 1]).toContain(declared);
@@ -168,7 +180,7 @@ describe.each(['memory', 'fs'] as const)('table doors under real concurrency (%s
         const left = await objectsUnder(store, `imports/n${i}.lance`);
         if (registered === 1) expect(left).toHaveLength(2);
       }
-      await assertTableInvariants(s);
+      await assertTableInvariants(f.direct);
     }
     expect(seen.size, 'the interleavings never varied').toBeGreaterThan(1);
   });
@@ -180,8 +192,8 @@ describe.each(['memory', 'fs'] as const)('table doors under real concurrency (%s
     for (let i = 0; i < 25; i++) {
       const t = await table(['a', `t${i}`]);
       const [dropped, renamed] = await Promise.all([
-        outcome(later(() => dropTable(s, ['a', `t${i}`]))),
-        outcome(later(() => renameTable(s, { id: ['a', `t${i}`], newName: `r${i}` }))),
+        outcome(delayed(() => dropTable(s, ['a', `t${i}`]))),
+        outcome(delayed(() => renameTable(s, { id: ['a', `t${i}`], newName: `r${i}` }))),
       ]);
       seen.add(`${dropped}/${renamed}`);
       expect([dropped, renamed].filter((r) => r === 'ok')).toHaveLength(1);
@@ -194,7 +206,7 @@ describe.each(['memory', 'fs'] as const)('table doors under real concurrency (%s
         expect(await whereIs(t.uid)).toEqual([]);
         expect(await objectsUnder(store, t.path)).toEqual([]);
       }
-      await assertTableInvariants(s);
+      await assertTableInvariants(f.direct);
     }
     expect(seen.size, 'the interleavings never varied').toBeGreaterThan(1);
   });
@@ -207,9 +219,9 @@ describe.each(['memory', 'fs'] as const)('table doors under real concurrency (%s
       const t = await table(['src', `t${i}`]);
       await createNamespace(s, { id: [`dst${i}`], mode: 'create', properties: {} });
       const [renamed, dropped] = await Promise.all([
-        outcome(later(() => renameTable(s, { id: ['src', `t${i}`], newName: 'in', newNamespace: [`dst${i}`] }), 10)),
+        outcome(delayed(() => renameTable(s, { id: ['src', `t${i}`], newName: 'in', newNamespace: [`dst${i}`] }), 10)),
         // A rename is many round trips and a drop few: start the drop anywhere in the rename's span.
-        outcome(later(() => dropNamespace(s, { id: [`dst${i}`], mode: 'fail', behavior: 'cascade' }), 150)),
+        outcome(delayed(() => dropNamespace(s, { id: [`dst${i}`], mode: 'fail', behavior: 'cascade' }), 150)),
       ]);
       seen.add(`${renamed}/${dropped}`);
       expect(dropped).toBe('ok');
@@ -222,7 +234,7 @@ describe.each(['memory', 'fs'] as const)('table doors under real concurrency (%s
         expect(await whereIs(t.uid)).toEqual([`src.t${i}`]);
         expect(await objectsUnder(store, t.path)).toHaveLength(2);
       }
-      await assertTableInvariants(s);
+      await assertTableInvariants(f.direct);
     }
 expect(seen.size, 'the interleavings never varied').toBeGreaterThan(1);
   });

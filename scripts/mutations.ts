@@ -1,0 +1,274 @@
+/**
+ * Mutation check for the protocol steps issue #14 names: each mutation removes or weakens one
+ * step, and some test must fail because of it, in every run. Run by hand (not part of npm test):
+ *
+ *   npx tsx scripts/mutations.ts                 # every mutation, each once
+ *   npx tsx scripts/mutations.ts --runs 3 M1 M6a # chosen mutations, three runs each
+ *
+ * Each mutation is applied to a scratch copy of the repository (lib/, test/, spec/ and the
+ * config files copied, node_modules linked), never to the working tree, and the test files it
+ * names are run there. Mutations find their code by exact string, not by line number, and the
+ * script stops loudly when a string is missing or ambiguous (the code moved on: update the
+ * mutation, do not drop it). "caught" means the named test files failed in every run.
+ */
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+interface Mutation {
+  readonly id: string;
+  readonly what: string;
+  readonly file: string;
+  readonly apply: (source: string) => string;
+  readonly tests: readonly string[];
+}
+
+/** Replaces the one occurrence of `find`; throws when it occurs zero or several times. */
+function once(find: string, replace: string): (source: string) => string {
+  return (source) => {
+    const first = source.indexOf(find);
+    if (first < 0) throw new Error(`pattern not found: ${JSON.stringify(find)}`);
+    if (source.indexOf(find, first + 1) >= 0) throw new Error(`pattern occurs more than once: ${JSON.stringify(find)}`);
+    return source.slice(0, first) + replace + source.slice(first + find.length);
+  };
+}
+
+/** Moves the one occurrence of `block` to just before the one occurrence of `before`. */
+function moveBefore(block: string, before: string): (source: string) => string {
+  return (source) => {
+    const without = once(block, '')(source);
+    return once(before, block + before)(without);
+  };
+}
+
+const RENAME_TESTS = ['test/unit/protocol-gates.test.ts', 'test/unit/table-lifecycle.test.ts'];
+
+const MUTATIONS: readonly Mutation[] = [
+  // ---- the six the audit found uncaught or caught only by chance ----
+  {
+    id: 'M1',
+    what: 'rename: the decisive CAS (source moving → moved) made an unconditional put',
+    file: 'lib/catalog/tables/move.ts',
+    apply: once(
+      "movedEtag = await services.registry.replace(tableKey(services, sourceId), { ...moving.value, state: 'moved' }, moving.etag);",
+      "movedEtag = (await services.registry.store.put(tableKey(services, sourceId), JSON.stringify({ ...moving.value, state: 'moved' }))).etag;",
+    ),
+    tests: RENAME_TESTS,
+  },
+  {
+    id: 'M2',
+    what: 'rename: the committed source is deleted before the destination is activated',
+    file: 'lib/catalog/tables/move.ts',
+    apply: moveBefore(
+      '  await services.registry.remove(tableKey(services, sourceId), moved.etag).catch(ignoreLostRace);\n  await dropClaimId(services, moved.value, sourceId);\n',
+      '  const { to: dest, nonce } = moved.value.move ?? {};\n',
+    ),
+    tests: RENAME_TESTS,
+  },
+  {
+    id: 'M3a',
+    what: 'errors: code 15 (PermissionDenied) answers 400 instead of 403',
+    file: 'lib/errors.ts',
+    apply: once('  15: 403,', '  15: 400,'),
+    tests: ['test/unit/errors.test.ts'],
+  },
+  {
+    id: 'M3b',
+    what: 'errors: code 17 (ServiceUnavailable) answers 500 instead of 503',
+    file: 'lib/errors.ts',
+    apply: once('  17: 503,', '  17: 500,'),
+    tests: ['test/unit/errors.test.ts'],
+  },
+  {
+    id: 'M4a',
+    what: 'respond: an unexpected error is no longer logged',
+    file: 'lib/http/respond.ts',
+    apply: once("  logger?.error('unexpected error', { requestId, err: describe(err) });", ''),
+    tests: ['test/unit/errors.test.ts'],
+  },
+  {
+    id: 'M4b',
+    what: 'respond: an InternalError (code 18) is no longer logged',
+    file: 'lib/http/respond.ts',
+    apply: once("if (err.code === ErrorCode.Internal) logger?.error('internal error', { requestId, err: describe(err) });", ''),
+    tests: ['test/unit/errors.test.ts'],
+  },
+  {
+    id: 'M4c',
+    what: 'router: the logger is not passed to errorResponse',
+    file: 'lib/http/router.ts',
+    apply: once('errorResponse(err, request.requestId, options.logger)', 'errorResponse(err, request.requestId)'),
+    tests: ['test/unit/errors.test.ts'],
+  },
+  {
+    id: 'M5a',
+    what: 'result bound: the check while streaming batches removed',
+    file: 'lib/data/query.ts',
+    apply: once('    if (bytes > maxBytes) throw resultTooLarge(maxBytes);\n', ''),
+    tests: ['test/data/result-bound.test.ts'],
+  },
+  {
+    id: 'M5b',
+    what: 'result bound: the check after encoding removed',
+    file: 'lib/data/engine.ts',
+    apply: once('      if (bytes.length > maxBytes) throw resultTooLarge(maxBytes);\n', ''),
+    tests: ['test/data/result-bound.test.ts'],
+  },
+  {
+    id: 'M6a',
+    what: 'CreateNamespace: the parent re-check after the write removed',
+    file: 'lib/catalog/namespaces.ts',
+    apply: once('    await confirmParentOrWithdraw(services, parentId, key, etag);\n', ''),
+    tests: ['test/unit/namespace-races.test.ts'],
+  },
+  {
+    id: 'M6b',
+    what: 'DeclareTable: the namespace re-check after the write removed',
+    file: 'lib/catalog/tables/declare.ts',
+    apply: once('    await confirmParentOrWithdraw(services, namespace, key, etag);\n', ''),
+    tests: ['test/unit/protocol-gates.test.ts'],
+  },
+  // ---- seven that were already caught (kept so they stay caught) ----
+  {
+    id: 'C1',
+    what: 'registry: create (put-if-absent) made a plain put',
+    file: 'lib/registry/registry.ts',
+    apply: once('return (await this.store.putIfAbsent(key, JSON.stringify(value))).etag;', 'return (await this.store.put(key, JSON.stringify(value))).etag;'),
+    tests: ['test/unit/namespace-races.test.ts'],
+  },
+  {
+    id: 'C2',
+    what: 'DeclareTable: the location-claim confirmation removed',
+    file: 'lib/catalog/tables/declare.ts',
+    apply: once('if (!(await confirmClaim(services, record))) {', 'if (!(await Promise.resolve(true))) {'),
+    tests: ['test/unit/table-lifecycle.test.ts', 'test/unit/create-table.test.ts', 'test/unit/protocol-gates.test.ts'],
+  },
+  {
+    id: 'C3',
+    what: 'rename: the contended CAS (source active → moving) made an unconditional put',
+    file: 'lib/catalog/tables/move.ts',
+    apply: once(
+      'const etag = await services.registry.replace(tableKey(services, sourceId), moving, source.etag);',
+      'const etag = (await services.registry.store.put(tableKey(services, sourceId), JSON.stringify(moving))).etag;',
+    ),
+    tests: ['test/unit/table-races.test.ts'],
+  },
+  {
+    id: 'C4',
+    what: 'CreateTableVersion: put-if-absent of the final manifest made a plain put',
+    file: 'lib/catalog/tables/version-create.ts',
+    apply: once('await store.putIfAbsent(finalKey, staging.body);', 'await store.put(finalKey, staging.body);'),
+    tests: ['test/catalog/table-versions.test.ts'],
+  },
+  {
+    id: 'C5',
+    what: 'Restrict DropNamespace: the emptiness check removed',
+    file: 'lib/catalog/namespaces.ts',
+    apply: once('    if (contents) {\n', '    if (contents && false) {\n'),
+    tests: ['test/unit/namespace-races.test.ts'],
+  },
+  {
+    id: 'C6',
+    what: 'rename: readers answer from unsettled records (no help-on-read)',
+    file: 'lib/catalog/tables/move.ts',
+    apply: once('    if (!found || isLive(found.value)) return found;', '    return found;'),
+    tests: RENAME_TESTS,
+  },
+  {
+    id: 'C7',
+    what: 'location claims: put-if-absent of the claim made a plain put',
+    file: 'lib/catalog/tables/claims.ts',
+    apply: once('      await services.registry.create(key, claim);\n      return;', '      await services.registry.store.put(key, JSON.stringify(claim));\n      return;'),
+    tests: ['test/unit/table-races.test.ts'],
+  },
+];
+
+const RUN_TIMEOUT_MS = 240_000;
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const COPIED = ['lib', 'test', 'spec', 'functions', 'infra', 'bench', 'scripts', 'docs', 'events', 'package.json', 'tsconfig.json', 'vitest.config.ts', 'cdk.json'];
+
+function scratchCopy(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rask-mutations-'));
+  for (const entry of COPIED) {
+    try {
+      cpSync(path.join(ROOT, entry), path.join(dir, entry), { recursive: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  return dir;
+}
+
+function runTests(dir: string, files: readonly string[]): { passed: boolean; seconds: number; summary: string; failures: string } {
+  const started = Date.now();
+  // A mutation can turn a bounded loop into an endless one that no test timeout interrupts: a
+  // run that does not finish in RUN_TIMEOUT_MS counts as failed (caught), and is marked so.
+  // GNU timeout kills the whole process group (vitest and its workers), not just npx.
+  const res = spawnSync('timeout', ['-s', 'KILL', String(RUN_TIMEOUT_MS / 1000), 'npx', 'vitest', 'run', ...files], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, CI: '1' },
+  });
+  if (res.status === 137 || res.signal === 'SIGKILL') {
+    return { passed: false, seconds: (Date.now() - started) / 1000, summary: `hung: killed after ${RUN_TIMEOUT_MS / 1000} s`, failures: '' };
+  }
+  const out = `${res.stdout}\n${res.stderr}`.replace(/\x1b\[[0-9;]*m/g, '');
+  const summary = /Tests\s+(.*)/.exec(out)?.[1]?.trim() ?? `exit ${res.status}`;
+  const failures = out.split('\n').filter((l) => /^\s*FAIL\s|AssertionError|Error:/.test(l)).slice(0, 6).join('\n');
+  return { passed: res.status === 0, seconds: (Date.now() - started) / 1000, summary, failures };
+}
+
+function main(): void {
+  const args = process.argv.slice(2);
+  let runs = 1;
+  const runsAt = args.indexOf('--runs');
+  if (runsAt >= 0) {
+    runs = Number(args[runsAt + 1]);
+    args.splice(runsAt, 2);
+  }
+  const chosen = args.length ? MUTATIONS.filter((m) => args.includes(m.id)) : MUTATIONS;
+  if (chosen.length === 0) throw new Error(`no mutation matches ${args.join(' ')}`);
+
+  // Every pattern must apply before anything runs: a stale mutation is an error, not a skip.
+  for (const m of chosen) m.apply(readFileSync(path.join(ROOT, m.file), 'utf8'));
+
+  const dir = scratchCopy();
+  const rows: string[] = [];
+  let uncaught = 0;
+  try {
+    const baseline = runTests(dir, [...new Set(chosen.flatMap((m) => m.tests))]);
+    if (!baseline.passed) throw new Error(`the unmutated tests fail already (${baseline.summary}); fix them first:\n${baseline.failures}`);
+    for (const m of chosen) {
+      const target = path.join(dir, m.file);
+      const original = readFileSync(target, 'utf8');
+      writeFileSync(target, m.apply(original));
+      const results: boolean[] = [];
+      let seconds = 0;
+      let summary = '';
+      try {
+        for (let r = 0; r < runs; r++) {
+          const res = runTests(dir, m.tests);
+          results.push(!res.passed);
+          seconds += res.seconds;
+          summary = res.summary;
+        }
+      } finally {
+        writeFileSync(target, original);
+      }
+      const caughtRuns = results.filter(Boolean).length;
+      const verdict = caughtRuns === runs ? 'caught' : caughtRuns === 0 ? 'NOT CAUGHT' : `CAUGHT ONLY ${caughtRuns}/${runs}`;
+      if (caughtRuns !== runs) uncaught++;
+      const row = `${m.id.padEnd(4)} ${verdict.padEnd(18)} ${(seconds / runs).toFixed(1).padStart(6)} s/run  ${m.what}  [${summary}]`;
+      rows.push(row);
+      console.log(row);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`\n${chosen.length - uncaught}/${chosen.length} mutations caught in all ${runs} run(s)`);
+  process.exitCode = uncaught ? 1 : 0;
+}
+
+main();

@@ -1,0 +1,132 @@
+// @covers DeclareTable, DescribeTable
+/**
+ * The data plane on s3:// with vended credentials: the catalog declares a table in an S3
+ * warehouse and vends table-scoped credentials (STS mocked, the session policy it was asked
+ * for is what the fake S3 enforces), and LanceDB itself, through the data engine, writes and
+ * reads the table on a stateful S3 endpoint with exactly those credentials. A credential vended
+ * for one table cannot touch another table's location.
+ */
+import { randomUUID } from 'node:crypto';
+import { AssumeRoleCommand, STSClient, type AssumeRoleCommandInput } from '@aws-sdk/client-sts';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { S3ObjectStore } from '../../lib/adapters/aws/s3-object-store.js';
+import { StsCredentialVendor } from '../../lib/adapters/aws/sts-vendor.js';
+import { buildApp } from '../../lib/app/build.js';
+import { LanceDataEngine } from '../../lib/data/engine.js';
+import type { Router } from '../../lib/http/router.js';
+import { metaHandlers } from '../../lib/operations/handlers-meta.js';
+import { decode, ipcRows } from '../data/fixtures.js';
+import { startS3HttpFake, type S3HttpFake } from '../support/s3-http-fake.js';
+import { createS3Fake } from '../support/s3-fake.js';
+import { mintedCredentials } from '../support/sts.js';
+
+const ROLE = 'arn:aws:iam::123456789012:role/rask-vending';
+const WH = 'wh-bucket';
+
+const sts = mockClient(STSClient);
+let s3: S3HttpFake;
+let router: Router;
+let issued = 0;
+let seq = 0;
+
+beforeAll(async () => {
+  s3 = await startS3HttpFake();
+  // STS mints a key per AssumeRole and the fake S3 grants it exactly what the session policy
+  // asked for: objects under each `arn:aws:s3:::<bucket>/<prefix>*` resource.
+  sts.on(AssumeRoleCommand).callsFake(async (input: AssumeRoleCommandInput) => {
+    const minted = mintedCredentials(++issued, Date.now(), input);
+    const policy = JSON.parse(input.Policy!) as { Statement: { Resource: string | string[] }[] };
+    for (const statement of policy.Statement) {
+      for (const resource of [statement.Resource].flat()) {
+        const m = /^arn:aws:s3:::([^/]+)\/(.*)\*$/.exec(resource);
+        if (m) s3.grant(minted.Credentials!.AccessKeyId!, minted.Credentials!.SessionToken, m[1], m[2]);
+      }
+    }
+    return minted;
+  });
+  const registry = createS3Fake();
+  ({ router } = await buildApp({
+    registryStore: new S3ObjectStore({ client: registry.client, bucket: 'registry-bucket', prefix: 'registry/' }),
+    storageFor: (root) => {
+      if (root.kind !== 's3') throw new Error('s3 only');
+      return new S3ObjectStore({ client: registry.client, bucket: root.bucket, prefix: root.prefix });
+    },
+    project: 'default',
+    warehouse: 'default',
+    warehouseRoot: { kind: 's3', bucket: WH, prefix: 'warehouse/', region: 'us-east-1' },
+    // The client commits straight to S3 (no catalog-side copy of staged manifests).
+    managedVersioning: false,
+    trashGraceDays: 0,
+    handlers: metaHandlers,
+    maxBodyBytes: 1 << 20,
+    vendor: new StsCredentialVendor({ client: new STSClient({ region: 'us-east-1' }), roleArn: ROLE, now: () => Date.now() }),
+  }));
+  await call('/v1/namespace/ns/create', { id: ['ns'] });
+});
+afterAll(async () => {
+  sts.restore();
+  await s3?.close();
+});
+
+async function call(path: string, body: unknown) {
+  const res = await router({
+    method: 'POST',
+    rawPath: path,
+    rawQuery: 'delimiter=%24',
+    headers: { 'content-type': 'application/json' },
+    body: Buffer.from(JSON.stringify(body)),
+    requestId: randomUUID(),
+  });
+  return { status: res.status, json: JSON.parse(res.body.toString()) };
+}
+
+/** Declares ns.<name>: its s3:// location, its key prefix in the bucket and the vended options. */
+async function declare(name: string) {
+  const res = await call(`/v1/table/ns%24${name}/declare`, { id: ['ns', name] });
+  expect(res.status).toBe(200);
+  const location = res.json.location as string;
+  expect(location).toMatch(new RegExp(`^s3://${WH}/warehouse/tables/[0-9a-f]{16}/${name}\\.lance$`));
+  const options = res.json.storage_options as Record<string, string>;
+  expect(options.aws_access_key_id).toMatch(/^ASIA\d+$/);
+  return { location, prefix: location.slice(`s3://${WH}/`.length), options };
+}
+
+/** The data engine as a client would run it: the vended options, pointed at the fake endpoint. */
+function engineWith(options: Record<string, string>): LanceDataEngine {
+  const { expires_at_millis: _expiry, ...credentials } = options;
+  return new LanceDataEngine({
+    storageOptions: { ...credentials, aws_endpoint: s3.endpoint, allow_http: 'true', aws_virtual_hosted_style_request: 'false' },
+  });
+}
+
+const keysUnder = (prefix: string) => [...(s3.buckets.get(WH)?.keys() ?? [])].filter((k) => k.startsWith(`${prefix}/`));
+
+describe('the data plane on s3:// with vended credentials', () => {
+  it('writes, appends and reads a declared table with the credentials vended for it', async () => {
+    const t = await declare(`t${++seq}`);
+    const engine = engineWith(t.options);
+    expect(await engine.createTable(t.location, ipcRows(10), 'create')).toEqual({ version: 1 });
+    await engine.insert(t.location, ipcRows(5, 10));
+    expect(await engine.countRows(t.location)).toBe(15);
+    const rows = decode(await engine.query(t.location, { k: 100, filter: 'id >= 12' })).toArray();
+    expect(rows.map((r) => Number(r.id)).sort((a, b) => a - b)).toEqual([12, 13, 14]);
+    // Everything Lance wrote is under the table's location, versions included.
+    const written = keysUnder(t.prefix);
+    expect(written.some((k) => k.includes('/_versions/'))).toBe(true);
+    expect(written.some((k) => k.includes('/data/'))).toBe(true);
+    expect(s3.log.filter((l) => l.endsWith(' 403'))).toEqual([]);
+  });
+
+  it("cannot touch another table's location with one table's credentials", async () => {
+    const mine = await declare(`mine${++seq}`);
+    const theirs = await declare(`theirs${++seq}`);
+    expect(theirs.options.aws_access_key_id).not.toBe(mine.options.aws_access_key_id);
+    await expect(engineWith(mine.options).createTable(theirs.location, ipcRows(3), 'create')).rejects.toThrow();
+    expect(keysUnder(theirs.prefix)).toEqual([]);
+    expect(s3.log.some((l) => l.includes(theirs.prefix) && l.endsWith(' 403'))).toBe(true);
+    // Its own credentials work there.
+    expect(await engineWith(theirs.options).createTable(theirs.location, ipcRows(3), 'create')).toEqual({ version: 1 });
+    expect(await engineWith(theirs.options).countRows(theirs.location)).toBe(3);
+  });
+});

@@ -1,0 +1,180 @@
+// @covers RenameTable, DeclareTable, DropNamespace
+import { describe, expect, it } from 'vitest';
+import { createNamespace, dropNamespace } from '../../lib/catalog/namespaces.js';
+import type { CatalogServices } from '../../lib/catalog/services.js';
+import { declareTable } from '../../lib/catalog/tables/declare.js';
+import { readTable } from '../../lib/catalog/tables/lookup.js';
+import { addClaimId } from '../../lib/catalog/tables/claims.js';
+import { beginMove, liveRecord, readRaw } from '../../lib/catalog/tables/move.js';
+import { renameTable } from '../../lib/catalog/tables/rename.js';
+import { keys } from '../../lib/registry/keys.js';
+import type { TableRecord } from '../../lib/registry/records.js';
+import { Registry } from '../../lib/registry/registry.js';
+import { crashAfterWrites, gateFirst, SimulatedCrash, type StoreCall } from '../support/jittery-store.js';
+import { servicesOver } from '../support/services.js';
+import {
+  allClaims,
+  allTableRecords,
+  assertTableInvariants,
+  objectsUnder,
+  outcome,
+  warehouseStore,
+  writeFakeDataset,
+} from '../support/table-invariants.js';
+
+/**
+ * Protocol steps pinned by deterministic interleavings: each test stops one request at a named
+ * store call (a gate it waits on, never a timer) or crashes it after its n-th write, and then
+ * checks what only that protocol step guarantees. Each test here fails when the step it names
+ * is removed (scripts/mutations.ts applies those removals one at a time).
+ */
+
+const identity = {};
+
+async function fixture() {
+  const f = await servicesOver('memory');
+  const s = f.services;
+  const store = await warehouseStore(s);
+  return { f, s, store };
+}
+
+async function tableIn(s: CatalogServices, store: Awaited<ReturnType<typeof warehouseStore>>, id: string[]): Promise<TableRecord> {
+  await declareTable(s, { id, properties: {}, identity });
+  const record = (await readTable(s, id))!.value;
+  await writeFakeDataset(store, record.path);
+  return record;
+}
+
+const over = (s: CatalogServices, store: CatalogServices['registry']['store']): CatalogServices => ({ ...s, registry: new Registry(store) });
+
+/** Every id holding a record of table `uid`, as stored. */
+async function whereIs(s: CatalogServices, uid: string): Promise<string[]> {
+  return (await allTableRecords(s)).filter((r) => r.uid === uid).map((r) => r.id.join('.'));
+}
+
+describe('RenameTable: the decisive compare-and-swap (source moving → moved)', () => {
+  it('loses to an undo that happened while it was in flight: the table stays at its source', async () => {
+    const { s, store } = await fixture();
+    await createNamespace(s, { id: ['a'], mode: 'create', properties: {} });
+    await createNamespace(s, { id: ['b'], mode: 'create', properties: {} });
+    const t = await tableIn(s, store, ['a', 't']);
+    const sourceKey = keys.table(s.project, ['a', 't']);
+    // The rename stops right before it commits: its arrival at b.dest has landed and it has
+    // seen namespace b active. Any write of the `moved` state to the source is gated, whether
+    // it is a compare-and-swap or not.
+    const commit = (c: StoreCall) => c.key === sourceKey && c.body.includes('"state":"moved"');
+    const gate = gateFirst(s.registry.store, commit);
+    const rename = outcome(renameTable(over(s, gate.store), { id: ['a', 't'], newName: 'dest', newNamespace: ['b'] }));
+    await gate.reached;
+    expect((await readRaw(s, ['b', 'dest']))?.value.state).toBe('arriving');
+    // Meanwhile a cascade drop of b settles the arrival: b is dropping, so it undoes the move
+    // (source back to active, arrival withdrawn) and removes b.
+    await dropNamespace(s, { id: ['b'], mode: 'fail', behavior: 'cascade' });
+    expect((await readRaw(s, ['a', 't']))?.value.state).toBeUndefined();
+    gate.release();
+    // The rename's commit must now lose: the move was decided (undone) by someone else.
+    expect(await rename).toBe(1);
+    expect(await whereIs(s, t.uid)).toEqual(['a.t']);
+    expect(await objectsUnder(store, t.path)).toHaveLength(2);
+    await assertTableInvariants(s);
+  });
+});
+
+describe('RenameTable crashing after any one of its writes', () => {
+  /**
+   * Runs the rename on a store that crashes after its n-th write, for n = 1, 2, … until the
+   * rename completes. After each crash the next request (on a healthy store) must find the table
+   * under exactly one name with its bytes, every record settled and every claim matching. This
+   * covers every crash point of the protocol, including "source marked moved, destination still
+   * arriving" and whichever order the completion steps run in.
+   */
+  it.each([
+    ['within a namespace', ['a'], 'a.dest'],
+    ['across namespaces', ['b'], 'b.dest'],
+  ] as const)('%s: the table is never lost, never doubled', async (_label, namespace, expected) => {
+    let completed = false;
+    for (let n = 1; n < 40 && !completed; n++) {
+      const { s, store } = await fixture();
+      await createNamespace(s, { id: ['a'], mode: 'create', properties: {} });
+      await createNamespace(s, { id: ['b'], mode: 'create', properties: {} });
+      const t = await tableIn(s, store, ['a', 't']);
+      const crashing = crashAfterWrites(s.registry.store, n);
+      try {
+        await renameTable(over(s, crashing.store), { id: ['a', 't'], newName: 'dest', newNamespace: [...namespace] });
+        completed = !crashing.crashed();
+      } catch (err) {
+        if (!(err instanceof SimulatedCrash)) throw err;
+      }
+      // The next requests touch both names; each settles whatever rename state it finds.
+      const atSource = await readTable(s, ['a', 't']);
+      const atDest = await readTable(s, [...namespace, 'dest']);
+      const found = [atSource, atDest].filter((r) => r !== undefined);
+      expect(found.map((r) => r!.value.uid), `crash after write ${n}`).toEqual([t.uid]);
+      expect(await whereIs(s, t.uid), `crash after write ${n}`).toEqual([completed ? expected : found[0]!.value.id.join('.')]);
+      expect(await objectsUnder(store, t.path), `crash after write ${n}`).toHaveLength(2);
+      await assertTableInvariants(s);
+      if (completed) expect(atDest?.value.uid).toBe(t.uid);
+    }
+    expect(completed, 'the rename never completed within 40 writes').toBe(true);
+  });
+
+  it.each(['source', 'destination'] as const)(
+    'source marked moved, destination still arriving: a reader of the %s finishes the commit',
+    async (reader) => {
+      const { s, store } = await fixture();
+      await createNamespace(s, { id: ['a'], mode: 'create', properties: {} });
+      await createNamespace(s, { id: ['b'], mode: 'create', properties: {} });
+      const t = await tableIn(s, store, ['a', 't']);
+      // The state a rename leaves when it dies right after its decisive compare-and-swap.
+      const moving = await beginMove(s, ['a', 't'], (await readRaw(s, ['a', 't']))!, ['b', 'dest']);
+      await addClaimId(s, moving.value, ['b', 'dest']);
+      await s.registry.create<TableRecord>(keys.table(s.project, ['b', 'dest']), {
+        ...liveRecord(moving.value),
+        id: ['b', 'dest'],
+        state: 'arriving',
+        move: { nonce: moving.value.move!.nonce, from: ['a', 't'] },
+      });
+      await s.registry.replace(keys.table(s.project, ['a', 't']), { ...moving.value, state: 'moved' }, moving.etag);
+
+      const read = await readTable(s, reader === 'source' ? ['a', 't'] : ['b', 'dest']);
+      expect(read?.value.uid).toBe(reader === 'source' ? undefined : t.uid);
+      expect(await whereIs(s, t.uid)).toEqual(['b.dest']);
+      expect((await readRaw(s, ['b', 'dest']))?.value.state).toBeUndefined();
+      expect(await readRaw(s, ['a', 't'])).toBeUndefined();
+      expect(await objectsUnder(store, t.path)).toHaveLength(2);
+      await assertTableInvariants(s);
+    },
+  );
+});
+
+describe('DeclareTable: the namespace re-check after the record is written', () => {
+  async function gatedDeclare(s: CatalogServices, id: string[]) {
+    const gate = gateFirst(s.registry.store, (c) => c.op === 'putIfAbsent' && c.key === keys.table(s.project, id));
+    const declared = outcome(declareTable(over(s, gate.store), { id, properties: {}, identity }));
+    await gate.reached; // it read the namespace as active and claimed its location
+    return { declared, release: gate.release };
+  }
+
+  it.each(['restrict', 'cascade'] as const)('a record that lands after a %s drop of its namespace is withdrawn (1)', async (behavior) => {
+    const { s } = await fixture();
+    await createNamespace(s, { id: ['n'], mode: 'create', properties: {} });
+    const { declared, release } = await gatedDeclare(s, ['n', 't']);
+    expect(await outcome(dropNamespace(s, { id: ['n'], mode: 'fail', behavior }))).toBe('ok');
+    release();
+    expect(await declared).toBe(1);
+    expect(await readRaw(s, ['n', 't'])).toBeUndefined();
+    expect(await allTableRecords(s)).toEqual([]);
+    expect(await allClaims(s)).toEqual([]);
+    await assertTableInvariants(s);
+  });
+
+  it('a record that lands while its namespace is active stays (the gate itself changes nothing)', async () => {
+    const { s } = await fixture();
+    await createNamespace(s, { id: ['n'], mode: 'create', properties: {} });
+    const { declared, release } = await gatedDeclare(s, ['n', 't']);
+    release();
+    expect(await declared).toBe('ok');
+    expect((await readRaw(s, ['n', 't']))?.value.state).toBeUndefined();
+    await assertTableInvariants(s);
+  });
+});
