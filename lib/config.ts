@@ -80,6 +80,8 @@ const awsSchema = z.object({
    * `load_detailed_metadata` (it cannot open datasets itself); absent = that flag answers code 0.
    */
   RASK_DATA_FUNCTION_NAME: z.optional(text()),
+  /** The stack's DynamoDB work-queue table; absent = jobs live in the registry (lib/jobs/store.ts). */
+  RASK_WORK_QUEUE_TABLE: z.optional(text(3)),
   ...common,
 });
 

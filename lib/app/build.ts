@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { CatalogServices, DataLimits } from '../catalog/services.js';
 import { createRouter, type Router } from '../http/router.js';
 import type { ErrorLogger } from '../http/respond.js';
+import type { JobSettings } from '../jobs/context.js';
 import type { HandlerMap } from '../operations/types.js';
 import { UNSUPPORTED_REASONS } from '../operations/unsupported.js';
 import type { CredentialVendor } from '../ports/credential-vendor.js';
@@ -25,6 +26,8 @@ export interface BuildOptions {
   readonly vendor: CredentialVendor;
   readonly inspector?: DatasetInspector;
   readonly dataLimits?: DataLimits;
+  /** Where jobs live; absent: the registry's store. */
+  readonly jobs?: JobSettings;
 }
 
 /** Wires ports into services and services into the router; shared by every entry point. */
@@ -46,6 +49,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     vendor: options.vendor,
     inspector: options.inspector,
     dataLimits: options.dataLimits,
+    ...(options.jobs ? { jobs: options.jobs } : {}),
     now: () => new Date(),
     newId: () => randomUUID(),
   };

@@ -204,12 +204,13 @@ describe('functions', () => {
       expect(flat(env.RASK_WAREHOUSE_BUCKET)).toMatch(/^<StorageWarehouse/);
       if (prefix !== 'FunctionsJobsFunction') expect(flat(env.RASK_VENDING_ROLE_ARN)).toMatch(/^<FunctionsVendingRole[A-Z0-9]+\.Arn>$/);
     }
-    // Jobs vend nothing and queue in the registry.
+    // Jobs vend nothing.
     expect(fns[fnId('FunctionsJobsFunction')].Properties!.Environment.Variables.RASK_VENDING_ROLE_ARN).toBeUndefined();
-    expect(fns[fnId('FunctionsJobsFunction')].Properties!.Environment.Variables.RASK_WORK_QUEUE_TABLE).toBeUndefined();
-    expect(fns[fnId('FunctionsDataFunction')].Properties!.Environment.Variables.RASK_WORK_QUEUE_TABLE).toBeDefined();
-    // Only the data function may use the queue, so only it is told where it is.
-    expect(fns[fnId('FunctionsMetaFunction')].Properties!.Environment.Variables.RASK_WORK_QUEUE_TABLE).toBeUndefined();
+    // Enqueue (data), describe/alter (meta) and run (jobs) must all use the one DynamoDB queue.
+    const queueId = logicalId(template(), 'AWS::DynamoDB::GlobalTable', 'WorkQueueTable');
+    for (const f of ['FunctionsJobsFunction', 'FunctionsDataFunction', 'FunctionsMetaFunction']) {
+      expect(flat(fns[fnId(f)].Properties!.Environment.Variables.RASK_WORK_QUEUE_TABLE), f).toBe(`<${queueId}>`);
+    }
   });
 
   it('let the metadata function, and only it, invoke the data function for detailed metadata', () => {
@@ -255,11 +256,12 @@ describe('jobs function', () => {
     expect(flat(permission.Properties!.SourceArn)).toMatch(/^<JobsScheduleRule[A-Z0-9]+\.Arn>$/);
   });
 
-  it('may use the registry and warehouse prefixes and nothing else: no vending, no DynamoDB', () => {
+  it('may use the registry and warehouse prefixes and the work queue, nothing else: no vending', () => {
     const role = logicalId(template(), 'AWS::IAM::Role', 'FunctionsJobsRole');
     const statements = identityStatements(template()).filter((s) => s.roles.includes(role));
     const actions = statements.flatMap((s) => asArray(s.statement.Action));
-    expect(actions.some((a) => a.startsWith('dynamodb:') || a.startsWith('sts:'))).toBe(false);
+    expect(actions.some((a) => a.startsWith('sts:'))).toBe(false);
+    expect(actions).toContain('dynamodb:UpdateItem');
     const s3Resources = statements
       .filter((s) => asArray(s.statement.Action).some((a) => a.startsWith('s3:')))
       .flatMap((s) => asArray(s.statement.Resource).map(flat));
@@ -340,13 +342,14 @@ describe('IAM', () => {
     for (const s of statements) expect(asArray(s.statement.Action).some((a) => a.startsWith('s3:'))).toBe(false);
   });
 
-  it('gives only the data function item-level access to the work queue and its named index', () => {
+  it('gives the functions that enqueue, describe and run jobs item-level access to the work queue and its named index', () => {
     const tableId = logicalId(template(), 'AWS::DynamoDB::GlobalTable', 'WorkQueueTable');
-    const dataRole = logicalId(template(), 'AWS::IAM::Role', 'FunctionsDataRole');
+    const jobRoles = ['FunctionsMetaRole', 'FunctionsDataRole', 'FunctionsJobsRole'].map((r) => logicalId(template(), 'AWS::IAM::Role', r));
     const dynamo = identityStatements(template()).filter((s) => asArray(s.statement.Action).some((a) => a.startsWith('dynamodb:')));
-    expect(dynamo.length).toBeGreaterThan(0);
+    const queueRoles = dynamo.flatMap((s) => s.roles);
+    for (const role of jobRoles) expect(queueRoles).toContain(role);
     for (const { roles, statement } of dynamo) {
-      expect(roles).toEqual([dataRole]);
+      expect(roles.every((r) => jobRoles.includes(r) || r.startsWith('Maintenance'))).toBe(true);
       expect(asArray(statement.Action)).not.toContain('dynamodb:Scan');
       expect(asArray(statement.Resource).map(flat).sort()).toEqual([`<${tableId}.Arn>`, `<${tableId}.Arn>/index/gsi1`]);
     }

@@ -1,0 +1,17 @@
+/** The work-queue contract on the registry's object store (memory and filesystem, jittered calls). */
+import { keys } from '../../lib/registry/keys.js';
+import { servicesOver } from '../support/services.js';
+import { runWorkQueueContract } from './work-queue.suite.js';
+
+for (const kind of ['memory', 'fs'] as const) {
+  runWorkQueueContract(`registry store on ${kind}, jittered`, async () => {
+    const f = await servicesOver(kind, { jitterMs: 2 });
+    const s = f.services;
+    return {
+      services: s,
+      plantUnreadable: async (id) => void (await s.registry.store.putIfAbsent(keys.liveJob(s.project, id), '{not json')),
+      cleanup: () => f.cleanup(),
+    };
+  });
+}
+
