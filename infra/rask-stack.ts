@@ -6,6 +6,7 @@ import { CatalogApi } from './constructs/api.js';
 import { AdminKeyAuth } from './constructs/auth.js';
 import { CatalogFunctions } from './constructs/functions.js';
 import { JobsSchedule } from './constructs/jobs-schedule.js';
+import { Maintenance, maintenanceSettingsFromContext } from './constructs/maintenance.js';
 import { WorkQueue } from './constructs/queue.js';
 import { Storage } from './constructs/storage.js';
 
@@ -27,6 +28,7 @@ export class RaskStack extends Stack {
   readonly api: CatalogApi;
   readonly alarms: CatalogAlarms;
   readonly jobsSchedule: JobsSchedule;
+  readonly maintenance: Maintenance;
 
   constructor(scope: Construct, id: string, props: RaskStackProps) {
     super(scope, id, props);
@@ -36,6 +38,13 @@ export class RaskStack extends Stack {
     this.queue = new WorkQueue(this, 'WorkQueue', { removalPolicy: config.removalPolicy });
     this.functions = new CatalogFunctions(this, 'Functions', { config, storage: this.storage, queue: this.queue });
     this.jobsSchedule = new JobsSchedule(this, 'JobsSchedule', { fn: this.functions.jobs.fn });
+    this.maintenance = new Maintenance(this, 'Maintenance', {
+      config,
+      storage: this.storage,
+      queue: this.queue,
+      settings: maintenanceSettingsFromContext(this.node),
+      layer: this.functions.layer,
+    });
     this.auth = new AdminKeyAuth(this, 'Auth', { config });
     this.api = new CatalogApi(this, 'Api', {
       config,

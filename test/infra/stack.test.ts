@@ -1,6 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_ERRORS, errorTemplate } from '../../infra/constructs/api.js';
+import { MAINTENANCE_PASSES } from '../../infra/constructs/maintenance.js';
 import { OPERATIONS } from '../../lib/operations/table.js';
 import {
   asArray,
@@ -83,10 +84,10 @@ describe('API routes come from the operation table', () => {
     const permissions = Object.values(resourcesOfType(template(), 'AWS::Lambda::Permission'));
     const byApi = permissions.filter((p) => p.Properties!.Principal === 'apigateway.amazonaws.com');
     expect(byApi).toHaveLength(3); // meta, data, authorizer
-    // The only other invoker: the jobs schedule (see "jobs function" below).
-    expect(permissions.filter((p) => p.Properties!.Principal !== 'apigateway.amazonaws.com').map((p) => p.Properties!.Principal)).toEqual([
-      'events.amazonaws.com',
-    ]);
+    // The only other invokers: the schedules of the jobs function and of each maintenance pass.
+    const others = permissions.filter((p) => p.Properties!.Principal !== 'apigateway.amazonaws.com');
+    expect(others.length).toBe(1 + MAINTENANCE_PASSES.length);
+    for (const p of others) expect(p.Properties!.Principal).toBe('events.amazonaws.com');
   });
 
   it('stays within API Gateway and CloudFormation limits', () => {
@@ -168,7 +169,7 @@ describe('API settings', () => {
 describe('functions', () => {
   it('run nodejs22.x from ESM bundles', () => {
     const fns = Object.values(resourcesOfType(template(), 'AWS::Lambda::Function'));
-    expect(fns).toHaveLength(4); // meta, data, jobs, authorizer
+    expect(fns).toHaveLength(4 + MAINTENANCE_PASSES.length); // meta, data, jobs, authorizer, maintenance passes
     for (const fn of fns) expect(fn.Properties).toMatchObject({ Runtime: 'nodejs22.x', Handler: 'index.handler' });
   });
 
@@ -242,7 +243,9 @@ describe('jobs function', () => {
     const jobs = fnId('FunctionsJobsFunction');
     const fn = resourcesOfType(template(), 'AWS::Lambda::Function')[jobs];
     expect(fn.Properties).toMatchObject({ Timeout: 900, MemorySize: 4096 });
-    const rules = Object.values(resourcesOfType(template(), 'AWS::Events::Rule'));
+    const rules = Object.values(resourcesOfType(template(), 'AWS::Events::Rule')).filter((r) =>
+      JSON.stringify(r.Properties!.Targets).includes(jobs),
+    );
     expect(rules).toHaveLength(1);
     expect(rules[0].Properties).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
     expect(rules[0].Properties!.Targets).toEqual([
@@ -250,7 +253,7 @@ describe('jobs function', () => {
     ]);
     template().hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: jobs }, MaximumRetryAttempts: 0 });
     const [permission] = Object.values(resourcesOfType(template(), 'AWS::Lambda::Permission')).filter(
-      (p) => p.Properties!.Principal === 'events.amazonaws.com',
+      (p) => p.Properties!.Principal === 'events.amazonaws.com' && flat(p.Properties!.FunctionName).includes(jobs),
     );
     expect(permission.Properties!.FunctionName).toEqual({ 'Fn::GetAtt': [jobs, 'Arn'] });
     expect(flat(permission.Properties!.SourceArn)).toMatch(/^<JobsScheduleRule[A-Z0-9]+\.Arn>$/);
@@ -286,8 +289,9 @@ describe('IAM', () => {
     for (const { owner, statement } of identityStatements(template())) {
       if (statement.Effect !== 'Allow' || !asArray(statement.Action).some(s3ObjectAction)) continue;
       for (const resource of asArray(statement.Resource).map(flat)) {
-        expect(resource, owner).toMatch(/^<Storage(Registry|Warehouse)[A-Z0-9]+\.Arn>\/(registry|warehouse)\/\*$/);
-        if (resource.includes('Registry')) expect(resource).toMatch(/\/registry\/\*$/);
+        // The maintenance passes may also write their own reports under registry/reports/<pass>/.
+        expect(resource, owner).toMatch(/^<Storage(Registry|Warehouse)[A-Z0-9]+\.Arn>\/(registry|warehouse)\/(reports\/[a-z]+\/)?\*$/);
+        if (resource.includes('Registry')) expect(resource).toMatch(/\/registry\/(reports\/[a-z]+\/)?\*$/);
         if (resource.includes('Warehouse')) expect(resource).toMatch(/\/warehouse\/\*$/);
         checked++;
       }
@@ -422,7 +426,7 @@ describe('alarms', () => {
     const alarms = Object.values(resourcesOfType(template(), 'AWS::CloudWatch::Alarm')).map((a) => a.Properties!);
     expect(alarms).toContainEqual(expect.objectContaining({ Namespace: 'AWS/ApiGateway', MetricName: '5XXError' }));
     const errorAlarms = alarms.filter((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === 'Errors');
-    expect(errorAlarms).toHaveLength(4);
+    expect(errorAlarms).toHaveLength(4 + MAINTENANCE_PASSES.length);
     for (const a of alarms) expect(a.TreatMissingData).toBe('notBreaching');
   });
 });
