@@ -7,6 +7,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
+import { build } from 'esbuild';
+import { esbuildOptions } from '../../infra/bundling.js';
+import { forbiddenInputs } from '../../infra/measure-bundle.js';
 import { describe, expect, it } from 'vitest';
 import { MAINTENANCE_PASSES } from '../../infra/constructs/maintenance.js';
 import { createRaskApp } from '../../infra/rask-app.js';
@@ -113,4 +116,15 @@ describe('maintenance passes', () => {
     expect(env('reconcile').RASK_RECONCILE_REPAIR).toBe('true');
     expect(env('orphans').RASK_ORPHANS_DELETE).toBe('true');
   });
+
+  it('bundles reconcile and the orphan scan without LanceDB or Arrow', async () => {
+    for (const { kind } of MAINTENANCE_PASSES) {
+      const { outExtension: _unused, ...options } = esbuildOptions(kind);
+      const result = await build({ ...options, outfile: `${kind}.mjs`, write: false, metafile: true, logLevel: 'silent' });
+      const inputs = Object.keys(result.metafile!.inputs);
+      expect(inputs.some((i) => i.includes('lib/maintenance/')), kind).toBe(true);
+      expect(inputs.filter((i) => i.includes('@lancedb') || i.includes('apache-arrow')), kind).toEqual([]);
+      expect(forbiddenInputs(result.metafile!), kind).toEqual([]);
+    }
+  }, 30_000);
 });
