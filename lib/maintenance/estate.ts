@@ -31,9 +31,15 @@ export async function listWarehouses(services: CatalogServices, project: string)
   return out;
 }
 
-/** The same services, addressing another project of the registry. */
+/**
+ * The same services, addressing another project of the registry. A configured work queue (the
+ * DynamoDB one) is bound to the deployment's own project, so another project's jobs are reached
+ * through the registry's store instead.
+ */
 export function forProject(services: CatalogServices, project: string): CatalogServices {
-  return project === services.project ? services : { ...services, project };
+  if (project === services.project) return services;
+  const { jobs, ...rest } = services;
+  return { ...rest, project, ...(jobs?.policy ? { jobs: { policy: jobs.policy } } : {}) };
 }
 
 /** Every object under `prefix`, one LIST per page, starting after `startAfter` (a full key). */

@@ -33,7 +33,6 @@ import { isLive, readRaw, readSettled } from '../catalog/tables/move.js';
 import { NamespaceNotEmptyError } from '../errors.js';
 import { jobContext } from '../jobs/context.js';
 import { enqueue } from '../jobs/jobs.js';
-import { RegistryWorkQueue } from '../jobs/store.js';
 import type { JobRecord } from '../jobs/record.js';
 import { compareKeys, type ObjectInfo } from '../ports/object-store.js';
 import type { WorkQueue } from '../ports/work-queue.js';
@@ -300,9 +299,9 @@ async function checkJobs(ctx: WalkContext): Promise<void> {
   } while (startAfter !== undefined);
 }
 
-/** The deployment's queue for its own project; the registry's store for any other project. */
+/** The project's job queue: the deployment's own (DynamoDB) for its project, else the registry's (estate.forProject). */
 function queueFor(svc: CatalogServices): WorkQueue {
-  return svc.jobs?.queue ? jobContext(svc).queue : new RegistryWorkQueue(svc.registry, svc.project);
+  return jobContext(svc).queue;
 }
 
 // ---- repair: each finding goes to the door that owns it ----
