@@ -1,6 +1,6 @@
 /**
  * The job queue's behaviour, written once and run against every WorkQueue implementation
- * (work-queue-registry.test.ts: the registry store on memory and on the filesystem with jittered
+ * (work-queue-{memory,fs}.test.ts: the registry store on memory and on the filesystem with jittered
  * calls; work-queue-dynamo.test.ts: the DynamoDB adapter on dynalite): exactly-once claims, lease expiry and reclaim,
  * heartbeats, not-before (no spinning), bounded attempts, cancellation of a running job,
  * retirement and retention. Runners are fakes: what is tested is the protocol, not LanceDB.
