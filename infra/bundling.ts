@@ -34,13 +34,15 @@ export const LAYER_MODULES = ['@lancedb/lancedb', 'apache-arrow'] as const;
  * pins the version the tests ran against.
  */
 
-export type BundleKind = 'meta' | 'data' | 'jobs' | 'authorizer';
+export type BundleKind = 'meta' | 'data' | 'jobs' | 'authorizer' | 'maintenance-reconcile' | 'maintenance-orphans';
 
 export const ENTRY_POINTS: Readonly<Record<BundleKind, string>> = {
   meta: path.join(REPO_ROOT, 'functions', 'api-meta.ts'),
   data: path.join(REPO_ROOT, 'functions', 'api-data.ts'),
   jobs: path.join(REPO_ROOT, 'functions', 'maintenance-jobs.ts'),
   authorizer: path.join(REPO_ROOT, 'functions', 'authorizer.ts'),
+  'maintenance-reconcile': path.join(REPO_ROOT, 'functions', 'maintenance-reconcile.ts'),
+  'maintenance-orphans': path.join(REPO_ROOT, 'functions', 'maintenance-orphans.ts'),
 };
 
 /** Modules left out of each bundle. The metadata bundle leaves nothing out: it must not need LanceDB at all. */
@@ -52,6 +54,10 @@ export function externalModules(kind: BundleKind): string[] {
     case 'jobs':
       return [...LAYER_MODULES];
     case 'authorizer':
+      return [];
+    // Reconcile and the orphan scan never open a dataset: no layer, nothing left out.
+    case 'maintenance-reconcile':
+    case 'maintenance-orphans':
       return [];
   }
 }

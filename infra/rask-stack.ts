@@ -7,6 +7,7 @@ import { ChangeEvents } from './constructs/change-events.js';
 import { AdminKeyAuth } from './constructs/auth.js';
 import { CatalogFunctions } from './constructs/functions.js';
 import { JobsSchedule } from './constructs/jobs-schedule.js';
+import { Maintenance, maintenanceSettingsFromContext } from './constructs/maintenance.js';
 import { WorkQueue } from './constructs/queue.js';
 import { Storage } from './constructs/storage.js';
 
@@ -29,6 +30,7 @@ export class RaskStack extends Stack {
   readonly alarms: CatalogAlarms;
   readonly jobsSchedule: JobsSchedule;
   readonly changeEvents: ChangeEvents;
+  readonly maintenance: Maintenance;
 
   constructor(scope: Construct, id: string, props: RaskStackProps) {
     super(scope, id, props);
@@ -40,6 +42,13 @@ export class RaskStack extends Stack {
     this.changeEvents = new ChangeEvents(this, 'ChangeEvents', { logRetentionDays: config.logRetentionDays, removalPolicy: config.removalPolicy });
     for (const f of [this.functions.meta, this.functions.data, this.functions.jobs]) this.changeEvents.grantPublish(f.fn);
     this.jobsSchedule = new JobsSchedule(this, 'JobsSchedule', { fn: this.functions.jobs.fn });
+    this.maintenance = new Maintenance(this, 'Maintenance', {
+      config,
+      storage: this.storage,
+      queue: this.queue,
+      settings: maintenanceSettingsFromContext(this.node),
+      layer: this.functions.layer,
+    });
     this.auth = new AdminKeyAuth(this, 'Auth', { config });
     this.api = new CatalogApi(this, 'Api', {
       config,

@@ -130,6 +130,8 @@ const awsSchema = z.object({
   RASK_DATA_FUNCTION_NAME: z.optional(text()),
   /** The EventBridge bus change events go to (docs/events.md); absent = no events. */
   RASK_EVENT_BUS_NAME: z.optional(text()),
+  /** The stack's DynamoDB work-queue table; absent = jobs live in the registry (lib/jobs/store.ts). */
+  RASK_WORK_QUEUE_TABLE: z.optional(text(3)),
   ...common,
 });
 

@@ -89,27 +89,30 @@ export class CatalogFunctions extends Construct {
 
     const registry = { bucket: storage.registryBucket, prefix: storage.registryPrefix, access: 'registry' } as const;
     const warehouse = { bucket: storage.warehouseBucket, prefix: storage.warehousePrefix, access: 'warehouse' } as const;
-    // The jobs function reads and writes job records in the registry and builds in the
-    // warehouse; it vends no credentials and its queue is the registry, not the DynamoDB table.
+    // The jobs function builds in the warehouse; it vends no credentials.
     for (const f of [this.meta, this.data, this.jobs]) {
       grantPrefixes(f.role, [registry, warehouse]);
     }
-    // Index builds and other queued jobs are enqueued by data operations. Item-level actions
-    // only (no Scan, no stream reads), on the table and its one index by name.
-    this.data.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: [
-          'dynamodb:GetItem',
-          'dynamodb:PutItem',
-          'dynamodb:UpdateItem',
-          'dynamodb:DeleteItem',
-          'dynamodb:ConditionCheckItem',
-          'dynamodb:Query',
-        ],
-        resources: [queue.table.tableArn, `${queue.table.tableArn}/index/${WORK_QUEUE_SCHEMA.index.name}`],
-      }),
-    );
-    this.data.fn.addEnvironment('RASK_WORK_QUEUE_TABLE', queue.table.tableName);
+    // Jobs live in the DynamoDB work queue (lib/adapters/aws/dynamo-work-queue.ts): data
+    // operations enqueue them, the metadata function describes and alters them (Describe/
+    // AlterTransaction), the jobs function claims and runs them. All three must use the same
+    // queue. Item-level actions only (no Scan, no stream reads), on the table and its one index.
+    for (const f of [this.meta, this.data, this.jobs]) {
+      f.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          actions: [
+            'dynamodb:GetItem',
+            'dynamodb:PutItem',
+            'dynamodb:UpdateItem',
+            'dynamodb:DeleteItem',
+            'dynamodb:ConditionCheckItem',
+            'dynamodb:Query',
+          ],
+          resources: [queue.table.tableArn, `${queue.table.tableArn}/index/${WORK_QUEUE_SCHEMA.index.name}`],
+        }),
+      );
+      f.fn.addEnvironment('RASK_WORK_QUEUE_TABLE', queue.table.tableName);
+    }
 
     // DescribeTable with load_detailed_metadata: the metadata function cannot open datasets, so
     // it invokes the data function directly with an inspection event (lib/app/inspect-event.ts).

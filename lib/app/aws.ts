@@ -1,5 +1,7 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { STSClient } from '@aws-sdk/client-sts';
+import { DynamoWorkQueue } from '../adapters/aws/dynamo-work-queue.js';
 import { S3ObjectStore } from '../adapters/aws/s3-object-store.js';
 import { StsCredentialVendor } from '../adapters/aws/sts-vendor.js';
 import type { CatalogServices } from '../catalog/services.js';
@@ -57,7 +59,24 @@ export async function createAwsApp(
       maxSyncVectorIndexRows: config.RASK_MAX_SYNC_VECTOR_INDEX_ROWS,
     },
     logger: consoleLogger,
+    jobs: jobsFor(config),
   });
+}
+
+/**
+ * Jobs on the stack's DynamoDB table when RASK_WORK_QUEUE_TABLE is set (the stack sets it on
+ * every function that enqueues, describes or runs jobs), else in the registry. Every function of
+ * one deployment must agree, or a job enqueued by one is invisible to the others.
+ */
+function jobsFor(config: AwsConfig): { queue: DynamoWorkQueue } | undefined {
+  if (!config.RASK_WORK_QUEUE_TABLE) return undefined;
+  return {
+    queue: new DynamoWorkQueue({
+      client: new DynamoDBClient({ region: config.AWS_REGION }),
+      tableName: config.RASK_WORK_QUEUE_TABLE,
+      project: config.RASK_PROJECT,
+    }),
+  };
 }
 
 /**

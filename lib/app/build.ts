@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { CatalogServices, DataLimits } from '../catalog/services.js';
 import { createRouter, type Router } from '../http/router.js';
 import type { ErrorLogger } from '../http/respond.js';
+import type { JobSettings } from '../jobs/context.js';
 import type { HandlerMap } from '../operations/types.js';
 import { UNSUPPORTED_REASONS } from '../operations/unsupported.js';
 import type { CredentialVendor } from '../ports/credential-vendor.js';
@@ -31,6 +32,8 @@ export interface BuildOptions {
   readonly commitDeadlineMs?: number;
   /** Where change events go (docs/events.md); absent: none are emitted. */
   readonly events?: EventPublisher;
+  /** Where jobs live; absent: the registry's store. */
+  readonly jobs?: JobSettings;
 }
 
 /** Wires ports into services and services into the router; shared by every entry point. */
@@ -53,6 +56,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     inspector: options.inspector,
     dataLimits: options.dataLimits,
     events: options.events,
+    ...(options.jobs ? { jobs: options.jobs } : {}),
     now: () => new Date(),
     newId: () => randomUUID(),
   };

@@ -92,7 +92,7 @@ export interface ClaimScan {
 const PAGE = 100;
 
 /**
- * Walks the live jobs oldest first and takes the first claimable one of the given types with a
+ * Walks the due jobs (WorkQueue.listDue) and takes the first claimable one of the given types with a
  * compare-and-swap. Losing that race just means another worker took it (or it changed): the
  * walk moves on. Finished jobs met on the way are retired, abandoned jobs out of attempts are
  * failed (transitions.claim).
@@ -101,7 +101,7 @@ export async function claimNext(ctx: JobContext, owner: string, types: readonly 
   const unreadable: string[] = [];
   let startAfter: string | undefined;
   do {
-    const page = await ctx.queue.listLive({ startAfter, limit: PAGE });
+    const page = await ctx.queue.listDue(ctx.now(), { startAfter, limit: PAGE });
     unreadable.push(...page.unreadable);
     for (const { value: job, etag } of page.jobs) {
       if (isTerminal(job.status)) {

@@ -14,15 +14,22 @@ import type { Versioned } from '../registry/registry.js';
  *   (the claimer re-checks each record); `listRetired` returns retired jobs, oldest first.
  *
  * The object-store implementation lists and reads every live job per claim, which is right for
- * the handful of live jobs a catalog has. The DynamoDB work-queue table of the stack
- * (infra/constructs/queue.ts: a GSI for due items, TTL for retention) is the adapter for when
- * that stops being true; it must pass the same tests before it is used.
+ * the handful of live jobs a catalog has. The DynamoDB adapter (lib/adapters/aws/dynamo-work-queue.ts,
+ * on the stack's table: a due index on not-before / lease end, TTL for retention) is for when
+ * that stops being true; both run one contract suite (test/contract/work-queue.suite.ts).
  */
 export interface WorkQueue {
   insert(job: JobRecord): Promise<void>;
   read(id: string): Promise<Versioned<JobRecord> | undefined>;
   replace(job: JobRecord, etag: string): Promise<string>;
   listLive(page: PageRequest): Promise<JobPage>;
+  /**
+   * What a claim walks: live jobs that may be claimable at `now` (a superset; the claimer
+   * re-checks each record). An implementation with a due index (DynamoDB) lists only jobs whose
+   * not-before time or lease end has come; one without may list every live job. `startAfter`
+   * is the previous page's opaque `next`.
+   */
+  listDue(now: Date, page: PageRequest): Promise<JobPage>;
   /** Moves a finished job out of the live set. Idempotent; a job that is not finished stays. */
   retire(id: string): Promise<void>;
   listRetired(page: PageRequest): Promise<RetiredPage>;

@@ -1,6 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_ERRORS, errorTemplate } from '../../infra/constructs/api.js';
+import { MAINTENANCE_PASSES } from '../../infra/constructs/maintenance.js';
 import { ROUTED_OPERATIONS } from '../../lib/operations/table.js';
 import {
   asArray,
@@ -83,10 +84,10 @@ describe('API routes come from the operation table', () => {
     const permissions = Object.values(resourcesOfType(template(), 'AWS::Lambda::Permission'));
     const byApi = permissions.filter((p) => p.Properties!.Principal === 'apigateway.amazonaws.com');
     expect(byApi).toHaveLength(3); // meta, data, authorizer
-    // The only other invoker: the jobs schedule (see "jobs function" below).
-    expect(permissions.filter((p) => p.Properties!.Principal !== 'apigateway.amazonaws.com').map((p) => p.Properties!.Principal)).toEqual([
-      'events.amazonaws.com',
-    ]);
+    // The only other invokers: the schedules of the jobs function and of each maintenance pass.
+    const others = permissions.filter((p) => p.Properties!.Principal !== 'apigateway.amazonaws.com');
+    expect(others.length).toBe(1 + MAINTENANCE_PASSES.length);
+    for (const p of others) expect(p.Properties!.Principal).toBe('events.amazonaws.com');
   });
 
   it('stays within API Gateway and CloudFormation limits', () => {
@@ -168,7 +169,7 @@ describe('API settings', () => {
 describe('functions', () => {
   it('run nodejs22.x from ESM bundles', () => {
     const fns = Object.values(resourcesOfType(template(), 'AWS::Lambda::Function'));
-    expect(fns).toHaveLength(4); // meta, data, jobs, authorizer
+    expect(fns).toHaveLength(4 + MAINTENANCE_PASSES.length); // meta, data, jobs, authorizer, maintenance passes
     for (const fn of fns) expect(fn.Properties).toMatchObject({ Runtime: 'nodejs22.x', Handler: 'index.handler' });
   });
 
@@ -204,12 +205,13 @@ describe('functions', () => {
       expect(flat(env.RASK_WAREHOUSE_BUCKET)).toMatch(/^<StorageWarehouse/);
       if (prefix !== 'FunctionsJobsFunction') expect(flat(env.RASK_VENDING_ROLE_ARN)).toMatch(/^<FunctionsVendingRole[A-Z0-9]+\.Arn>$/);
     }
-    // Jobs vend nothing and queue in the registry.
+    // Jobs vend nothing.
     expect(fns[fnId('FunctionsJobsFunction')].Properties!.Environment.Variables.RASK_VENDING_ROLE_ARN).toBeUndefined();
-    expect(fns[fnId('FunctionsJobsFunction')].Properties!.Environment.Variables.RASK_WORK_QUEUE_TABLE).toBeUndefined();
-    expect(fns[fnId('FunctionsDataFunction')].Properties!.Environment.Variables.RASK_WORK_QUEUE_TABLE).toBeDefined();
-    // Only the data function may use the queue, so only it is told where it is.
-    expect(fns[fnId('FunctionsMetaFunction')].Properties!.Environment.Variables.RASK_WORK_QUEUE_TABLE).toBeUndefined();
+    // Enqueue (data), describe/alter (meta) and run (jobs) must all use the one DynamoDB queue.
+    const queueId = logicalId(template(), 'AWS::DynamoDB::GlobalTable', 'WorkQueueTable');
+    for (const f of ['FunctionsJobsFunction', 'FunctionsDataFunction', 'FunctionsMetaFunction']) {
+      expect(flat(fns[fnId(f)].Properties!.Environment.Variables.RASK_WORK_QUEUE_TABLE), f).toBe(`<${queueId}>`);
+    }
   });
 
   it('let the metadata function, and only it, invoke the data function for detailed metadata', () => {
@@ -251,17 +253,18 @@ describe('jobs function', () => {
     ]);
     template().hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: jobs }, MaximumRetryAttempts: 0 });
     const [permission] = Object.values(resourcesOfType(template(), 'AWS::Lambda::Permission')).filter(
-      (p) => p.Properties!.Principal === 'events.amazonaws.com',
+      (p) => p.Properties!.Principal === 'events.amazonaws.com' && flat(p.Properties!.FunctionName).includes(jobs),
     );
     expect(permission.Properties!.FunctionName).toEqual({ 'Fn::GetAtt': [jobs, 'Arn'] });
     expect(flat(permission.Properties!.SourceArn)).toMatch(/^<JobsScheduleRule[A-Z0-9]+\.Arn>$/);
   });
 
-  it('may use the registry and warehouse prefixes and nothing else: no vending, no DynamoDB', () => {
+  it('may use the registry and warehouse prefixes and the work queue, nothing else: no vending', () => {
     const role = logicalId(template(), 'AWS::IAM::Role', 'FunctionsJobsRole');
     const statements = identityStatements(template()).filter((s) => s.roles.includes(role));
     const actions = statements.flatMap((s) => asArray(s.statement.Action));
-    expect(actions.some((a) => a.startsWith('dynamodb:') || a.startsWith('sts:'))).toBe(false);
+    expect(actions.some((a) => a.startsWith('sts:'))).toBe(false);
+    expect(actions).toContain('dynamodb:UpdateItem');
     const s3Resources = statements
       .filter((s) => asArray(s.statement.Action).some((a) => a.startsWith('s3:')))
       .flatMap((s) => asArray(s.statement.Resource).map(flat));
@@ -286,8 +289,9 @@ describe('IAM', () => {
     for (const { owner, statement } of identityStatements(template())) {
       if (statement.Effect !== 'Allow' || !asArray(statement.Action).some(s3ObjectAction)) continue;
       for (const resource of asArray(statement.Resource).map(flat)) {
-        expect(resource, owner).toMatch(/^<Storage(Registry|Warehouse)[A-Z0-9]+\.Arn>\/(registry|warehouse)\/\*$/);
-        if (resource.includes('Registry')) expect(resource).toMatch(/\/registry\/\*$/);
+        // The maintenance passes may also write their own reports under registry/reports/<pass>/.
+        expect(resource, owner).toMatch(/^<Storage(Registry|Warehouse)[A-Z0-9]+\.Arn>\/(registry|warehouse)\/(reports\/[a-z]+\/)?\*$/);
+        if (resource.includes('Registry')) expect(resource).toMatch(/\/registry\/(reports\/[a-z]+\/)?\*$/);
         if (resource.includes('Warehouse')) expect(resource).toMatch(/\/warehouse\/\*$/);
         checked++;
       }
@@ -345,13 +349,14 @@ describe('IAM', () => {
     for (const s of statements) expect(asArray(s.statement.Action).some((a) => a.startsWith('s3:'))).toBe(false);
   });
 
-  it('gives only the data function item-level access to the work queue and its named index', () => {
+  it('gives the functions that enqueue, describe and run jobs item-level access to the work queue and its named index', () => {
     const tableId = logicalId(template(), 'AWS::DynamoDB::GlobalTable', 'WorkQueueTable');
-    const dataRole = logicalId(template(), 'AWS::IAM::Role', 'FunctionsDataRole');
+    const jobRoles = ['FunctionsMetaRole', 'FunctionsDataRole', 'FunctionsJobsRole'].map((r) => logicalId(template(), 'AWS::IAM::Role', r));
     const dynamo = identityStatements(template()).filter((s) => asArray(s.statement.Action).some((a) => a.startsWith('dynamodb:')));
-    expect(dynamo.length).toBeGreaterThan(0);
+    const queueRoles = dynamo.flatMap((s) => s.roles);
+    for (const role of jobRoles) expect(queueRoles).toContain(role);
     for (const { roles, statement } of dynamo) {
-      expect(roles).toEqual([dataRole]);
+      expect(roles.every((r) => jobRoles.includes(r) || r.startsWith('Maintenance'))).toBe(true);
       expect(asArray(statement.Action)).not.toContain('dynamodb:Scan');
       expect(asArray(statement.Resource).map(flat).sort()).toEqual([`<${tableId}.Arn>`, `<${tableId}.Arn>/index/gsi1`]);
     }
@@ -424,7 +429,7 @@ describe('alarms', () => {
     const alarms = Object.values(resourcesOfType(template(), 'AWS::CloudWatch::Alarm')).map((a) => a.Properties!);
     expect(alarms).toContainEqual(expect.objectContaining({ Namespace: 'AWS/ApiGateway', MetricName: '5XXError' }));
     const errorAlarms = alarms.filter((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === 'Errors');
-    expect(errorAlarms).toHaveLength(4);
+    expect(errorAlarms).toHaveLength(4 + MAINTENANCE_PASSES.length);
     for (const a of alarms) expect(a.TreatMissingData).toBe('notBreaching');
   });
 });

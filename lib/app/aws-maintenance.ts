@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { DynamoWorkQueue } from '../adapters/aws/dynamo-work-queue.js';
+import { S3ObjectStore } from '../adapters/aws/s3-object-store.js';
+import type { CatalogServices } from '../catalog/services.js';
+import type { AwsConfig } from '../config.js';
+import { InternalError } from '../errors.js';
+import { noCredentials } from '../ports/credential-vendor.js';
+import type { ObjectStore } from '../ports/object-store.js';
+import { keys } from '../registry/keys.js';
+import { LAYOUT_VERSION } from '../registry/layout.js';
+import type { StorageRoot } from '../registry/records.js';
+import { Registry } from '../registry/registry.js';
+
+/**
+ * Services for the scheduled maintenance functions (functions/maintenance-*.ts). Unlike the API
+ * composition (./aws.ts) this writes nothing at start-up: reconcile and the orphan scan run with
+ * read-only roles unless repair / delete is enabled, so they only check that the registry's
+ * layout is one they understand. They vend no credentials.
+ */
+export async function createMaintenanceServices(config: AwsConfig, client = new S3Client({ region: config.AWS_REGION })): Promise<CatalogServices> {
+  const registry = new Registry(new S3ObjectStore({ client, bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX }));
+  const layout = await registry.read<{ version: number }>(keys.layout());
+  if (!layout) throw new InternalError('the registry has no layout record: deploy and start the catalog before its maintenance');
+  if (layout.value.version !== LAYOUT_VERSION) {
+    throw new InternalError(`registry layout ${layout.value.version} is not the one this function understands (${LAYOUT_VERSION})`);
+  }
+  const stores = new Map<string, ObjectStore>();
+  const storageFor = (root: StorageRoot): ObjectStore => {
+    if (root.kind !== 's3') throw new Error(`the AWS deployment only has S3 storage, not ${root.kind}`);
+    const id = `${root.bucket}/${root.prefix}`;
+    let store = stores.get(id);
+    if (!store) stores.set(id, (store = new S3ObjectStore({ client, bucket: root.bucket, prefix: root.prefix })));
+    return store;
+  };
+  return {
+    registry,
+    project: config.RASK_PROJECT,
+    defaultWarehouse: config.RASK_WAREHOUSE,
+    storageFor,
+    vendor: noCredentials,
+    ...(config.RASK_WORK_QUEUE_TABLE
+      ? {
+          jobs: {
+            queue: new DynamoWorkQueue({
+              client: new DynamoDBClient({ region: config.AWS_REGION }),
+              tableName: config.RASK_WORK_QUEUE_TABLE,
+              project: config.RASK_PROJECT,
+            }),
+          },
+        }
+      : {}),
+    now: () => new Date(),
+    newId: () => randomUUID(),
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * What a Lance manifest references, read straight from its bytes: the data files, deletion
+ * files and index directories of one dataset version, and whether the dataset has external
+ * base paths. Only the few protobuf fields the orphan scan needs are decoded (field numbers from
+ * Lance's protos/table.proto); every other field is skipped by its wire type, so fields added
+ * later cannot break the reading. Anything that does not parse throws: the scan then treats the
+ * dataset as unreadable and reports nothing inside it.
+ *
+ * File layout: ... | Manifest message (u32 LE length, then the bytes) | ... | footer:
+ * i64 LE position of the manifest, u16 major, u16 minor, "LANC". The index section, when the
+ * manifest names one (field 6), is another u32-length-prefixed message at that position.
+ */
+
+export interface ManifestRefs {
+  /** Paths relative to the dataset root: `data/<file>`, `_deletions/<file>`. */
+  readonly files: string[];
+  /** Index directories relative to the dataset root: `_indices/<uuid>`. */
+  readonly indexDirs: string[];
+  /** The dataset reads files from other locations (shallow clones, imported files). */
+  readonly externalBases: boolean;
+}
+
+const MAGIC = 'LANC';
+
+type Field = { no: number; wire: number; value: bigint | Uint8Array };
+
+/** The fields of one protobuf message, in order; length-delimited values as bytes. */
+function fields(buf: Uint8Array): Field[] {
+  const out: Field[] = [];
+  let pos = 0;
+  const varint = (): bigint => {
+    let result = 0n;
+    let shift = 0n;
+    for (;;) {
+      if (pos >= buf.length) throw new Error('truncated varint');
+      const b = buf[pos++];
+      result |= BigInt(b & 0x7f) << shift;
+      if (!(b & 0x80)) return result;
+      shift += 7n;
+      if (shift > 70n) throw new Error('varint too long');
+    }
+  };
+  while (pos < buf.length) {
+    const key = Number(varint());
+    const no = key >>> 3;
+    const wire = key & 7;
+    if (wire === 0) out.push({ no, wire, value: varint() });
+    else if (wire === 1) pos += 8;
+    else if (wire === 5) pos += 4;
+    else if (wire === 2) {
+      const len = Number(varint());
+      if (pos + len > buf.length) throw new Error('truncated field');
+      out.push({ no, wire, value: buf.subarray(pos, pos + len) });
+      pos += len;
+    } else throw new Error(`unsupported wire type ${wire}`);
+    if (pos > buf.length) throw new Error('truncated message');
+  }
+  return out;
+}
+
+const bytesOf = (fs: Field[], no: number) => fs.filter((f) => f.no === no && f.wire === 2).map((f) => f.value as Uint8Array);
+const numberOf = (fs: Field[], no: number) => {
+  const f = fs.find((x) => x.no === no && x.wire === 0);
+  return f ? (f.value as bigint) : undefined;
+};
+const text = (b: Uint8Array) => new TextDecoder('utf-8', { fatal: true }).decode(b);
+
+/** A u32-length-prefixed message at `pos`. */
+function messageAt(file: Uint8Array, pos: number): Uint8Array {
+  if (pos < 0 || pos + 4 > file.length) throw new Error('message position outside the file');
+  const len = new DataView(file.buffer, file.byteOffset + pos, 4).getUint32(0, true);
+  if (pos + 4 + len > file.length) throw new Error('message runs past the end of the file');
+  return file.subarray(pos + 4, pos + 4 + len);
+}
+
+function uuidString(b: Uint8Array): string {
+  const hex = Buffer.from(b).toString('hex');
+  if (hex.length !== 32) throw new Error('an index uuid is not 16 bytes');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+export function readManifestRefs(file: Uint8Array): ManifestRefs {
+  if (file.length < 16 || text(file.subarray(file.length - 4)) !== MAGIC) throw new Error('not a Lance manifest (no LANC footer)');
+  const manifestPos = Number(new DataView(file.buffer, file.byteOffset + file.length - 16, 8).getBigInt64(0, true));
+  const manifest = fields(messageAt(file, manifestPos));
+  const files: string[] = [];
+  for (const fragment of bytesOf(manifest, 2).map(fields)) {
+    const id = numberOf(fragment, 1) ?? 0n;
+    for (const dataFile of bytesOf(fragment, 2).map(fields)) {
+      const [path] = bytesOf(dataFile, 1);
+      if (path) files.push(`data/${text(path)}`);
+    }
+    for (const deletion of bytesOf(fragment, 3).map(fields)) {
+      // DeletionFile: file_type (0 arrow, 1 bitmap), read_version, id → _deletions/<frag>-<read>-<id>.<ext>
+      const ext = (numberOf(deletion, 1) ?? 0n) === 1n ? 'bin' : 'arrow';
+      files.push(`_deletions/${id}-${numberOf(deletion, 2) ?? 0n}-${numberOf(deletion, 3) ?? 0n}.${ext}`);
+    }
+  }
+  const indexDirs: string[] = [];
+  const indexSection = numberOf(manifest, 6);
+  if (indexSection !== undefined) {
+    for (const index of bytesOf(fields(messageAt(file, Number(indexSection))), 1).map(fields)) {
+      const [uuid] = bytesOf(index, 1).map(fields).map((u) => bytesOf(u, 1)[0]);
+      if (uuid) indexDirs.push(`_indices/${uuidString(uuid)}`);
+    }
+  }
+  return { files, indexDirs, externalBases: bytesOf(manifest, 18).length > 0 };
+}
