@@ -51,6 +51,11 @@ const common = {
   RASK_TRASH_GRACE_DAYS: withDefault(integer(0), 0),
   RASK_PROJECT: withDefault(text(), 'default'),
   RASK_WAREHOUSE: withDefault(text(), 'default'),
+  /** OIDC bearer tokens (docs/governance.md): all three are needed for RASK_AUTH=jwt / on AWS. */
+  RASK_JWT_ISSUER: z.optional(text()),
+  RASK_JWT_AUDIENCE: z.optional(text()),
+  RASK_JWT_JWKS_URL: z.optional(z.url({ error: 'must be a URL' })),
+  RASK_JWT_PRINCIPAL_CLAIM: withDefault(text(), 'sub'),
 };
 
 /** How often the local server's in-process worker looks for queued jobs (docs/jobs.md). */
@@ -62,6 +67,10 @@ const localSchema = z.object({
   RASK_DATA_DIR: withDefault(text(), './.rask'),
   /** Milliseconds between passes of the in-process job worker; 0 disables it. */
   RASK_JOBS_INTERVAL_MS: withDefault(integer(0), DEFAULT_JOBS_INTERVAL_MS),
+  /** off (default, with a start-up warning), keys (API keys) or jwt (API keys and OIDC tokens). */
+  RASK_AUTH: withDefault(z.enum(['off', 'keys', 'jwt'], { error: 'must be off, keys or jwt' }), 'off'),
+  /** The bootstrap admin key; absent with auth on: one is generated at first start and printed once. */
+  RASK_ADMIN_KEY: z.optional(text(16)),
   ...common,
 });
 

@@ -10,6 +10,7 @@ import type { ObjectStore } from '../ports/object-store.js';
 import { ensureDefaults, ensureLayout } from '../registry/layout.js';
 import type { StorageRoot } from '../registry/records.js';
 import { Registry } from '../registry/registry.js';
+import { guardFor, type GuardSettings } from '../governance/guard.js';
 
 export interface BuildOptions {
   readonly registryStore: ObjectStore;
@@ -25,6 +26,10 @@ export interface BuildOptions {
   readonly vendor: CredentialVendor;
   readonly inspector?: DatasetInspector;
   readonly dataLimits?: DataLimits;
+  /** Authentication and authorization (docs/governance.md); absent: off. */
+  readonly auth?: GuardSettings;
+  /** Storage a warehouse purge must never touch (the registry's root). */
+  readonly reservedRoots?: readonly StorageRoot[];
 }
 
 /** Wires ports into services and services into the router; shared by every entry point. */
@@ -46,6 +51,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     vendor: options.vendor,
     inspector: options.inspector,
     dataLimits: options.dataLimits,
+    reservedRoots: options.reservedRoots,
     now: () => new Date(),
     newId: () => randomUUID(),
   };
@@ -55,6 +61,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     maxBodyBytes: options.maxBodyBytes,
     logger: options.logger,
     unsupportedReasons: UNSUPPORTED_REASONS,
+    guard: guardFor(options.auth ?? { mode: 'off' }, services),
   });
   return { router, services };
 }

@@ -8,6 +8,7 @@ import type { StorageRoot } from '../registry/records.js';
 import { noCredentials } from '../ports/credential-vendor.js';
 import { buildApp, consoleLogger } from './build.js';
 import type { ErrorLogger } from '../http/respond.js';
+import { guardSettings, localAuthNotices } from '../governance/setup.js';
 
 /**
  * The local composition: registry and the default warehouse on disk under RASK_DATA_DIR.
@@ -32,6 +33,7 @@ export async function createLocalApp(
     stores.set(root.path, store);
     return store;
   };
+  const auth = guardSettings(config.RASK_AUTH, config, (entry) => console.log(JSON.stringify(entry)));
   const app = await buildApp({
     registryStore: new FsObjectStore(path.join(dataDir, 'registry')),
     storageFor,
@@ -49,6 +51,9 @@ export async function createLocalApp(
     },
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     logger: options.logger ?? consoleLogger,
+    auth,
+    reservedRoots: [{ kind: 'file', path: path.join(dataDir, 'registry') }],
   });
-  return { ...app, dataDir };
+  const notices = await localAuthNotices(config.RASK_AUTH, config, app.services.registry);
+  return { ...app, dataDir, notices };
 }

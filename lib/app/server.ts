@@ -13,6 +13,8 @@ export interface RunningServer {
   readonly dataDir: string;
   /** The in-process job worker (docs/jobs.md); its timer is off when RASK_JOBS_INTERVAL_MS is 0. */
   readonly jobs: JobLoop;
+  /** Start-up notices about authentication (RASK_AUTH), for the operator. */
+  readonly notices: readonly string[];
   close(): Promise<void>;
 }
 
@@ -37,6 +39,7 @@ export async function startLocalServer(config: LocalConfig): Promise<RunningServ
     url: `http://${host}:${port}`,
     dataDir: app.dataDir,
     jobs,
+    notices: app.notices,
     close: async () => {
       // First the worker: a job it has not finished goes back to the queue for the next start.
       await jobs.stop();

@@ -33,6 +33,11 @@ export interface CatalogServices {
   readonly dataLimits?: DataLimits;
   /** Where asynchronous jobs (transactions) live and their timings; absent: the registry's store, defaults. */
   readonly jobs?: JobSettings;
+  /**
+   * Storage the platform itself uses (the registry's root): a warehouse purge refuses when its
+   * root overlaps one of these (lib/governance/warehouses.ts). Absent: none.
+   */
+  readonly reservedRoots?: readonly StorageRoot[];
   now(): Date;
   newId(): string;
 }

@@ -1,4 +1,5 @@
 import type { CatalogServices } from '../catalog/services.js';
+import { controlHandlers } from './handlers-control.js';
 import { namespaceHandlers } from './handlers-namespace.js';
 import { tableHandlers } from './handlers-table.js';
 import { transactionHandlers } from './handlers-transaction.js';
@@ -14,4 +15,5 @@ export const metaHandlers: HandlerMap<CatalogServices> = {
   ...tableHandlers,
   ...versionHandlers,
   ...transactionHandlers,
+  ...controlHandlers,
 };
