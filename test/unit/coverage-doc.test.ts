@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { allHandlers } from '../../lib/operations/handlers-all.js';
-import { OPERATIONS } from '../../lib/operations/table.js';
+import { ALL_OPERATIONS as OPERATIONS } from '../../lib/operations/control-table.js';
 import { coveringTests, renderCoverage } from '../../scripts/coverage.js';
 
 describe('docs/COVERAGE.md', () => {
