@@ -1,7 +1,7 @@
 import type * as CedarModule from '@cedar-policy/cedar-wasm/nodejs';
 import { InternalError } from '../errors.js';
 import type { Action } from '../operations/table.js';
-import { CEDAR_POLICY_FILES } from './policy-text.js';
+import { CEDAR_POLICY_FILES, CEDAR_SCHEMA } from './policy-text.js';
 import type { Grant } from './records.js';
 
 /**
@@ -85,6 +85,9 @@ export async function authorize(request: AuthzRequest): Promise<AuthzDecision> {
     action: { type: 'Rask::Action', id: request.action },
     resource: json(request.target.resource),
     context: { quarantined: request.quarantined },
+    // The schema gives the action groups (read / write / admin) and checks entities and request.
+    schema: CEDAR_SCHEMA,
+    validateRequest: true,
     policies: {
       staticPolicies: parts.staticPolicies,
       templates: parts.templates,
