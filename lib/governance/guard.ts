@@ -220,7 +220,8 @@ async function admit(settings: GuardSettings, request: OperationRequest, base: C
       canWrite = (await decide('table:write', target.chain)).allowed;
     }
   }
-  if (project && !record && !PLATFORM_OPS.has(op.operationId)) throw notFound(`project ${q(project)}`, CREATE_HINT.project);
+  // Only create doors tell the caller how to make the missing parent (brief rule 6).
+  if (project && !record && !PLATFORM_OPS.has(op.operationId)) throw notFound(`project ${q(project)}`, op.action.endsWith(':create') ? CREATE_HINT.project : '');
 
   // Quarantine (403): namespaces and tables bound to a deactivated warehouse.
   if (record && (record.deactivatedWarehouses ?? []).length && (target.kind === 'namespace' || target.kind === 'table')) {

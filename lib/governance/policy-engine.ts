@@ -63,6 +63,41 @@ export function loadEngine(): Promise<typeof CedarModule> {
   return engine;
 }
 
+/**
+ * Parsing is what costs (~100 ms for schema and policies per call); evaluation is cheap. So the
+ * schema is parsed once per process, and each distinct set of grant links once (a principal's
+ * grants in a project), kept in a small LRU.
+ */
+let schemaParsed = false;
+function schemaId(cedar: typeof CedarModule): string {
+  if (!schemaParsed) {
+    const answer = cedar.preparseSchema('rask', CEDAR_SCHEMA);
+    if (answer.type === 'failure') throw new InternalError(`the Cedar schema does not parse: ${answer.errors.map((e) => e.message).join('; ')}`);
+    schemaParsed = true;
+  }
+  return 'rask';
+}
+
+const MAX_POLICY_SETS = 500;
+const policySets = new Map<string, string>();
+let policySetCounter = 0;
+
+function policySetId(cedar: typeof CedarModule, links: CedarModule.TemplateLink[]): string {
+  const key = JSON.stringify(links);
+  const hit = policySets.get(key);
+  if (hit) {
+    policySets.delete(key);
+    policySets.set(key, hit);
+    return hit;
+  }
+  const id = `set-${++policySetCounter}`;
+  const answer = cedar.preparsePolicySet(id, { staticPolicies: parts.staticPolicies, templates: parts.templates, templateLinks: links });
+  if (answer.type === 'failure') throw new InternalError(`the Cedar policies do not parse: ${answer.errors.map((e) => e.message).join('; ')}`);
+  policySets.set(key, id);
+  if (policySets.size > MAX_POLICY_SETS) policySets.delete(policySets.keys().next().value!);
+  return id;
+}
+
 export async function authorize(request: AuthzRequest): Promise<AuthzDecision> {
   const cedar = await loadEngine();
   const principal: Uid = { type: 'Principal', id: request.principal };
@@ -80,23 +115,20 @@ export async function authorize(request: AuthzRequest): Promise<AuthzDecision> {
   add(principal, [...(request.platformAdmin ? [ADMINS] : []), PLATFORM]);
   for (const g of request.grants) if (!entities.has(`${g.on.type}:${g.on.id}`)) add(g.on, []);
 
-  const answer = cedar.isAuthorized({
+  const links = request.grants.map((g) => ({
+    templateId: g.grant.role,
+    newId: `grant:${g.grant.role}:${g.on.type}:${g.on.id}`,
+    values: { '?principal': json(principal), '?resource': json(g.on) },
+  }));
+  const answer = cedar.statefulIsAuthorized({
     principal: json(principal),
     action: { type: 'Rask::Action', id: request.action },
     resource: json(request.target.resource),
     context: { quarantined: request.quarantined },
     // The schema gives the action groups (read / write / admin) and checks entities and request.
-    schema: CEDAR_SCHEMA,
-    validateRequest: true,
-    policies: {
-      staticPolicies: parts.staticPolicies,
-      templates: parts.templates,
-      templateLinks: request.grants.map((g, i) => ({
-        templateId: g.grant.role,
-        newId: `grant:${g.grant.role}:${g.on.type}:${g.on.id}:${i}`,
-        values: { '?principal': json(principal), '?resource': json(g.on) },
-      })),
-    },
+    preparsedSchemaName: schemaId(cedar),
+    validateRequest: false,
+    preparsedPolicySetId: policySetId(cedar, links),
     entities: [...entities.values()],
   });
   if (answer.type === 'failure') {
