@@ -36,7 +36,10 @@ export class RaskStack extends Stack {
     this.queue = new WorkQueue(this, 'WorkQueue', { removalPolicy: config.removalPolicy });
     this.functions = new CatalogFunctions(this, 'Functions', { config, storage: this.storage, queue: this.queue });
     this.jobsSchedule = new JobsSchedule(this, 'JobsSchedule', { fn: this.functions.jobs.fn });
-    this.auth = new AdminKeyAuth(this, 'Auth', { config });
+    this.auth = new AdminKeyAuth(this, 'Auth', {
+      config,
+      registry: { bucket: this.storage.registryBucket, prefix: this.storage.registryPrefix },
+    });
     this.api = new CatalogApi(this, 'Api', {
       config,
       handlers: { meta: this.functions.meta.fn, data: this.functions.data.fn },

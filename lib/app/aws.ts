@@ -11,6 +11,7 @@ import type { StorageRoot } from '../registry/records.js';
 import { noCredentials, type CredentialVendor } from '../ports/credential-vendor.js';
 import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import { buildApp, consoleLogger } from './build.js';
+import { guardSettings } from '../governance/setup.js';
 
 /**
  * The AWS composition: registry and default warehouse in S3. Built once per Lambda container
@@ -54,6 +55,9 @@ export async function createAwsApp(
       maxSyncVectorIndexRows: config.RASK_MAX_SYNC_VECTOR_INDEX_ROWS,
     },
     logger: consoleLogger,
+    // API Gateway's authorizer authenticates; the guard authorizes from its context.
+    auth: guardSettings('authorizer', config, (entry) => console.log(JSON.stringify(entry))),
+    reservedRoots: [{ kind: 's3', bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX }],
   });
 }
 

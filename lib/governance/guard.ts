@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import { fmtId, validateId } from '../catalog/namespaces.js';
 import type { CatalogServices } from '../catalog/services.js';
 import {
@@ -18,9 +17,10 @@ import { keys } from '../registry/keys.js';
 import type { NamespaceRecord, ProjectRecord } from '../registry/records.js';
 import { CREATE_HINT, notFound, q } from './errors.js';
 import { grantsOf } from './grants.js';
-import { looksLikeJwt, type JwtVerifier } from './jwt.js';
+import type { JwtVerifier } from './jwt.js';
 import { authorize, type AuthzDecision, type ResourceChain } from './policy-engine.js';
-import { BOOTSTRAP_PRINCIPAL, principalOfKey, readPrincipal, sha256Hex } from './principals.js';
+import { readPrincipal } from './principals.js';
+import { identify } from './identify.js';
 import { namespaceChain, PLATFORM_UID, projectChain, projectUid, scopeUid, tableChain, targetKind, warehouseUid } from './resources.js';
 import { projectScope } from './scope.js';
 
@@ -82,36 +82,6 @@ async function authenticate(settings: GuardSettings, http: HttpRequest, services
   const caller = await identify(settings, services, presentedKeys(http.headers));
   if (!caller) throw new UnauthenticatedError(UNAUTHENTICATED);
   return caller;
-}
-
-/** Shared with the AWS authorizer: which principal (if any) the presented credentials prove. */
-export async function identify(
-  settings: Pick<GuardSettings, 'adminKeySha256' | 'jwt' | 'mode'>,
-  services: Pick<CatalogServices, 'registry'>,
-  presented: readonly string[],
-): Promise<Caller | undefined> {
-  for (const credential of presented) {
-    if (settings.adminKeySha256) {
-      const a = Buffer.from(sha256Hex(credential), 'hex');
-      const b = Buffer.from(settings.adminKeySha256, 'hex');
-      if (a.length === b.length && timingSafeEqual(a, b)) return { principal: BOOTSTRAP_PRINCIPAL, platformAdmin: true, via: 'admin-key' };
-    }
-    let principal: string | undefined;
-    let via: Caller['via'] = 'api-key';
-    if (settings.jwt && looksLikeJwt(credential)) {
-      principal = await settings.jwt(credential);
-      via = 'jwt';
-    } else {
-      principal = await principalOfKey(services.registry, credential);
-    }
-    if (!principal) continue;
-    const record = await readPrincipal(services.registry, principal);
-    // A key outlives nothing: a deleted principal's keys stop working. A token's subject
-    // needs no record (it is known to the identity provider); a record can make it an admin.
-    if (!record && via !== 'jwt') continue;
-    return { principal, platformAdmin: record?.platformAdmin ?? false, via };
-  }
-  return undefined;
 }
 
 /** What an operation acts on, and in which project. */

@@ -1,0 +1,41 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { CatalogServices } from '../catalog/services.js';
+import type { Caller } from '../operations/types.js';
+import type { GuardSettings } from './guard.js';
+import { looksLikeJwt } from './jwt.js';
+import { BOOTSTRAP_PRINCIPAL, principalOfKey, readPrincipal, sha256Hex } from './principals.js';
+
+/**
+ * Authentication only (no policy engine), so the API Gateway authorizer can share it with the
+ * local guard without bundling Cedar.
+ */
+/** Shared with the AWS authorizer: which principal (if any) the presented credentials prove. */
+export async function identify(
+  settings: Pick<GuardSettings, 'adminKeySha256' | 'jwt' | 'mode'>,
+  services: Pick<CatalogServices, 'registry'>,
+  presented: readonly string[],
+): Promise<Caller | undefined> {
+  for (const credential of presented) {
+    if (settings.adminKeySha256) {
+      const a = Buffer.from(sha256Hex(credential), 'hex');
+      const b = Buffer.from(settings.adminKeySha256, 'hex');
+      if (a.length === b.length && timingSafeEqual(a, b)) return { principal: BOOTSTRAP_PRINCIPAL, platformAdmin: true, via: 'admin-key' };
+    }
+    let principal: string | undefined;
+    let via: Caller['via'] = 'api-key';
+    if (settings.jwt && looksLikeJwt(credential)) {
+      principal = await settings.jwt(credential);
+      via = 'jwt';
+    } else {
+      principal = await principalOfKey(services.registry, credential);
+    }
+    if (!principal) continue;
+    const record = await readPrincipal(services.registry, principal);
+    // A key outlives nothing: a deleted principal's keys stop working. A token's subject
+    // needs no record (it is known to the identity provider); a record can make it an admin.
+    if (!record && via !== 'jwt') continue;
+    return { principal, platformAdmin: record?.platformAdmin ?? false, via };
+  }
+  return undefined;
+}
+
