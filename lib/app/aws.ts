@@ -11,7 +11,6 @@ import type { StorageRoot } from '../registry/records.js';
 import { noCredentials, type CredentialVendor } from '../ports/credential-vendor.js';
 import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import { buildApp, consoleLogger } from './build.js';
-import { guardSettings } from '../governance/setup.js';
 
 /**
  * The AWS composition: registry and default warehouse in S3. Built once per Lambda container
@@ -56,7 +55,8 @@ export async function createAwsApp(
     },
     logger: consoleLogger,
     // API Gateway's authorizer authenticates; the guard authorizes from its context.
-    auth: guardSettings('authorizer', config, (entry) => console.log(JSON.stringify(entry))),
+    // (No token verifier here: jose stays out of the function bundles.)
+    auth: { mode: 'authorizer', log: (entry) => console.log(JSON.stringify(entry)) },
     reservedRoots: [{ kind: 's3', bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX }],
   });
 }

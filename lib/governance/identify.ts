@@ -2,8 +2,10 @@ import { timingSafeEqual } from 'node:crypto';
 import type { CatalogServices } from '../catalog/services.js';
 import type { Caller } from '../operations/types.js';
 import type { GuardSettings } from './guard.js';
-import { looksLikeJwt } from './jwt.js';
 import { BOOTSTRAP_PRINCIPAL, principalOfKey, readPrincipal, sha256Hex } from './principals.js';
+
+/** Looks like a compact JWS (three base64url parts); API keys never do. */
+export const looksLikeJwt = (token: string) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
 
 /**
  * Authentication only (no policy engine), so the API Gateway authorizer can share it with the

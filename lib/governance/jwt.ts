@@ -14,8 +14,6 @@ export interface JwtSettings {
 
 export type JwtVerifier = (token: string) => Promise<string | undefined>;
 
-/** Looks like a compact JWS (three base64url parts); API keys never do. */
-export const looksLikeJwt = (token: string) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
 
 /**
  * Returns the principal named by a valid token, or undefined for any invalid one (bad
