@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { CatalogServices } from '../catalog/services.js';
 import type { Caller } from '../operations/types.js';
 import type { GuardSettings } from './guard.js';
-import { BOOTSTRAP_PRINCIPAL, principalOfKey, readPrincipal, sha256Hex } from './principals.js';
+import { BOOTSTRAP_PRINCIPAL, principalOfKey, readPrincipal, sha256Hex } from './credentials.js';
 
 /** Looks like a compact JWS (three base64url parts); API keys never do. */
 export const looksLikeJwt = (token: string) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);

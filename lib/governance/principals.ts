@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { optionalBoolean, optionalString, pageLimit } from '../catalog/params.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { InvalidInputError } from '../errors.js';
@@ -8,6 +8,9 @@ import { encodeSegment } from '../registry/keys.js';
 import type { Registry } from '../registry/registry.js';
 import { alreadyExists, CREATE_HINT, notFound, q } from './errors.js';
 import { govKeys } from './keys.js';
+import { BOOTSTRAP_PRINCIPAL, readPrincipal, sha256Hex } from './credentials.js';
+
+export { BOOTSTRAP_PRINCIPAL, principalOfKey, readPrincipal, sha256Hex } from './credentials.js';
 import type { ApiKeyRecord, PrincipalRecord } from './records.js';
 
 /**
@@ -15,14 +18,6 @@ import type { ApiKeyRecord, PrincipalRecord } from './records.js';
  * in one GET, and only the secret's SHA-256 is stored, compared in constant time. The secret is
  * in the create answer and nowhere else (brief: secrets are never stored in plain text or logged).
  */
-
-const KEY_PATTERN = /^rask_([a-z0-9]{1,32})_([A-Za-z0-9_-]{20,100})$/;
-
-export const sha256Hex = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex');
-
-export async function readPrincipal(registry: Registry, name: string): Promise<PrincipalRecord | undefined> {
-  return (await registry.read<PrincipalRecord>(govKeys.principal(name)))?.value;
-}
 
 async function requirePrincipal(services: CatalogServices, name: string): Promise<PrincipalRecord> {
   if (name.length === 0 || name.length > 128) throw notFound(`principal ${q(name)}`, CREATE_HINT.principal);
@@ -106,20 +101,6 @@ export async function revokeApiKey(services: CatalogServices, principal: string,
     return { key_id: keyId, principal, revoked: true };
   });
 }
-
-/** The principal a presented API key belongs to, or undefined (unknown, revoked or wrong secret). */
-export async function principalOfKey(registry: Registry, presented: string): Promise<string | undefined> {
-  const m = KEY_PATTERN.exec(presented);
-  if (!m) return undefined;
-  const rec = (await registry.read<ApiKeyRecord>(govKeys.apiKey(m[1])))?.value;
-  if (!rec || rec.revokedAt) return undefined;
-  const a = Buffer.from(sha256Hex(m[2]), 'hex');
-  const b = Buffer.from(rec.secretSha256, 'hex');
-  return a.length === b.length && timingSafeEqual(a, b) ? rec.principal : undefined;
-}
-
-/** The principal the bootstrap admin key maps to. */
-export const BOOTSTRAP_PRINCIPAL = 'admin';
 
 /**
  * First start with keys on and no RASK_ADMIN_KEY: creates the `admin` platform administrator
