@@ -53,10 +53,21 @@ function policy(caller: Caller | undefined, methodArn: string): APIGatewayAuthor
 export type PrincipalResolver = (presented: readonly string[]) => Promise<Caller | undefined>;
 
 /** The authorizer, with its key store injected (tests pass a fake). */
-export function createAuthorizer(keys: CachedKeys, log: AuthorizerLog = defaultLog, resolve?: PrincipalResolver) {
+export function createAuthorizer(
+  keys: CachedKeys,
+  log: AuthorizerLog = defaultLog,
+  resolve?: PrincipalResolver,
+  options: { onlyApiKeyHeader?: boolean } = {},
+) {
   return async (event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
     const requestId = event.requestContext?.requestId;
-    const presented = presentedKeys(event.headers);
+    // With API Gateway's result cache on, the cache key is the x-api-key header alone, so that
+    // must be the only credential a verdict rests on: a Bearer token next to a bad key must not
+    // get the bad key cached as allowed.
+    const headers = options.onlyApiKeyHeader
+      ? Object.fromEntries(Object.entries(event.headers ?? {}).filter(([name]) => name.toLowerCase() === 'x-api-key'))
+      : event.headers;
+    const presented = presentedKeys(headers);
     if (presented.length === 0) {
       log({ requestId, outcome: 'deny', reason: 'no key presented' });
       return policy(undefined, event.methodArn);
@@ -114,6 +125,7 @@ export const handler = async (event: APIGatewayRequestAuthorizerEvent): Promise<
       new CachedKeys(secretsManagerKeySource(secretId), (Number.isFinite(ttlSeconds) ? ttlSeconds : 300) * 1000),
       defaultLog,
       principalResolverFromEnv(),
+      { onlyApiKeyHeader: process.env.RASK_AUTHORIZER_IDENTITY_SOURCE === 'x-api-key' },
     );
   }
   return authorize(event);

@@ -54,6 +54,9 @@ export class AdminKeyAuth extends Construct {
         RASK_ADMIN_KEY_SECRET_ID: this.secret.secretArn,
         // A rotated key is picked up within this many seconds by warm containers.
         RASK_ADMIN_KEY_CACHE_SECONDS: '300',
+        // API Gateway caches verdicts by this header alone (infra/constructs/api.ts): then it is
+        // the only credential the authorizer may look at.
+        ...(config.authorizerCacheSeconds > 0 ? { RASK_AUTHORIZER_IDENTITY_SOURCE: 'x-api-key' } : {}),
         ...(props.registry ? { RASK_REGISTRY_BUCKET: props.registry.bucket.bucketName, RASK_REGISTRY_PREFIX: props.registry.prefix } : {}),
       },
       logRetentionDays: config.logRetentionDays,

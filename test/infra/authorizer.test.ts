@@ -188,3 +188,13 @@ describe('principals beyond the bootstrap key', () => {
     expect(admin.context).toEqual({ principal: 'admin', platformAdmin: 'true', via: 'admin-key' });
   });
 });
+
+describe('with the API Gateway result cache on (keyed by x-api-key)', () => {
+  it('decides on the x-api-key header alone, so a cached verdict never rests on another header', async () => {
+    const authorize = createAuthorizer(new CachedKeys(fakeSource(KEY), 60_000), () => {}, undefined, { onlyApiKeyHeader: true });
+    expect(effect(await authorize(event({ 'x-api-key': OTHER, authorization: `Bearer ${KEY}` })))).toBe('Deny');
+    expect(effect(await authorize(event({ 'x-api-key': KEY })))).toBe('Allow');
+    const open = createAuthorizer(new CachedKeys(fakeSource(KEY), 60_000), () => {});
+    expect(effect(await open(event({ 'x-api-key': OTHER, authorization: `Bearer ${KEY}` })))).toBe('Allow');
+  });
+});
