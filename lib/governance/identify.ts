@@ -4,6 +4,9 @@ import type { Caller } from '../operations/types.js';
 import type { GuardSettings } from './guard.js';
 import { BOOTSTRAP_PRINCIPAL, principalOfKey, readPrincipal, sha256Hex } from './credentials.js';
 
+/** The prefix of principals named by OIDC tokens. */
+export const OIDC_PREFIX = 'oidc:';
+
 /** Looks like a compact JWS (three base64url parts); API keys never do. */
 export const looksLikeJwt = (token: string) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
 
@@ -26,7 +29,10 @@ export async function identify(
     let principal: string | undefined;
     let via: Caller['via'] = 'api-key';
     if (settings.jwt && looksLikeJwt(credential)) {
-      principal = await settings.jwt(credential);
+      // Token subjects get their own names (`oidc:<claim>`): an identity provider's user called
+      // "admin" must never be the bootstrap administrator or any key-holding principal.
+      const subject = await settings.jwt(credential);
+      principal = subject === undefined ? undefined : `${OIDC_PREFIX}${subject}`;
       via = 'jwt';
     } else {
       principal = await principalOfKey(services.registry, credential);

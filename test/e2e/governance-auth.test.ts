@@ -142,9 +142,10 @@ describe('OIDC tokens (RASK_AUTH=jwt)', () => {
     await server.request('POST', '/v1/projects', JSON.stringify({ name: 'acme' }), admin);
     await server.request('POST', '/v1/warehouses', JSON.stringify({ name: 'main', project: 'acme', storage_root: root }), admin);
     // A token's subject is granted like any principal once it is registered.
-    expect((await server.request('POST', '/v1/grants', JSON.stringify({ project: 'acme', principal: 'carol', role: 'writer' }), admin)).status).toBe(404);
-    await server.request('POST', '/v1/principals', JSON.stringify({ name: 'carol' }), admin);
-    expect((await server.request('POST', '/v1/grants', JSON.stringify({ project: 'acme', principal: 'carol', role: 'writer' }), admin)).status).toBe(200);
+    // Token subjects are principals named oidc:<sub>, apart from key holders.
+    expect((await server.request('POST', '/v1/grants', JSON.stringify({ project: 'acme', principal: 'oidc:carol', role: 'writer' }), admin)).status).toBe(404);
+    await server.request('POST', '/v1/principals', JSON.stringify({ name: 'oidc:carol' }), admin);
+    expect((await server.request('POST', '/v1/grants', JSON.stringify({ project: 'acme', principal: 'oidc:carol', role: 'writer' }), admin)).status).toBe(200);
   });
   afterAll(async () => {
     await server.stop();
@@ -174,5 +175,8 @@ describe('OIDC tokens (RASK_AUTH=jwt)', () => {
     }
     const good = await server.request('GET', '/projects/acme/v1/namespace/%24/list', undefined, { authorization: `Bearer ${await issuer.sign({ sub: 'carol' })}` });
     expect(good.status).toBe(200);
+    // A token whose subject is "admin" is oidc:admin, not the bootstrap administrator.
+    const impostor = await server.request('GET', '/v1/projects', undefined, { authorization: `Bearer ${await issuer.sign({ sub: 'admin' })}` });
+    expect(impostor.status).toBe(403);
   });
 });
