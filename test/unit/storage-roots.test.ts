@@ -22,6 +22,6 @@ describe('warehouse storage roots', () => {
     expect(rootsOverlap(s3('s3://shared/a'), s3('s3://other/a'))).toBe(false);
     expect(rootsOverlap(s3('/d/a'), s3('/d/a/b'))).toBe(true);
     expect(rootsOverlap(s3('/d/a'), s3('/d/a-2'))).toBe(false);
-    expect(rootsOverlap(s3('/dd/a'), s3('s3://dd/a'))).toBe(false);
+    expect(rootsOverlap(s3('/ddd/a'), s3('s3://ddd/a'))).toBe(false);
   });
 });
