@@ -1,6 +1,12 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { S3Client } from '@aws-sdk/client-s3';
+import { S3ObjectStore } from '../lib/adapters/aws/s3-object-store.js';
 import { CachedKeys, KeyStoreError, matchesAnyKey, presentedKeys, type KeySource } from '../lib/auth/api-key.js';
+import { identify } from '../lib/governance/identify.js';
+import { jwtVerifier } from '../lib/governance/jwt.js';
+import type { Caller } from '../lib/operations/types.js';
+import { Registry } from '../lib/registry/registry.js';
 
 /**
  * API Gateway REQUEST authorizer for the bootstrap admin key. A request must carry the key as
@@ -26,31 +32,73 @@ export function stageWildcardArn(methodArn: string): string {
   return prefix && stage ? `${prefix}/${stage}/*` : methodArn;
 }
 
-function policy(allow: boolean, methodArn: string): APIGatewayAuthorizerResult {
+const BOOTSTRAP: Caller = { principal: 'admin', platformAdmin: true, via: 'admin-key' };
+
+function policy(caller: Caller | undefined, methodArn: string): APIGatewayAuthorizerResult {
   return {
-    principalId: allow ? PRINCIPAL_ID : 'anonymous',
+    principalId: caller ? (caller === BOOTSTRAP ? PRINCIPAL_ID : caller.principal) : 'anonymous',
     policyDocument: {
       Version: '2012-10-17',
-      Statement: [{ Action: 'execute-api:Invoke', Effect: allow ? 'Allow' : 'Deny', Resource: stageWildcardArn(methodArn) }],
+      Statement: [{ Action: 'execute-api:Invoke', Effect: caller ? 'Allow' : 'Deny', Resource: stageWildcardArn(methodArn) }],
     },
-    // Tells the catalog who the caller is, for when grants arrive; never the key itself.
-    ...(allow ? { context: { principal: 'bootstrap-admin' } } : {}),
+    // The catalog's guard takes the caller from here (lib/governance/guard.ts, mode
+    // `authorizer`) and never re-parses the headers; the credential itself is never passed on.
+    ...(caller
+      ? { context: { principal: caller.principal, platformAdmin: String(caller.platformAdmin), via: caller.via } }
+      : {}),
   };
 }
 
+/** Principals' API keys and OIDC tokens (beyond the bootstrap key): who, if anyone, they prove. */
+export type PrincipalResolver = (presented: readonly string[]) => Promise<Caller | undefined>;
+
 /** The authorizer, with its key store injected (tests pass a fake). */
-export function createAuthorizer(keys: CachedKeys, log: AuthorizerLog = defaultLog) {
+export function createAuthorizer(
+  keys: CachedKeys,
+  log: AuthorizerLog = defaultLog,
+  resolve?: PrincipalResolver,
+  options: { onlyApiKeyHeader?: boolean } = {},
+) {
   return async (event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
     const requestId = event.requestContext?.requestId;
-    const presented = presentedKeys(event.headers);
+    // With API Gateway's result cache on, the cache key is the x-api-key header alone, so that
+    // must be the only credential a verdict rests on: a Bearer token next to a bad key must not
+    // get the bad key cached as allowed.
+    const headers = options.onlyApiKeyHeader
+      ? Object.fromEntries(Object.entries(event.headers ?? {}).filter(([name]) => name.toLowerCase() === 'x-api-key'))
+      : event.headers;
+    const presented = presentedKeys(headers);
     if (presented.length === 0) {
       log({ requestId, outcome: 'deny', reason: 'no key presented' });
-      return policy(false, event.methodArn);
+      return policy(undefined, event.methodArn);
     }
-    const allowed = matchesAnyKey(presented, await keys.get());
-    if (!allowed) log({ requestId, outcome: 'deny', reason: 'key does not match' });
-    return policy(allowed, event.methodArn);
+    if (matchesAnyKey(presented, await keys.get())) return policy(BOOTSTRAP, event.methodArn);
+    const caller = resolve ? await resolve(presented) : undefined;
+    if (!caller) log({ requestId, outcome: 'deny', reason: 'key does not match' });
+    else log({ requestId, outcome: 'allow', principal: caller.principal, via: caller.via });
+    return policy(caller, event.methodArn);
   };
+}
+
+/**
+ * Principals' keys live in the registry (S3, read-only for the authorizer); tokens are checked
+ * against the configured OIDC issuer. Absent registry settings: only the bootstrap key works.
+ */
+export function principalResolverFromEnv(env: NodeJS.ProcessEnv = process.env): PrincipalResolver | undefined {
+  if (!env.RASK_REGISTRY_BUCKET) return undefined;
+  const registry = new Registry(
+    new S3ObjectStore({ client: new S3Client({}), bucket: env.RASK_REGISTRY_BUCKET, prefix: env.RASK_REGISTRY_PREFIX ?? 'registry/' }),
+  );
+  const jwt =
+    env.RASK_JWT_ISSUER && env.RASK_JWT_AUDIENCE && env.RASK_JWT_JWKS_URL
+      ? jwtVerifier({
+          issuer: env.RASK_JWT_ISSUER,
+          audience: env.RASK_JWT_AUDIENCE,
+          jwksUrl: env.RASK_JWT_JWKS_URL,
+          principalClaim: env.RASK_JWT_PRINCIPAL_CLAIM ?? 'sub',
+        })
+      : undefined;
+  return (presented) => identify({ mode: jwt ? 'jwt' : 'keys', ...(jwt ? { jwt } : {}) }, { registry }, presented);
 }
 
 /** The admin key lives in Secrets Manager; the client is created on first use. */
@@ -73,7 +121,12 @@ export const handler = async (event: APIGatewayRequestAuthorizerEvent): Promise<
     const secretId = process.env.RASK_ADMIN_KEY_SECRET_ID;
     if (!secretId) throw new KeyStoreError('RASK_ADMIN_KEY_SECRET_ID is not set');
     const ttlSeconds = Number(process.env.RASK_ADMIN_KEY_CACHE_SECONDS ?? '300');
-    authorize = createAuthorizer(new CachedKeys(secretsManagerKeySource(secretId), (Number.isFinite(ttlSeconds) ? ttlSeconds : 300) * 1000));
+    authorize = createAuthorizer(
+      new CachedKeys(secretsManagerKeySource(secretId), (Number.isFinite(ttlSeconds) ? ttlSeconds : 300) * 1000),
+      defaultLog,
+      principalResolverFromEnv(),
+      { onlyApiKeyHeader: process.env.RASK_AUTHORIZER_IDENTITY_SOURCE === 'x-api-key' },
+    );
   }
   return authorize(event);
 };

@@ -7,6 +7,7 @@ async function main(): Promise<void> {
   const running = await startLocalServer(config);
   console.log(`rask listening on ${running.url}`);
   console.log(`data in ${running.dataDir}`);
+  for (const notice of running.notices) console.warn(notice);
   console.log(`try: connectNamespace('rest', { uri: '${running.url}' }) from @lancedb/lancedb`);
   const stop = (signal: string) => {
     console.log(`${signal}: shutting down`);

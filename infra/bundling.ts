@@ -45,12 +45,25 @@ export const ENTRY_POINTS: Readonly<Record<BundleKind, string>> = {
   'maintenance-orphans': path.join(REPO_ROOT, 'functions', 'maintenance-orphans.ts'),
 };
 
+/**
+ * The Cedar policy engine (lib/governance/policy-engine.ts) loads a 4 MB WebAssembly file from
+ * next to its own module, which a bundle cannot carry: it stays a real node_modules package in
+ * the function's asset (NodejsFunction `nodeModules`), imported lazily on the first authorization.
+ */
+export const POLICY_ENGINE_MODULE = '@cedar-policy/cedar-wasm';
+
+/** Packages installed into a function's asset instead of being bundled. */
+export function installedModules(kind: BundleKind): string[] {
+  return kind === 'meta' || kind === 'data' ? [POLICY_ENGINE_MODULE] : [];
+}
+
 /** Modules left out of each bundle. The metadata bundle leaves nothing out: it must not need LanceDB at all. */
 export function externalModules(kind: BundleKind): string[] {
   switch (kind) {
     case 'meta':
-      return [];
+      return [POLICY_ENGINE_MODULE];
     case 'data':
+      return [...LAYER_MODULES, POLICY_ENGINE_MODULE];
     case 'jobs':
       return [...LAYER_MODULES];
     case 'authorizer':

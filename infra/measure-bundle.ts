@@ -60,8 +60,10 @@ export function forbiddenInputs(metafile: Metafile): string[] {
 }
 
 /** One fresh node process per run; the time covers `import()` of the bundle only. */
-function coldImportMs(file: string, runs: number): number[] {
-  const script = `const t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); process.stdout.write(String(performance.now() - t));`;
+function coldImportMs(file: string, runs: number, withEngine = false): number[] {
+  // `withEngine`: also load the Cedar policy engine, as the first authorized request does.
+  const engine = withEngine ? ` await import(${JSON.stringify(pathToFileURL(path.join(REPO_ROOT, 'node_modules/@cedar-policy/cedar-wasm/nodejs/cedar_wasm.js')).href)});` : '';
+  const script = `const t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)});${engine} process.stdout.write(String(performance.now() - t));`;
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
@@ -101,7 +103,7 @@ function contributors(metafile: Metafile, top = 5): string {
     .join(', ');
 }
 
-function report(label: string, outfile: string, metafile: Metafile, runs: number): boolean {
+function report(label: string, outfile: string, metafile: Metafile, runs: number, withEngine = false): boolean {
   const raw = statSync(outfile).size;
   const gz = gzipSync(readFileSync(outfile), { level: 9 }).length;
   const bad = forbiddenInputs(metafile);
@@ -111,6 +113,10 @@ function report(label: string, outfile: string, metafile: Metafile, runs: number
   console.log(`  inputs:        ${Object.keys(metafile.inputs).length} modules; LanceDB/Arrow inputs: ${bad.length ? bad.join(', ') : 'none'}`);
   console.log(`  largest:       ${contributors(metafile)}`);
   console.log(`  cold import:   mean ${ms(t.mean)}, median ${ms(t.median)}, min ${ms(t.min)}, max ${ms(t.max)} over ${runs} fresh node processes`);
+  if (withEngine) {
+    const e = stats(coldImportMs(outfile, runs, true));
+    console.log(`  + policy engine: mean ${ms(e.mean)}, median ${ms(e.median)}, min ${ms(e.min)}, max ${ms(e.max)} (import of the bundle, then of cedar-wasm, as on the first authorization)`);
+  }
   return bad.length === 0;
 }
 
@@ -118,7 +124,7 @@ async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   console.log(`node ${process.version} on ${process.platform}/${process.arch}`);
   const main = await bundle(args.kind);
-  let ok = report(`${args.kind} bundle (stack settings)`, main.outfile, main.metafile, args.runs);
+  let ok = report(`${args.kind} bundle (stack settings)`, main.outfile, main.metafile, args.runs, args.kind !== 'authorizer');
   if (args.compareRuntimeSdk) {
     const alt = await bundle(args.kind, ['@aws-sdk/*'], '-runtime-sdk');
     ok = report(`${args.kind} bundle with @aws-sdk/* external (runtime SDK; not used)`, alt.outfile, alt.metafile, args.runs) && ok;

@@ -49,7 +49,10 @@ export class RaskStack extends Stack {
       settings: maintenanceSettingsFromContext(this.node),
       layer: this.functions.layer,
     });
-    this.auth = new AdminKeyAuth(this, 'Auth', { config });
+    this.auth = new AdminKeyAuth(this, 'Auth', {
+      config,
+      registry: { bucket: this.storage.registryBucket, prefix: this.storage.registryPrefix },
+    });
     this.api = new CatalogApi(this, 'Api', {
       config,
       handlers: { meta: this.functions.meta.fn, data: this.functions.data.fn },

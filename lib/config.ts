@@ -54,6 +54,11 @@ const common = {
   RASK_WAREHOUSE: withDefault(text(), 'default'),
   /** How long a request may wait to commit (registry retries, queued writers); lib/deadline.ts. */
   RASK_COMMIT_DEADLINE_MS: withDefault(integer(100, 28_000), DEFAULT_COMMIT_DEADLINE_MS),
+  /** OIDC bearer tokens (docs/governance.md): all three are needed for RASK_AUTH=jwt / on AWS. */
+  RASK_JWT_ISSUER: z.optional(text()),
+  RASK_JWT_AUDIENCE: z.optional(text()),
+  RASK_JWT_JWKS_URL: z.optional(z.url({ error: 'must be a URL' })),
+  RASK_JWT_PRINCIPAL_CLAIM: withDefault(text(), 'sub'),
 };
 
 /** How often the local server's in-process worker looks for queued jobs (docs/jobs.md). */
@@ -110,6 +115,10 @@ const localSchema = z.object({
   ...serverLimits,
   /** Also print each change event on stdout (they are always appended to events/ in the data directory). */
   RASK_EVENTS_STDOUT: withDefault(bool, false),
+  /** off (default, with a start-up warning), keys (API keys) or jwt (API keys and OIDC tokens). */
+  RASK_AUTH: withDefault(z.enum(['off', 'keys', 'jwt'], { error: 'must be off, keys or jwt' }), 'off'),
+  /** The bootstrap admin key; absent with auth on: one is generated at first start and printed once. */
+  RASK_ADMIN_KEY: z.optional(text(16)),
   ...common,
 });
 

@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { allHandlers } from '../lib/operations/handlers-all.js';
 import { dataHandlers } from '../lib/operations/handlers-data.js';
 import { metaHandlers } from '../lib/operations/handlers-meta.js';
-import { CONTROL_OPERATIONS, OPERATIONS } from '../lib/operations/table.js';
+import { CONTROL_OPERATIONS } from '../lib/operations/control-table.js';
+import { OPERATIONS } from '../lib/operations/table.js';
 import { UNSUPPORTED_REASONS } from '../lib/operations/unsupported.js';
 
 /**
@@ -50,6 +51,10 @@ export function renderCoverage(): string {
     const proof = (tests.get(o.operationId) ?? []).map((t) => `\`${t}\``).join(', ') || (isBacked ? '**none**' : 'returns code 0: `test/e2e/raw-http.test.ts`');
     return `| ${i + 1} | ${o.operationId} | ${o.methods.join(', ')} \`${o.path}\` | ${where} | ${status} | ${proof} |`;
   });
+  const control = CONTROL_OPERATIONS.map((o, i) => {
+    const proof = (tests.get(o.operationId) ?? []).map((t) => `\`${t}\``).join(', ') || '**none**';
+    return `| ${i + 1} | ${o.operationId} | ${o.methods.join(', ')} \`${o.path}\` | \`${o.action}\` | ${proof} |`;
+  });
   return [
     '# Spec coverage',
     '',
@@ -64,17 +69,15 @@ export function renderCoverage(): string {
     '|---|---|---|---|---|---|',
     ...rows,
     '',
-    '## Control-plane operations (ours, not in the spec)',
+    '## Control-plane doors (ours, not the spec\'s)',
     '',
-    'Served by the same router with the same JSON error contract; listed here so the spec table above stays the spec.',
+    'Projects, warehouses, principals, API keys and grants ([governance.md](governance.md)), maintenance policies',
+    '([maintenance.md](maintenance.md)); all in the `meta` bundle, with the same JSON error body. Each also answers',
+    'under a project base URI (`/projects/{project}/v1/…`).',
     '',
-    '| # | operation | route | bundle | status | proven by |',
-    '|---|---|---|---|---|---|',
-    ...CONTROL_OPERATIONS.map((o, i) => {
-      const where = metaHandlers[o.operationId] ? 'meta' : dataHandlers[o.operationId] ? 'data' : '—';
-      const proof = (tests.get(o.operationId) ?? []).map((t) => `\`${t}\``).join(', ') || '**none**';
-      return `| ${i + 1} | ${o.operationId} | ${o.methods.join(', ')} \`${o.path}\` | ${where} | ${allHandlers[o.operationId] ? 'backed (ours)' : '**no handler**'} | ${proof} |`;
-    }),
+    '| # | door | route | action | proven by |',
+    '|---|---|---|---|---|',
+    ...control,
     '',
   ].join('\n');
 }

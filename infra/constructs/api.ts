@@ -4,7 +4,8 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { ROUTED_OPERATIONS, type Bundle, type OperationDef } from '../../lib/operations/table.js';
+import { ALL_OPERATIONS } from '../../lib/operations/control-table.js';
+import type { Bundle, OperationDef } from '../../lib/operations/table.js';
 import type { RaskConfig } from '../config.js';
 import { acknowledge, acknowledgeManagedPolicy } from '../nag.js';
 
@@ -203,12 +204,17 @@ export class CatalogApi extends Construct {
       meta: new apigw.LambdaIntegration(handlers.meta, { proxy: true, scopePermissionToMethod: false }),
       data: new apigw.LambdaIntegration(handlers.data, { proxy: true, scopePermissionToMethod: false }),
     };
-    for (const operation of ROUTED_OPERATIONS) {
+    for (const operation of ALL_OPERATIONS) {
       const resource = resourceFor(this.api.root, operation);
       for (const method of operation.methods) {
         resource.addMethod(method, integrations[operation.bundle], { operationName: operation.operationId });
       }
     }
+    // Project base URIs (`/projects/{project}/v1/…`, docs/governance.md): one proxy resource
+    // instead of a second copy of every method (the stack's 500-resource limit). It goes to the
+    // data function, which serves every operation (it has the LanceDB layer the data ops need).
+    const projectProxy = this.api.root.addResource('projects').addResource('{project}').addResource('{proxy+}');
+    for (const method of ['GET', 'POST']) projectProxy.addMethod(method, integrations.data, { operationName: `ProjectBaseUri${method}` });
   }
 }
 

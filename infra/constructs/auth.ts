@@ -1,13 +1,21 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { RaskConfig } from '../config.js';
-import { acknowledge } from '../nag.js';
+import { acknowledge, acknowledgeWildcardResource } from '../nag.js';
 import { RaskFunction } from './rask-function.js';
 
 export interface AdminKeyAuthProps {
   readonly config: RaskConfig;
+  /**
+   * The registry, where principals' API keys live (hashes only; docs/governance.md). Given, the
+   * authorizer also accepts those keys (and OIDC tokens when RASK_JWT_* are set) and reads
+   * exactly two key prefixes of it.
+   */
+  readonly registry?: { readonly bucket: s3.IBucket; readonly prefix: string };
 }
 
 /**
@@ -46,9 +54,20 @@ export class AdminKeyAuth extends Construct {
         RASK_ADMIN_KEY_SECRET_ID: this.secret.secretArn,
         // A rotated key is picked up within this many seconds by warm containers.
         RASK_ADMIN_KEY_CACHE_SECONDS: '300',
+        // API Gateway caches verdicts by this header alone (infra/constructs/api.ts): then it is
+        // the only credential the authorizer may look at.
+        ...(config.authorizerCacheSeconds > 0 ? { RASK_AUTHORIZER_IDENTITY_SOURCE: 'x-api-key' } : {}),
+        ...(props.registry ? { RASK_REGISTRY_BUCKET: props.registry.bucket.bucketName, RASK_REGISTRY_PREFIX: props.registry.prefix } : {}),
       },
       logRetentionDays: config.logRetentionDays,
     });
     this.secret.grantRead(this.authorizer.role);
+    if (props.registry) {
+      const resources = ['apikeys/*', 'principals/*'].map((p) => props.registry!.bucket.arnForObjects(`${props.registry!.prefix}${p}`));
+      this.authorizer.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources }));
+      for (const arn of resources) {
+        acknowledgeWildcardResource(this.authorizer.role, arn, 'The authorizer reads API key and principal records (hashes and names, never secrets) under these two registry prefixes; the key ids are not known at deploy time.');
+      }
+    }
   }
 }

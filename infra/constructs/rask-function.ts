@@ -5,7 +5,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ENTRY_POINTS, REPO_ROOT, SHARED, externalModules, type BundleKind } from '../bundling.js';
+import { ENTRY_POINTS, REPO_ROOT, SHARED, externalModules, installedModules, type BundleKind } from '../bundling.js';
 import { acknowledge } from '../nag.js';
 
 export const RUNTIME = lambda.Runtime.NODEJS_22_X;
@@ -67,6 +67,7 @@ export class RaskFunction extends Construct {
         sourceMap: SHARED.sourcemap,
         banner: SHARED.banner,
         externalModules: externalModules(props.kind),
+        nodeModules: installedModules(props.kind),
       },
     });
     acknowledge(

@@ -60,6 +60,10 @@ export async function createAwsApp(
     },
     logger: consoleLogger,
     jobs: jobsFor(config),
+    // API Gateway's authorizer authenticates; the guard authorizes from its context.
+    // (No token verifier here: jose stays out of the function bundles.)
+    auth: { mode: 'authorizer', log: (entry) => console.log(JSON.stringify(entry)) },
+    reservedRoots: [{ kind: 's3', bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX }],
   });
 }
 

@@ -8,11 +8,12 @@ import { UNSUPPORTED_REASONS } from '../operations/unsupported.js';
 import type { CredentialVendor } from '../ports/credential-vendor.js';
 import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import type { EventPublisher } from '../ports/event-publisher.js';
-import { withEvents } from '../events/emit.js';
+import { auditDenied, withEvents } from '../events/emit.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { ensureDefaults, ensureLayout } from '../registry/layout.js';
 import type { StorageRoot } from '../registry/records.js';
 import { Registry } from '../registry/registry.js';
+import { guardFor, type GuardSettings } from '../governance/guard.js';
 
 export interface BuildOptions {
   readonly registryStore: ObjectStore;
@@ -34,6 +35,10 @@ export interface BuildOptions {
   readonly events?: EventPublisher;
   /** Where jobs live; absent: the registry's store. */
   readonly jobs?: JobSettings;
+  /** Authentication and authorization (docs/governance.md); absent: off. */
+  readonly auth?: GuardSettings;
+  /** Storage a warehouse purge must never touch (the registry's root). */
+  readonly reservedRoots?: readonly StorageRoot[];
 }
 
 /** Wires ports into services and services into the router; shared by every entry point. */
@@ -57,6 +62,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     dataLimits: options.dataLimits,
     events: options.events,
     ...(options.jobs ? { jobs: options.jobs } : {}),
+    reservedRoots: options.reservedRoots,
     now: () => new Date(),
     newId: () => randomUUID(),
   };
@@ -67,6 +73,8 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     logger: options.logger,
     unsupportedReasons: UNSUPPORTED_REASONS,
     commitDeadlineMs: options.commitDeadlineMs,
+    guard: guardFor(options.auth ?? { mode: 'off' }, services),
+    onDenied: options.events ? auditDenied(options.events, options.project) : undefined,
   });
   return { router, services };
 }

@@ -9,6 +9,7 @@ import { noCredentials } from '../ports/credential-vendor.js';
 import { ndjsonPublisher } from '../adapters/local/ndjson-publisher.js';
 import { buildApp, consoleLogger } from './build.js';
 import type { ErrorLogger } from '../http/respond.js';
+import { guardSettings, localAuthNotices } from '../governance/setup.js';
 
 /**
  * The local composition: registry and the default warehouse on disk under RASK_DATA_DIR.
@@ -33,6 +34,7 @@ export async function createLocalApp(
     stores.set(root.path, store);
     return store;
   };
+  const auth = guardSettings(config.RASK_AUTH, config, (entry) => console.log(JSON.stringify(entry)));
   const app = await buildApp({
     registryStore: new FsObjectStore(path.join(dataDir, 'registry')),
     storageFor,
@@ -56,6 +58,9 @@ export async function createLocalApp(
       onError: (message, fields) => (options.logger ?? consoleLogger).error(message, fields),
     }),
     logger: options.logger ?? consoleLogger,
+    auth,
+    reservedRoots: [{ kind: 'file', path: path.join(dataDir, 'registry') }],
   });
-  return { ...app, dataDir };
+  const notices = await localAuthNotices(config.RASK_AUTH, config, app.services.registry);
+  return { ...app, dataDir, notices };
 }

@@ -23,6 +23,8 @@ export interface RunningServer {
   readonly startup: StartupSummary;
   /** Request-body bytes buffered right now (bounded by RASK_MAX_INFLIGHT_BODY_BYTES). */
   inflightBodyBytes(): number;
+  /** Start-up notices about authentication (RASK_AUTH), for the operator. */
+  readonly notices: readonly string[];
   close(): Promise<void>;
 }
 
@@ -80,6 +82,7 @@ export async function startLocalServer(config: LocalConfig): Promise<RunningServ
     maintenance,
     startup,
     inflightBodyBytes: () => listener.stats().inflightBodyBytes,
+    notices: app.notices,
     close: async () => {
       await maintenance.stop();
       // First the worker: a job it has not finished goes back to the queue for the next start.

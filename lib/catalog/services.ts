@@ -36,6 +36,11 @@ export interface CatalogServices {
   readonly jobs?: JobSettings;
   /** Change events (docs/events.md): doors emit through the router; maintenance passes directly. */
   readonly events?: EventPublisher;
+  /**
+   * Storage the platform itself uses (the registry's root): a warehouse purge refuses when its
+   * root overlaps one of these (lib/governance/warehouses.ts). Absent: none.
+   */
+  readonly reservedRoots?: readonly StorageRoot[];
   now(): Date;
   newId(): string;
   /**

@@ -37,10 +37,16 @@ export function withEvents<S extends { readonly project: string }>(
   return wrapped;
 }
 
+/** The audit event for a request the router's guard refused (403 / code 15) before any handler ran. */
+export function auditDenied(publisher: EventPublisher, defaultProject: string, now: () => Date = () => new Date()) {
+  return (req: OperationRequest, err: Error): Promise<void> =>
+    publisher.publish([cloudEvent(ACCESS_DENIED_EVENT, eventData(req, defaultProject, undefined, { error: err.message }), now())]);
+}
+
 /** What the event says about a request: never its body, keys or tokens. */
 export function eventData(req: OperationRequest, defaultProject: string, result: unknown, extra?: Record<string, unknown>): RaskEventData {
   // The authenticated caller and the project a base URI names (set by the router's guard).
-  const { caller, project } = req as OperationRequest & { caller?: { principal?: string }; project?: string };
+  const { caller, project } = req;
   const answer = (typeof result === 'object' && result !== null ? result : {}) as Record<string, unknown>;
   const details: Record<string, unknown> = { ...extra };
   for (const key of ['transaction_id', 'job_id', 'location'] as const) {

@@ -31,7 +31,13 @@ export function toHttpRequest(event: APIGatewayProxyEvent): HttpRequest {
     throw new InvalidInputError('malformed API Gateway event: path and httpMethod are required');
   }
   const body = event.body == null ? Buffer.alloc(0) : Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
-  return { method: event.httpMethod, rawPath: event.path, rawQuery: query.toString(), headers, body, requestId };
+  // What the REQUEST authorizer put in its context (string values); the guard trusts only this.
+  const context = event.requestContext?.authorizer;
+  const authorizer =
+    context && typeof context.principal === 'string'
+      ? Object.fromEntries(Object.entries(context).filter(([, v]) => typeof v === 'string')) as Record<string, string>
+      : undefined;
+  return { method: event.httpMethod, rawPath: event.path, rawQuery: query.toString(), headers, body, requestId, ...(authorizer ? { authorizer } : {}) };
 }
 
 export function toProxyResult(response: HttpResponse): APIGatewayProxyResult {

@@ -4,6 +4,8 @@ export interface RouteMatch {
   readonly operation: OperationDef;
   /** Raw (still encoded) values of the template's `{param}` segments. */
   readonly params: Readonly<Record<string, string>>;
+  /** The raw path segments before `v1` (a base path such as `projects/acme`). */
+  readonly base: readonly string[];
 }
 
 export type MatchResult =
@@ -22,11 +24,11 @@ interface CompiledRoute {
  * with `https://host/lance`), duplicate slashes (a configured uri ending in `/`), and trailing
  * slashes (`/v1/table/`). Returns the candidate segment lists starting at each `v1` segment.
  */
-function candidatePaths(rawPath: string): string[][] {
+function candidatePaths(rawPath: string): { base: string[]; rest: string[] }[] {
   const segments = rawPath.split('/').filter((s) => s.length > 0);
-  const out: string[][] = [];
+  const out: { base: string[]; rest: string[] }[] = [];
   segments.forEach((s, i) => {
-    if (s === 'v1') out.push(segments.slice(i));
+    if (s === 'v1') out.push({ base: segments.slice(0, i), rest: segments.slice(i) });
   });
   return out;
 }
@@ -55,12 +57,12 @@ export class RouteMatcher {
 
   match(method: string, rawPath: string): MatchResult {
     let allowed: HttpMethod[] | undefined;
-    for (const candidate of candidatePaths(rawPath)) {
+    for (const { base, rest: candidate } of candidatePaths(rawPath)) {
       for (const route of this.routes) {
         const params = matchSegments(route.segments, candidate);
         if (!params) continue;
         if ((route.operation.methods as readonly string[]).includes(method)) {
-          return { kind: 'found', match: { operation: route.operation, params } };
+          return { kind: 'found', match: { operation: route.operation, params, base } };
         }
         allowed = [...(allowed ?? []), ...route.operation.methods];
       }

@@ -1,7 +1,8 @@
 import { type Clock, DEFAULT_COMMIT_DEADLINE_MS, deadlineIn, withDeadline } from '../deadline.js';
-import { InvalidInputError, UnsupportedError } from '../errors.js';
-import { ROUTED_OPERATIONS, type OperationDef } from '../operations/table.js';
-import type { HandlerMap, Identity, OperationRequest } from '../operations/types.js';
+import { CatalogError, ErrorCode, InvalidInputError, UnsupportedError } from '../errors.js';
+import { ALL_OPERATIONS } from '../operations/control-table.js';
+import type { OperationDef } from '../operations/table.js';
+import type { Caller, HandlerMap, Identity, OperationRequest } from '../operations/types.js';
 import { formDecode, parseObjectId, sameId } from './ids.js';
 import { RouteMatcher } from './match.js';
 import { errorResponse, jsonResponse, type ErrorLogger } from './respond.js';
@@ -14,19 +15,33 @@ export interface RouterOptions<S> {
   /** Largest accepted body; Lambda's synchronous payload cap makes ~6 MB the real ceiling. */
   readonly maxBodyBytes: number;
   readonly logger?: ErrorLogger;
-  /** Defaults to the 54 spec operations and our control-plane doors. */
+  /** Defaults to the 54 spec operations and the control-plane doors. */
   readonly operations?: readonly OperationDef[];
   /** Why an operation without a handler is unsupported, shown to the caller. */
   readonly unsupportedReasons?: Readonly<Record<string, string>>;
   /** Each request's commit deadline (lib/deadline.ts); default 25 s, under API Gateway's 29 s. */
   readonly commitDeadlineMs?: number;
   readonly clock?: Clock;
+  /** Authentication and authorization around every handler (lib/governance/guard.ts). */
+  readonly guard?: RequestGuard<S>;
+  /** Told of every request the guard refused for lack of permission (the audit event). */
+  readonly onDenied?: (request: OperationRequest, error: Error) => Promise<void>;
+}
+
+/**
+ * Runs in the check order of the design brief: `authenticate` before the request is decoded
+ * (401 before 400), `admit` after (parent 404, then authorization 403, then quarantine 403) and
+ * before the handler; it returns the services the handler runs with (per-project).
+ */
+export interface RequestGuard<S> {
+  authenticate(request: HttpRequest, operation: OperationDef): Promise<Caller>;
+  admit(request: OperationRequest, services: S): Promise<S>;
 }
 
 export type Router = (request: HttpRequest) => Promise<HttpResponse>;
 
 export function createRouter<S>(options: RouterOptions<S>): Router {
-  const matcher = new RouteMatcher(options.operations ?? ROUTED_OPERATIONS);
+  const matcher = new RouteMatcher(options.operations ?? ALL_OPERATIONS);
   return async (request) => {
     try {
       return await dispatch(matcher, options, request);
@@ -43,22 +58,34 @@ async function dispatch<S>(matcher: RouteMatcher, options: RouterOptions<S>, req
   if (found.kind === 'method-not-allowed') throw methodNotAllowed(method, request.rawPath, found.allowed);
   if (request.body.length > options.maxBodyBytes) throw payloadTooLarge(request.body.length, options.maxBodyBytes);
 
-  const { operation, params } = found.match;
+  const { operation, params, base } = found.match;
   const handler = options.handlers[operation.operationId];
   if (!handler) {
     const reason = options.unsupportedReasons?.[operation.operationId] ?? 'it is not implemented by this server yet';
     throw new UnsupportedError(`${operation.operationId} is not supported: ${reason}`);
   }
-  const decoded = decodeRequest(operation, params, request);
+  const caller = await options.guard?.authenticate(request, operation);
+  const decoded = { ...decodeRequest(operation, params, request, base), ...(caller ? { caller } : {}) };
+  const services = options.guard ? await admitted(options, decoded) : options.services;
   const deadline = deadlineIn(options.commitDeadlineMs ?? DEFAULT_COMMIT_DEADLINE_MS, options.clock);
-  const result = await withDeadline(deadline, () => handler(decoded, options.services));
+  const result = await withDeadline(deadline, () => handler(decoded, services));
   return encodeResponse(operation, result);
+}
+
+async function admitted<S>(options: RouterOptions<S>, request: OperationRequest): Promise<S> {
+  try {
+    return await options.guard!.admit(request, options.services);
+  } catch (err) {
+    if (err instanceof CatalogError && err.code === ErrorCode.PermissionDenied) await options.onDenied?.(request, err);
+    throw err;
+  }
 }
 
 export function decodeRequest(
   operation: OperationDef,
   params: Readonly<Record<string, string>>,
   request: HttpRequest,
+  base: readonly string[] = [],
 ): OperationRequest {
   const query = new URLSearchParams(request.rawQuery);
   const delimiter = query.get('delimiter') ?? '$';
@@ -91,7 +118,19 @@ export function decodeRequest(
     bytes: operation.request === 'arrow' ? request.body : Buffer.alloc(0),
     identity: identityOf(request.headers, body),
     requestId: request.requestId,
+    ...projectOfBase(base),
+    params: Object.fromEntries(
+      Object.entries(params)
+        .filter(([name]) => name !== 'id' && name !== 'index_name')
+        .map(([name, value]) => [name, formDecode(value, name)]),
+    ),
   };
+}
+
+/** A base path ending in `projects/<name>` addresses that project (docs/governance.md). */
+function projectOfBase(base: readonly string[]): { project?: string } {
+  if (base.length < 2 || base[base.length - 2] !== 'projects') return {};
+  return { project: formDecode(base[base.length - 1], 'project name') };
 }
 
 /** Absent, empty and literal `null` bodies all mean "no fields" (version/list sends `null`). */

@@ -15,6 +15,11 @@ export interface HttpRequest {
   readonly body: Buffer;
   /** Correlates logs and the error `instance`. */
   readonly requestId: string;
+  /**
+   * What the API Gateway authorizer established (its `context`), on AWS only. The guard takes
+   * the caller from here and never re-parses the credential headers.
+   */
+  readonly authorizer?: Readonly<Record<string, string>>;
 }
 
 export interface HttpResponse {

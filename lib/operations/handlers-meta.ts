@@ -1,5 +1,6 @@
 import type { CatalogServices } from '../catalog/services.js';
 import { maintenanceHandlers } from './handlers-maintenance.js';
+import { controlHandlers } from './handlers-control.js';
 import { namespaceHandlers } from './handlers-namespace.js';
 import { tableHandlers } from './handlers-table.js';
 import { transactionHandlers } from './handlers-transaction.js';
@@ -16,4 +17,5 @@ export const metaHandlers: HandlerMap<CatalogServices> = {
   ...versionHandlers,
   ...transactionHandlers,
   ...maintenanceHandlers,
+  ...controlHandlers,
 };

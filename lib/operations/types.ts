@@ -6,6 +6,19 @@ export interface Identity {
   readonly bearerToken?: string;
 }
 
+/**
+ * The authenticated caller, established before the request is decoded (lib/governance/guard.ts):
+ * from an API key or token locally, from the API Gateway authorizer's context on AWS.
+ */
+export interface Caller {
+  /** Principal name; `anonymous` when authentication is off. */
+  readonly principal: string;
+  /** Platform administrators may do everything (the bootstrap admin key is one). */
+  readonly platformAdmin: boolean;
+  /** How the caller proved who they are. */
+  readonly via: 'api-key' | 'admin-key' | 'jwt' | 'auth-off';
+}
+
 /** What a handler sees: decoded, validated transport-free input. */
 export interface OperationRequest {
   readonly operation: OperationDef;
@@ -22,6 +35,12 @@ export interface OperationRequest {
   readonly bytes: Buffer;
   readonly identity: Identity;
   readonly requestId: string;
+  /** The project a base URI (`/projects/{project}/v1/…`) names; absent on plain `/v1`. */
+  readonly project?: string;
+  /** Decoded values of the route's other `{param}` segments (control-plane doors). */
+  readonly params?: Readonly<Record<string, string>>;
+  /** Set by the router's guard once the caller is authenticated and authorized. */
+  readonly caller?: Caller;
 }
 
 export type OperationHandler<S> = (request: OperationRequest, services: S) => Promise<unknown>;

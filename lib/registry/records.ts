@@ -8,6 +8,22 @@ export interface ProjectRecord {
   readonly kind: 'project';
   readonly name: string;
   readonly createdAt: string;
+  /** Free text shown by DescribeProject. Optional fields need no layout migration. */
+  readonly description?: string;
+  /** Where new top-level namespaces bind; absent: the configured default (default project) or none. */
+  readonly defaultWarehouse?: string;
+  /**
+   * Warehouses quarantined by DeactivateWarehouse. Kept on the project record because every
+   * request reads it anyway (lib/governance/guard.ts), so quarantine costs no extra read.
+   */
+  readonly deactivatedWarehouses?: readonly string[];
+  /**
+   * Unique per creation. Grants carry it, so a grant left behind by a deleted project never
+   * applies to a re-created one of the same name. Absent on the start-up default project.
+   */
+  readonly uid?: string;
+  /** The principal that created it: an admin of the project from the same write (no second record). */
+  readonly createdBy?: string;
 }
 
 export interface WarehouseRecord {

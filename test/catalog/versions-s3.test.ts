@@ -16,6 +16,9 @@ import { metaHandlers } from '../../lib/operations/handlers-meta.js';
 import { createS3Fake, type S3Fake } from '../support/s3-fake.js';
 import { mintedCredentials } from '../support/sts.js';
 
+/** The caller as API Gateway's authorizer establishes it (lib/governance/guard.ts, mode `authorizer`). */
+const ADMIN_CONTEXT = { principal: 'admin', platformAdmin: 'true', via: 'admin-key' };
+
 const ROLE = 'arn:aws:iam::123456789012:role/rask-vending';
 const WH = 'wh-bucket';
 const HOUR = 3_600_000;
@@ -68,6 +71,7 @@ describe('tables and managed versioning on S3 (through the fake)', () => {
       rawPath: path,
       rawQuery: `delimiter=%24${query}`,
       headers: { 'content-type': 'application/json', 'x-api-key': 'k-123' },
+      authorizer: ADMIN_CONTEXT,
       body: Buffer.from(body === undefined ? '' : JSON.stringify(body)),
       requestId: randomUUID(),
     });
@@ -153,6 +157,7 @@ describe('tables and managed versioning on S3 (through the fake)', () => {
       rawPath: `${T}/version/list`,
       rawQuery: 'delimiter=%24&limit=1&descending=true',
       headers: { 'content-type': 'application/json' },
+      authorizer: ADMIN_CONTEXT,
       body: Buffer.from('null'),
       requestId: 'r',
     });
@@ -252,7 +257,7 @@ describe('createAwsApp wires vending from RASK_VENDING_ROLE_ARN', () => {
     const config = loadAwsConfig({ RASK_REGISTRY_BUCKET: 'reg', RASK_WAREHOUSE_BUCKET: WH, AWS_REGION: 'us-east-1', ...env });
     const { router } = await createAwsApp(config, metaHandlers, fake.client);
     const send = (path: string, body: unknown) =>
-      router({ method: 'POST', rawPath: path, rawQuery: 'delimiter=%24', headers: {}, body: Buffer.from(JSON.stringify(body)), requestId: 'r' });
+      router({ method: 'POST', rawPath: path, rawQuery: 'delimiter=%24', headers: {}, authorizer: ADMIN_CONTEXT, body: Buffer.from(JSON.stringify(body)), requestId: 'r' });
     await send('/v1/namespace/ns/create', { id: ['ns'] });
     const res = await send('/v1/table/ns%24t/declare', { id: ['ns', 't'] });
     fake.mock.restore();

@@ -172,3 +172,29 @@ describe('authorizer', () => {
     expect(stageWildcardArn('weird')).toBe('weird');
   });
 });
+
+describe('principals beyond the bootstrap key', () => {
+  it("passes a resolved principal on in the context (never the key), and denies what nothing resolves", async () => {
+    const resolve = async (presented: readonly string[]) =>
+      presented.includes('rask_abc_' + 'x'.repeat(40)) ? { principal: 'alice', platformAdmin: false, via: 'api-key' as const } : undefined;
+    const authorize = createAuthorizer(new CachedKeys(fakeSource(KEY), 60_000), () => {}, resolve);
+    const allowed = await authorize(event({ 'x-api-key': 'rask_abc_' + 'x'.repeat(40) }));
+    expect(effect(allowed)).toBe('Allow');
+    expect(allowed.principalId).toBe('alice');
+    expect(allowed.context).toEqual({ principal: 'alice', platformAdmin: 'false', via: 'api-key' });
+    expect(JSON.stringify(allowed)).not.toContain('x'.repeat(40));
+    expect(effect(await authorize(event({ 'x-api-key': OTHER })))).toBe('Deny');
+    const admin = await authorize(event({ authorization: `Bearer ${KEY}` }));
+    expect(admin.context).toEqual({ principal: 'admin', platformAdmin: 'true', via: 'admin-key' });
+  });
+});
+
+describe('with the API Gateway result cache on (keyed by x-api-key)', () => {
+  it('decides on the x-api-key header alone, so a cached verdict never rests on another header', async () => {
+    const authorize = createAuthorizer(new CachedKeys(fakeSource(KEY), 60_000), () => {}, undefined, { onlyApiKeyHeader: true });
+    expect(effect(await authorize(event({ 'x-api-key': OTHER, authorization: `Bearer ${KEY}` })))).toBe('Deny');
+    expect(effect(await authorize(event({ 'x-api-key': KEY })))).toBe('Allow');
+    const open = createAuthorizer(new CachedKeys(fakeSource(KEY), 60_000), () => {});
+    expect(effect(await open(event({ 'x-api-key': OTHER, authorization: `Bearer ${KEY}` })))).toBe('Allow');
+  });
+});

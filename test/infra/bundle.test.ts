@@ -22,21 +22,22 @@ function externalImports(metafile: Metafile): string[] {
 const isBuiltin = (p: string) => p.startsWith('node:') || ['fs', 'path', 'os', 'crypto', 'http', 'https', 'stream', 'url', 'util', 'buffer', 'events', 'zlib', 'child_process', 'process', 'net', 'tls', 'dns', 'module', 'async_hooks', 'worker_threads', 'perf_hooks', 'string_decoder', 'querystring', 'assert', 'http2', 'timers'].includes(p.split('/')[0]);
 
 describe('Lambda bundles', () => {
-  it('metadata bundle contains no @lancedb/lancedb or apache-arrow and imports only Node built-ins', async () => {
+  it('metadata bundle contains no @lancedb/lancedb or apache-arrow and imports only Node built-ins (and the policy engine)', async () => {
     const { metafile, text } = await bundle('meta');
     const inputs = Object.keys(metafile.inputs);
     expect(inputs.length).toBeGreaterThan(10);
     expect(inputs.filter((i) => i.includes('@lancedb/lancedb') || i.includes('apache-arrow'))).toEqual([]);
     expect(forbiddenInputs(metafile)).toEqual([]);
-    expect(externalImports(metafile).filter((p) => !isBuiltin(p))).toEqual([]);
+    // The one exception: the Cedar policy engine, installed next to the bundle (infra/bundling.ts).
+    expect(externalImports(metafile).filter((p) => !isBuiltin(p))).toEqual(['@cedar-policy/cedar-wasm/nodejs']);
     // The createRequire banner is there for bundled CommonJS that requires built-ins.
     expect(text.startsWith("import { createRequire as __raskCreateRequire } from 'node:module';")).toBe(true);
   });
 
-  it('data bundle leaves LanceDB and Arrow to the layer', async () => {
+  it('data bundle leaves LanceDB and Arrow to the layer (and the policy engine to its installed module)', async () => {
     const { metafile } = await bundle('data');
     expect(forbiddenInputs(metafile)).toEqual([]);
-    expect(externalImports(metafile).filter((p) => !isBuiltin(p)).every((p) => ['@lancedb/lancedb', 'apache-arrow'].includes(p))).toBe(true);
+    expect(externalImports(metafile).filter((p) => !isBuiltin(p)).every((p) => ['@lancedb/lancedb', 'apache-arrow', '@cedar-policy/cedar-wasm/nodejs'].includes(p))).toBe(true);
   });
 
   it('jobs bundle leaves LanceDB and Arrow to the layer and carries the runners; the metadata bundle carries the job records only', async () => {

@@ -2,7 +2,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_ERRORS, errorTemplate } from '../../infra/constructs/api.js';
 import { MAINTENANCE_PASSES } from '../../infra/constructs/maintenance.js';
-import { ROUTED_OPERATIONS } from '../../lib/operations/table.js';
+import { ALL_OPERATIONS as OPERATIONS } from '../../lib/operations/control-table.js';
 import {
   asArray,
   flat,
@@ -44,12 +44,15 @@ function deployedRoutes(): Map<string, { method: CfnResource; functionId: string
 }
 
 describe('API routes come from the operation table', () => {
-  const expected = ROUTED_OPERATIONS.flatMap((op) => op.methods.map((m) => ({ key: `${m} ${op.path}`, op })));
+  const expected = OPERATIONS.flatMap((op) => op.methods.map((m) => ({ key: `${m} ${op.path}`, op })));
+  // Project base URIs: one proxy resource to the data function (every handler), not a copy per method.
+  const proxied = ['GET /projects/{project}/{proxy+}', 'POST /projects/{project}/{proxy+}'];
 
   it('has exactly one method per (path, method) of the table, and nothing else', () => {
     const routes = deployedRoutes();
     expect(expected.length).toBeGreaterThanOrEqual(54);
-    expect([...routes.keys()].sort()).toEqual(expected.map((e) => e.key).sort());
+    expect([...routes.keys()].sort()).toEqual([...expected.map((e) => e.key), ...proxied].sort());
+    for (const key of proxied) expect(routes.get(key)!.functionId).toBe(fnId('FunctionsDataFunction'));
   });
 
   it('sends each operation to the function of its bundle, as a Lambda proxy', () => {
@@ -289,6 +292,13 @@ describe('IAM', () => {
     for (const { owner, statement } of identityStatements(template())) {
       if (statement.Effect !== 'Allow' || !asArray(statement.Action).some(s3ObjectAction)) continue;
       for (const resource of asArray(statement.Resource).map(flat)) {
+        if (owner.startsWith('AuthAuthorizer')) {
+          // The authorizer reads key and principal records only (docs/governance.md).
+          expect(resource, owner).toMatch(/^<StorageRegistry[A-Z0-9]+\.Arn>\/registry\/(apikeys|principals)\/\*$/);
+          expect(asArray(statement.Action), owner).toEqual(['s3:GetObject']);
+          checked++;
+          continue;
+        }
         // The maintenance passes may also write their own reports under registry/reports/<pass>/.
         expect(resource, owner).toMatch(/^<Storage(Registry|Warehouse)[A-Z0-9]+\.Arn>\/(registry|warehouse)\/(reports\/[a-z]+\/)?\*$/);
         if (resource.includes('Registry')) expect(resource).toMatch(/\/registry\/(reports\/[a-z]+\/)?\*$/);
@@ -340,13 +350,15 @@ describe('IAM', () => {
     );
   });
 
-  it('gives the authorizer read access to the admin key only', () => {
+  it('gives the authorizer read access to the admin key and the key and principal records only', () => {
     const roleId = logicalId(template(), 'AWS::IAM::Role', 'AuthAuthorizerRole');
     const secretId = logicalId(template(), 'AWS::SecretsManager::Secret', 'AuthAdminKey');
     const statements = identityStatements(template()).filter((s) => s.roles.includes(roleId));
     const secretStatements = statements.filter((s) => asArray(s.statement.Action).some((a) => a.startsWith('secretsmanager:')));
     expect(secretStatements.map((s) => s.statement.Resource)).toEqual([{ Ref: secretId }]);
-    for (const s of statements) expect(asArray(s.statement.Action).some((a) => a.startsWith('s3:'))).toBe(false);
+    const s3 = statements.filter((s) => asArray(s.statement.Action).some((a) => a.startsWith('s3:')));
+    expect(s3.map((s) => asArray(s.statement.Action))).toEqual([['s3:GetObject']]);
+    expect(asArray(s3[0].statement.Resource).map(flat).map((r) => r.replace(/^<[^>]+>/, ''))).toEqual(['/registry/apikeys/*', '/registry/principals/*']);
   });
 
   it('gives the functions that enqueue, describe and run jobs item-level access to the work queue and its named index', () => {

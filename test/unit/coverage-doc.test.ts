@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { allHandlers } from '../../lib/operations/handlers-all.js';
-import { ROUTED_OPERATIONS } from '../../lib/operations/table.js';
+import { ALL_OPERATIONS as OPERATIONS } from '../../lib/operations/control-table.js';
 import { coveringTests, renderCoverage } from '../../scripts/coverage.js';
 
 describe('docs/COVERAGE.md', () => {
@@ -12,12 +12,12 @@ describe('docs/COVERAGE.md', () => {
 
   it('names a proving test for every backed operation', () => {
     const tests = coveringTests();
-    const unproven = ROUTED_OPERATIONS.filter((o) => allHandlers[o.operationId] && !tests.get(o.operationId)?.length);
+    const unproven = OPERATIONS.filter((o) => allHandlers[o.operationId] && !tests.get(o.operationId)?.length);
     expect(unproven.map((o) => o.operationId)).toEqual([]);
   });
 
   it('only annotates real operation ids', () => {
-    const known = new Set(ROUTED_OPERATIONS.map((o) => o.operationId));
+    const known = new Set(OPERATIONS.map((o) => o.operationId));
     expect([...coveringTests().keys()].filter((id) => !known.has(id))).toEqual([]);
   });
 });

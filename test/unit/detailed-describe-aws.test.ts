@@ -16,6 +16,9 @@ import type { DatasetInspector } from '../../lib/ports/dataset-inspector.js';
 import { handler as dataFunction } from '../../functions/api-data.js';
 import { createS3Fake } from '../support/s3-fake.js';
 
+/** The caller as API Gateway's authorizer establishes it (lib/governance/guard.ts, mode `authorizer`). */
+const ADMIN_CONTEXT = { principal: 'admin', platformAdmin: 'true', via: 'admin-key' };
+
 const lambda = mockClient(LambdaClient);
 afterAll(() => lambda.restore());
 
@@ -43,7 +46,7 @@ describe('detailed DescribeTable through the data function', () => {
     const config = loadAwsConfig({ RASK_REGISTRY_BUCKET: 'reg-bucket', RASK_WAREHOUSE_BUCKET: 'wh-bucket', RASK_DATA_FUNCTION_NAME: 'rask-data' });
     const { router } = await createAwsApp(config, metaHandlers, fake.client, lambdaInspector(new LambdaClient({}), 'rask-data'));
     const call = (p: string, body: object, rawQuery = '') =>
-      router({ method: 'POST', rawPath: p, rawQuery, headers: {}, body: Buffer.from(JSON.stringify(body)), requestId: 'r' });
+      router({ method: 'POST', rawPath: p, rawQuery, headers: {}, authorizer: ADMIN_CONTEXT, body: Buffer.from(JSON.stringify(body)), requestId: 'r' });
 
     const declared = JSON.parse((await call('/v1/table/t1/declare', {})).body.toString());
     const tablePath = declared.location.replace('s3://wh-bucket/warehouse/', '');

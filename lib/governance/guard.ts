@@ -1,0 +1,284 @@
+import { fmtId, validateId } from '../catalog/namespaces.js';
+import type { CatalogServices } from '../catalog/services.js';
+import {
+  NamespaceNotFoundError,
+  PermissionDeniedError,
+  TableNotFoundError,
+  UnauthenticatedError,
+  type CatalogError,
+} from '../errors.js';
+import type { RequestGuard } from '../http/router.js';
+import type { HttpRequest } from '../http/types.js';
+import { presentedKeys } from '../auth/api-key.js';
+import type { OperationDef } from '../operations/table.js';
+import type { Caller, OperationRequest } from '../operations/types.js';
+import type { CredentialVendor } from '../ports/credential-vendor.js';
+import { keys } from '../registry/keys.js';
+import type { NamespaceRecord, ProjectRecord } from '../registry/records.js';
+import { CREATE_HINT, notFound, q } from './errors.js';
+import { grantsOf } from './grants.js';
+import type { JwtVerifier } from './jwt.js';
+import { authorize, type AuthzDecision, type ResourceChain } from './policy-engine.js';
+import { readPrincipal } from './principals.js';
+import { identify } from './identify.js';
+import { namespaceChain, PLATFORM_UID, projectChain, projectUid, scopeUid, tableChain, targetKind, warehouseUid } from './resources.js';
+import { projectScope } from './scope.js';
+
+/**
+ * The request guard: authentication, then (after the router has decoded the request) the
+ * create doors' parent checks, authorization with Cedar, the project's existence and the
+ * warehouse quarantine, in the brief's order: 401 → 400 → 404 (parent) → 403 → handler (409,
+ * write). It hands the handler services scoped to the request's project, whose credential
+ * vendor downgrades to read-only for callers who may not write the table.
+ */
+
+export type AuthMode = 'off' | 'keys' | 'jwt' | 'authorizer';
+
+export interface GuardSettings {
+  readonly mode: AuthMode;
+  /** SHA-256 (hex) of the configured bootstrap admin key (RASK_ADMIN_KEY), if any. */
+  readonly adminKeySha256?: string;
+  readonly jwt?: JwtVerifier;
+  /** Where authorization decisions go (never credentials). */
+  readonly log?: (entry: Record<string, unknown>) => void;
+}
+
+const UNAUTHENTICATED =
+  'missing or invalid credentials: send an API key as x-api-key or Authorization: Bearer <key>, or a valid OIDC token as Authorization: Bearer <token>';
+
+/** Destructive doors: a denial answers exactly like "does not exist" (brief rule 6). */
+const DESTRUCTIVE = new Set([
+  'DropTable',
+  'DeregisterTable',
+  'RenameTable',
+  'DropNamespace',
+  'DeleteWarehouse',
+  'DeactivateWarehouse',
+  'ActivateWarehouse',
+  'DeleteProject',
+]);
+
+/** Operations above any project (the platform), and those whose project is a path parameter. */
+const PLATFORM_OPS = new Set(['CreateProject', 'ListProjects', 'CreatePrincipal', 'ListPrincipals', 'CreateApiKey', 'ListApiKeys', 'RevokeApiKey']);
+const PROJECT_PARAM_OPS = new Set(['DescribeProject', 'UpdateProject', 'DeleteProject']);
+
+/** The guard for one app; `services` is the process's (unscoped) services, for key lookups. */
+export function guardFor(settings: GuardSettings, services: CatalogServices): RequestGuard<CatalogServices> {
+  return {
+    authenticate: (http) => authenticate(settings, http, services),
+    admit: (request, s) => admit(settings, request, s),
+  };
+}
+
+async function authenticate(settings: GuardSettings, http: HttpRequest, services: CatalogServices | undefined): Promise<Caller> {
+  if (settings.mode === 'off') return { principal: 'anonymous', platformAdmin: true, via: 'auth-off' };
+  if (settings.mode === 'authorizer') {
+    // API Gateway's authorizer already checked the credential; its context is the identity.
+    const principal = http.authorizer?.principal;
+    if (!principal) throw new UnauthenticatedError(UNAUTHENTICATED);
+    return { principal, platformAdmin: http.authorizer?.platformAdmin === 'true', via: (http.authorizer?.via as Caller['via']) ?? 'api-key' };
+  }
+  if (!services) throw new UnauthenticatedError(UNAUTHENTICATED);
+  const caller = await identify(settings, services, presentedKeys(http.headers));
+  if (!caller) throw new UnauthenticatedError(UNAUTHENTICATED);
+  return caller;
+}
+
+/** What an operation acts on, and in which project. */
+interface Target {
+  readonly project?: string;
+  readonly chain: ResourceChain;
+  /** Spec ids of namespaces and tables (for parent checks and the quarantine). */
+  readonly kind: 'namespace' | 'table' | 'project' | 'control';
+}
+
+function targetOf(request: OperationRequest, defaultProject: string): Target {
+  const op = request.operation;
+  const params = request.params ?? {};
+  if (op.plane !== 'control') {
+    const project = request.project ?? defaultProject;
+    const kind = targetKind(op);
+    if (kind === 'namespace') return { project, kind, chain: namespaceChain(project, request.id) };
+    if (kind === 'table') return { project, kind, chain: tableChain(project, request.id) };
+    return { project, kind, chain: projectChain(project) };
+  }
+  switch (op.operationId) {
+    case 'CreateProject': {
+      const name = typeof request.body.name === 'string' ? request.body.name : '';
+      return { kind: 'control', chain: { resource: projectUid(name), ancestors: [PLATFORM_UID] } };
+    }
+    case 'ListProjects':
+    case 'CreatePrincipal':
+    case 'ListPrincipals':
+      return { kind: 'control', chain: { resource: PLATFORM_UID, ancestors: [] } };
+    case 'CreateApiKey':
+    case 'ListApiKeys':
+    case 'RevokeApiKey':
+      return { kind: 'control', chain: { resource: { type: 'Principal', id: params.principal ?? '' }, ancestors: [PLATFORM_UID] } };
+  }
+  if (PROJECT_PARAM_OPS.has(op.operationId)) {
+    const project = params.project ?? '';
+    return { project, kind: 'control', chain: projectChain(project) };
+  }
+  const project = projectScope(request, defaultProject);
+  if (params.warehouse !== undefined) {
+    return { project, kind: 'control', chain: { resource: warehouseUid(project, params.warehouse), ancestors: [projectUid(project), PLATFORM_UID] } };
+  }
+  return { project, kind: 'control', chain: projectChain(project) };
+}
+
+function deniedAs(request: OperationRequest, target: Target, caller: Caller): CatalogError {
+  const op = request.operation;
+  if (DESTRUCTIVE.has(op.operationId)) {
+    const params = request.params ?? {};
+    switch (op.operationId) {
+      case 'DropNamespace':
+        return new NamespaceNotFoundError(`namespace ${fmtId(request.id)} does not exist`);
+      case 'DeleteProject':
+        return notFound(`project ${q(params.project ?? '')}`);
+      case 'DeleteWarehouse':
+      case 'DeactivateWarehouse':
+      case 'ActivateWarehouse':
+        return notFound(`warehouse ${q(params.warehouse ?? '')} of project ${q(target.project ?? '')}`);
+      default:
+        return new TableNotFoundError(`table ${fmtId(request.id)} does not exist`);
+    }
+  }
+  return new PermissionDeniedError(
+    `principal ${q(caller.principal)} may not ${op.action} on ${target.chain.resource.type.toLowerCase()} ${target.chain.resource.id} (${op.operationId})`,
+  );
+}
+
+async function admit(settings: GuardSettings, request: OperationRequest, base: CatalogServices): Promise<CatalogServices> {
+  const op = request.operation;
+  const caller = request.caller ?? { principal: 'anonymous', platformAdmin: true, via: 'auth-off' as const };
+  // Shape (400) before anything is read: names in the path must be valid names.
+  const kind = op.plane === 'control' ? 'control' : targetKind(op);
+  if ((kind === 'namespace' || kind === 'table') && request.id.length > 0) validateId(kind, request.id);
+  const target = targetOf(request, base.project);
+  const project = target.project;
+  const record = project ? (await base.registry.read<ProjectRecord>(keys.project(project)))?.value : undefined;
+  const effectiveDefault = record?.defaultWarehouse ?? (project === base.project ? base.defaultWarehouse : '');
+
+  // Create doors: a missing parent is a 404 that names the door creating it (brief rule 6).
+  await checkParents(request, base, project, record, effectiveDefault);
+
+  // Authorization (403); destructive doors deny as "not found".
+  let canWrite = true;
+  if (settings.mode !== 'off') {
+    const grants = project && record ? await grantLinks(base, project, record, caller.principal) : [];
+    const decide = async (action: OperationDef['action'], chain: ResourceChain, quarantined = false): Promise<AuthzDecision> => {
+      const decision = await authorize({ principal: caller.principal, platformAdmin: caller.platformAdmin, action, target: chain, grants, quarantined });
+      settings.log?.({
+        message: 'authorization',
+        requestId: request.requestId,
+        operation: op.operationId,
+        principal: caller.principal,
+        action,
+        resource: `${chain.resource.type}::${chain.resource.id}`,
+        decision: decision.allowed ? 'allow' : 'deny',
+        policies: decision.policies,
+      });
+      return decision;
+    };
+    if (!(await decide(op.action, target.chain)).allowed) throw deniedAs(request, target, caller);
+    if (op.operationId === 'RenameTable' && project) {
+      const dest = renameDestination(request);
+      if (dest && !(await decide('table:create', tableChain(project, dest))).allowed) throw deniedAs(request, target, caller);
+    }
+    if (target.kind === 'table' && project && (op.operationId === 'DescribeTable' || op.operationId === 'DeclareTable')) {
+      canWrite = (await decide('table:write', target.chain)).allowed;
+    }
+  }
+  // Only create doors tell the caller how to make the missing parent (brief rule 6).
+  if (project && !record && !PLATFORM_OPS.has(op.operationId)) throw notFound(`project ${q(project)}`, op.action.endsWith(':create') ? CREATE_HINT.project : '');
+
+  // Quarantine (403): namespaces and tables bound to a deactivated warehouse.
+  if (record && (record.deactivatedWarehouses ?? []).length && (target.kind === 'namespace' || target.kind === 'table')) {
+    const warehouse = await bindingOf(base, project!, target.kind, request.id, effectiveDefault);
+    if (warehouse && record.deactivatedWarehouses!.includes(warehouse)) {
+      settings.log?.({ message: 'authorization', requestId: request.requestId, operation: op.operationId, principal: caller.principal, action: op.action, decision: 'deny', policies: ['quarantine'] });
+      throw new PermissionDeniedError(
+        `warehouse ${q(warehouse)} of project ${q(project!)} is deactivated: its namespaces and tables are quarantined until it is activated (POST /v1/warehouses/${warehouse}/activate)`,
+      );
+    }
+  }
+
+  if (!project) return base;
+  return {
+    ...base,
+    project,
+    defaultWarehouse: effectiveDefault,
+    vendor: canWrite ? base.vendor : readOnly(base.vendor),
+  };
+}
+
+const readOnly = (vendor: CredentialVendor): CredentialVendor => ({
+  vend: (request) => vendor.vend({ ...request, mode: 'read' }),
+});
+
+function renameDestination(request: OperationRequest): string[] | undefined {
+  const name = request.body.new_table_name;
+  if (typeof name !== 'string') return undefined;
+  const ns = request.body.new_namespace_id;
+  const namespace = Array.isArray(ns) && ns.every((p) => typeof p === 'string') ? (ns as string[]) : request.id.slice(0, -1);
+  return [...namespace, name];
+}
+
+async function grantLinks(services: CatalogServices, project: string, record: ProjectRecord, principal: string) {
+  const grants = (await grantsOf(services.registry, project, record.uid, principal)).map((grant) => ({ grant, on: scopeUid(project, grant.scope) }));
+  if (record.createdBy === principal) grants.push({ grant: { role: 'admin', scope: { kind: 'project' } }, on: projectUid(project) });
+  return grants;
+}
+
+const CREATES_NAMESPACE = new Set(['CreateNamespace']);
+const CREATES_TABLE = new Set(['DeclareTable', 'CreateTable', 'RegisterTable', 'CreateMaterializedView']);
+
+async function checkParents(
+  request: OperationRequest,
+  services: CatalogServices,
+  project: string | undefined,
+  record: ProjectRecord | undefined,
+  effectiveDefault: string,
+): Promise<void> {
+  const op = request.operation.operationId;
+  const createsCatalogObject = CREATES_NAMESPACE.has(op) || CREATES_TABLE.has(op);
+  if ((createsCatalogObject || op === 'CreateWarehouse' || op === 'GrantRole') && project && !record) {
+    throw notFound(`project ${q(project)}`, CREATE_HINT.project);
+  }
+  if (createsCatalogObject && project && request.id.length > 0) {
+    const parent = request.id.slice(0, -1);
+    if (parent.length > 0) {
+      const found = await services.registry.read<NamespaceRecord>(keys.namespace(project, parent));
+      if (!found || found.value.state !== 'active') throw new NamespaceNotFoundError(`namespace ${fmtId(parent)} does not exist${CREATE_HINT.namespace}`);
+    } else if (!effectiveDefault) {
+      throw notFound(`a warehouse for project ${q(project)}`, CREATE_HINT.warehouse);
+    }
+  }
+  if ((op === 'CreateApiKey') && request.params?.principal !== undefined) {
+    if (!(await readPrincipal(services.registry, request.params.principal))) {
+      throw notFound(`principal ${q(request.params.principal)}`, CREATE_HINT.principal);
+    }
+  }
+  if (op === 'BindNamespace' && project && request.params?.warehouse !== undefined) {
+    if (!(await services.registry.read(keys.warehouse(project, request.params.warehouse)))) {
+      throw notFound(`warehouse ${q(request.params.warehouse)} of project ${q(project)}`, CREATE_HINT.warehouse);
+    }
+  }
+}
+
+/** The warehouse a namespace or table is bound to: its top-level namespace's, or the default at the root. */
+async function bindingOf(
+  services: CatalogServices,
+  project: string,
+  kind: 'namespace' | 'table',
+  id: readonly string[],
+  effectiveDefault: string,
+): Promise<string | undefined> {
+  const depth = kind === 'table' ? id.length - 1 : id.length;
+  if (depth <= 0) return effectiveDefault || undefined;
+  const top = await services.registry.read<NamespaceRecord>(keys.namespace(project, id.slice(0, 1)));
+  // A top-level namespace about to be created binds to the default warehouse.
+  if (!top) return kind === 'namespace' && id.length === 1 ? effectiveDefault || undefined : undefined;
+  return top.value.warehouse;
+}

@@ -1,0 +1,49 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { CatalogServices } from '../catalog/services.js';
+import type { Caller } from '../operations/types.js';
+import type { GuardSettings } from './guard.js';
+import { BOOTSTRAP_PRINCIPAL, principalOfKey, readPrincipal, sha256Hex } from './credentials.js';
+
+/** The prefix of principals named by OIDC tokens. */
+export const OIDC_PREFIX = 'oidc:';
+
+/** Looks like a compact JWS (three base64url parts); API keys never do. */
+export const looksLikeJwt = (token: string) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
+
+/**
+ * Authentication only (no policy engine), so the API Gateway authorizer can share it with the
+ * local guard without bundling Cedar.
+ */
+/** Shared with the AWS authorizer: which principal (if any) the presented credentials prove. */
+export async function identify(
+  settings: Pick<GuardSettings, 'adminKeySha256' | 'jwt' | 'mode'>,
+  services: Pick<CatalogServices, 'registry'>,
+  presented: readonly string[],
+): Promise<Caller | undefined> {
+  for (const credential of presented) {
+    if (settings.adminKeySha256) {
+      const a = Buffer.from(sha256Hex(credential), 'hex');
+      const b = Buffer.from(settings.adminKeySha256, 'hex');
+      if (a.length === b.length && timingSafeEqual(a, b)) return { principal: BOOTSTRAP_PRINCIPAL, platformAdmin: true, via: 'admin-key' };
+    }
+    let principal: string | undefined;
+    let via: Caller['via'] = 'api-key';
+    if (settings.jwt && looksLikeJwt(credential)) {
+      // Token subjects get their own names (`oidc:<claim>`): an identity provider's user called
+      // "admin" must never be the bootstrap administrator or any key-holding principal.
+      const subject = await settings.jwt(credential);
+      principal = subject === undefined ? undefined : `${OIDC_PREFIX}${subject}`;
+      via = 'jwt';
+    } else {
+      principal = await principalOfKey(services.registry, credential);
+    }
+    if (!principal) continue;
+    const record = await readPrincipal(services.registry, principal);
+    // A key outlives nothing: a deleted principal's keys stop working. A token's subject
+    // needs no record (it is known to the identity provider); a record can make it an admin.
+    if (!record && via !== 'jwt') continue;
+    return { principal, platformAdmin: record?.platformAdmin ?? false, via };
+  }
+  return undefined;
+}
+

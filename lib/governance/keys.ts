@@ -1,0 +1,17 @@
+import { encodeSegment as seg } from '../registry/keys.js';
+
+/**
+ * Registry keys of the control-plane records (same encoding rules as lib/registry/keys.ts):
+ *
+ *   principals/<N>                 principal N
+ *   apikeys/<K>                    API key K (hash only)
+ *   p/<P>/grants/<N>               every grant of principal N in project P
+ */
+export const govKeys = {
+  principalsPrefix: () => 'principals/',
+  principal: (name: string) => `principals/${seg(name)}`,
+  apiKeysPrefix: () => 'apikeys/',
+  apiKey: (keyId: string) => `apikeys/${seg(keyId)}`,
+  grantsPrefix: (project: string) => `p/${seg(project)}/grants/`,
+  grants: (project: string, principal: string) => `p/${seg(project)}/grants/${seg(principal)}`,
+};

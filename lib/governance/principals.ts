@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import { optionalBoolean, optionalString, pageLimit } from '../catalog/params.js';
+import type { CatalogServices } from '../catalog/services.js';
+import { InvalidInputError } from '../errors.js';
+import type { OperationRequest } from '../operations/types.js';
+import { ConditionFailedError } from '../ports/object-store.js';
+import { encodeSegment } from '../registry/keys.js';
+import type { Registry } from '../registry/registry.js';
+import { alreadyExists, CREATE_HINT, notFound, q } from './errors.js';
+import { govKeys } from './keys.js';
+import { BOOTSTRAP_PRINCIPAL, readPrincipal, sha256Hex } from './credentials.js';
+
+export { BOOTSTRAP_PRINCIPAL, principalOfKey, readPrincipal, sha256Hex } from './credentials.js';
+import type { ApiKeyRecord, PrincipalRecord } from './records.js';
+
+/**
+ * Principals and their API keys. A key is `rask_<keyId>_<secret>`: the key id finds the record
+ * in one GET, and only the secret's SHA-256 is stored, compared in constant time. The secret is
+ * in the create answer and nowhere else (brief: secrets are never stored in plain text or logged).
+ */
+
+async function requirePrincipal(services: CatalogServices, name: string): Promise<PrincipalRecord> {
+  if (name.length === 0 || name.length > 128) throw notFound(`principal ${q(name)}`, CREATE_HINT.principal);
+  const found = await readPrincipal(services.registry, name);
+  if (!found) throw notFound(`principal ${q(name)}`, CREATE_HINT.principal);
+  return found;
+}
+
+export async function createPrincipal(services: CatalogServices, body: OperationRequest['body']) {
+  const name = body.name;
+  if (typeof name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$/.test(name)) {
+    throw new InvalidInputError('principal name must be 1–128 characters of A-Z a-z 0-9 _ . @ : - starting with a letter or digit');
+  }
+  const record: PrincipalRecord = {
+    kind: 'principal',
+    name,
+    platformAdmin: optionalBoolean(body.platform_admin, 'platform_admin') ?? false,
+    createdAt: services.now().toISOString(),
+  };
+  try {
+    await services.registry.create(govKeys.principal(name), record);
+  } catch (err) {
+    if (err instanceof ConditionFailedError) throw alreadyExists(`principal ${q(name)}`);
+    throw err;
+  }
+  return { name, platform_admin: record.platformAdmin, created_at: record.createdAt };
+}
+
+export async function listPrincipals(services: CatalogServices, query: URLSearchParams) {
+  const page = await services.registry.listNames(govKeys.principalsPrefix(), {
+    startAfter: optionalString(query.get('page_token') ?? undefined, 'page_token'),
+    limit: pageLimit(query.get('limit') ?? undefined),
+    encode: encodeSegment,
+  });
+  return { principals: page.names, page_token: page.more ? page.names[page.names.length - 1] : null };
+}
+
+/** Mints a key; the answer is the only place its secret ever appears. */
+export async function createApiKey(services: CatalogServices, principal: string, keyId = randomBytes(8).toString('hex')) {
+  await requirePrincipal(services, principal);
+  return mintKey(services.registry, principal, keyId, services.now());
+}
+
+export async function mintKey(registry: Registry, principal: string, keyId: string, now: Date) {
+  const secret = randomBytes(32).toString('base64url');
+  const record: ApiKeyRecord = {
+    kind: 'api-key',
+    keyId,
+    principal,
+    secretSha256: sha256Hex(secret),
+    createdAt: now.toISOString(),
+  };
+  await registry.create(govKeys.apiKey(keyId), record);
+  return { key_id: keyId, principal, api_key: `rask_${keyId}_${secret}`, created_at: record.createdAt };
+}
+
+/** A principal's keys, without secrets. Scans the key records: keys are few per deployment. */
+export async function listApiKeys(services: CatalogServices, principal: string) {
+  await requirePrincipal(services, principal);
+  const out: { key_id: string; created_at: string; revoked_at: string | null }[] = [];
+  let startAfter: string | undefined;
+  for (;;) {
+    const page = await services.registry.store.list({ prefix: govKeys.apiKeysPrefix(), startAfter, limit: 1000 });
+    for (const obj of page.objects) {
+      const rec = (await services.registry.read<ApiKeyRecord>(obj.key))?.value;
+      if (rec?.principal === principal) out.push({ key_id: rec.keyId, created_at: rec.createdAt, revoked_at: rec.revokedAt ?? null });
+    }
+    if (!page.truncated || page.objects.length === 0) return { keys: out };
+    startAfter = page.objects[page.objects.length - 1].key;
+  }
+}
+
+export async function revokeApiKey(services: CatalogServices, principal: string, keyId: string) {
+  await requirePrincipal(services, principal);
+  return services.registry.retrying(`revoke key ${q(keyId)}`, async () => {
+    const found = /^[a-z0-9]{1,32}$/.test(keyId) ? await services.registry.read<ApiKeyRecord>(govKeys.apiKey(keyId)) : undefined;
+    if (!found || found.value.principal !== principal) throw notFound(`API key ${q(keyId)} of principal ${q(principal)}`);
+    if (!found.value.revokedAt) {
+      await services.registry.replace(govKeys.apiKey(keyId), { ...found.value, revokedAt: services.now().toISOString() }, found.etag);
+    }
+    return { key_id: keyId, principal, revoked: true };
+  });
+}
+
+/**
+ * First start with keys on and no RASK_ADMIN_KEY: creates the `admin` platform administrator
+ * and its `bootstrap` key, and returns the key so the caller can print it once. Later starts
+ * find the key record and return undefined (the secret cannot be shown again: only its hash exists).
+ */
+export async function ensureBootstrapKey(registry: Registry, now: Date): Promise<string | undefined> {
+  const admin: PrincipalRecord = { kind: 'principal', name: BOOTSTRAP_PRINCIPAL, platformAdmin: true, createdAt: now.toISOString() };
+  try {
+    await registry.create(govKeys.principal(BOOTSTRAP_PRINCIPAL), admin);
+  } catch (err) {
+    if (!(err instanceof ConditionFailedError)) throw err;
+  }
+  try {
+    return (await mintKey(registry, BOOTSTRAP_PRINCIPAL, 'bootstrap', now)).api_key;
+  } catch (err) {
+    if (err instanceof ConditionFailedError) return undefined;
+    throw err;
+  }
+}

@@ -1,0 +1,136 @@
+import { optionalString, pageLimit } from '../catalog/params.js';
+import type { CatalogServices } from '../catalog/services.js';
+import { InvalidInputError } from '../errors.js';
+import type { Caller, OperationRequest } from '../operations/types.js';
+import { ConditionFailedError } from '../ports/object-store.js';
+import { encodeSegment, keys, validateName } from '../registry/keys.js';
+import type { ProjectRecord, WarehouseRecord } from '../registry/records.js';
+import type { Versioned } from '../registry/registry.js';
+import { alreadyExists, CREATE_HINT, notEmpty, notFound, q } from './errors.js';
+
+/** Projects: the tenants. Creates are top-down and deletes bottom-up with no cascade at all. */
+
+export async function readProject(services: CatalogServices, name: string): Promise<Versioned<ProjectRecord> | undefined> {
+  return services.registry.read<ProjectRecord>(keys.project(name));
+}
+
+export async function requireProject(services: CatalogServices, name: string, hint = ''): Promise<Versioned<ProjectRecord>> {
+  const found = await readProject(services, name);
+  if (!found) throw notFound(`project ${q(name)}`, hint);
+  return found;
+}
+
+export function projectView(p: ProjectRecord, effectiveDefault?: string) {
+  return {
+    name: p.name,
+    ...(p.description !== undefined ? { description: p.description } : {}),
+    default_warehouse: p.defaultWarehouse ?? effectiveDefault ?? null,
+    deactivated_warehouses: [...(p.deactivatedWarehouses ?? [])],
+    created_at: p.createdAt,
+    ...(p.createdBy ? { created_by: p.createdBy } : {}),
+  };
+}
+
+/** Writes the record with its creator in it: the creator's admin grant is part of the same write. */
+export async function createProject(services: CatalogServices, caller: Caller | undefined, body: OperationRequest['body']) {
+  const name = body.name;
+  validateName('project', name);
+  const description = optionalString(body.description, 'description');
+  const record: ProjectRecord = {
+    kind: 'project',
+    name,
+    createdAt: services.now().toISOString(),
+    uid: services.newId(),
+    ...(description !== undefined ? { description } : {}),
+    ...(caller && caller.via !== 'auth-off' ? { createdBy: caller.principal } : {}),
+  };
+  try {
+    await services.registry.create(keys.project(name), record);
+  } catch (err) {
+    if (err instanceof ConditionFailedError) throw alreadyExists(`project ${q(name)}`);
+    throw err;
+  }
+  return projectView(record);
+}
+
+export async function listProjects(services: CatalogServices, query: URLSearchParams) {
+  const page = await services.registry.listNames(keys.projectsPrefix(), {
+    startAfter: optionalString(query.get('page_token') ?? undefined, 'page_token'),
+    limit: pageLimit(query.get('limit') ?? undefined),
+    encode: encodeSegment,
+  });
+  return { projects: page.names, page_token: page.more ? page.names[page.names.length - 1] : null };
+}
+
+export async function describeProject(services: CatalogServices, name: string) {
+  validateName('project', name);
+  const found = await requireProject(services, name);
+  return projectView(found.value, services.project === name ? services.defaultWarehouse || undefined : undefined);
+}
+
+export async function updateProject(services: CatalogServices, name: string, body: OperationRequest['body']) {
+  validateName('project', name);
+  const description = optionalString(body.description, 'description');
+  const defaultWarehouse = optionalString(body.default_warehouse, 'default_warehouse');
+  if (defaultWarehouse !== undefined) {
+    validateName('warehouse', defaultWarehouse);
+    const wh = await services.registry.read<WarehouseRecord>(keys.warehouse(name, defaultWarehouse));
+    if (!wh) throw notFound(`warehouse ${q(defaultWarehouse)} of project ${q(name)}`, CREATE_HINT.warehouse);
+  }
+  return services.registry.retrying(`update project ${q(name)}`, async () => {
+    const found = await requireProject(services, name);
+    const next: ProjectRecord = {
+      ...found.value,
+      ...(description !== undefined ? { description } : {}),
+      ...(defaultWarehouse !== undefined ? { defaultWarehouse } : {}),
+    };
+    await services.registry.replace(keys.project(name), next, found.etag);
+    return projectView(next);
+  });
+}
+
+/**
+ * Refuses while anything lives in the project (warehouses, namespaces, tables, claims, queued
+ * jobs), naming it: a project delete never cascades (brief rule 2). What remains afterwards
+ * (grants, finished jobs) is bookkeeping and goes with it; grants carry the project's uid, so
+ * any left by a crash never apply to a re-created project of the same name.
+ */
+export async function deleteProject(services: CatalogServices, name: string) {
+  validateName('project', name);
+  const found = await requireProject(services, name);
+  if (!found.value.uid) {
+    // Only the start-up default project has no uid (lib/registry/layout.ts writes it).
+    throw new InvalidInputError(`project ${q(name)} is this deployment's default project and cannot be deleted`);
+  }
+  const contents = await describeProjectContents(services, name);
+  if (contents) throw notEmpty(`project ${q(name)}`, contents);
+  await services.registry.retrying(`delete project ${q(name)}`, async () => {
+    const now = await requireProject(services, name);
+    await services.registry.remove(keys.project(name), now.etag);
+  });
+  await removeLeftovers(services, name);
+  return {};
+}
+
+async function describeProjectContents(services: CatalogServices, name: string): Promise<string | undefined> {
+  const store = services.registry.store;
+  const warehouses = await services.registry.listNames(keys.warehousesPrefix(name), { limit: 5, encode: encodeSegment });
+  if (warehouses.names.length) {
+    return `warehouses ${warehouses.names.map(q).join(', ')}${warehouses.more ? ', …' : ''}; delete them first (POST /v1/warehouses/{name}/delete)`;
+  }
+  const tree = await store.list({ prefix: keys.subtree(name, []), limit: 1 });
+  if (tree.objects.length) return `catalog objects such as ${tree.objects[0].key}`;
+  const jobs = await store.list({ prefix: keys.liveJobsPrefix(name), limit: 1 });
+  if (jobs.objects.length) return 'queued or running jobs';
+  return undefined;
+}
+
+async function removeLeftovers(services: CatalogServices, name: string): Promise<void> {
+  const store = services.registry.store;
+  const prefix = `p/${encodeSegment(name)}/`;
+  for (;;) {
+    const page = await store.list({ prefix, limit: 100 });
+    if (page.objects.length === 0) return;
+    await Promise.all(page.objects.map((o) => store.delete(o.key)));
+  }
+}

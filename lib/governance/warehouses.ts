@@ -1,0 +1,274 @@
+import { createNamespace, fmtId, readNamespace } from '../catalog/namespaces.js';
+import { optionalBoolean, optionalInteger, optionalString, pageLimit, stringMap } from '../catalog/params.js';
+import type { CatalogServices } from '../catalog/services.js';
+import { ConcurrentModificationError, InternalError, InvalidInputError, InvalidTableStateError, NamespaceNotFoundError } from '../errors.js';
+import type { OperationRequest } from '../operations/types.js';
+import { ConditionFailedError } from '../ports/object-store.js';
+import { encodeSegment, keys, parseTreeKey, validateName } from '../registry/keys.js';
+import type { NamespaceRecord, ProjectRecord, WarehouseRecord } from '../registry/records.js';
+import { alreadyExists, CREATE_HINT, notEmpty, notFound, q } from './errors.js';
+import { requireProject } from './projects.js';
+import { formatStorageRoot, parseStorageRoot, rootsOverlap } from './storage-roots.js';
+
+/**
+ * Warehouses: one storage root each, many per project. Creates need their project (404 naming
+ * the door that creates it); deletes refuse while namespaces are bound (409 naming them); a
+ * purge first proves that no other warehouse of any project and no reserved root shares the
+ * storage (brief rule 7), reading every record strictly (rule 8).
+ */
+
+export const isDeactivated = (project: ProjectRecord, warehouse: string) =>
+  (project.deactivatedWarehouses ?? []).includes(warehouse);
+
+function view(w: WarehouseRecord, project: ProjectRecord) {
+  return {
+    name: w.name,
+    project: w.project,
+    storage_root: formatStorageRoot(w.storage),
+    managed_versioning: w.managedVersioning,
+    trash_grace_days: w.trashGraceDays,
+    state: isDeactivated(project, w.name) ? 'deactivated' : 'active',
+    created_at: w.createdAt,
+  };
+}
+
+async function requireWarehouseRecord(services: CatalogServices, project: string, name: string) {
+  validateName('warehouse', name);
+  const found = await services.registry.read<WarehouseRecord>(keys.warehouse(project, name));
+  if (!found) throw notFound(`warehouse ${q(name)} of project ${q(project)}`);
+  return found;
+}
+
+export async function createWarehouse(services: CatalogServices, project: string, body: OperationRequest['body']) {
+  const name = body.name;
+  validateName('warehouse', name);
+  const storage = parseStorageRoot(body.storage_root);
+  const managedVersioning = optionalBoolean(body.managed_versioning, 'managed_versioning') ?? true;
+  const trashGraceDays = optionalInteger(body.trash_grace_days, 'trash_grace_days', { min: 0 }) ?? 0;
+  try {
+    services.storageFor(storage);
+  } catch (err) {
+    throw new InvalidInputError(`storage_root ${JSON.stringify(body.storage_root)} cannot be used by this deployment: ${(err as Error).message}`);
+  }
+  const owner = await requireProject(services, project, CREATE_HINT.project);
+  const record: WarehouseRecord = {
+    kind: 'warehouse',
+    project,
+    name,
+    storage,
+    managedVersioning,
+    trashGraceDays,
+    createdAt: services.now().toISOString(),
+  };
+  try {
+    await services.registry.create(keys.warehouse(project, name), record);
+  } catch (err) {
+    if (err instanceof ConditionFailedError) throw alreadyExists(`warehouse ${q(name)} of project ${q(project)}`);
+    throw err;
+  }
+  // A project's first warehouse becomes where its top-level namespaces bind.
+  if (!owner.value.defaultWarehouse && !(project === services.project && services.defaultWarehouse)) {
+    await services.registry.retrying(`set the default warehouse of ${q(project)}`, async () => {
+      const now = await requireProject(services, project);
+      if (now.value.defaultWarehouse) return;
+      await services.registry.replace(keys.project(project), { ...now.value, defaultWarehouse: name }, now.etag);
+    });
+  }
+  return view(record, owner.value);
+}
+
+export async function listWarehouses(services: CatalogServices, project: string, query: URLSearchParams) {
+  await requireProject(services, project);
+  const page = await services.registry.listNames(keys.warehousesPrefix(project), {
+    startAfter: optionalString(query.get('page_token') ?? undefined, 'page_token'),
+    limit: pageLimit(query.get('limit') ?? undefined),
+    encode: encodeSegment,
+  });
+  return { warehouses: page.names, page_token: page.more ? page.names[page.names.length - 1] : null };
+}
+
+export async function describeWarehouse(services: CatalogServices, project: string, name: string) {
+  const owner = await requireProject(services, project);
+  return view((await requireWarehouseRecord(services, project, name)).value, owner.value);
+}
+
+export async function updateWarehouse(services: CatalogServices, project: string, name: string, body: OperationRequest['body']) {
+  const managedVersioning = optionalBoolean(body.managed_versioning, 'managed_versioning');
+  const trashGraceDays = optionalInteger(body.trash_grace_days, 'trash_grace_days', { min: 0 });
+  if (body.storage_root !== undefined) {
+    throw new InvalidInputError('storage_root cannot change: tables store locations under it; create another warehouse');
+  }
+  const owner = await requireProject(services, project);
+  return services.registry.retrying(`update warehouse ${q(name)}`, async () => {
+    const found = await requireWarehouseRecord(services, project, name);
+    const next: WarehouseRecord = {
+      ...found.value,
+      ...(managedVersioning !== undefined ? { managedVersioning } : {}),
+      ...(trashGraceDays !== undefined ? { trashGraceDays } : {}),
+    };
+    await services.registry.replace(keys.warehouse(project, name), next, found.etag);
+    return view(next, owner.value);
+  });
+}
+
+/** Deactivate (quarantine) or activate: one compare-and-swap of the project's list. */
+export async function setWarehouseActive(services: CatalogServices, project: string, name: string, active: boolean) {
+  await requireWarehouseRecord(services, project, name);
+  return services.registry.retrying(`${active ? 'activate' : 'deactivate'} warehouse ${q(name)}`, async () => {
+    const owner = await requireProject(services, project);
+    const others = (owner.value.deactivatedWarehouses ?? []).filter((w) => w !== name);
+    const next: ProjectRecord = { ...owner.value, deactivatedWarehouses: active ? others : [...others, name] };
+    await services.registry.replace(keys.project(project), next, owner.etag);
+    return { name, project, state: active ? 'active' : 'deactivated' };
+  });
+}
+
+/** Every top-level namespace of the project, read strictly (an unreadable one throws). */
+async function topLevelNamespaces(services: CatalogServices, project: string): Promise<NamespaceRecord[]> {
+  const out: NamespaceRecord[] = [];
+  let startAfter: string | undefined;
+  for (;;) {
+    const page = await services.registry.store.list({ prefix: keys.childNamespacesPrefix(project, []), startAfter, limit: 1000 });
+    for (const obj of page.objects) {
+      const found = await services.registry.read<NamespaceRecord>(obj.key);
+      if (found) out.push(found.value);
+    }
+    if (!page.truncated || page.objects.length === 0) return out;
+    startAfter = page.objects[page.objects.length - 1].key;
+  }
+}
+
+export async function deleteWarehouse(services: CatalogServices, project: string, name: string, body: OperationRequest['body']) {
+  const purge = optionalBoolean(body.purge, 'purge') ?? false;
+  const owner = await requireProject(services, project);
+  const found = await requireWarehouseRecord(services, project, name);
+  const effectiveDefault = owner.value.defaultWarehouse ?? (project === services.project ? services.defaultWarehouse : undefined);
+
+  const bound = (await topLevelNamespaces(services, project)).filter((ns) => ns.warehouse === name).map((ns) => ns.id[0]);
+  if (bound.length) {
+    throw notEmpty(`warehouse ${q(name)}`, `namespaces ${bound.slice(0, 5).map(q).join(', ')}${bound.length > 5 ? ', …' : ''} bound to it; drop them or bind them elsewhere first`);
+  }
+  const claims = await services.registry.store.list({ prefix: `${keys.locationClaimsPrefix(project)}${encodeSegment(name)}/`, limit: 1 });
+  if (claims.objects.length) throw notEmpty(`warehouse ${q(name)}`, 'table locations still claimed (tables being created, renamed or purged)');
+  if (effectiveDefault === name) {
+    const rootTables = await services.registry.listNames(keys.tablesPrefix(project, []), { limit: 5, encode: encodeSegment });
+    if (rootTables.names.length) throw notEmpty(`warehouse ${q(name)}`, `root-level tables ${rootTables.names.map(q).join(', ')}`);
+    if (!owner.value.defaultWarehouse) {
+      // The deployment's configured default (RASK_WAREHOUSE): start-up would re-create it.
+      throw new InvalidTableStateError(
+        `warehouse ${q(name)} is this deployment's default warehouse (RASK_WAREHOUSE) and cannot be deleted`,
+      );
+    }
+  }
+
+  if (purge) {
+    await proveSoleOwnership(services, found.value);
+    await purgeRoot(services, found.value);
+  }
+  await services.registry.retrying(`delete warehouse ${q(name)}`, async () => {
+    const now = await services.registry.read<WarehouseRecord>(keys.warehouse(project, name));
+    if (now) await services.registry.remove(keys.warehouse(project, name), now.etag);
+  });
+  await services.registry.retrying(`forget warehouse ${q(name)} in project ${q(project)}`, async () => {
+    const now = await requireProject(services, project);
+    const deactivated = (now.value.deactivatedWarehouses ?? []).filter((w) => w !== name);
+    if (now.value.defaultWarehouse !== name && deactivated.length === (now.value.deactivatedWarehouses ?? []).length) return;
+    const { defaultWarehouse, ...rest } = now.value;
+    const next: ProjectRecord = { ...rest, deactivatedWarehouses: deactivated, ...(defaultWarehouse !== name && defaultWarehouse ? { defaultWarehouse } : {}) };
+    await services.registry.replace(keys.project(project), next, now.etag);
+  });
+  return { name, project, purged: purge };
+}
+
+/**
+ * Brief rule 7: no other warehouse, of this or any project, and no reserved root may share the
+ * storage. Every project and warehouse record is read strictly: one that cannot be read stops
+ * the purge (it might be the one sharing the bucket).
+ */
+export async function proveSoleOwnership(services: CatalogServices, target: WarehouseRecord): Promise<void> {
+  for (const reserved of services.reservedRoots ?? []) {
+    if (rootsOverlap(reserved, target.storage)) {
+      throw new InvalidTableStateError(`refusing to purge ${formatStorageRoot(target.storage)}: it overlaps storage reserved by the platform (${formatStorageRoot(reserved)})`);
+    }
+  }
+  const projects = await allKeys(services, keys.projectsPrefix());
+  for (const projectKey of projects) {
+    const p = await services.registry.read<ProjectRecord>(projectKey);
+    if (!p) continue;
+    for (const whKey of await allKeys(services, keys.warehousesPrefix(p.value.name))) {
+      const w = await services.registry.read<WarehouseRecord>(whKey);
+      if (!w) continue;
+      if (!w.value.storage || typeof w.value.storage !== 'object') throw new InternalError(`registry record ${whKey} has no storage root; refusing to purge`);
+      if (w.value.project === target.project && w.value.name === target.name) continue;
+      if (rootsOverlap(w.value.storage, target.storage)) {
+        throw new InvalidTableStateError(
+          `refusing to purge ${formatStorageRoot(target.storage)}: warehouse ${q(w.value.name)} of project ${q(w.value.project)} shares it (${formatStorageRoot(w.value.storage)})`,
+        );
+      }
+    }
+  }
+}
+
+async function allKeys(services: CatalogServices, prefix: string): Promise<string[]> {
+  const out: string[] = [];
+  let startAfter: string | undefined;
+  for (;;) {
+    const page = await services.registry.store.list({ prefix, startAfter, limit: 1000 });
+    for (const o of page.objects) if (!o.key.slice(prefix.length).includes('/')) out.push(o.key);
+    if (!page.truncated || page.objects.length === 0) return out;
+    startAfter = page.objects[page.objects.length - 1].key;
+  }
+}
+
+async function purgeRoot(services: CatalogServices, target: WarehouseRecord): Promise<void> {
+  const store = services.storageFor(target.storage);
+  for (;;) {
+    const page = await store.list({ prefix: '', limit: 1000 });
+    if (page.objects.length === 0) return;
+    await Promise.all(page.objects.map((o) => store.delete(o.key)));
+  }
+}
+
+/**
+ * Binds a top-level namespace to this warehouse: creates it there when absent, or moves it
+ * while it is empty. The move reuses the drop protocol's mark: the record is `dropping` while
+ * emptiness is checked, so a child created meanwhile withdraws itself (docs/architecture.md).
+ */
+export async function bindNamespace(services: CatalogServices, project: string, warehouse: string, body: OperationRequest['body']) {
+  const raw = body.namespace;
+  const id = typeof raw === 'string' ? [raw] : raw;
+  if (!Array.isArray(id) || id.length !== 1 || typeof id[0] !== 'string') {
+    throw new InvalidInputError('namespace must name one top-level namespace (a string or a one-element array)');
+  }
+  validateName('namespace', id[0]);
+  await requireWarehouseRecord(services, project, warehouse);
+  const scoped: CatalogServices = { ...services, project, defaultWarehouse: warehouse };
+  const existing = await readNamespace(scoped, id);
+  if (!existing) {
+    await createNamespace(scoped, { id, mode: 'create', properties: stringMap(body.properties, 'properties') });
+    return { namespace: id, warehouse, project, created: true };
+  }
+  if (existing.value.warehouse === warehouse) return { namespace: id, warehouse, project, created: false };
+  const key = keys.namespace(project, id);
+  const marked = await services.registry.retrying(`bind namespace ${fmtId(id)}`, async () => {
+    const now = await readNamespace(scoped, id);
+    if (!now || now.value.state !== 'active') throw new NamespaceNotFoundError(`namespace ${fmtId(id)} does not exist`);
+    const record: NamespaceRecord = { ...now.value, state: 'dropping' };
+    return { record, etag: await services.registry.replace(key, record, now.etag) };
+  });
+  const inside = await services.registry.store.list({ prefix: keys.subtree(project, id), limit: 1 });
+  const next: NamespaceRecord = inside.objects.length
+    ? { ...marked.record, state: 'active' }
+    : { ...marked.record, state: 'active', warehouse };
+  try {
+    await services.registry.replace(key, next, marked.etag);
+  } catch (err) {
+    if (!(err instanceof ConditionFailedError)) throw err;
+    throw new ConcurrentModificationError(`namespace ${fmtId(id)} changed while it was being bound; retry`);
+  }
+  if (inside.objects.length) {
+    const parsed = parseTreeKey(project, inside.objects[0].key);
+    throw notEmpty(`namespace ${fmtId(id)}`, `${parsed ? `${parsed.kind} ${fmtId(parsed.id)}` : 'objects'}; only an empty namespace can move to another warehouse`);
+  }
+  return { namespace: id, warehouse, project, created: false };
+}

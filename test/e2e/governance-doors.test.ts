@@ -1,0 +1,156 @@
+// @covers CreateProject, ListProjects, DescribeProject, UpdateProject, DeleteProject
+// @covers CreateWarehouse, ListWarehouses, DescribeWarehouse, UpdateWarehouse, DeleteWarehouse
+// @covers DeactivateWarehouse, ActivateWarehouse, BindNamespace
+import { mkdtemp, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+/** The control-plane doors over raw HTTP (auth off: authorization is test/e2e/governance-matrix.test.ts). */
+describe('projects and warehouses', () => {
+  let server: TestServer;
+  let roots: string;
+  const post = (p: string, body: unknown = {}) => server.request('POST', p, JSON.stringify(body));
+  const get = (p: string) => server.request('GET', p);
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    roots = await mkdtemp(path.join(tmpdir(), 'rask-wh-'));
+  });
+  afterAll(async () => {
+    await server.stop();
+    await rm(roots, { recursive: true, force: true });
+  });
+
+  it('creates top-down: a warehouse of a missing project is a 404 naming the door that creates it', async () => {
+    const res = await post('/v1/warehouses', { name: 'w', project: 'ghost', storage_root: path.join(roots, 'x') });
+    expect(res.status).toBe(404);
+    expect(res.json()).toMatchObject({ code: 1 });
+    expect(res.json().error).toContain('POST /v1/projects');
+    expect((await get('/v1/projects')).json().projects).not.toContain('ghost');
+  });
+
+  it('creates, lists, describes and updates projects with the wire shapes of the issue', async () => {
+    const created = await post('/v1/projects', { name: 'acme', description: 'the acme team' });
+    expect(created.status).toBe(200);
+    expect(created.json()).toMatchObject({ name: 'acme', description: 'the acme team', default_warehouse: null });
+    expect((await post('/v1/projects', { name: 'acme' })).json()).toMatchObject({ code: 2 });
+    expect((await post('/v1/projects', { name: '' })).status).toBe(400);
+
+    const list = (await get('/v1/projects')).json();
+    expect(list.projects).toEqual(['acme', 'default']);
+    expect(list).toHaveProperty('page_token', null);
+    const page = (await get('/v1/projects?limit=1')).json();
+    expect(page).toEqual({ projects: ['acme'], page_token: 'acme' });
+    expect((await get('/v1/projects?limit=1&page_token=acme')).json().projects).toEqual(['default']);
+
+    expect((await post('/v1/projects/acme/update', { description: 'renamed' })).json().description).toBe('renamed');
+    expect((await get('/v1/projects/acme')).json()).toMatchObject({ name: 'acme', description: 'renamed' });
+    expect((await get('/v1/projects/nope')).status).toBe(404);
+  });
+
+  it('scopes warehouses by the project field, the query or the project base URI', async () => {
+    const w1 = await post('/v1/warehouses', { name: 'w1', project: 'acme', storage_root: path.join(roots, 'w1'), trash_grace_days: 3 });
+    expect(w1.status).toBe(200);
+    expect(w1.json()).toMatchObject({ name: 'w1', project: 'acme', trash_grace_days: 3, managed_versioning: true, state: 'active' });
+    const w2 = await server.request('POST', '/projects/acme/v1/warehouses', JSON.stringify({ name: 'w2', storage_root: path.join(roots, 'w2') }));
+    expect(w2.status).toBe(200);
+
+    expect((await get('/v1/warehouses?project=acme')).json()).toEqual({ warehouses: ['w1', 'w2'], page_token: null });
+    expect((await get('/projects/acme/v1/warehouses')).json().warehouses).toEqual(['w1', 'w2']);
+    expect((await get('/v1/warehouses')).json().warehouses).toEqual(['default']);
+    // Two sources that disagree are refused.
+    expect((await get('/projects/acme/v1/warehouses?project=default')).status).toBe(400);
+    // The first warehouse became the project's default.
+    expect((await get('/v1/projects/acme')).json().default_warehouse).toBe('w1');
+
+    const updated = await post('/v1/warehouses/w2/update', { project: 'acme', trash_grace_days: 7 });
+    expect(updated.json()).toMatchObject({ trash_grace_days: 7 });
+    expect((await post('/v1/warehouses/w2/update', { project: 'acme', storage_root: '/elsewhere' })).status).toBe(400);
+    expect((await get('/v1/warehouses/w2?project=acme')).json()).toMatchObject({ storage_root: path.join(roots, 'w2') });
+    expect((await post('/v1/warehouses', { name: 'bad', project: 'acme', storage_root: 'relative/dir' })).status).toBe(400);
+  });
+
+  it('binds top-level namespaces at creation and moves them only while empty', async () => {
+    const base = '/projects/acme/v1';
+    expect((await post(`${base}/namespace/sales/create`)).status).toBe(200); // binds to the default, w1
+    expect((await post('/v1/warehouses/w2/bind', { project: 'acme', namespace: 'ml' })).json()).toMatchObject({ created: true, warehouse: 'w2' });
+    expect((await server.request('GET', `${base}/namespace/%24/list`)).json().namespaces).toEqual(['ml', 'sales']);
+    // Still empty: moving is allowed.
+    expect((await post(`/projects/acme/v1/warehouses/w2/bind`, { namespace: 'sales' })).json()).toMatchObject({ created: false, warehouse: 'w2' });
+    await post(`${base}/namespace/sales%24eu/create`);
+    const refused = await post('/v1/warehouses/w1/bind', { project: 'acme', namespace: 'sales' });
+    expect(refused.status).toBe(409);
+    expect(refused.json().error).toContain('["sales","eu"]');
+    // The refused move left it usable and where it was.
+    expect((await post(`${base}/namespace/sales%24eu/describe`)).status).toBe(200);
+  });
+
+  it('deletes bottom-up: a warehouse with bound namespaces and a project with warehouses refuse, naming them', async () => {
+    const wh = await post('/v1/warehouses/w2/delete', { project: 'acme' });
+    expect(wh.status).toBe(409);
+    expect(wh.json()).toMatchObject({ code: 3 });
+    expect(wh.json().error).toMatch(/"ml".*"sales"|"sales".*"ml"/);
+    const pr = await post('/v1/projects/acme/delete');
+    expect(pr.status).toBe(409);
+    expect(pr.json().error).toContain('"w1"');
+  });
+
+  it('quarantines a deactivated warehouse: its namespaces answer 403 until activated', async () => {
+    const base = '/projects/acme/v1';
+    expect((await post('/v1/warehouses/w2/deactivate', { project: 'acme' })).json()).toMatchObject({ state: 'deactivated' });
+    expect((await get('/v1/warehouses/w2?project=acme')).json().state).toBe('deactivated');
+    for (const p of [`${base}/namespace/sales/describe`, `${base}/namespace/sales%24eu/create`, `${base}/table/sales%24eu%24t/declare`]) {
+      const res = await post(p);
+      expect(res.status, p).toBe(403);
+      expect(res.json().code).toBe(15);
+    }
+    // Namespaces of other warehouses are untouched.
+    expect((await post(`${base}/namespace/other/create`)).status).toBe(200);
+    await post('/v1/warehouses/w2/activate', { project: 'acme' });
+    expect((await post(`${base}/namespace/sales/describe`)).status).toBe(200);
+  });
+
+  it('deletes an emptied warehouse and project; the default project cannot be deleted', async () => {
+    const base = '/projects/acme/v1';
+    for (const ns of ['sales%24eu', 'sales', 'ml', 'other']) expect((await post(`${base}/namespace/${ns}/drop`)).status).toBe(200);
+    expect((await post('/v1/warehouses/w2/delete', { project: 'acme' })).json()).toMatchObject({ purged: false });
+    expect((await post('/v1/warehouses/w1/delete', { project: 'acme' })).status).toBe(200);
+    expect((await post('/v1/projects/acme/delete')).status).toBe(200);
+    expect((await get('/v1/projects/acme')).status).toBe(404);
+    expect((await get('/v1/projects')).json().projects).toEqual(['default']);
+    expect((await post('/v1/projects/default/delete')).status).toBe(400);
+    expect((await post('/v1/warehouses/default/delete')).status).toBe(409);
+  });
+
+  it('purge proves sole ownership: two warehouses sharing storage refuse, naming the other', async () => {
+    await post('/v1/projects', { name: 'p1' });
+    await post('/v1/projects', { name: 'p2' });
+    const shared = path.join(roots, 'shared');
+    await post('/v1/warehouses', { name: 'outer', project: 'p1', storage_root: shared });
+    await post('/v1/warehouses', { name: 'inner', project: 'p2', storage_root: path.join(shared, 'team') });
+    await mkdir(path.join(shared, 'team'), { recursive: true });
+    await writeFile(path.join(shared, 'team', 'data.bin'), 'bytes');
+
+    const refused = await post('/v1/warehouses/outer/delete', { project: 'p1', purge: true });
+    expect(refused.status).toBe(409);
+    expect(refused.json().error).toContain('warehouse "inner" of project "p2"');
+    expect(await readdir(path.join(shared, 'team'))).toEqual(['data.bin']);
+    // Overlap is on whole segments: a sibling with a common name prefix does not count.
+    await post('/v1/warehouses', { name: 'sibling', project: 'p2', storage_root: `${shared}-2` });
+    const inner = await post('/v1/warehouses/inner/delete', { project: 'p2', purge: true });
+    expect(inner.status).toBe(409); // still overlaps "outer"
+    expect(inner.json().error).toContain('warehouse "outer" of project "p1"');
+    // The registry's own directory is reserved.
+    const reserved = await post('/v1/warehouses', { name: 'reg', project: 'p2', storage_root: path.join(server.dataDir, 'registry') });
+    expect(reserved.status).toBe(200);
+    const r = await post('/v1/warehouses/reg/delete', { project: 'p2', purge: true });
+    expect(r.status).toBe(409);
+    expect(r.json().error).toContain('reserved');
+    // Once the other is gone (without purge), the purge goes ahead and removes the bytes.
+    expect((await post('/v1/warehouses/outer/delete', { project: 'p1' })).status).toBe(200);
+    expect((await post('/v1/warehouses/inner/delete', { project: 'p2', purge: true })).json()).toMatchObject({ purged: true });
+    expect(await readdir(path.join(shared, 'team')).catch(() => [])).not.toContain('data.bin');
+  });
+});

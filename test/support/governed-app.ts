@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
+import { buildApp } from '../../lib/app/build.js';
+import type { CatalogServices } from '../../lib/catalog/services.js';
+import type { GuardSettings } from '../../lib/governance/guard.js';
+import { sha256Hex } from '../../lib/governance/principals.js';
+import type { Router } from '../../lib/http/router.js';
+import type { HttpResponse } from '../../lib/http/types.js';
+import { allHandlers } from '../../lib/operations/handlers-all.js';
+import type { HandlerMap } from '../../lib/operations/types.js';
+import type { AccessMode, CredentialVendor } from '../../lib/ports/credential-vendor.js';
+import type { ObjectStore } from '../../lib/ports/object-store.js';
+
+export const ADMIN_KEY = 'platform-admin-key-0123456789';
+
+export interface Answer {
+  status: number;
+  body: any;
+  raw: HttpResponse;
+}
+
+/**
+ * Two routers over one in-memory registry: `setup` with the real handlers and authentication
+ * off (to arrange state), and `governed` with authentication on (keys) and the handlers given.
+ * Authorization decisions are captured; vended access modes are recorded.
+ */
+export async function governedApp(handlers: HandlerMap<CatalogServices> = allHandlers) {
+  const registryStore = new MemoryObjectStore();
+  const stores = new Map<string, ObjectStore>();
+  const storageFor = (root: { kind: string; path?: string; bucket?: string; prefix?: string }) => {
+    const id = JSON.stringify(root);
+    if (!stores.has(id)) stores.set(id, new MemoryObjectStore());
+    return stores.get(id)!;
+  };
+  const decisions: Record<string, unknown>[] = [];
+  const vended: AccessMode[] = [];
+  const vendor: CredentialVendor = {
+    vend: async (request) => {
+      vended.push(request.mode);
+      return { 'test.mode': request.mode };
+    },
+  };
+  const common = {
+    registryStore,
+    storageFor: storageFor as never,
+    project: 'default',
+    warehouse: 'default',
+    warehouseRoot: { kind: 'file' as const, path: '/warehouses/default' },
+    managedVersioning: true,
+    trashGraceDays: 0,
+    maxBodyBytes: 1 << 20,
+    vendor,
+  };
+  const auth: GuardSettings = { mode: 'keys', adminKeySha256: sha256Hex(ADMIN_KEY), log: (e) => decisions.push(e) };
+  const setup = (await buildApp({ ...common, handlers: allHandlers })).router;
+  const governed = (await buildApp({ ...common, handlers, auth })).router;
+
+  const send = async (router: Router, method: string, path: string, body?: unknown, key?: string): Promise<Answer> => {
+    const raw = await router({
+      method,
+      rawPath: path.split('?')[0],
+      rawQuery: path.includes('?') ? path.slice(path.indexOf('?') + 1) : '',
+      headers: key ? { 'x-api-key': key } : {},
+      body: body === undefined ? Buffer.alloc(0) : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)),
+      requestId: randomUUID(),
+    });
+    const text = raw.body.toString('utf8');
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* Arrow or empty */
+    }
+    return { status: raw.status, body: parsed, raw };
+  };
+  const arrange = async (method: string, path: string, body?: unknown) => {
+    const res = await send(setup, method, path, body);
+    if (res.status !== 200) throw new Error(`setup ${method} ${path} answered ${res.status}: ${JSON.stringify(res.body)}`);
+    return res.body;
+  };
+  return {
+    decisions,
+    vended,
+    arrange,
+    call: (method: string, path: string, body?: unknown, key?: string) => send(governed, method, path, body, key),
+    /** A principal with a key, optionally granted a role on a project. */
+    async principal(name: string, grant?: { project: string; role: string; namespace?: string[]; table?: string[] }) {
+      await arrange('POST', '/v1/principals', { name });
+      if (grant) await arrange('POST', '/v1/grants', { principal: name, ...grant });
+      return ((await arrange('POST', `/v1/principals/${name}/keys`, {})) as { api_key: string }).api_key;
+    },
+  };
+}

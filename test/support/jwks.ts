@@ -1,0 +1,42 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
+
+/** A local OIDC issuer for tests: a key pair, its JWKS served over HTTP, and a token signer. */
+export interface TestIssuer {
+  readonly issuer: string;
+  readonly audience: string;
+  readonly jwksUrl: string;
+  sign(claims: JWTPayload & { sub: string }, options?: { expiresIn?: string | number; audience?: string; foreignKey?: boolean }): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startTestIssuer(): Promise<TestIssuer> {
+  const kid = 'test-key-1';
+  const { publicKey, privateKey } = await generateKeyPair('RS256');
+  // Same kid, different key: a token signed with it must fail verification.
+  const foreign = await generateKeyPair('RS256');
+  const jwk = { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' };
+  const server: Server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ keys: [jwk] }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const issuer = 'https://issuer.test/';
+  const audience = 'rask-test';
+  return {
+    issuer,
+    audience,
+    jwksUrl: `http://127.0.0.1:${port}/.well-known/jwks.json`,
+    sign: (claims, options = {}) =>
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', kid })
+        .setIssuer(issuer)
+        .setAudience(options.audience ?? audience)
+        .setIssuedAt()
+        .setExpirationTime(options.expiresIn ?? '5m')
+        .sign(options.foreignKey ? foreign.privateKey : privateKey),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
