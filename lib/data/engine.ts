@@ -19,6 +19,7 @@ import { localPathInside, parseLocation, type TableLocation } from './location.j
 import { buildQuery, resultTooLarge, runQuery } from './query.js';
 import * as refs from './refs.js';
 import * as schema from './schema.js';
+import { optSql } from './sql-bounds.js';
 import { asObject, type Json, optBool, optEnum, optInt, optString, reqInt, reqString } from './validate.js';
 import * as writes from './writes.js';
 
@@ -138,7 +139,7 @@ export class LanceDataEngine {
   }
 
   async countRows(location: string, request: object = {}): Promise<number> {
-    const predicate = optString(asObject(request).predicate, 'predicate') || undefined;
+    const predicate = optSql(asObject(request).predicate, 'predicate');
     return this.use(location, readSelection(request), (t) => t.countRows(predicate));
   }
 

@@ -23,6 +23,7 @@ import {
   optStringArray,
   reqString,
 } from './validate.js';
+import { optSql, reqSql } from './sql-bounds.js';
 
 export const DEFAULT_QUERY_LIMIT = 10;
 /** napi reads limits as u32 and wraps larger values (2^32 returns 0 rows), so stay below. */
@@ -53,7 +54,7 @@ export async function buildQuery(table: Table, lib: LanceDb, request: unknown): 
   // Vector-only knobs (nprobes, ef, …) are ignored without a vector: clients such as LanceDB's
   // Python one send their defaults on every query.
 
-  const filter = optString(body.filter, 'filter');
+  const filter = optSql(body.filter, 'filter');
   if (filter) query.where(filter);
   if (fts) query.fullTextSearch(fts.query, fts.columns ? { columns: fts.columns } : undefined);
   const select = readColumns(body.columns);
@@ -154,7 +155,8 @@ function readColumns(value: unknown): string[] | Record<string, string> | undefi
     throw new InvalidInputError('provide either columns.column_names or columns.column_aliases, not both');
   }
   if (aliases && Object.keys(aliases).length) {
-    for (const [alias, path] of Object.entries(aliases)) reqString(path, `columns.column_aliases.${alias}`);
+    // Alias values are SQL expressions (LanceDB plans them like a filter).
+    for (const [alias, path] of Object.entries(aliases)) reqSql(path, `columns.column_aliases.${alias}`);
     return aliases as Record<string, string>;
   }
   // An empty list is read as "no projection" rather than "no columns".

@@ -7,6 +7,7 @@ import { InvalidInputError, UnsupportedError } from '../errors.js';
 import { type ArrowField, type ArrowSchema, fromJsonArrowField, fromJsonArrowType } from './arrow.js';
 import { computedField } from './computed.js';
 import type { LanceDb, Table } from './lancedb.js';
+import { optSql } from './sql-bounds.js';
 import { asObject, optBool, optString, optStringArray, reqString } from './validate.js';
 
 type Version = { version: number };
@@ -33,8 +34,8 @@ export async function addColumns(table: Table, lib: LanceDb, request: unknown): 
     if (e.virtual_column != null) {
       throw new UnsupportedError('virtual columns are not supported: LanceDB 0.31.0 has no UDF columns');
     }
-    const expression = optString(e.expression, `${at}.expression`);
-    const computed = optString(e.computed, `${at}.computed`);
+    const expression = optSql(e.expression, `${at}.expression`);
+    const computed = optSql(e.computed, `${at}.computed`);
     if (expression && computed) throw new InvalidInputError(`"${at}" has both "expression" and "computed"; give one`);
     if (computed) fields.push(await computedField(table, lib, name, computed));
     else if (expression) sql.push({ name, valueSql: expression });

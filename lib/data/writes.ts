@@ -2,7 +2,8 @@
 import { InvalidInputError, TableSchemaValidationError } from '../errors.js';
 import { type ArrowDataType, type ArrowSchema, type ArrowTable, loadArrow, toJsonArrowType } from './arrow.js';
 import type { Table } from './lancedb.js';
-import { asObject, optBool, optEnum, optString, parseDuration, reqString } from './validate.js';
+import { optSql, reqSql } from './sql-bounds.js';
+import { asObject, optBool, optEnum, parseDuration, reqString } from './validate.js';
 
 export type InsertMode = 'append' | 'overwrite';
 
@@ -75,8 +76,8 @@ export interface MergeInsertResponse {
 export async function mergeInsert(table: Table, data: ArrowTable, request: unknown): Promise<MergeInsertResponse> {
   const body = asObject(request);
   const on = readOn(body.on);
-  const updateFilter = optString(body.when_matched_update_all_filt, 'when_matched_update_all_filt') || undefined;
-  const deleteFilter = optString(body.when_not_matched_by_source_delete_filt, 'when_not_matched_by_source_delete_filt') || undefined;
+  const updateFilter = optSql(body.when_matched_update_all_filt, 'when_matched_update_all_filt');
+  const deleteFilter = optSql(body.when_not_matched_by_source_delete_filt, 'when_not_matched_by_source_delete_filt');
   // A filter on its own means its clause: a client that sends one wants the conditional action.
   const update = optBool(body.when_matched_update_all, 'when_matched_update_all') || updateFilter !== undefined;
   const insertAll = optBool(body.when_not_matched_insert_all, 'when_not_matched_insert_all') ?? false;
@@ -125,15 +126,15 @@ export async function update(table: Table, request: unknown): Promise<{ updated_
     }
     const column = reqString(pair[0], `updates[${i}][0]`);
     if (valuesSql.has(column)) throw new InvalidInputError(`column "${column}" is updated twice`);
-    valuesSql.set(column, reqString(pair[1], `updates[${i}][1]`));
+    valuesSql.set(column, reqSql(pair[1], `updates[${i}][1]`));
   }
-  const where = optString(body.predicate, 'predicate') || undefined;
+  const where = optSql(body.predicate, 'predicate');
   const r = await table.update(where === undefined ? { valuesSql } : { valuesSql, where });
   return { updated_rows: r.rowsUpdated, version: r.version };
 }
 
 export async function deleteRows(table: Table, request: unknown): Promise<{ version: number }> {
-  const predicate = reqString(asObject(request).predicate, 'predicate');
+  const predicate = reqSql(asObject(request).predicate, 'predicate');
   const { version } = await table.delete(predicate);
   return { version };
 }
