@@ -25,6 +25,8 @@ export interface BuildOptions {
   readonly vendor: CredentialVendor;
   readonly inspector?: DatasetInspector;
   readonly dataLimits?: DataLimits;
+  /** Relative file storage roots resolve against this directory (lib/catalog/warehouses.ts). */
+  readonly fileRootBase?: string;
 }
 
 /** Wires ports into services and services into the router; shared by every entry point. */
@@ -46,6 +48,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     vendor: options.vendor,
     inspector: options.inspector,
     dataLimits: options.dataLimits,
+    ...(options.fileRootBase === undefined ? {} : { fileRootBase: options.fileRootBase }),
     now: () => new Date(),
     newId: () => randomUUID(),
   };

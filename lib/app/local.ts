@@ -7,6 +7,7 @@ import type { ObjectStore } from '../ports/object-store.js';
 import type { StorageRoot } from '../registry/records.js';
 import { noCredentials } from '../ports/credential-vendor.js';
 import { buildApp, consoleLogger } from './build.js';
+import { adoptLocalWarehouseRoot, localWarehouseRoot } from './local-root.js';
 import type { ErrorLogger } from '../http/respond.js';
 
 /**
@@ -37,7 +38,9 @@ export async function createLocalApp(
     storageFor,
     project: config.RASK_PROJECT,
     warehouse: config.RASK_WAREHOUSE,
-    warehouseRoot: { kind: 'file', path: path.join(dataDir, 'warehouses', config.RASK_WAREHOUSE) },
+    // Relative to the data directory, so a copy of the directory uses its own warehouse.
+    warehouseRoot: localWarehouseRoot(config.RASK_WAREHOUSE),
+    fileRootBase: dataDir,
     managedVersioning: config.RASK_MANAGED_VERSIONING,
     trashGraceDays: config.RASK_TRASH_GRACE_DAYS,
     handlers,
@@ -50,5 +53,6 @@ export async function createLocalApp(
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     logger: options.logger ?? consoleLogger,
   });
+  await adoptLocalWarehouseRoot(app.services.registry, { project: config.RASK_PROJECT, warehouse: config.RASK_WAREHOUSE, dataDir });
   return { ...app, dataDir };
 }
