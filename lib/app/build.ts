@@ -27,6 +27,8 @@ export interface BuildOptions {
   readonly dataLimits?: DataLimits;
   /** Relative file storage roots resolve against this directory (lib/catalog/warehouses.ts). */
   readonly fileRootBase?: string;
+  /** Local directories that never appear in an error body (the data directory). */
+  readonly redactPaths?: readonly string[];
 }
 
 /** Wires ports into services and services into the router; shared by every entry point. */
@@ -58,6 +60,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     maxBodyBytes: options.maxBodyBytes,
     logger: options.logger,
     unsupportedReasons: UNSUPPORTED_REASONS,
+    ...(options.redactPaths ? { redactPaths: options.redactPaths } : {}),
   });
   return { router, services };
 }

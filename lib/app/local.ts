@@ -1,3 +1,4 @@
+import { mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { FsObjectStore } from '../adapters/local/fs-object-store.js';
 import type { LocalConfig } from '../config.js';
@@ -19,6 +20,7 @@ export async function createLocalApp(
   options: { handlers?: HandlerMap<CatalogServices>; logger?: ErrorLogger } = {},
 ) {
   const dataDir = path.resolve(config.RASK_DATA_DIR);
+  await mkdir(dataDir, { recursive: true });
   const handlers = options.handlers ?? (await import('../operations/handlers-all.js')).allHandlers;
   // One process serves both bundles, so DescribeTable's load_detailed_metadata can open datasets.
   // Importing lib/data loads nothing heavy: LanceDB itself is loaded on first use.
@@ -41,6 +43,7 @@ export async function createLocalApp(
     // Relative to the data directory, so a copy of the directory uses its own warehouse.
     warehouseRoot: localWarehouseRoot(config.RASK_WAREHOUSE),
     fileRootBase: dataDir,
+    redactPaths: [dataDir, ...(await realpath(dataDir).then((r) => (r === dataDir ? [] : [r]), () => []))],
     managedVersioning: config.RASK_MANAGED_VERSIONING,
     trashGraceDays: config.RASK_TRASH_GRACE_DAYS,
     handlers,

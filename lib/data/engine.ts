@@ -18,6 +18,7 @@ import { type Connection, type LanceDb, loadLanceDb, type Table } from './lanced
 import { localPathInside, parseLocation, type TableLocation } from './location.js';
 import { buildQuery, resultTooLarge, runQuery } from './query.js';
 import * as refs from './refs.js';
+import { optRefName } from './names.js';
 import * as schema from './schema.js';
 import { optSql } from './sql-bounds.js';
 import { asObject, type Json, optBool, optEnum, optInt, optString, reqInt, reqString } from './validate.js';
@@ -317,7 +318,7 @@ export class LanceDataEngine {
 }
 
 function branchOf(body: Json): string | undefined {
-  const branch = optString(body.branch, 'branch') || undefined;
+  const branch = optRefName(body.branch, 'branch');
   return branch === 'main' ? undefined : branch;
 }
 
@@ -328,7 +329,7 @@ function writeTarget(request: unknown): ReadSelection {
 function readSelection(request: unknown): ReadSelection {
   const body = asObject(request);
   const version = optInt(body.version, 'version');
-  const tag = optString(body.tag, 'tag') || undefined;
+  const tag = optRefName(body.tag, 'tag');
   if (tag !== undefined && version !== undefined) throw new InvalidInputError('give either "version" or "tag", not both');
   return { branch: branchOf(body), version, tag };
 }

@@ -17,6 +17,8 @@ export interface RouterOptions<S> {
   readonly operations?: readonly OperationDef[];
   /** Why an operation without a handler is unsupported, shown to the caller. */
   readonly unsupportedReasons?: Readonly<Record<string, string>>;
+  /** Local directories that never appear in an error body (lib/http/redact.ts). */
+  readonly redactPaths?: readonly string[];
 }
 
 export type Router = (request: HttpRequest) => Promise<HttpResponse>;
@@ -27,7 +29,7 @@ export function createRouter<S>(options: RouterOptions<S>): Router {
     try {
       return await dispatch(matcher, options, request);
     } catch (err) {
-      return errorResponse(err, request.requestId, options.logger);
+      return errorResponse(err, request.requestId, options.logger, { redact: options.redactPaths });
     }
   };
 }
