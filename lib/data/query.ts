@@ -61,11 +61,21 @@ export async function buildQuery(table: Table, lib: LanceDb, request: unknown): 
   if (select) query.select(select);
   if (optBool(body.with_row_id, 'with_row_id')) query.withRowId();
   if (optBool(body.fast_search, 'fast_search')) query.fastSearch();
-  const offset = optInt(body.offset, 'offset', { max: MAX_QUERY_LIMIT });
-  if (offset) query.offset(offset);
+  let offset = optInt(body.offset, 'offset', { max: MAX_QUERY_LIMIT }) ?? 0;
+  let limit = Math.min(k, MAX_QUERY_LIMIT);
 
   const isSearch = vectors.length > 0 || fts !== undefined;
-  if (k > 0 && (isSearch || k < MAX_QUERY_LIMIT)) query.limit(Math.min(k, MAX_QUERY_LIMIT));
+  if (isSearch && limit + offset > 0) {
+    // A search keeps its top k + offset rows in memory, allocated up front: k = 2^31 aborted the
+    // process (out of memory, no error). It can never return more rows than the table has, so
+    // both are clamped to the row count (a metadata read) without changing the answer.
+    const rows = await table.countRows();
+    limit = Math.min(limit, rows);
+    offset = Math.min(offset, rows);
+    if (limit === 0) return { query, zeroRows: true };
+  }
+  if (offset) query.offset(offset);
+  if (k > 0 && (isSearch || k < MAX_QUERY_LIMIT)) query.limit(limit);
   return { query, zeroRows: k === 0 };
 }
 

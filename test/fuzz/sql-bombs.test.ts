@@ -30,6 +30,9 @@ beforeAll(async () => {
   t = new TableApi(server as unknown as TestServer, ['bombs', 't']);
   const created = await t.arrow('create', ipcRows(20));
   expect(created.status, created.text).toBe(200);
+  // A vector index: with one, a search allocates per k (the k = 2^31 case below).
+  const index = await t.post('create_index', { column: 'vec', index_type: 'IVF_FLAT', name: 'vec_idx', num_partitions: 2 });
+  expect(index.status, index.text).toBe(200);
 });
 
 afterAll(async () => {
@@ -104,6 +107,16 @@ describe('SQL expression bombs answer 400 / 13 on every door and the server surv
     expectLimitRefusal(await t.post('explain_plan', { query: { k: 10, filter: BOMBS.or } }), 'filter');
     expectLimitRefusal(await t.post('analyze_plan', { k: 10, filter: BOMBS.or }), 'filter');
     expectLimitRefusal(await t.post('query', { k: 10, columns: { column_aliases: { x: PLUS_EXPR } } }), 'columns.column_aliases.x');
+    await expectAlive();
+  });
+
+  it('a vector search with k = 2^31 (which aborted the process out of memory) answers and the server survives', async () => {
+    const vector = Array.from({ length: 8 }, (_, i) => i / 10);
+    for (const body of [{ k: 2 ** 31, vector }, { k: 2 ** 31 - 2, vector: { multi_vector: [vector, vector] } }, { k: 5, offset: 2 ** 31 - 1, vector }]) {
+      const res = await t.post('query', body);
+      expect(res.status, res.text).toBe(200);
+    }
+    expect(await t.post('analyze_plan', { k: 2 ** 31, vector }).then((r) => r.status)).toBe(200);
     await expectAlive();
   });
 

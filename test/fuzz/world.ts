@@ -67,4 +67,13 @@ export async function seedWorld(world: World): Promise<void> {
   );
   ok(await world.call('POST', '/v1/table/w1%24sub%24t3/create', { body: ipcRows(10) }));
   ok(await world.call('POST', '/v1/table/w2%24d/declare', { body: {} }));
+  await restoreScratch(world);
+}
+
+/** The scratch tables destructive fuzz operations aim at, (re-)created when gone. */
+export async function restoreScratch(world: World): Promise<void> {
+  for (const t of ['w2%24s1', 'w2%24s2']) {
+    const res = await world.call('POST', `/v1/table/${t}/create`, { body: ipcRows(30), query: 'mode=exist_ok' });
+    if (res.status >= 300) ok(await world.call('POST', `/v1/table/${t}/create`, { body: ipcRows(30), query: 'mode=overwrite' }));
+  }
 }
