@@ -1,6 +1,7 @@
 /** InsertIntoTable / MergeInsertIntoTable / UpdateTable / DeleteFromTable on an open table. */
 import { InvalidInputError, TableSchemaValidationError } from '../errors.js';
 import { type ArrowDataType, type ArrowSchema, type ArrowTable, loadArrow, toJsonArrowType } from './arrow.js';
+import type * as ArrowModule from 'apache-arrow';
 import type { Table } from './lancedb.js';
 import { optSql, reqSql } from './sql-bounds.js';
 import { asObject, optBool, optEnum, parseDuration, reqString } from './validate.js';
@@ -48,13 +49,31 @@ export function conformToSchema(data: ArrowTable, schema: ArrowSchema): ArrowTab
   }
   const arrow = loadArrow();
   const batches = data.batches.map((batch) => {
-    const children = schema.fields.map(
-      (f) => batch.getChild(f.name)?.data[0] ?? arrow.vectorFromArray(new Array(batch.numRows).fill(null), f.type).data[0],
-    );
+    const children = schema.fields.map((f) => batch.getChild(f.name)?.data[0] ?? nullData(f.type, batch.numRows));
     const struct = arrow.makeData({ type: new arrow.Struct(schema.fields), length: batch.numRows, nullCount: 0, children });
     return new arrow.RecordBatch(schema, struct);
   });
   return new arrow.Table(schema, batches);
+}
+
+/**
+ * An all-null column of `type`. vectorFromArray gives a fixed-size list no child values at all,
+ * which LanceDB rejects ("Values length 0 is less than the length multiplied by the value
+ * size"), so fixed-size lists and structs get children of the full length, all null too.
+ */
+function nullData(type: ArrowDataType, length: number): ArrowModule.Data {
+  const arrow = loadArrow();
+  const nullBitmap = new Uint8Array(Math.ceil(length / 8));
+  if (type.typeId === arrow.Type.FixedSizeList) {
+    const size = (type as ArrowModule.FixedSizeList).listSize;
+    const child = nullData(type.children[0].type, length * size);
+    return arrow.makeData({ type: type as ArrowModule.FixedSizeList, length, nullCount: length, nullBitmap, child });
+  }
+  if (type.typeId === arrow.Type.Struct) {
+    const children = type.children.map((c) => nullData(c.type, length));
+    return arrow.makeData({ type: type as ArrowModule.Struct, length, nullCount: length, nullBitmap, children });
+  }
+  return arrow.vectorFromArray(new Array(length).fill(null), type).data[0];
 }
 
 /** Type equality that ignores the names and nullability of nested item fields. */

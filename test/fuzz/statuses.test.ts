@@ -138,6 +138,15 @@ describe('defect 10: schema-valid requests that answered 500', () => {
     expect(read.status, read.text).toBe(200);
   });
 
+  it('an overwrite carrying only "id" fills the other columns (a fixed-size list too) with nulls', async () => {
+    const { ipcRows } = await import('../data/fixtures.js');
+    expect((await post('/v1/table/w2%24ov/create', ipcRows(3))).status).toBe(200);
+    const res = await post('/v1/table/w2%24ov/insert', ipcNamed('id'), 'mode=overwrite');
+    expect(res.status, res.text).toBe(200);
+    const count = await post('/v1/table/w2%24ov/count_rows', { predicate: 'vec IS NULL AND text IS NULL' });
+    expect(count.text).toBe('2');
+  });
+
   it('a merge that times out answers 503 with Retry-After', async () => {
     const res = await post('/v1/table/w1%24t1/merge_insert', ipcNamed('id'), 'on=id&when_matched_update_all=true&timeout=1ms');
     if (res.status === 200) return; // finished within 1 ms: nothing to check on this machine
