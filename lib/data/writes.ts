@@ -18,8 +18,13 @@ export async function insert(
   mode: InsertMode,
 ): Promise<{ version: number; num_inserted_rows: number }> {
   // LanceDB's overwrite adopts the schema (and schema metadata) of the data it is given; an
-  // insert must keep the table's, so the data is first conformed to it.
-  const rows = mode === 'overwrite' ? conformToSchema(data, await table.schema()) : data;
+  // insert must keep the table's, so the data is first conformed to it. An append that lacks
+  // columns is conformed too: LanceDB would write a fragment without data files for them, and
+  // once the columns it does carry are dropped that fragment holds no data at all and every
+  // read of the table fails ("Fragment 1 does not contain any data").
+  const schema = await table.schema();
+  const partial = schema.fields.some((f) => data.schema.fields.every((g) => g.name !== f.name));
+  const rows = mode === 'overwrite' || partial ? conformToSchema(data, schema) : data;
   const { version } = await table.add(rows, { mode });
   return { version, num_inserted_rows: data.numRows };
 }

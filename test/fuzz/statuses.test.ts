@@ -147,6 +147,17 @@ describe('defect 10: schema-valid requests that answered 500', () => {
     expect(count.text).toBe('2');
   });
 
+  it('an append carrying only "id", then dropping "id", leaves the table readable', async () => {
+    const { ipcRows } = await import('../data/fixtures.js');
+    expect((await post('/v1/table/w2%24idonly/create', ipcRows(3))).status).toBe(200);
+    expect((await post('/v1/table/w2%24idonly/insert', ipcNamed('id'))).status).toBe(200);
+    expect((await post('/v1/table/w2%24idonly/drop_columns', { columns: ['id'] })).status).toBe(200);
+    const count = await post('/v1/table/w2%24idonly/count_rows', {});
+    expect(count.status, count.text).toBe(200);
+    expect(count.text).toBe('5');
+    expect((await post('/v1/table/w2%24idonly/query', { k: 10 })).status).toBe(200);
+  });
+
   it('a merge that times out answers 503 with Retry-After', async () => {
     const res = await post('/v1/table/w1%24t1/merge_insert', ipcNamed('id'), 'on=id&when_matched_update_all=true&timeout=1ms');
     if (res.status === 200) return; // finished within 1 ms: nothing to check on this machine
