@@ -8,7 +8,7 @@
  * or above MAX_QUERY_LIMIT means "no limit" for a plain scan and MAX_QUERY_LIMIT for a search.
  */
 import type { FullTextQuery, Occur, Query, VectorQuery } from '@lancedb/lancedb';
-import { type CatalogError, InvalidInputError } from '../errors.js';
+import { type CatalogError, InvalidInputError, TableColumnNotFoundError } from '../errors.js';
 import { type ArrowRecordBatch, type ArrowTable, emptyTable, loadArrow } from './arrow.js';
 import type { LanceDb, Table } from './lancedb.js';
 import {
@@ -41,6 +41,7 @@ export async function buildQuery(table: Table, lib: LanceDb, request: unknown): 
   const body = asObject(request);
   const k = readK(body.k);
   const vectors = readVectors(body.vector);
+  if (vectors.length > 0) await checkVectorColumn(table, optString(body.vector_column, 'vector_column'));
   const fts = await readFullText(body.full_text_query, table, lib);
 
   const plain = table.query();
@@ -133,7 +134,31 @@ function readVectors(value: unknown): number[][] {
     throw new InvalidInputError('provide either vector.single_vector or vector.multi_vector, not both');
   }
   if (single.length > 0) return [single];
-  return multi.map((m, i) => numberArray(m, `vector.multi_vector[${i}]`));
+  const vectors = multi.map((m, i) => numberArray(m, `vector.multi_vector[${i}]`));
+  // An empty or ragged multi-vector panicked inside LanceDB (500).
+  if (vectors.some((v) => v.length === 0 || v.length !== vectors[0].length)) {
+    throw new InvalidInputError('"vector.multi_vector" must hold non-empty vectors of one dimension');
+  }
+  return vectors;
+}
+
+/**
+ * The column a vector search runs on must exist and hold vectors. LanceDB panics ("called
+ * `Option::unwrap()` on a `None` value", a 500) when the named column is missing or when the
+ * table has no vector column for it to pick.
+ */
+async function checkVectorColumn(table: Table, column: string | undefined): Promise<void> {
+  const { Type } = loadArrow();
+  const isVector = (t: { typeId: number }) => t.typeId === Type.FixedSizeList || t.typeId === Type.List;
+  const fields = (await table.schema()).fields;
+  if (column) {
+    if (column.includes('.') || column.includes('`')) return; // a nested path: LanceDB resolves it
+    const field = fields.find((f) => f.name === column);
+    if (!field) throw new TableColumnNotFoundError(`column "${column}" does not exist`);
+    if (!isVector(field.type)) throw new InvalidInputError(`"vector_column": column "${column}" holds ${field.type}, not vectors`);
+  } else if (!fields.some((f) => isVector(f.type))) {
+    throw new InvalidInputError('a vector search needs a vector column; the table has none');
+  }
 }
 
 function applyVectorOptions(vq: VectorQuery, body: Json): void {

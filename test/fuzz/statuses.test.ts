@@ -85,6 +85,13 @@ describe('defect 10: schema-valid requests that answered 500', () => {
     expectError(await post('/v1/table/w1%24t1/query', { k: 3, vector: { single_vector: vec }, vector_column: 'text' }), 400, 13);
     expectError(await post('/v1/table/w1%24t1/explain_plan', { query: { k: 3, vector: { single_vector: [1, 2] } } }), 400, 13);
     expectError(await post('/v1/table/w1%24t1/analyze_plan', { k: 3, vector: { single_vector: vec }, vector_column: 'nope' }), 404, 12);
+    // A table without a vector column, and a multi-vector holding an empty vector (LanceDB panicked on both).
+    const noVectors = '/v1/table/w2%24novec';
+    expect((await post(`${noVectors}/create`, ipcNamed('x'))).status).toBe(200);
+    expectError(await post(`${noVectors}/explain_plan`, { query: { k: 3, vector: { multi_vector: [[3], []] }, vector_column: 'nope' } }), 400, 13);
+    expectError(await post(`${noVectors}/explain_plan`, { query: { k: 3, vector: { single_vector: [3] }, vector_column: 'nope' } }), 404, 12);
+    expectError(await post(`${noVectors}/query`, { k: 3, vector: { single_vector: [3] } }), 400, 13);
+    expectError(await post(`${noVectors}/analyze_plan`, { k: 3, vector: { single_vector: [3] }, vector_column: 'x' }), 400, 13);
   });
 
   it('SQL evaluation and type errors answer 400 / 13', async () => {
