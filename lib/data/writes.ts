@@ -22,9 +22,15 @@ export async function insert(
   // columns is conformed too: LanceDB would write a fragment without data files for them, and
   // once the columns it does carry are dropped that fragment holds no data at all and every
   // read of the table fails ("Fragment 1 does not contain any data").
+  //
+  // Known limit: apache-arrow's IPC writer gives an all-null boolean column an empty values
+  // buffer, which LanceDB's reader refuses; an append missing a boolean column is therefore left
+  // to LanceDB as sent (and an overwrite missing one fails, code 18).
   const schema = await table.schema();
-  const partial = schema.fields.some((f) => data.schema.fields.every((g) => g.name !== f.name));
-  const rows = mode === 'overwrite' || partial ? conformToSchema(data, schema) : data;
+  const missing = schema.fields.filter((f) => data.schema.fields.every((g) => g.name !== f.name));
+  const { Type } = loadArrow();
+  const conformAppend = missing.length > 0 && missing.every((f) => f.type.typeId !== Type.Bool);
+  const rows = mode === 'overwrite' || conformAppend ? conformToSchema(data, schema) : data;
   const { version } = await table.add(rows, { mode });
   return { version, num_inserted_rows: data.numRows };
 }

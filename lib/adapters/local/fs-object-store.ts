@@ -501,10 +501,13 @@ function code(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code;
 }
 
-/** The path does not name a file: missing, or a path segment is a file rather than a directory. */
+/**
+ * The path does not name a file: missing, a path segment is a file rather than a directory, or
+ * a segment is longer than a file name can be (so no such file can exist).
+ */
 function isAbsent(error: unknown): boolean {
   const c = code(error);
-  return c === 'ENOENT' || c === 'ENOTDIR' || c === 'EISDIR';
+  return c === 'ENOENT' || c === 'ENOTDIR' || c === 'EISDIR' || c === 'ENAMETOOLONG';
 }
 
 function sleep(ms: number): Promise<void> {
