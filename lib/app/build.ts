@@ -39,6 +39,10 @@ export interface BuildOptions {
   readonly auth?: GuardSettings;
   /** Storage a warehouse purge must never touch (the registry's root). */
   readonly reservedRoots?: readonly StorageRoot[];
+  /** Relative file storage roots resolve against this directory (lib/catalog/warehouses.ts). */
+  readonly fileRootBase?: string;
+  /** Local directories that never appear in an error body (the data directory). */
+  readonly redactPaths?: readonly string[];
 }
 
 /** Wires ports into services and services into the router; shared by every entry point. */
@@ -63,6 +67,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     events: options.events,
     ...(options.jobs ? { jobs: options.jobs } : {}),
     reservedRoots: options.reservedRoots,
+    ...(options.fileRootBase === undefined ? {} : { fileRootBase: options.fileRootBase }),
     now: () => new Date(),
     newId: () => randomUUID(),
   };
@@ -75,6 +80,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     commitDeadlineMs: options.commitDeadlineMs,
     guard: guardFor(options.auth ?? { mode: 'off' }, services),
     onDenied: options.events ? auditDenied(options.events, options.project) : undefined,
+    ...(options.redactPaths ? { redactPaths: options.redactPaths } : {}),
   });
   return { router, services };
 }

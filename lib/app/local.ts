@@ -1,3 +1,4 @@
+import { mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { FsObjectStore } from '../adapters/local/fs-object-store.js';
 import type { LocalConfig } from '../config.js';
@@ -8,6 +9,7 @@ import type { StorageRoot } from '../registry/records.js';
 import { noCredentials } from '../ports/credential-vendor.js';
 import { ndjsonPublisher } from '../adapters/local/ndjson-publisher.js';
 import { buildApp, consoleLogger } from './build.js';
+import { adoptLocalWarehouseRoot, localWarehouseRoot } from './local-root.js';
 import type { ErrorLogger } from '../http/respond.js';
 import { guardSettings, localAuthNotices } from '../governance/setup.js';
 
@@ -20,6 +22,7 @@ export async function createLocalApp(
   options: { handlers?: HandlerMap<CatalogServices>; logger?: ErrorLogger } = {},
 ) {
   const dataDir = path.resolve(config.RASK_DATA_DIR);
+  await mkdir(dataDir, { recursive: true });
   const handlers = options.handlers ?? (await import('../operations/handlers-all.js')).allHandlers;
   // One process serves both bundles, so DescribeTable's load_detailed_metadata can open datasets.
   // Importing lib/data loads nothing heavy: LanceDB itself is loaded on first use.
@@ -40,7 +43,10 @@ export async function createLocalApp(
     storageFor,
     project: config.RASK_PROJECT,
     warehouse: config.RASK_WAREHOUSE,
-    warehouseRoot: { kind: 'file', path: path.join(dataDir, 'warehouses', config.RASK_WAREHOUSE) },
+    // Relative to the data directory, so a copy of the directory uses its own warehouse.
+    warehouseRoot: localWarehouseRoot(config.RASK_WAREHOUSE),
+    fileRootBase: dataDir,
+    redactPaths: [dataDir, ...(await realpath(dataDir).then((r) => (r === dataDir ? [] : [r]), () => []))],
     managedVersioning: config.RASK_MANAGED_VERSIONING,
     trashGraceDays: config.RASK_TRASH_GRACE_DAYS,
     handlers,
@@ -61,6 +67,7 @@ export async function createLocalApp(
     auth,
     reservedRoots: [{ kind: 'file', path: path.join(dataDir, 'registry') }],
   });
+  await adoptLocalWarehouseRoot(app.services.registry, { project: config.RASK_PROJECT, warehouse: config.RASK_WAREHOUSE, dataDir });
   const notices = await localAuthNotices(config.RASK_AUTH, config, app.services.registry);
   return { ...app, dataDir, notices };
 }

@@ -32,6 +32,12 @@ export interface CatalogServices {
   readonly inspector?: DatasetInspector;
   /** Bounds on synchronous data-plane work; absent means the defaults in lib/config.ts. */
   readonly dataLimits?: DataLimits;
+  /**
+   * The directory relative file storage roots are resolved against (the local data directory),
+   * so a copied or moved data directory uses its own warehouse, never the original's. Absent:
+   * a relative file root is a broken registry.
+   */
+  readonly fileRootBase?: string;
   /** Where asynchronous jobs (transactions) live and their timings; absent: the registry's store, defaults. */
   readonly jobs?: JobSettings;
   /** Change events (docs/events.md): doors emit through the router; maintenance passes directly. */

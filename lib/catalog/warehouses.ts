@@ -1,6 +1,7 @@
+import path from 'node:path';
 import { InternalError } from '../errors.js';
 import { keys } from '../registry/keys.js';
-import type { WarehouseRecord } from '../registry/records.js';
+import type { StorageRoot, WarehouseRecord } from '../registry/records.js';
 import type { Registry } from '../registry/registry.js';
 import type { CatalogServices } from './services.js';
 
@@ -34,6 +35,17 @@ export async function requireWarehouse(
     cache.delete(key);
     throw new InternalError(`warehouse ${JSON.stringify(name)} is missing from the registry`);
   }
-  cache.set(key, { record: found.value, until: now + CACHE_MS });
-  return found.value;
+  const record = { ...found.value, storage: resolveStorageRoot(found.value.storage, services.fileRootBase) };
+  cache.set(key, { record, until: now + CACHE_MS });
+  return record;
+}
+
+/**
+ * A warehouse's storage root as the process uses it: a relative file root (the local default
+ * warehouse, stored relative to the data directory) joined to `base`; anything else as stored.
+ */
+export function resolveStorageRoot(root: StorageRoot, base: string | undefined): StorageRoot {
+  if (root.kind !== 'file' || path.isAbsolute(root.path)) return root;
+  if (base === undefined) throw new InternalError('a warehouse has a relative file storage root, and this process has no data directory');
+  return { kind: 'file', path: path.join(base, root.path) };
 }

@@ -9,6 +9,7 @@
 import { createRequire } from 'node:module';
 import type * as ArrowModule from 'apache-arrow';
 import { InvalidInputError } from '../errors.js';
+import { checkArrowSchema, checkFieldName, MAX_SCHEMA_DEPTH } from './names.js';
 
 export type Arrow = typeof ArrowModule;
 
@@ -45,6 +46,7 @@ export function decodeIpc(buf: Uint8Array): ArrowTable {
   if (table.schema.fields.length === 0) {
     throw new InvalidInputError('request body is not Arrow IPC data with a schema (no columns found)');
   }
+  checkArrowSchema(table.schema, 'the Arrow schema of the request body');
   return table;
 }
 
@@ -159,7 +161,8 @@ function invalidType(message: string): never {
 }
 
 /** JSON Arrow type → CJS-copy Arrow DataType (what LanceDB's alterColumns/addColumns accept). */
-export function fromJsonArrowType(json: unknown): ArrowDataType {
+export function fromJsonArrowType(json: unknown, depth = 1): ArrowDataType {
+  if (depth > MAX_SCHEMA_DEPTH) invalidType(`fields nest more than ${MAX_SCHEMA_DEPTH} levels deep`);
   if (typeof json !== 'object' || json === null || typeof (json as JsonArrowDataType).type !== 'string') {
     invalidType('expected an object with a string "type"');
   }
@@ -168,7 +171,7 @@ export function fromJsonArrowType(json: unknown): ArrowDataType {
   const name = type.toLowerCase();
   const child = (): ArrowField => {
     if (!Array.isArray(fields) || fields.length !== 1) invalidType(`"${name}" needs exactly one entry in "fields"`);
-    return fromJsonArrowField(fields[0]);
+    return fromJsonArrowField(fields[0], depth + 1);
   };
   const positiveLength = (): number => {
     if (!Number.isSafeInteger(length) || (length as number) <= 0) invalidType(`"${name}" needs a positive "length"`);
@@ -230,18 +233,19 @@ export function fromJsonArrowType(json: unknown): ArrowDataType {
       return new arrow.FixedSizeList(positiveLength(), child());
     case 'struct':
       if (!Array.isArray(fields) || fields.length === 0) invalidType('"struct" needs "fields"');
-      return new arrow.Struct(fields.map(fromJsonArrowField));
+      return new arrow.Struct(fields.map((f) => fromJsonArrowField(f, depth + 1)));
     default:
       return invalidType(`unsupported type "${type}"`);
   }
 }
 
-export function fromJsonArrowField(json: unknown): ArrowField {
+export function fromJsonArrowField(json: unknown, depth = 1): ArrowField {
   if (typeof json !== 'object' || json === null) invalidType('field must be an object');
   const f = json as Partial<JsonArrowField>;
   if (typeof f.name !== 'string' || f.name === '') invalidType('field needs a non-empty "name"');
+  checkFieldName(f.name, 'JSON Arrow field', { topLevel: depth === 1 });
   const metadata = f.metadata ? new Map(Object.entries(f.metadata)) : undefined;
-  return new (loadArrow().Field)(f.name, fromJsonArrowType(f.type), f.nullable ?? true, metadata);
+  return new (loadArrow().Field)(f.name, fromJsonArrowType(f.type, depth), f.nullable ?? true, metadata);
 }
 
 /** JSON Arrow schema → CJS-copy Arrow Schema (e.g. for an empty table created from a JSON schema). */
@@ -250,5 +254,5 @@ export function fromJsonArrowSchema(json: unknown): ArrowSchema {
     invalidType('schema must be an object with a "fields" array');
   }
   const { fields, metadata } = json as JsonArrowSchema;
-  return new (loadArrow().Schema)(fields.map(fromJsonArrowField), metadata ? new Map(Object.entries(metadata)) : undefined);
+  return new (loadArrow().Schema)(fields.map((f) => fromJsonArrowField(f)), metadata ? new Map(Object.entries(metadata)) : undefined);
 }

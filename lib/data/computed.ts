@@ -23,6 +23,7 @@ import type { ArrowField } from './arrow.js';
 import { loadArrow } from './arrow.js';
 import type { Connection, LanceDb, Table } from './lancedb.js';
 import { splitFieldPath } from './schema.js';
+import { checkSql } from './sql-bounds.js';
 
 /** Field-metadata key of a computed column's binding (its SQL expression). */
 export const COMPUTED_BINDING_KEY = 'rask.computed';
@@ -65,7 +66,8 @@ export async function computedBinding(table: Table, column: string): Promise<Bin
       `column "${column}" is not a computed column: only columns added with "computed" (AlterTableAddColumns) can be backfilled`,
     );
   }
-  return { column: field.name, expression };
+  // UpdateFieldMetadata can rewrite a binding, so it is bounded where it is read, not only where it was added.
+  return { column: field.name, expression: checkSql(expression, `binding of column "${column}"`) };
 }
 
 /** The rows a backfill computes when the caller names none: those not computed yet. */

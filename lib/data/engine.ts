@@ -18,7 +18,9 @@ import { type Connection, type LanceDb, loadLanceDb, type Table } from './lanced
 import { localPathInside, parseLocation, type TableLocation } from './location.js';
 import { buildQuery, resultTooLarge, runQuery } from './query.js';
 import * as refs from './refs.js';
+import { optRefName } from './names.js';
 import * as schema from './schema.js';
+import { optSql } from './sql-bounds.js';
 import { asObject, type Json, optBool, optEnum, optInt, optString, reqInt, reqString } from './validate.js';
 import * as writes from './writes.js';
 
@@ -138,7 +140,7 @@ export class LanceDataEngine {
   }
 
   async countRows(location: string, request: object = {}): Promise<number> {
-    const predicate = optString(asObject(request).predicate, 'predicate') || undefined;
+    const predicate = optSql(asObject(request).predicate, 'predicate');
     return this.use(location, readSelection(request), (t) => t.countRows(predicate));
   }
 
@@ -316,7 +318,7 @@ export class LanceDataEngine {
 }
 
 function branchOf(body: Json): string | undefined {
-  const branch = optString(body.branch, 'branch') || undefined;
+  const branch = optRefName(body.branch, 'branch');
   return branch === 'main' ? undefined : branch;
 }
 
@@ -327,7 +329,7 @@ function writeTarget(request: unknown): ReadSelection {
 function readSelection(request: unknown): ReadSelection {
   const body = asObject(request);
   const version = optInt(body.version, 'version');
-  const tag = optString(body.tag, 'tag') || undefined;
+  const tag = optRefName(body.tag, 'tag');
   if (tag !== undefined && version !== undefined) throw new InvalidInputError('give either "version" or "tag", not both');
   return { branch: branchOf(body), version, tag };
 }

@@ -81,11 +81,20 @@ const RULES: ReadonlyArray<readonly [RegExp, ErrorClass]> = [
     /No field named|Column .* does not exist|column .* does not exist in schema|Field '.*' not found|Field path .* not found|key column '.*' does not exist|Column .* not found/i,
     TableColumnNotFoundError,
   ],
-  [/commit conflict|conflicting transaction|concurrent modification/i, ConcurrentModificationError],
+  // "Incompatible transaction": a concurrent commit (e.g. two UpdateConfig) won; retrying may succeed.
+  [/commit conflict|conflicting transaction|concurrent modification|Incompatible transaction/i, ConcurrentModificationError],
   [/timed out/i, ServiceUnavailableError],
   [/not supported|not yet implemented|only supported on Enterprise/i, UnsupportedError],
   [/AccessDenied|Access Denied|permission denied|403 Forbidden/i, PermissionDeniedError],
   [/SlowDown|Too Many Requests|throttl/i, ThrottlingError],
+  // SQL that parses but cannot be planned or evaluated (types, division by zero): the caller's text.
+  [
+    /Error during planning|Divide by zero|Cannot coerce|Cannot infer common|Error applying filter expression|type_coercion/i,
+    InvalidInputError,
+  ],
+  // Parameters LanceDB only checks while building: more IVF partitions than rows, and schema
+  // shapes its own validation refuses (names.ts checks these first; these are the backstop).
+  [/KMeans cannot train|cannot contain `\.`|DepthLimitReached|File name too long/i, InvalidInputError],
   [
     /Invalid user input|Invalid input|Not enough rows to train|Ref is invalid|Error parsing Path|Invalid data type|Invalid distance type|Invalid table name|sql parser error|Error parsing|Schema Error|Duplicate field name|k must be positive|already exists|cannot be modified when a specific version/i,
     InvalidInputError,
@@ -118,7 +127,8 @@ export function mapLanceError(err: unknown, context: MapContext = {}): CatalogEr
   }
   const ErrorType = RULES.find(([pattern]) => pattern.test(raw))?.[1] ?? InternalError;
   if (ErrorType === InternalError) {
-    return new InternalError(`LanceDB error: ${cleanLanceMessage(raw)}`, { detail: raw, cause: err });
+    // The raw message (storage paths, Rust source locations) stays on `cause`, for the log only.
+    return new InternalError(`LanceDB error: ${cleanLanceMessage(raw)}`, { cause: err });
   }
   for (const [pattern, rewrite] of REWRITES) {
     const m = pattern.exec(raw);

@@ -8,7 +8,7 @@
  * or above MAX_QUERY_LIMIT means "no limit" for a plain scan and MAX_QUERY_LIMIT for a search.
  */
 import type { FullTextQuery, Occur, Query, VectorQuery } from '@lancedb/lancedb';
-import { type CatalogError, InvalidInputError } from '../errors.js';
+import { type CatalogError, InvalidInputError, TableColumnNotFoundError } from '../errors.js';
 import { type ArrowRecordBatch, type ArrowTable, emptyTable, loadArrow } from './arrow.js';
 import type { LanceDb, Table } from './lancedb.js';
 import {
@@ -23,6 +23,7 @@ import {
   optStringArray,
   reqString,
 } from './validate.js';
+import { optSql, reqSql } from './sql-bounds.js';
 
 export const DEFAULT_QUERY_LIMIT = 10;
 /** napi reads limits as u32 and wraps larger values (2^32 returns 0 rows), so stay below. */
@@ -40,6 +41,7 @@ export async function buildQuery(table: Table, lib: LanceDb, request: unknown): 
   const body = asObject(request);
   const k = readK(body.k);
   const vectors = readVectors(body.vector);
+  if (vectors.length > 0) await checkVectorColumn(table, optString(body.vector_column, 'vector_column'));
   const fts = await readFullText(body.full_text_query, table, lib);
 
   const plain = table.query();
@@ -53,18 +55,28 @@ export async function buildQuery(table: Table, lib: LanceDb, request: unknown): 
   // Vector-only knobs (nprobes, ef, …) are ignored without a vector: clients such as LanceDB's
   // Python one send their defaults on every query.
 
-  const filter = optString(body.filter, 'filter');
+  const filter = optSql(body.filter, 'filter');
   if (filter) query.where(filter);
   if (fts) query.fullTextSearch(fts.query, fts.columns ? { columns: fts.columns } : undefined);
   const select = readColumns(body.columns);
   if (select) query.select(select);
   if (optBool(body.with_row_id, 'with_row_id')) query.withRowId();
   if (optBool(body.fast_search, 'fast_search')) query.fastSearch();
-  const offset = optInt(body.offset, 'offset', { max: MAX_QUERY_LIMIT });
-  if (offset) query.offset(offset);
+  let offset = optInt(body.offset, 'offset', { max: MAX_QUERY_LIMIT }) ?? 0;
+  let limit = Math.min(k, MAX_QUERY_LIMIT);
 
   const isSearch = vectors.length > 0 || fts !== undefined;
-  if (k > 0 && (isSearch || k < MAX_QUERY_LIMIT)) query.limit(Math.min(k, MAX_QUERY_LIMIT));
+  if (isSearch && limit + offset > 0) {
+    // A search keeps its top k + offset rows in memory, allocated up front: k = 2^31 aborted the
+    // process (out of memory, no error). It can never return more rows than the table has, so
+    // both are clamped to the row count (a metadata read) without changing the answer.
+    const rows = await table.countRows();
+    limit = Math.min(limit, rows);
+    offset = Math.min(offset, rows);
+    if (limit === 0) return { query, zeroRows: true };
+  }
+  if (offset) query.offset(offset);
+  if (k > 0 && (isSearch || k < MAX_QUERY_LIMIT)) query.limit(limit);
   return { query, zeroRows: k === 0 };
 }
 
@@ -122,7 +134,31 @@ function readVectors(value: unknown): number[][] {
     throw new InvalidInputError('provide either vector.single_vector or vector.multi_vector, not both');
   }
   if (single.length > 0) return [single];
-  return multi.map((m, i) => numberArray(m, `vector.multi_vector[${i}]`));
+  const vectors = multi.map((m, i) => numberArray(m, `vector.multi_vector[${i}]`));
+  // An empty or ragged multi-vector panicked inside LanceDB (500).
+  if (vectors.some((v) => v.length === 0 || v.length !== vectors[0].length)) {
+    throw new InvalidInputError('"vector.multi_vector" must hold non-empty vectors of one dimension');
+  }
+  return vectors;
+}
+
+/**
+ * The column a vector search runs on must exist and hold vectors. LanceDB panics ("called
+ * `Option::unwrap()` on a `None` value", a 500) when the named column is missing or when the
+ * table has no vector column for it to pick.
+ */
+async function checkVectorColumn(table: Table, column: string | undefined): Promise<void> {
+  const { Type } = loadArrow();
+  const isVector = (t: { typeId: number }) => t.typeId === Type.FixedSizeList || t.typeId === Type.List;
+  const fields = (await table.schema()).fields;
+  if (column) {
+    if (column.includes('.') || column.includes('`')) return; // a nested path: LanceDB resolves it
+    const field = fields.find((f) => f.name === column);
+    if (!field) throw new TableColumnNotFoundError(`column "${column}" does not exist`);
+    if (!isVector(field.type)) throw new InvalidInputError(`"vector_column": column "${column}" holds ${field.type}, not vectors`);
+  } else if (!fields.some((f) => isVector(f.type))) {
+    throw new InvalidInputError('a vector search needs a vector column; the table has none');
+  }
 }
 
 function applyVectorOptions(vq: VectorQuery, body: Json): void {
@@ -154,7 +190,8 @@ function readColumns(value: unknown): string[] | Record<string, string> | undefi
     throw new InvalidInputError('provide either columns.column_names or columns.column_aliases, not both');
   }
   if (aliases && Object.keys(aliases).length) {
-    for (const [alias, path] of Object.entries(aliases)) reqString(path, `columns.column_aliases.${alias}`);
+    // Alias values are SQL expressions (LanceDB plans them like a filter).
+    for (const [alias, path] of Object.entries(aliases)) reqSql(path, `columns.column_aliases.${alias}`);
     return aliases as Record<string, string>;
   }
   // An empty list is read as "no projection" rather than "no columns".

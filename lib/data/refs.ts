@@ -9,7 +9,8 @@
 import { TableBranchAlreadyExistsError } from '../errors.js';
 import type { Table } from './lancedb.js';
 import { page, type Page } from './paging.js';
-import { asObject, optInt, optString, reqInt, reqString } from './validate.js';
+import { optRefName, reqRefName } from './names.js';
+import { asObject, optInt, reqInt } from './validate.js';
 
 /** Reads a small file inside the table directory; undefined when it cannot be read. */
 export type TableFileReader = (relativePath: string) => Promise<string | undefined>;
@@ -50,7 +51,7 @@ async function tagBranch(table: Table, tag: string): Promise<string | undefined>
 }
 
 export async function getTagVersion(table: Table, request: unknown): Promise<{ version: number; branch?: string }> {
-  const tag = reqString(asObject(request).tag, 'tag');
+  const tag = reqRefName(asObject(request).tag, 'tag');
   const version = await (await table.tags()).getVersion(tag);
   const branch = await tagBranch(table, tag);
   return branch === undefined || isMain(branch) ? { version } : { version, branch };
@@ -58,23 +59,23 @@ export async function getTagVersion(table: Table, request: unknown): Promise<{ v
 
 export async function createTag(table: Table, request: unknown): Promise<Record<string, never>> {
   const body = asObject(request);
-  const tag = reqString(body.tag, 'tag');
+  const tag = reqRefName(body.tag, 'tag');
   const version = reqInt(body.version, 'version');
   // A tag records the branch of the handle that creates it.
-  await onBranch(table, optString(body.branch, 'branch'), async (t) => (await t.tags()).create(tag, version));
+  await onBranch(table, optRefName(body.branch, 'branch'), async (t) => (await t.tags()).create(tag, version));
   return {};
 }
 
 export async function updateTag(table: Table, request: unknown): Promise<Record<string, never>> {
   const body = asObject(request);
-  const tag = reqString(body.tag, 'tag');
+  const tag = reqRefName(body.tag, 'tag');
   const version = reqInt(body.version, 'version');
-  await onBranch(table, optString(body.branch, 'branch'), async (t) => (await t.tags()).update(tag, version));
+  await onBranch(table, optRefName(body.branch, 'branch'), async (t) => (await t.tags()).update(tag, version));
   return {};
 }
 
 export async function deleteTag(table: Table, request: unknown): Promise<Record<string, never>> {
-  await (await table.tags()).delete(reqString(asObject(request).tag, 'tag'));
+  await (await table.tags()).delete(reqRefName(asObject(request).tag, 'tag'));
   return {};
 }
 
@@ -138,8 +139,8 @@ async function readBranchRef(readFile: TableFileReader, name: string): Promise<B
 
 export async function createBranch(table: Table, request: unknown): Promise<Record<string, never>> {
   const body = asObject(request);
-  const name = reqString(body.name, 'name');
-  const fromBranch = optString(body.from_branch, 'from_branch');
+  const name = reqRefName(body.name, 'name');
+  const fromBranch = optRefName(body.from_branch, 'from_branch');
   const fromVersion = optInt(body.from_version, 'from_version');
   const branches = await table.branches();
   const exists = async () => name === MAIN || name in (await branches.list());
@@ -160,6 +161,6 @@ export async function createBranch(table: Table, request: unknown): Promise<Reco
 }
 
 export async function deleteBranch(table: Table, request: unknown): Promise<Record<string, never>> {
-  await (await table.branches()).delete(reqString(asObject(request).name, 'name'));
+  await (await table.branches()).delete(reqRefName(asObject(request).name, 'name'));
   return {};
 }

@@ -7,6 +7,8 @@ import { InvalidInputError, UnsupportedError } from '../errors.js';
 import { type ArrowField, type ArrowSchema, fromJsonArrowField, fromJsonArrowType } from './arrow.js';
 import { computedField } from './computed.js';
 import type { LanceDb, Table } from './lancedb.js';
+import { checkFieldName } from './names.js';
+import { optSql } from './sql-bounds.js';
 import { asObject, optBool, optString, optStringArray, reqString } from './validate.js';
 
 type Version = { version: number };
@@ -29,12 +31,12 @@ export async function addColumns(table: Table, lib: LanceDb, request: unknown): 
   const fields: ArrowField[] = [];
   for (const [i, e] of list.entries()) {
     const at = `new_columns[${i}]`;
-    const name = reqString(e.name, `${at}.name`);
+    const name = checkFieldName(reqString(e.name, `${at}.name`), `"${at}.name"`, { topLevel: true });
     if (e.virtual_column != null) {
       throw new UnsupportedError('virtual columns are not supported: LanceDB 0.31.0 has no UDF columns');
     }
-    const expression = optString(e.expression, `${at}.expression`);
-    const computed = optString(e.computed, `${at}.computed`);
+    const expression = optSql(e.expression, `${at}.expression`);
+    const computed = optSql(e.computed, `${at}.computed`);
     if (expression && computed) throw new InvalidInputError(`"${at}" has both "expression" and "computed"; give one`);
     if (computed) fields.push(await computedField(table, lib, name, computed));
     else if (expression) sql.push({ name, valueSql: expression });
@@ -57,6 +59,8 @@ export async function alterColumns(table: Table, request: unknown): Promise<Vers
     }
     const alteration: ColumnAlteration = { path: reqString(e.path, `${at}.path`) };
     const rename = optString(e.rename, `${at}.rename`);
+    // The new name of one field (at any level): a "." would read as a path separator.
+    if (rename) checkFieldName(rename, `"${at}.rename"`, { topLevel: true });
     if (rename) alteration.rename = rename;
     const nullable = optBool(e.nullable, `${at}.nullable`);
     if (nullable !== undefined) alteration.nullable = nullable;

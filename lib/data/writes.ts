@@ -1,8 +1,10 @@
 /** InsertIntoTable / MergeInsertIntoTable / UpdateTable / DeleteFromTable on an open table. */
 import { InvalidInputError, TableSchemaValidationError } from '../errors.js';
 import { type ArrowDataType, type ArrowSchema, type ArrowTable, loadArrow, toJsonArrowType } from './arrow.js';
+import type * as ArrowModule from 'apache-arrow';
 import type { Table } from './lancedb.js';
-import { asObject, optBool, optEnum, optString, parseDuration, reqString } from './validate.js';
+import { optSql, reqSql } from './sql-bounds.js';
+import { asObject, optBool, optEnum, parseDuration, reqString } from './validate.js';
 
 export type InsertMode = 'append' | 'overwrite';
 
@@ -16,8 +18,19 @@ export async function insert(
   mode: InsertMode,
 ): Promise<{ version: number; num_inserted_rows: number }> {
   // LanceDB's overwrite adopts the schema (and schema metadata) of the data it is given; an
-  // insert must keep the table's, so the data is first conformed to it.
-  const rows = mode === 'overwrite' ? conformToSchema(data, await table.schema()) : data;
+  // insert must keep the table's, so the data is first conformed to it. An append that lacks
+  // columns is conformed too: LanceDB would write a fragment without data files for them, and
+  // once the columns it does carry are dropped that fragment holds no data at all and every
+  // read of the table fails ("Fragment 1 does not contain any data").
+  //
+  // Known limit: apache-arrow's IPC writer gives an all-null boolean column an empty values
+  // buffer, which LanceDB's reader refuses; an append missing a boolean column is therefore left
+  // to LanceDB as sent (and an overwrite missing one fails, code 18).
+  const schema = await table.schema();
+  const missing = schema.fields.filter((f) => data.schema.fields.every((g) => g.name !== f.name));
+  const { Type } = loadArrow();
+  const conformAppend = missing.length > 0 && missing.every((f) => f.type.typeId !== Type.Bool);
+  const rows = mode === 'overwrite' || conformAppend ? conformToSchema(data, schema) : data;
   const { version } = await table.add(rows, { mode });
   return { version, num_inserted_rows: data.numRows };
 }
@@ -47,13 +60,31 @@ export function conformToSchema(data: ArrowTable, schema: ArrowSchema): ArrowTab
   }
   const arrow = loadArrow();
   const batches = data.batches.map((batch) => {
-    const children = schema.fields.map(
-      (f) => batch.getChild(f.name)?.data[0] ?? arrow.vectorFromArray(new Array(batch.numRows).fill(null), f.type).data[0],
-    );
+    const children = schema.fields.map((f) => batch.getChild(f.name)?.data[0] ?? nullData(f.type, batch.numRows));
     const struct = arrow.makeData({ type: new arrow.Struct(schema.fields), length: batch.numRows, nullCount: 0, children });
     return new arrow.RecordBatch(schema, struct);
   });
   return new arrow.Table(schema, batches);
+}
+
+/**
+ * An all-null column of `type`. vectorFromArray gives a fixed-size list no child values at all,
+ * which LanceDB rejects ("Values length 0 is less than the length multiplied by the value
+ * size"), so fixed-size lists and structs get children of the full length, all null too.
+ */
+function nullData(type: ArrowDataType, length: number): ArrowModule.Data {
+  const arrow = loadArrow();
+  const nullBitmap = new Uint8Array(Math.ceil(length / 8));
+  if (type.typeId === arrow.Type.FixedSizeList) {
+    const size = (type as ArrowModule.FixedSizeList).listSize;
+    const child = nullData(type.children[0].type, length * size);
+    return arrow.makeData({ type: type as ArrowModule.FixedSizeList, length, nullCount: length, nullBitmap, child });
+  }
+  if (type.typeId === arrow.Type.Struct) {
+    const children = type.children.map((c) => nullData(c.type, length));
+    return arrow.makeData({ type: type as ArrowModule.Struct, length, nullCount: length, nullBitmap, children });
+  }
+  return arrow.vectorFromArray(new Array(length).fill(null), type).data[0];
 }
 
 /** Type equality that ignores the names and nullability of nested item fields. */
@@ -75,8 +106,8 @@ export interface MergeInsertResponse {
 export async function mergeInsert(table: Table, data: ArrowTable, request: unknown): Promise<MergeInsertResponse> {
   const body = asObject(request);
   const on = readOn(body.on);
-  const updateFilter = optString(body.when_matched_update_all_filt, 'when_matched_update_all_filt') || undefined;
-  const deleteFilter = optString(body.when_not_matched_by_source_delete_filt, 'when_not_matched_by_source_delete_filt') || undefined;
+  const updateFilter = optSql(body.when_matched_update_all_filt, 'when_matched_update_all_filt');
+  const deleteFilter = optSql(body.when_not_matched_by_source_delete_filt, 'when_not_matched_by_source_delete_filt');
   // A filter on its own means its clause: a client that sends one wants the conditional action.
   const update = optBool(body.when_matched_update_all, 'when_matched_update_all') || updateFilter !== undefined;
   const insertAll = optBool(body.when_not_matched_insert_all, 'when_not_matched_insert_all') ?? false;
@@ -125,15 +156,15 @@ export async function update(table: Table, request: unknown): Promise<{ updated_
     }
     const column = reqString(pair[0], `updates[${i}][0]`);
     if (valuesSql.has(column)) throw new InvalidInputError(`column "${column}" is updated twice`);
-    valuesSql.set(column, reqString(pair[1], `updates[${i}][1]`));
+    valuesSql.set(column, reqSql(pair[1], `updates[${i}][1]`));
   }
-  const where = optString(body.predicate, 'predicate') || undefined;
+  const where = optSql(body.predicate, 'predicate');
   const r = await table.update(where === undefined ? { valuesSql } : { valuesSql, where });
   return { updated_rows: r.rowsUpdated, version: r.version };
 }
 
 export async function deleteRows(table: Table, request: unknown): Promise<{ version: number }> {
-  const predicate = reqString(asObject(request).predicate, 'predicate');
+  const predicate = reqSql(asObject(request).predicate, 'predicate');
   const { version } = await table.delete(predicate);
   return { version };
 }

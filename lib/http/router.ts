@@ -26,6 +26,8 @@ export interface RouterOptions<S> {
   readonly guard?: RequestGuard<S>;
   /** Told of every request the guard refused for lack of permission (the audit event). */
   readonly onDenied?: (request: OperationRequest, error: Error) => Promise<void>;
+  /** Local directories that never appear in an error body (lib/http/redact.ts). */
+  readonly redactPaths?: readonly string[];
 }
 
 /**
@@ -46,7 +48,7 @@ export function createRouter<S>(options: RouterOptions<S>): Router {
     try {
       return await dispatch(matcher, options, request);
     } catch (err) {
-      return errorResponse(err, request.requestId, options.logger);
+      return errorResponse(err, request.requestId, options.logger, { redact: options.redactPaths });
     }
   };
 }

@@ -63,6 +63,28 @@ export interface ObjectStore {
   /** Unconditional delete; deleting a missing key is not an error. */
   delete(key: string): Promise<void>;
   list(options: ListOptions): Promise<ListResult>;
+  /**
+   * Throws LinkRefusedError when `path` (a key, or a key prefix without its trailing `/`)
+   * resolves through a symbolic link. Only stores that have links (the filesystem store)
+   * implement it; callers about to hand a location to code that opens paths itself (LanceDB)
+   * call it first.
+   */
+  checkPath?(path: string): Promise<void>;
+}
+
+/**
+ * A key or prefix resolves through a symbolic link, which the store never follows: a link can
+ * point out of the root, and reading, writing or deleting through it would touch bytes the
+ * catalog does not own. `link` is the key of the first link on the way.
+ */
+export class LinkRefusedError extends Error {
+  constructor(
+    readonly key: string,
+    readonly link: string,
+  ) {
+    super(`${JSON.stringify(key)} resolves through the symbolic link ${JSON.stringify(link)}; links are not followed`);
+    this.name = 'LinkRefusedError';
+  }
 }
 
 /** The condition of a conditional write did not hold: someone else won the race. */

@@ -123,12 +123,13 @@ describe('mapLanceError on real LanceDB 0.31.0 failures', () => {
     expect((await mapped(() => db.createNamespace(['ns1']))).code).toBe(ErrorCode.NamespaceAlreadyExists);
   });
 
-  it('an unknown failure is Internal (18) with the original message as detail', () => {
+  it('an unknown failure is Internal (18); the original message stays on cause (for the log), out of the body', () => {
     const original = new Error('lance error: something odd happened, /usr/local/cargo/x.rs:1:2');
     const err = mapLanceError(original);
     expect(err).toBeInstanceOf(InternalError);
     expect(err.code).toBe(ErrorCode.Internal);
-    expect(err.detail).toBe(original.message);
+    expect(err.message).toBe('LanceDB error: something odd happened');
+    expect(err.detail).toBeUndefined();
     expect(err.cause).toBe(original);
     expect(mapLanceError('not even an Error').code).toBe(ErrorCode.Internal);
   });

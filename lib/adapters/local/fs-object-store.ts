@@ -1,12 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import type { BigIntStats, Stats } from 'node:fs';
+import { constants as fsConstants, type BigIntStats, type Stats } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   ConditionFailedError,
   compareKeys,
+  LinkRefusedError,
   type ListOptions,
   type ListResult,
   type ObjectInfo,
@@ -49,6 +50,13 @@ interface Query {
  * Unlike S3, a key cannot be both an object and a "directory" of other keys (`a` and `a/b`);
  * such a write fails with a plain Error.
  *
+ * Symbolic links are never followed (a link can point out of the root, and the catalog must not
+ * read, write or delete bytes it does not own): every operation checks that the directory it
+ * resolves a key in is reached without a link (one `realpath` compared with the root's), a read
+ * opens with `O_NOFOLLOW`, and a listing reports a link as a leaf object of its own, never
+ * descending into it, so deleting what a listing found removes the link and not its target.
+ * Anything else throws LinkRefusedError. The root's own ancestors may be links (`/tmp` on macOS).
+ *
  * Etags identify a file version by (device, inode, size, mtime), never by content, so listing a
  * dataset costs one stat per file instead of reading every byte. Every write stages a new file
  * and links/renames it into place, so a write gets a fresh inode; because inodes are recycled
@@ -61,6 +69,7 @@ export class FsObjectStore implements ObjectStore {
   readonly #tmpDir: string;
   readonly #lockDir: string;
   readonly #lockStaleMs: number;
+  #realRoot?: Promise<string>;
 
   constructor(root: string, options: FsObjectStoreOptions = {}) {
     if (!path.isAbsolute(root)) throw new Error(`FsObjectStore root must be absolute: ${root}`);
@@ -72,18 +81,36 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async get(key: string): Promise<StoredObject | undefined> {
-    return withFile(this.#path(key), async (handle, stat) => {
-      const body = await handle.readFile();
-      return { body, etag: fileEtag(stat), size: body.length, lastModified: stat.mtime };
-    });
+    const file = await this.#checkedPath(key);
+    try {
+      return await withFile(file, async (handle, stat) => {
+        const body = await handle.readFile();
+        return { body, etag: fileEtag(stat), size: body.length, lastModified: stat.mtime };
+      });
+    } catch (error) {
+      if (code(error) === 'ELOOP') throw new LinkRefusedError(key, key);
+      throw error;
+    }
   }
 
   async head(key: string): Promise<ObjectInfo | undefined> {
+    await this.#checkedPath(key);
     return this.#info(key);
   }
 
+  /**
+   * An arrow property rather than a method: wrappers built with `Object.create(store)` (request
+   * counters in tests) reach it through the prototype chain with its `this` still the store.
+   */
+  readonly checkPath = async (keyOrPrefix: string): Promise<void> => {
+    const file = this.#path(keyOrPrefix);
+    await this.#checkDir(path.dirname(file), keyOrPrefix);
+    const stat = await fs.lstat(file).catch(() => undefined);
+    if (stat?.isSymbolicLink()) throw new LinkRefusedError(keyOrPrefix, keyOrPrefix);
+  };
+
   async putIfAbsent(key: string, body: Buffer | string): Promise<{ etag: string }> {
-    const target = this.#path(key);
+    const target = await this.#checkedPath(key);
     const data = Buffer.from(body);
     const staged = await this.#stage(data);
     let etag: string;
@@ -126,6 +153,8 @@ export class FsObjectStore implements ObjectStore {
     // Start at the deepest directory the prefix names; keys elsewhere cannot match.
     const startDir = query.prefix.slice(0, query.prefix.lastIndexOf('/') + 1);
     if (startDir !== '' && !isValidKey(startDir.slice(0, -1))) return { objects: [], commonPrefixes: [], truncated: false };
+    // The walk itself never enters a link; this keeps it from starting inside one.
+    if (startDir !== '') await this.checkPath(startDir.slice(0, -1));
 
     const keys: string[] = [];
     const commonPrefixes: string[] = [];
@@ -150,7 +179,7 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async #replace(key: string, body: Buffer | string, etag: string | undefined): Promise<{ etag: string }> {
-    const target = this.#path(key);
+    const target = await this.#checkedPath(key);
     const data = Buffer.from(body);
     // Stage before locking, so the lock is held only for the check and the rename.
     const staged = await this.#stage(data);
@@ -167,7 +196,8 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async #remove(key: string, etag: string | undefined): Promise<void> {
-    const target = this.#path(key);
+    // A link itself may be removed (unlink never follows the last component); a link on the way may not.
+    const target = await this.#checkedPath(key);
     await this.#withLock(key, async () => {
       if (etag !== undefined) await this.#expect(key, etag);
       try {
@@ -186,13 +216,14 @@ export class FsObjectStore implements ObjectStore {
     if (current.etag !== etag) throw new ConditionFailedError(key, 'etag-mismatch');
   }
 
+  /** The key's object: a regular file, or a link as itself (lstat: never its target). */
   async #info(key: string): Promise<ObjectInfo | undefined> {
     const file = this.#path(key);
-    const stat = await fs.stat(file, { bigint: true }).catch((error: unknown) => {
+    const stat = await fs.lstat(file, { bigint: true }).catch((error: unknown) => {
       if (isAbsent(error)) return undefined;
       throw error;
     });
-    if (!stat?.isFile()) return undefined;
+    if (!stat?.isFile() && !stat?.isSymbolicLink()) return undefined;
     return { key, etag: fileEtag(stat), size: Number(stat.size), lastModified: stat.mtime };
   }
 
@@ -315,12 +346,9 @@ export class FsObjectStore implements ObjectStore {
     for (const dirent of dirents) {
       if (dirKey === '' && RESERVED_ROOT_DIRS.includes(dirent.name)) continue;
       const key = dirKey + dirent.name;
-      let isDir = dirent.isDirectory();
-      if (dirent.isSymbolicLink()) {
-        const target = await fs.stat(path.join(dir, dirent.name)).catch(() => undefined);
-        if (target === undefined) continue;
-        isDir = target.isDirectory();
-      } else if (!isDir && !dirent.isFile()) continue;
+      // A link is a leaf of its own (see the class comment): never descended into.
+      const isDir = dirent.isDirectory();
+      if (!isDir && !dirent.isFile() && !dirent.isSymbolicLink()) continue;
       const relevant = isDir ? `${key}/`.startsWith(prefix) || prefix.startsWith(`${key}/`) : key.startsWith(prefix);
       if (relevant) children.push({ key, isDir });
     }
@@ -331,6 +359,56 @@ export class FsObjectStore implements ObjectStore {
   #path(key: string): string {
     if (!isValidKey(key)) throw new Error(`invalid key for a filesystem object store: ${JSON.stringify(key)}`);
     return path.join(this.#root, ...key.split('/'));
+  }
+
+  /** The key's file path, once the directory it lies in is known to be reached without a link. */
+  async #checkedPath(key: string): Promise<string> {
+    const file = this.#path(key);
+    await this.#checkDir(path.dirname(file), key);
+    return file;
+  }
+
+  /**
+   * Throws LinkRefusedError unless `dir` (under the root) resolves to itself under the root's
+   * real path: one realpath (of its deepest existing ancestor) instead of an lstat per segment.
+   */
+  async #checkDir(dir: string, key: string): Promise<void> {
+    const rel = path.relative(this.#root, dir);
+    this.#realRoot ??= realpathOfExisting(this.#root);
+    const [real, realRoot] = await Promise.all([realpathOfExisting(dir), this.#realRoot]);
+    if (real === path.join(realRoot, rel)) return;
+    throw new LinkRefusedError(key, await this.#firstLink(rel));
+  }
+
+  /** The key prefix of the first link on the way to `rel` (for the error; the slow path). */
+  async #firstLink(rel: string): Promise<string> {
+    const segments = rel.split(path.sep).filter(Boolean);
+    for (let i = 1; i <= segments.length; i++) {
+      const stat = await fs.lstat(path.join(this.#root, ...segments.slice(0, i))).catch(() => undefined);
+      if (stat?.isSymbolicLink()) return segments.slice(0, i).join('/');
+    }
+    return segments.join('/');
+  }
+}
+
+/**
+ * The real path of `p` where it exists; where it does not yet, the real path of its deepest
+ * existing ancestor joined with the missing rest (a write creates those as plain directories).
+ * A link loop resolves to nothing real, so it never matches.
+ */
+async function realpathOfExisting(p: string): Promise<string> {
+  const missing: string[] = [];
+  for (let current = p; ; ) {
+    try {
+      return path.join(await fs.realpath(current), ...missing.reverse());
+    } catch (error) {
+      if (code(error) === 'ELOOP') return `\0loop:${p}`;
+      if (!isAbsent(error)) throw error;
+    }
+    const parent = path.dirname(current);
+    if (parent === current) return p;
+    missing.push(path.basename(current));
+    current = parent;
   }
 }
 
@@ -376,7 +454,8 @@ function uniqueStamp(): number {
 async function withFile<T>(file: string, use: (handle: FileHandle, stat: BigIntStats) => Promise<T>): Promise<T | undefined> {
   let handle: FileHandle;
   try {
-    handle = await fs.open(file, 'r');
+    // O_NOFOLLOW: a link in the key's own place is refused (ELOOP), never read through.
+    handle = await fs.open(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
   } catch (error) {
     if (isAbsent(error)) return undefined;
     throw error;
@@ -422,10 +501,13 @@ function code(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code;
 }
 
-/** The path does not name a file: missing, or a path segment is a file rather than a directory. */
+/**
+ * The path does not name a file: missing, a path segment is a file rather than a directory, or
+ * a segment is longer than a file name can be (so no such file can exist).
+ */
 function isAbsent(error: unknown): boolean {
   const c = code(error);
-  return c === 'ENOENT' || c === 'ENOTDIR' || c === 'EISDIR';
+  return c === 'ENOENT' || c === 'ENOTDIR' || c === 'EISDIR' || c === 'ENAMETOOLONG';
 }
 
 function sleep(ms: number): Promise<void> {

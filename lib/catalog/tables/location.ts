@@ -34,7 +34,7 @@ export function relativeToRoot(root: StorageRoot, location: string): string {
   let rel: string;
   if (root.kind === 'file') {
     // fileURLToPath, not URL.pathname: the latter keeps `%20` and friends percent-encoded.
-    const abs = location.startsWith('file://') ? fileURLToPath(location) : location;
+    const abs = location.startsWith('file://') ? localPathOf(location) : location;
     rel = path.isAbsolute(abs) ? path.relative(root.path, abs) : abs;
   } else if (location.startsWith('s3://')) {
     // The root prefix as a directory: `s3://b/wh` must not admit `s3://b/wh2/…`.
@@ -73,6 +73,20 @@ export function relativeToStorePath(root: StorageRoot, relative: string): string
 function joinKey(prefix: string, rel: string): string {
   if (!prefix) return rel;
   return prefix.endsWith('/') ? prefix + rel : `${prefix}/${rel}`;
+}
+
+/**
+ * A `file://` URL as a local path. fileURLToPath throws a plain TypeError for URLs naming a host
+ * (`file://evilhost/etc`) or an encoded slash (`%2F`); both are the caller's mistake (13).
+ */
+function localPathOf(location: string): string {
+  try {
+    return fileURLToPath(location);
+  } catch {
+    throw new InvalidInputError(
+      `location ${JSON.stringify(location)} is not a local file URL: use file:///<absolute path> (no host, no encoded "/"), or a path`,
+    );
+  }
 }
 
 function outside(location: string) {

@@ -6,6 +6,7 @@ import type { Versioned } from '../../registry/registry.js';
 import { fmtId, validateId } from '../ids.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
+import { refuseLinks } from './links.js';
 import { absoluteLocation } from './location.js';
 import { readSettled } from './move.js';
 
@@ -46,11 +47,14 @@ export async function resolveTable(services: CatalogServices, id: readonly strin
   const found = await readTable(services, id);
   if (!found) throw new TableNotFoundError(`table ${fmtId(id)} does not exist`);
   const warehouse = await requireWarehouse(services, found.value.warehouse);
+  const store = services.storageFor(warehouse.storage);
+  // A link planted in the table's place would lead LanceDB (and the store) out of the warehouse.
+  await refuseLinks(store, found.value.path, `the location of table ${fmtId(id)}`);
   return {
     record: found.value,
     etag: found.etag,
     warehouse,
-    store: services.storageFor(warehouse.storage),
+    store,
     location: absoluteLocation(warehouse.storage, found.value.path),
   };
 }

@@ -1,5 +1,5 @@
 import { InternalError } from '../../errors.js';
-import type { ObjectStore } from '../../ports/object-store.js';
+import { LinkRefusedError, type ObjectStore } from '../../ports/object-store.js';
 
 export interface PurgeResult {
   readonly deleted: number;
@@ -36,7 +36,7 @@ export async function deleteTableObjects(store: ObjectStore, tablePath: string):
       let startAfter: string | undefined;
       let seen = 0;
       for (;;) {
-        const page = await store.list({ prefix, startAfter, limit: PAGE });
+        const page = await listOrUnlink(store, tablePath, { prefix, startAfter, limit: PAGE });
         seen += page.objects.length;
         await forEachLimited(page.objects, WIDTH, async (obj) => {
           try {
@@ -64,6 +64,24 @@ export async function deleteTableObjects(store: ObjectStore, tablePath: string):
     return { deleted, failed, failedCount, listingError: (err as Error).message };
   }
   return { deleted, failed, failedCount };
+}
+
+/**
+ * A listing of the table's directory. When the directory itself (or a directory in it) was
+ * replaced by a symbolic link, the store refuses to list through it; the link lies inside the
+ * table, so it is deleted as the object it is (its target is never touched) and the listing is
+ * repeated. A link above the table's directory is not the table's to remove: that stays an error.
+ */
+async function listOrUnlink(store: ObjectStore, tablePath: string, options: Parameters<ObjectStore['list']>[0]) {
+  for (let removed = 0; ; removed++) {
+    try {
+      return await store.list(options);
+    } catch (err) {
+      const inside = err instanceof LinkRefusedError && (err.link === tablePath || err.link.startsWith(`${tablePath}/`));
+      if (!inside || removed >= 100) throw err;
+      await store.delete(err.link);
+    }
+  }
 }
 
 export const purgeComplete = (r: PurgeResult) => r.failedCount === 0 && r.listingError === undefined;

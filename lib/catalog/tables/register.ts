@@ -5,6 +5,7 @@ import { readNamespace, requireNamespace } from '../namespaces.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
 import { claimKey, claimLocation, confirmClaim, liveHolder, releaseClaim } from './claims.js';
+import { refuseLinks } from './links.js';
 import { absoluteLocation, relativeToRoot } from './location.js';
 import { fmtId, hasData, readTable, tableKey, validateTableId } from './lookup.js';
 
@@ -43,7 +44,9 @@ export async function registerTable(
   const path = relativeToRoot(warehouse.storage, input.location);
   const location = absoluteLocation(warehouse.storage, path);
   claimKey(services, { warehouse: warehouse.name, path }); // refuses paths the registry cannot index (13)
-  if (!(await hasData(services.storageFor(warehouse.storage), path))) {
+  const store = services.storageFor(warehouse.storage);
+  await refuseLinks(store, path, `location ${JSON.stringify(input.location)}`);
+  if (!(await hasData(store, path))) {
     throw new InvalidInputError(
       `${location} is not a Lance dataset: it has no committed manifest (${location}/_versions/*.manifest); register the dataset's root directory`,
     );

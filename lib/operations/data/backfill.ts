@@ -10,6 +10,7 @@
  */
 import type { CatalogServices } from '../../catalog/services.js';
 import { defaultBackfillFilter } from '../../data/computed.js';
+import { optSql } from '../../data/sql-bounds.js';
 import { optInt, optNumber, optString, reqString } from '../../data/validate.js';
 import { UnsupportedError } from '../../errors.js';
 import { jobContext } from '../../jobs/context.js';
@@ -63,7 +64,7 @@ function readRequest(req: OperationRequest): { column: string; where?: string; b
   for (const field of TUNING_INTS) optInt(b[field], field, { min: 0 });
   optNumber(b.batch_checkpoint_flush_interval_seconds, 'batch_checkpoint_flush_interval_seconds');
   const column = reqString(b.column, 'column');
-  const where = optString(b.where, 'where') || undefined;
+  const where = optSql(b.where, 'where');
   const branch = optString(b.branch, 'branch') || undefined;
   return { column, ...(where === undefined ? {} : { where }), ...(branch === undefined ? {} : { branch }) };
 }

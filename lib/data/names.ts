@@ -1,0 +1,71 @@
+/**
+ * Names LanceDB turns into file names or field paths, checked before it sees them. Without these
+ * checks LanceDB 0.31.0 answers 500 for caller mistakes ("File name too long", "Top level field
+ * … cannot contain `.`", "DepthLimitReached"), or accepts a name it cannot read back: a
+ * non-ASCII tag is percent-encoded twice on the way to its file, and every later tags/list of
+ * the table fails.
+ */
+import type { ArrowField, ArrowSchema } from './arrow.js';
+import { InvalidInputError } from '../errors.js';
+import { optString } from './validate.js';
+
+/** Nesting of struct / list fields in one schema; LanceDB's IPC reader stops at 64. */
+export const MAX_SCHEMA_DEPTH = 32;
+/** Bytes of one field name (a file-name segment's limit, with room for Lance's own suffixes). */
+export const MAX_FIELD_NAME_BYTES = 255;
+/**
+ * Tag and branch names become file names (`_refs/tags/<name>.json`, `tree/<name>/`): ASCII
+ * letters, digits, `.`, `_` and `-`, not starting with `.` or `-`, at most 200 bytes (a file
+ * name holds 255).
+ */
+export const REF_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$/;
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** A field name: non-empty, no control characters, at most 255 bytes; a top-level one has no `.`. */
+export function checkFieldName(name: string, field: string, options: { topLevel: boolean }): string {
+  if (name === '') throw new InvalidInputError(`${field}: a column name must not be empty`);
+  if (CONTROL.test(name)) throw new InvalidInputError(`${field}: column name ${JSON.stringify(name)} contains a control character`);
+  if (Buffer.byteLength(name) > MAX_FIELD_NAME_BYTES) {
+    throw new InvalidInputError(`${field}: a column name is at most ${MAX_FIELD_NAME_BYTES} bytes`);
+  }
+  if (options.topLevel && name.includes('.')) {
+    throw new InvalidInputError(
+      `${field}: column name ${JSON.stringify(name)} contains "."; "." separates the levels of a field path, so a top-level column name cannot hold one`,
+    );
+  }
+  return name;
+}
+
+/** Every field of a schema: names as above, nesting at most MAX_SCHEMA_DEPTH levels. */
+export function checkArrowSchema(schema: ArrowSchema, what = 'schema'): void {
+  const visit = (fields: readonly ArrowField[], depth: number, at: string) => {
+    if (depth > MAX_SCHEMA_DEPTH) {
+      throw new InvalidInputError(`${what} nests fields more than ${MAX_SCHEMA_DEPTH} levels deep (at ${at})`);
+    }
+    for (const f of fields) {
+      checkFieldName(f.name, what, { topLevel: depth === 1 });
+      if (f.type.children?.length) visit(f.type.children, depth + 1, at ? `${at}.${f.name}` : f.name);
+    }
+  };
+  visit(schema.fields, 1, '');
+}
+
+/** A tag or branch name (REF_NAME), or undefined when absent or empty. */
+export function optRefName(value: unknown, field: string): string | undefined {
+  const name = optString(value, field);
+  if (!name) return undefined;
+  if (!REF_NAME.test(name)) {
+    throw new InvalidInputError(
+      `"${field}" must be 1–200 ASCII letters, digits, ".", "_" or "-", not starting with "." or "-" (tag and branch names become file names)`,
+    );
+  }
+  return name;
+}
+
+export function reqRefName(value: unknown, field: string): string {
+  const name = optRefName(value, field);
+  if (name === undefined) throw new InvalidInputError(`"${field}" must be a non-empty string`);
+  return name;
+}
