@@ -7,7 +7,8 @@ import { UNSUPPORTED_REASONS } from '../operations/unsupported.js';
 import type { CredentialVendor } from '../ports/credential-vendor.js';
 import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import type { ObjectStore } from '../ports/object-store.js';
-import { ensureDefaults, ensureLayout } from '../registry/layout.js';
+import { rememberWarehouse } from '../catalog/warehouses.js';
+import { openRegistry } from '../registry/layout.js';
 import type { StorageRoot } from '../registry/records.js';
 import { Registry } from '../registry/registry.js';
 
@@ -30,14 +31,14 @@ export interface BuildOptions {
 /** Wires ports into services and services into the router; shared by every entry point. */
 export async function buildApp(options: BuildOptions): Promise<{ router: Router; services: CatalogServices }> {
   const registry = new Registry(options.registryStore);
-  await ensureLayout(registry);
-  await ensureDefaults(registry, {
+  const warehouse = await openRegistry(registry, {
     project: options.project,
     warehouse: options.warehouse,
     storage: options.warehouseRoot,
     managedVersioning: options.managedVersioning,
     trashGraceDays: options.trashGraceDays,
   });
+  rememberWarehouse(registry, options.project, warehouse);
   const services: CatalogServices = {
     registry,
     project: options.project,

@@ -35,7 +35,6 @@ const LATENCY = (op: S3Op) => (op === 'GET' || op === 'HEAD' ? 2 : 4);
  * once one comes within budget, `it.fails` fails and it must be taken off this list).
  */
 const OVER_BUDGET: Record<string, { requests?: true; serial?: true }> = {
-  'first invocation of a container': { requests: true, serial: true },
   DeclareTable: { requests: true, serial: true },
   'CreateTableVersion (version 2)': { requests: true, serial: true },
   RenameTable: { requests: true, serial: true },
