@@ -41,7 +41,6 @@ const OVER_BUDGET: Record<string, { requests?: true; serial?: true }> = {
   'DropTable (declared-only)': { requests: true, serial: true },
   DeregisterTable: { serial: true },
   'ListTables include_declared=false, page of 100 among 1,000 declared-only': { requests: true, serial: true },
-  'ListAllTables, limit 100': { requests: true },
 };
 
 interface Budget {
@@ -159,7 +158,8 @@ describe('S3 requests per metadata operation (issue #12 budgets)', () => {
     await measure('ListTables include_declared=false, page of 100 among 1,000 declared-only', { requests: 3, serial: 2 }, () =>
       call('GET', '/v1/namespace/many/table/list', undefined, '&include_declared=false&limit=100'),
     );
-    await measure('ListAllTables, limit 100', { requests: 1, serial: 1 }, () => call('GET', '/v1/table', undefined, '&limit=100'));
+    // Namespace records share the walked subtree, so a page may take a second (short) LIST.
+    await measure('ListAllTables, limit 100', { requests: 2, serial: 2 }, () => call('GET', '/v1/table', undefined, '&limit=100'));
   }, 60_000);
 
   afterAll(() => {

@@ -56,8 +56,11 @@ export async function listAllTables(
   const prefix = keys.subtree(services.project, []);
   let startAfter = input.pageToken ? keys.table(services.project, input.pageToken.split(input.delimiter)) : undefined;
   const tables: string[] = [];
+  // One key past the page tells whether a token is due; namespace records in the subtree and
+  // filtered tables only make the walk take another LIST.
   for (;;) {
-    const page = await services.registry.store.list({ prefix, startAfter, limit: 1000 });
+    const want = input.limit === undefined ? 1000 : Math.min(1000, input.limit - tables.length + 1);
+    const page = await services.registry.store.list({ prefix, startAfter, limit: want });
     for (const obj of page.objects) {
       const parsed = parseTreeKey(services.project, obj.key);
       if (parsed?.kind !== 'table') continue;
