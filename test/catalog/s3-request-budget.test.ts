@@ -38,8 +38,6 @@ const OVER_BUDGET: Record<string, { requests?: true; serial?: true }> = {
   DeclareTable: { requests: true, serial: true },
   'CreateTableVersion (version 2)': { requests: true, serial: true },
   RenameTable: { requests: true, serial: true },
-  'DropTable (declared-only)': { requests: true, serial: true },
-  DeregisterTable: { serial: true },
   'ListTables include_declared=false, page of 100 among 1,000 declared-only': { requests: true, serial: true },
 };
 

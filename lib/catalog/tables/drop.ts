@@ -1,9 +1,10 @@
 import { TableNotFoundError, UnsupportedError } from '../../errors.js';
-import type { TableRecord } from '../../registry/records.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import type { TableRecord, WarehouseRecord } from '../../registry/records.js';
 import type { Versioned } from '../../registry/registry.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
-import { markPurging, releaseClaim } from './claims.js';
+import { markPurging, readClaim, releaseClaim, type KnownClaim } from './claims.js';
 import { absoluteLocation } from './location.js';
 import { fmtId, readTable, tableKey, validateTableId } from './lookup.js';
 import { enqueue } from '../../jobs/jobs.js';
@@ -35,48 +36,88 @@ export interface RetireResult {
 }
 
 export async function dropTable(services: CatalogServices, id: readonly string[]): Promise<RetireResult> {
-  await refuseRecoverableDrop(services, id);
-  const removed = await removeRecord(services, id, 'drop');
-  const purge = await purgeTableData(services, removed);
+  validateTableId(id);
+  // The table record and its warehouse's current settings together: a warehouse that keeps
+  // dropped tables refuses before anything is removed. Tables live in their namespace's
+  // warehouse, which is the default one unless the project binds others; for those the read
+  // of the right warehouse follows.
+  const [found, defaultWarehouse] = await Promise.all([
+    readTable(services, id),
+    requireWarehouse(services, services.defaultWarehouse, { strict: true }),
+  ]);
+  let warehouse = defaultWarehouse;
+  if (found && found.value.warehouse !== defaultWarehouse.name) {
+    warehouse = await requireWarehouse(services, found.value.warehouse, { strict: true });
+  }
+  if (found) refuseRecoverableDrop(warehouse);
+  // The claim is read alongside the record's removal: it cannot change hands while the record
+  // lives, and every write on it afterwards is conditional on what was read.
+  const { removed, alongside: claim } = await removeRecord(services, id, 'drop', found, (r) => readClaim(services, r));
+  // Only the warehouse this record names was checked (a record re-created meanwhile may name another).
+  const checked = removed.warehouse === warehouse.name ? warehouse : undefined;
+  const purge = await purgeTableData(services, removed, { warehouse: checked, claim });
   return answer(services, id, removed, purge);
 }
 
 export async function deregisterTable(services: CatalogServices, id: readonly string[]): Promise<RetireResult> {
-  const removed = await removeRecord(services, id, 'deregister');
-  await releaseClaim(services, removed);
+  validateTableId(id);
+  const { removed, alongside: claim } = await removeRecord(services, id, 'deregister', undefined, (r) => readClaim(services, r));
+  await releaseClaim(services, removed, claim);
   return answer(services, id, removed);
 }
 
-/** The conditional delete both doors start with; not found (4) once nothing live is there. */
-async function removeRecord(services: CatalogServices, id: readonly string[], what: string): Promise<TableRecord> {
-  validateTableId(id);
+/**
+ * The conditional delete both doors start with; not found (4) once nothing live is there.
+ * `alongside` runs in parallel with the delete of the record it is given (its result is only
+ * kept from the attempt whose delete succeeded). `known` is a settled read to start from.
+ */
+async function removeRecord<A>(
+  services: CatalogServices,
+  id: readonly string[],
+  what: string,
+  known: Versioned<TableRecord> | undefined,
+  alongside: (record: TableRecord) => Promise<A>,
+): Promise<{ removed: TableRecord; alongside: A }> {
+  let first = known;
   return services.registry.retrying(`${what} table ${fmtId(id)}`, async () => {
-    const found: Versioned<TableRecord> | undefined = await readTable(services, id);
+    const found: Versioned<TableRecord> | undefined = first ?? (await readTable(services, id));
+    first = undefined;
     if (!found) throw new TableNotFoundError(`table ${fmtId(id)} does not exist`);
-    await services.registry.remove(tableKey(services, id), found.etag);
-    return found.value;
+    const [, extra] = await Promise.all([services.registry.remove(tableKey(services, id), found.etag), alongside(found.value)]);
+    return { removed: found.value, alongside: extra };
   });
 }
 
 /**
  * Deletes a removed table's bytes, unless its location has been claimed by another table since
  * the record went (then the bytes are that table's). Runs after the record is gone, for
- * DropTable and for every table a cascading namespace drop removes.
+ * DropTable and for every table a cascading namespace drop removes. `prefetched` saves reads a
+ * caller has already made: the warehouse (read strictly) and the claim.
  */
 export async function purgeTableData(
   services: CatalogServices,
   removed: TableRecord,
+  prefetched: { warehouse?: WarehouseRecord; claim?: KnownClaim } = {},
 ): Promise<(PurgeResult & { jobId?: string }) | undefined> {
-  const warehouse = await requireWarehouse(services, removed.warehouse, { strict: true });
+  const warehouse = prefetched.warehouse ?? (await requireWarehouse(services, removed.warehouse, { strict: true }));
   if (warehouse.trashGraceDays > 0) {
     // Recoverable drops (rule 5) are not built yet; until they are, a cascade in such a
     // warehouse detaches its tables and keeps their bytes rather than destroying what the
     // warehouse promises to keep restorable.
-    await releaseClaim(services, removed);
+    await releaseClaim(services, removed, prefetched.claim);
     return undefined;
   }
-  if (!(await markPurging(services, removed))) return undefined;
-  const result = await deleteTableObjects(services.storageFor(warehouse.storage), removed.path);
+  const store = services.storageFor(warehouse.storage);
+  const claim = prefetched.claim ?? (await readClaim(services, removed));
+  // A declared table that never received data has nothing to purge: one LIST proves it, and the
+  // claim is released without first being marked `purging` (nothing can be half-deleted). If
+  // another table took the location over meanwhile, the release leaves its claim alone.
+  if (claim.claim?.value.uid === removed.uid && claim.claim.value.state !== 'purging' && (await isEmpty(store, removed.path))) {
+    await releaseClaim(services, removed, claim);
+    return { deleted: 0, failed: [], failedCount: 0 };
+  }
+  if (!(await markPurging(services, removed, claim))) return undefined;
+  const result = await deleteTableObjects(store, removed.path);
   if (purgeComplete(result)) {
     await releaseClaim(services, removed);
     return result;
@@ -89,16 +130,16 @@ export async function purgeTableData(
   return { ...result, jobId: job.id };
 }
 
+async function isEmpty(store: ObjectStore, tablePath: string): Promise<boolean> {
+  return (await store.list({ prefix: `${tablePath}/`, limit: 1 })).objects.length === 0;
+}
+
 /**
  * A warehouse with trash grace days promises that drops are recoverable (brief rule 5), which
  * needs trash records and undrop, not built yet. Refuse rather than destroy bytes it promised to
  * keep; DeregisterTable keeps them and works everywhere.
  */
-async function refuseRecoverableDrop(services: CatalogServices, id: readonly string[]): Promise<void> {
-  validateTableId(id);
-  const found = await readTable(services, id);
-  if (!found) return; // removeRecord answers 4
-  const warehouse = await requireWarehouse(services, found.value.warehouse, { strict: true });
+function refuseRecoverableDrop(warehouse: WarehouseRecord): void {
   if (warehouse.trashGraceDays > 0) {
     throw new UnsupportedError(
       `warehouse ${JSON.stringify(warehouse.name)} keeps dropped tables for ${warehouse.trashGraceDays} days, and recoverable drops are not implemented yet; deregister the table to detach it and keep its data`,
