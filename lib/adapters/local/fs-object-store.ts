@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import {
   ConditionFailedError,
   compareKeys,
+  type CopiedObject,
   type ListOptions,
   type ListResult,
   type ObjectInfo,
@@ -101,6 +102,38 @@ export class FsObjectStore implements ObjectStore {
       await fs.rm(staged, { force: true });
     }
     return { etag };
+  }
+
+  /**
+   * A hard link of the source onto the target: `link` fails if the target exists, so exactly one
+   * copier wins, and no byte is read or written. The copy shares the source's inode, and so its
+   * etag; every later write to either key replaces its file (a new inode), never the shared one.
+   */
+  async copyIfAbsent(source: string, key: string, options: { sourceEtag?: string } = {}): Promise<CopiedObject | undefined> {
+    const from = this.#path(source);
+    const target = this.#path(key);
+    const before = await this.#info(source);
+    if (before === undefined) return undefined;
+    if (options.sourceEtag !== undefined && before.etag !== options.sourceEtag) {
+      throw new ConditionFailedError(source, 'etag-mismatch');
+    }
+    try {
+      await inDir(path.dirname(target), () => fs.link(from, target));
+    } catch (error) {
+      if (isAbsent(error)) return undefined; // the source went between the stat and the link
+      if (code(error) !== 'EEXIST') throw error;
+      const existing = await fs.lstat(target).catch(() => undefined);
+      if (existing?.isDirectory()) throw new Error(`key ${JSON.stringify(key)} is a directory of other keys`);
+      throw new ConditionFailedError(key, 'exists');
+    }
+    const after = await this.#info(key);
+    if (after === undefined) return undefined; // deleted again at once; the copy happened, report none
+    if (options.sourceEtag !== undefined && after.etag !== options.sourceEtag) {
+      // The source was replaced between the check and the link: undo, as S3 would have refused.
+      await this.#remove(key, after.etag).catch(() => undefined);
+      throw new ConditionFailedError(source, 'etag-mismatch');
+    }
+    return { etag: after.etag, lastModified: after.lastModified, size: after.size };
   }
 
   async putIfMatch(key: string, body: Buffer | string, etag: string): Promise<{ etag: string }> {
