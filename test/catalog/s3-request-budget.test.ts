@@ -36,7 +36,6 @@ const LATENCY = (op: S3Op) => (op === 'GET' || op === 'HEAD' ? 2 : 4);
  */
 const OVER_BUDGET: Record<string, { requests?: true; serial?: true }> = {
   DeclareTable: { requests: true, serial: true },
-  'CreateTableVersion (version 2)': { requests: true, serial: true },
   RenameTable: { requests: true, serial: true },
   'ListTables include_declared=false, page of 100 among 1,000 declared-only': { requests: true, serial: true },
 };
