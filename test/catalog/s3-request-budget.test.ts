@@ -35,7 +35,6 @@ const LATENCY = (op: S3Op) => (op === 'GET' || op === 'HEAD' ? 2 : 4);
  * once one comes within budget, `it.fails` fails and it must be taken off this list).
  */
 const OVER_BUDGET: Record<string, { requests?: true; serial?: true }> = {
-  DeclareTable: { requests: true, serial: true },
   RenameTable: { requests: true, serial: true },
   'ListTables include_declared=false, page of 100 among 1,000 declared-only': { requests: true, serial: true },
 };

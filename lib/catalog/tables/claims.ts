@@ -84,6 +84,25 @@ export async function claimLocation(
   });
 }
 
+/**
+ * Claims a location allocated a moment ago at random (DeclareTable, CreateTable): nobody else can
+ * know it before the request answers, so nobody can contend for it, and the claim is written
+ * `held` at once (no pending → held confirmation) and may be written together with the table
+ * record. Throws ConditionFailedError in the one case a claim is already there: a drop of the
+ * just-written record marked it `purging` first (the caller withdraws).
+ */
+export async function claimFreshLocation(services: CatalogServices, table: TableRecord): Promise<void> {
+  await services.registry.create<LocationClaimRecord>(claimKey(services, table), {
+    kind: 'location-claim',
+    warehouse: table.warehouse,
+    path: table.path,
+    uid: table.uid,
+    ids: [[...table.id]],
+    state: 'held',
+    createdAt: services.now().toISOString(),
+  });
+}
+
 async function refuseIfHeld(
   claim: LocationClaimRecord,
   options: { readTable: TableReader; displayLocation: string },
