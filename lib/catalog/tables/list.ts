@@ -11,13 +11,18 @@ export async function listTables(
   input: { namespace: readonly string[]; pageToken?: string; limit?: number; includeDeclared: boolean },
 ): Promise<{ tables: string[]; page_token?: string }> {
   validateId('namespace', input.namespace);
-  await requireNamespace(services, input.namespace);
-  if (input.limit === 0) return { tables: [] };
   const prefix = keys.tablesPrefix(services.project, input.namespace);
-  if (input.includeDeclared) {
-    const page = await services.registry.listNames(prefix, { startAfter: input.pageToken, limit: input.limit, encode: encodeSegment });
+  if (input.includeDeclared && input.limit !== 0) {
+    // The namespace check and the LIST are independent: one round trip for both (the page is
+    // thrown away if the namespace turns out not to exist).
+    const [, page] = await Promise.all([
+      requireNamespace(services, input.namespace),
+      services.registry.listNames(prefix, { startAfter: input.pageToken, limit: input.limit, encode: encodeSegment }),
+    ]);
     return page.more ? { tables: page.names, page_token: page.names[page.names.length - 1] } : { tables: page.names };
   }
+  await requireNamespace(services, input.namespace);
+  if (input.limit === 0) return { tables: [] };
   // Declared-only tables are filtered out, so keep reading until the page is full.
   const tables: string[] = [];
   let startAfter = input.pageToken;
