@@ -5,6 +5,9 @@ import type { CatalogServices } from '../services.js';
 import { findManifest } from './manifests.js';
 import { hasData, resolveTable } from './lookup.js';
 
+/** Tables probed for data at once by `include_declared=false` (a has-data marker would avoid probing). */
+const PROBE_WIDTH = 16;
+
 /** Tables directly in a namespace: byte order, exclusive start-after token, one LIST per page. */
 export async function listTables(
   services: CatalogServices,
@@ -28,11 +31,17 @@ export async function listTables(
   let startAfter = input.pageToken;
   for (;;) {
     const page = await services.registry.listNames(prefix, { startAfter, limit: input.limit ?? 1000, encode: encodeSegment });
-    for (const name of page.names) {
-      if (!(await tableHasData(services, [...input.namespace, name]))) continue;
-      // A token only when another listed table really follows (spec: "only if more remain").
-      if (input.limit !== undefined && tables.length === input.limit) return { tables, page_token: tables[tables.length - 1] };
-      tables.push(name);
+    // Each name costs a record read and a LIST of its versions: probe a window of them at a
+    // time, in parallel, and use the answers in name order.
+    for (let at = 0; at < page.names.length; at += PROBE_WIDTH) {
+      const window = page.names.slice(at, at + PROBE_WIDTH);
+      const withData = await Promise.all(window.map((name) => tableHasData(services, [...input.namespace, name])));
+      for (const [i, name] of window.entries()) {
+        if (!withData[i]) continue;
+        // A token only when another listed table really follows (spec: "only if more remain").
+        if (input.limit !== undefined && tables.length === input.limit) return { tables, page_token: tables[tables.length - 1] };
+        tables.push(name);
+      }
     }
     if (!page.more) return { tables };
     startAfter = page.names[page.names.length - 1];
