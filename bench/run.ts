@@ -4,7 +4,12 @@
  * The peer has no network hop, no registry and no JSON, so the ratio is the price of a catalog
  * that arbitrates over HTTP; it is reported per workload rather than hidden in one number.
  *
- *   npm run bench -- [--n 200] [--tables 20] [--rows 1000]
+ * Then: the S3 request table of the metadata operations (the same scenarios and budgets as
+ * test/catalog/s3-request-budget.test.ts, through the metadata Lambda's composition over the S3
+ * fake), the ListTables page cost at 100 and 10,000 tables (bench/listing.ts) and the
+ * server-side data operations against LanceDB in-process (bench/data-plane.ts).
+ *
+ *   npm run bench -- [--n 200] [--tables 20] [--rows 1000] [--quick]   (--quick: catalog ratios only)
  */
 import * as lancedb from '@lancedb/lancedb';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -13,9 +18,17 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startLocalServer } from '../lib/app/server.js';
 import { loadLocalConfig } from '../lib/config.js';
+import { measureMetadataOperations, requestTable } from '../test/support/request-budget.js';
+import { dataPlaneCosts } from './data-plane.js';
+import { listingCosts } from './listing.js';
 
 const { values } = parseArgs({
-  options: { n: { type: 'string', default: '200' }, tables: { type: 'string', default: '20' }, rows: { type: 'string', default: '1000' } },
+  options: {
+    n: { type: 'string', default: '200' },
+    tables: { type: 'string', default: '20' },
+    rows: { type: 'string', default: '1000' },
+    quick: { type: 'boolean', default: false },
+  },
 });
 const N = Number(values.n);
 const TABLES = Number(values.tables);
@@ -107,6 +120,24 @@ async function main() {
     });
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+  if (values.quick) return;
+
+  const budget = await measureMetadataOperations();
+  budget.restore();
+  console.log('\nS3 requests per metadata operation (metadata Lambda composition over the S3 fake; ✗ = over budget)\n');
+  console.log(requestTable(budget.results));
+
+  const [small, first, last] = await listingCosts();
+  console.log('\nListTables page cost on the filesystem store (limit 100, over HTTP)\n');
+  console.log('| workload | ms/page |\n|---|---|');
+  for (const c of [small, first, last]) console.log(`| ${c.workload} | ${c.ms.toFixed(2)} |`);
+  console.log(`\npage 100 / page 1 at 10,000 tables: ${(last.ms / first.ms).toFixed(2)}; page 100 at 10,000 / page 1 at 100: ${(last.ms / small.ms).toFixed(2)}`);
+
+  console.log('\nServer-side data operations over HTTP vs LanceDB in-process (10,000 rows of 128-d)\n');
+  console.log('| workload | ops | rask (HTTP) ms/op | LanceDB in-process ms/op | ratio |\n|---|---|---|---|---|');
+  for (const r of await dataPlaneCosts()) {
+    console.log(`| ${r.workload} | ${r.ops} | ${r.raskMs.toFixed(2)} | ${r.lanceMs.toFixed(2)} | ${(r.raskMs / r.lanceMs).toFixed(2)}× |`);
   }
 }
 

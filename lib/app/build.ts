@@ -10,7 +10,8 @@ import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import type { EventPublisher } from '../ports/event-publisher.js';
 import { auditDenied, withEvents } from '../events/emit.js';
 import type { ObjectStore } from '../ports/object-store.js';
-import { ensureDefaults, ensureLayout } from '../registry/layout.js';
+import { rememberWarehouse } from '../catalog/warehouses.js';
+import { openRegistry } from '../registry/layout.js';
 import type { StorageRoot } from '../registry/records.js';
 import { Registry } from '../registry/registry.js';
 import { guardFor, type GuardSettings } from '../governance/guard.js';
@@ -48,14 +49,14 @@ export interface BuildOptions {
 /** Wires ports into services and services into the router; shared by every entry point. */
 export async function buildApp(options: BuildOptions): Promise<{ router: Router; services: CatalogServices }> {
   const registry = new Registry(options.registryStore);
-  await ensureLayout(registry);
-  await ensureDefaults(registry, {
+  const warehouse = await openRegistry(registry, {
     project: options.project,
     warehouse: options.warehouse,
     storage: options.warehouseRoot,
     managedVersioning: options.managedVersioning,
     trashGraceDays: options.trashGraceDays,
   });
+  rememberWarehouse(registry, options.project, warehouse);
   const services: CatalogServices = {
     registry,
     project: options.project,

@@ -133,13 +133,19 @@ export async function listNamespaces(
   input: { id: readonly string[]; pageToken?: string; limit?: number },
 ): Promise<{ namespaces: string[]; page_token?: string }> {
   validateId('namespace', input.id);
-  await requireNamespace(services, input.id);
-  if (input.limit === 0) return { namespaces: [] };
-  const page = await services.registry.listNames(keys.childNamespacesPrefix(services.project, input.id), {
-    startAfter: input.pageToken,
-    limit: input.limit,
-    encode: encodeSegment,
-  });
+  if (input.limit === 0) {
+    await requireNamespace(services, input.id);
+    return { namespaces: [] };
+  }
+  // The namespace check and the LIST are independent: one round trip for both.
+  const [, page] = await Promise.all([
+    requireNamespace(services, input.id),
+    services.registry.listNames(keys.childNamespacesPrefix(services.project, input.id), {
+      startAfter: input.pageToken,
+      limit: input.limit,
+      encode: encodeSegment,
+    }),
+  ]);
   return page.more
     ? { namespaces: page.names, page_token: page.names[page.names.length - 1] }
     : { namespaces: page.names };

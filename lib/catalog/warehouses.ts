@@ -15,6 +15,17 @@ const CACHE_MS = 30_000;
 
 const caches = new WeakMap<Registry, Map<string, { record: WarehouseRecord; until: number }>>();
 
+function cacheOf(registry: Registry) {
+  let cache = caches.get(registry);
+  if (!cache) caches.set(registry, (cache = new Map()));
+  return cache;
+}
+
+/** Start-up read the warehouse record already (lib/registry/layout.ts openRegistry): keep it. */
+export function rememberWarehouse(registry: Registry, project: string, record: WarehouseRecord): void {
+  cacheOf(registry).set(`${project}\u0000${record.name}`, { record, until: Date.now() + CACHE_MS });
+}
+
 /**
  * The warehouse a namespace or table is bound to; its absence is a broken registry. `strict`
  * bypasses the cache: use it wherever the answer decides whether bytes are destroyed.
@@ -24,8 +35,7 @@ export async function requireWarehouse(
   name: string,
   options: { strict?: boolean } = {},
 ): Promise<WarehouseRecord> {
-  let cache = caches.get(services.registry);
-  if (!cache) caches.set(services.registry, (cache = new Map()));
+  const cache = cacheOf(services.registry);
   const key = `${services.project}\u0000${name}`;
   const hit = cache.get(key);
   const now = Date.now();

@@ -27,6 +27,13 @@ export interface ObjectInfo {
   readonly lastModified: Date;
 }
 
+export interface CopiedObject {
+  readonly etag: string;
+  readonly lastModified: Date;
+  /** Absent where the store's copy answer does not carry it (S3 CopyObject). */
+  readonly size?: number;
+}
+
 export interface ListOptions {
   /** Only keys starting with this string. */
   readonly prefix?: string;
@@ -56,6 +63,15 @@ export interface ObjectStore {
   putIfAbsent(key: string, body: Buffer | string): Promise<{ etag: string }>;
   /** Replace; throws ConditionFailedError unless the key exists with exactly this etag. */
   putIfMatch(key: string, body: Buffer | string, etag: string): Promise<{ etag: string }>;
+  /**
+   * Copies `source` to `key` unless `key` exists: a commit that needs neither the source's bytes
+   * in this process nor a HEAD afterwards (S3 CopyObject with If-None-Match; a hard link on disk).
+   * With `sourceEtag`, only if the source still has that etag. Answers the new object's etag and
+   * timestamp (and its size where the store knows it without another request), or undefined when
+   * `source` does not exist. Throws ConditionFailedError when `key` exists or the source's etag
+   * differs; S3 answers both with one 412, so the caller tells them apart if it must.
+   */
+  copyIfAbsent(source: string, key: string, options?: { sourceEtag?: string }): Promise<CopiedObject | undefined>;
   /** Unconditional write (data files, not registry records). */
   put(key: string, body: Buffer | string): Promise<{ etag: string }>;
   /** Delete; throws ConditionFailedError unless the key exists with exactly this etag. */

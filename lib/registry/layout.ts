@@ -68,6 +68,30 @@ export async function ensureDefaults(registry: Registry, spec: DefaultsSpec): Pr
   });
 }
 
+/**
+ * Start-up in one round trip on an initialised registry: the layout, project and warehouse
+ * records are read together and only the missing ones are written (a put-if-absent that loses
+ * to a concurrent container is fine: the record is then there). A container that starts on a
+ * registry another one already set up makes three GETs and no write, where writing first made
+ * three conditional PUTs that all failed with 412 plus a GET. Answers the warehouse record, so
+ * the caller can serve the first request without reading it again.
+ */
+export async function openRegistry(registry: Registry, spec: DefaultsSpec): Promise<WarehouseRecord> {
+  const [layout, project, warehouse] = await Promise.all([
+    registry.read<LayoutRecord>(keys.layout()),
+    registry.read<ProjectRecord>(keys.project(spec.project)),
+    registry.read<WarehouseRecord>(keys.warehouse(spec.project, spec.warehouse)),
+  ]);
+  // Anything but the current layout goes the long way (create, refuse newer, migrate older)
+  // before the defaults are touched: a layout this server does not understand is never written to.
+  if (layout?.value.version !== LAYOUT_VERSION) await ensureLayout(registry);
+  if (project && warehouse && layout?.value.version === LAYOUT_VERSION) return warehouse.value;
+  await ensureDefaults(registry, spec);
+  const written = await registry.read<WarehouseRecord>(keys.warehouse(spec.project, spec.warehouse));
+  if (!written) throw new InternalError(`warehouse ${JSON.stringify(spec.warehouse)} vanished during start-up`);
+  return written.value;
+}
+
 async function createIfAbsent<T>(registry: Registry, key: string, value: T): Promise<void> {
   try {
     await registry.create(key, value);

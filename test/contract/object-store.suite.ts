@@ -98,6 +98,48 @@ export function runObjectStoreContract(name: string, makeStore: () => Promise<St
         expect((await store.get('k'))?.body.toString()).toBe('first');
       });
 
+      it('copies with copyIfAbsent only onto a missing key, and the copy is what list and head report', async () => {
+        const staged = await store.put('c/_versions/1.manifest-abc', 'manifest bytes');
+        const copied = await store.copyIfAbsent('c/_versions/1.manifest-abc', 'c/_versions/1.manifest');
+        expect(copied).toBeDefined();
+        expect((await store.get('c/_versions/1.manifest'))?.body.toString()).toBe('manifest bytes');
+        const head = await store.head('c/_versions/1.manifest');
+        expect(head?.etag).toBe(copied!.etag);
+        if (copied!.size !== undefined) expect(copied!.size).toBe(head!.size);
+        expect(Math.abs(copied!.lastModified.getTime() - head!.lastModified.getTime())).toBeLessThan(2_000);
+        // Exactly one winner; the loser changes nothing.
+        await store.put('c/_versions/1.manifest-def', 'other bytes');
+        expect(await lostRace(store.copyIfAbsent('c/_versions/1.manifest-def', 'c/_versions/1.manifest'))).toMatch(/exists|etag-mismatch/);
+        expect((await store.get('c/_versions/1.manifest'))?.body.toString()).toBe('manifest bytes');
+        // A missing source copies nothing.
+        expect(await store.copyIfAbsent('c/_versions/nope', 'c/_versions/2.manifest')).toBeUndefined();
+        expect(await store.head('c/_versions/2.manifest')).toBeUndefined();
+        // Later writes to either key leave the other alone (a hard link must not share them).
+        await store.put('c/_versions/1.manifest-abc', 'rewritten');
+        await store.delete('c/_versions/1.manifest-abc');
+        expect((await store.get('c/_versions/1.manifest'))?.body.toString()).toBe('manifest bytes');
+        expect(staged.etag).toMatch(/^".+"$/);
+      });
+
+      it('copies with copyIfAbsent only while the source has the given etag', async () => {
+        const { etag } = await store.put('s/src', 'v1');
+        await store.put('s/src', 'v2');
+        await expect(store.copyIfAbsent('s/src', 's/dst', { sourceEtag: etag })).rejects.toBeInstanceOf(ConditionFailedError);
+        expect(await store.head('s/dst')).toBeUndefined();
+        const current = (await store.head('s/src'))!.etag;
+        expect(await store.copyIfAbsent('s/src', 's/dst', { sourceEtag: current })).toBeDefined();
+        expect((await store.get('s/dst'))?.body.toString()).toBe('v2');
+      });
+
+      it('lets exactly one of many concurrent copyIfAbsent calls create a key', async () => {
+        await Promise.all(Array.from({ length: 8 }, (_, i) => store.put(`m/src-${i}`, `writer ${i}`)));
+        const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => store.copyIfAbsent(`m/src-${i}`, 'm/final')));
+        const won = results.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
+        expect(won).toHaveLength(1);
+        for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(ConditionFailedError);
+        expect((await store.get('m/final'))?.body.toString()).toBe(`writer ${won[0]}`);
+      });
+
       it('replaces with putIfMatch only while the etag matches', async () => {
         const v1 = await store.putIfAbsent('k', 'v1');
         const v2 = await store.putIfMatch('k', 'v2', v1.etag);

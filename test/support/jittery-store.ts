@@ -4,7 +4,7 @@ type AnyOp = (...args: never[]) => Promise<unknown>;
 
 /** A store whose every call goes through `around(name, run)`; the base for test wrappers. */
 function intercept(store: ObjectStore, around: (op: keyof ObjectStore, args: unknown[], run: () => Promise<unknown>) => Promise<unknown>): ObjectStore {
-  const ops = ['get', 'head', 'putIfAbsent', 'putIfMatch', 'put', 'deleteIfMatch', 'delete', 'list'] as const;
+  const ops = ['get', 'head', 'putIfAbsent', 'copyIfAbsent', 'putIfMatch', 'put', 'deleteIfMatch', 'delete', 'list'] as const;
   const wrapped: Record<string, unknown> = { url: store.url };
   for (const op of ops) {
     const fn = (store[op] as AnyOp).bind(store) as (...a: unknown[]) => Promise<unknown>;

@@ -49,6 +49,32 @@ export interface S3Fake {
   injectFailure(key: string, error: Error, bucket?: string): void;
   /** Empties every bucket, drops pending injected failures and forgets recorded calls. */
   reset(): void;
+  /**
+   * Every request handled since the last `clearRequests()`, in the order they started, each with
+   * the logical instants (a counter, not a clock) at which it started and finished.
+   */
+  requests(): readonly S3Request[];
+  clearRequests(): void;
+  /** Replaces the latency option (undefined: none), e.g. to seed fast and measure slow. */
+  setLatency(latency: ((op: S3Op) => number) | undefined): void;
+}
+
+/** The S3 request kinds the fake serves, named as S3's pricing names them. */
+export type S3Op = 'GET' | 'HEAD' | 'PUT' | 'COPY' | 'DELETE' | 'LIST';
+
+export interface S3Request {
+  readonly op: S3Op;
+  readonly bucket: string;
+  readonly key: string;
+  /** If-None-Match / If-Match / CopySourceIfMatch was sent. */
+  readonly conditional: boolean;
+  /** LIST only: the MaxKeys asked for. */
+  readonly maxKeys?: number;
+  /** The request failed (412, 404, 409, …). */
+  failed: boolean;
+  /** Logical instants: every start and every end takes the next number. */
+  readonly start: number;
+  end: number;
 }
 
 export interface S3FakeOptions {
@@ -57,6 +83,11 @@ export interface S3FakeOptions {
    * see each other. Pass the S3Client class to intercept clients the code under test constructs.
    */
   readonly target?: S3Client | typeof S3Client;
+  /**
+   * Milliseconds each request waits before it is served (e.g. 15 for GET/HEAD, 30 for writes),
+   * so that requests sent together overlap and requests sent one after another do not, as on S3.
+   */
+  readonly latency?: (op: S3Op) => number;
 }
 
 export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
@@ -64,6 +95,36 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
   const mock = mockClient(options.target ?? client);
   const buckets = new Map<string, Map<string, FakeObject>>();
   const failures: { bucket?: string; key: string; error: Error }[] = [];
+  const log: S3Request[] = [];
+  let latency = options.latency;
+  let instant = 0;
+  /** Serves one request: records when it starts and ends, after the configured latency. */
+  const traced =
+    <I extends { Bucket?: string; Key?: string; Prefix?: string }, O>(op: S3Op, handler: (input: I) => Promise<O>) =>
+    async (input: I): Promise<O> => {
+      const cond = input as { IfNoneMatch?: string; IfMatch?: string; CopySourceIfMatch?: string };
+      const entry: S3Request = {
+        op,
+        bucket: input.Bucket ?? '',
+        key: input.Key ?? input.Prefix ?? '',
+        conditional: cond.IfNoneMatch !== undefined || cond.IfMatch !== undefined || cond.CopySourceIfMatch !== undefined,
+        maxKeys: (input as { MaxKeys?: number }).MaxKeys,
+        failed: false,
+        start: ++instant,
+        end: 0,
+      };
+      log.push(entry);
+      const ms = latency?.(op) ?? 0;
+      if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
+      try {
+        return await handler(input);
+      } catch (err) {
+        entry.failed = true;
+        throw err;
+      } finally {
+        entry.end = ++instant;
+      }
+    };
 
   const bucket = (name: string | undefined) => {
     if (!name) throw s3Error('InvalidBucketName', 400, 'Bucket is required');
@@ -90,7 +151,7 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
     throw new Error(`S3 fake: command not supported (input ${JSON.stringify(input)})`);
   });
 
-  mock.on(PutObjectCommand).callsFake(async (input: PutObjectCommandInput) => {
+  mock.on(PutObjectCommand).callsFake(traced('PUT', async (input: PutObjectCommandInput) => {
     const body = await toBuffer(input.Body);
     const objects = bucket(input.Bucket);
     const key = requireKey(input.Key);
@@ -98,9 +159,9 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
     checkWriteConditions(objects.get(key), input);
     const object = store(objects, key, body);
     return { ETag: object.etag, $metadata: { httpStatusCode: 200 } };
-  });
+  }));
 
-  mock.on(CopyObjectCommand).callsFake(async (input: CopyObjectCommandInput) => {
+  mock.on(CopyObjectCommand).callsFake(traced('COPY', async (input: CopyObjectCommandInput) => {
     const objects = bucket(input.Bucket);
     const key = requireKey(input.Key);
     const source = parseCopySource(input.CopySource);
@@ -111,9 +172,9 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
     checkWriteConditions(objects.get(key), input);
     const object = store(objects, key, original.body);
     return { CopyObjectResult: { ETag: object.etag, LastModified: object.lastModified }, $metadata: { httpStatusCode: 200 } };
-  });
+  }));
 
-  mock.on(GetObjectCommand).callsFake(async (input: GetObjectCommandInput) => {
+  mock.on(GetObjectCommand).callsFake(traced('GET', async (input: GetObjectCommandInput) => {
     const object = bucket(input.Bucket).get(requireKey(input.Key));
     if (object === undefined) throw noSuchKey();
     return {
@@ -123,16 +184,16 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
       LastModified: object.lastModified,
       $metadata: { httpStatusCode: 200 },
     };
-  });
+  }));
 
-  mock.on(HeadObjectCommand).callsFake(async (input: HeadObjectCommandInput) => {
+  mock.on(HeadObjectCommand).callsFake(traced('HEAD', async (input: HeadObjectCommandInput) => {
     const object = bucket(input.Bucket).get(requireKey(input.Key));
     // A HEAD response has no body, so S3 cannot name the error; the SDK reports "NotFound".
     if (object === undefined) throw new NotFound({ $metadata: { httpStatusCode: 404 }, message: 'UnknownError' });
     return { ETag: object.etag, ContentLength: object.body.length, LastModified: object.lastModified, $metadata: { httpStatusCode: 200 } };
-  });
+  }));
 
-  mock.on(DeleteObjectCommand).callsFake(async (input: DeleteObjectCommandInput) => {
+  mock.on(DeleteObjectCommand).callsFake(traced('DELETE', async (input: DeleteObjectCommandInput) => {
     const objects = bucket(input.Bucket);
     const key = requireKey(input.Key);
     takeFailure(input.Bucket!, key);
@@ -143,9 +204,9 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
     }
     objects.delete(key);
     return { $metadata: { httpStatusCode: 204 } };
-  });
+  }));
 
-  mock.on(ListObjectsV2Command).callsFake(async (input: ListObjectsV2CommandInput) => {
+  mock.on(ListObjectsV2Command).callsFake(traced('LIST', async (input: ListObjectsV2CommandInput) => {
     const objects = bucket(input.Bucket);
     const prefix = input.Prefix ?? '';
     const maxKeys = Math.min(input.MaxKeys ?? 1000, 1000);
@@ -190,7 +251,7 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
       CommonPrefixes: commonPrefixes.length > 0 ? commonPrefixes.map((Prefix) => ({ Prefix })) : undefined,
       $metadata: { httpStatusCode: 200 },
     };
-  });
+  }));
 
   return {
     client,
@@ -208,7 +269,15 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
     reset() {
       buckets.clear();
       failures.length = 0;
+      log.length = 0;
       mock.resetHistory();
+    },
+    requests: () => [...log],
+    clearRequests() {
+      log.length = 0;
+    },
+    setLatency(next) {
+      latency = next;
     },
   };
 }

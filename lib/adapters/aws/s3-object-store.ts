@@ -1,4 +1,5 @@
 import {
+  CopyObjectCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
@@ -8,6 +9,7 @@ import {
 } from '@aws-sdk/client-s3';
 import {
   ConditionFailedError,
+  type CopiedObject,
   type ListOptions,
   type ListResult,
   type ObjectInfo,
@@ -68,6 +70,30 @@ export class S3ObjectStore implements ObjectStore {
 
   async putIfAbsent(key: string, body: Buffer | string): Promise<{ etag: string }> {
     return conditional(key, 'exists', () => this.#put(key, body, { IfNoneMatch: '*' }));
+  }
+
+  async copyIfAbsent(source: string, key: string, options: { sourceEtag?: string } = {}): Promise<CopiedObject | undefined> {
+    try {
+      const res = await conditional(key, 'exists', () =>
+        this.#client.send(
+          new CopyObjectCommand({
+            Bucket: this.#bucket,
+            Key: this.#base + key,
+            CopySource: `${this.#bucket}/${encodeURIComponent(this.#base + source).replace(/%2F/g, '/')}`,
+            IfNoneMatch: '*',
+            CopySourceIfMatch: options.sourceEtag,
+          }),
+        ),
+      );
+      return {
+        etag: requireEtag(res.CopyObjectResult?.ETag, key),
+        lastModified: res.CopyObjectResult?.LastModified ?? new Date(0),
+      };
+    } catch (error) {
+      // 404 here is the source (the destination of a copy is never required to exist).
+      if (isMissingKey(error)) return undefined;
+      throw error;
+    }
   }
 
   async putIfMatch(key: string, body: Buffer | string, etag: string): Promise<{ etag: string }> {

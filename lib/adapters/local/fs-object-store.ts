@@ -8,6 +8,7 @@ import {
   ConditionFailedError,
   compareKeys,
   LinkRefusedError,
+  type CopiedObject,
   type ListOptions,
   type ListResult,
   type ObjectInfo,
@@ -29,6 +30,37 @@ export interface FsObjectStoreOptions {
 }
 
 type Entry = { readonly key: string } | { readonly prefix: string };
+
+interface Child {
+  readonly key: string;
+  readonly isDir: boolean;
+}
+
+/** A directory changed more recently than this may change again without its mtime moving. */
+const LISTING_SETTLE_NS = 2_000_000_000n;
+/** Small directories are cheap to read; only larger ones are worth a cache entry. */
+const LISTING_CACHE_MIN = 256;
+/** Cached directories per store (oldest dropped first). */
+const LISTING_CACHE_DIRS = 64;
+
+/**
+ * The index of the first child that can hold keys after `startAfter`: the first whose sort key
+ * (a directory's is `name/`) is above it, or the directory just before that if `startAfter`
+ * lies inside it (no sibling can sort between a directory and the keys under it).
+ */
+function firstAfter(children: readonly Child[], startAfter: string | undefined): number {
+  if (startAfter === undefined) return 0;
+  const sortKey = (c: Child) => (c.isDir ? `${c.key}/` : c.key);
+  let lo = 0;
+  let hi = children.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareKeys(sortKey(children[mid]), startAfter) > 0) hi = mid;
+    else lo = mid + 1;
+  }
+  const before = children[lo - 1];
+  return before?.isDir && startAfter.startsWith(`${before.key}/`) ? lo - 1 : lo;
+}
 
 interface Query {
   readonly prefix: string;
@@ -70,6 +102,8 @@ export class FsObjectStore implements ObjectStore {
   readonly #lockDir: string;
   readonly #lockStaleMs: number;
   #realRoot?: Promise<string>;
+  /** Sorted directory listings of large, settled directories (#sortedChildren). */
+  readonly #listings = new Map<string, { mtimeNs: bigint; ctimeNs: bigint; children: readonly Child[] }>();
 
   constructor(root: string, options: FsObjectStoreOptions = {}) {
     if (!path.isAbsolute(root)) throw new Error(`FsObjectStore root must be absolute: ${root}`);
@@ -128,6 +162,40 @@ export class FsObjectStore implements ObjectStore {
       await fs.rm(staged, { force: true });
     }
     return { etag };
+  }
+
+  /**
+   * A hard link of the source onto the target: `link` fails if the target exists, so exactly one
+   * copier wins, and no byte is read or written. The copy shares the source's inode, and so its
+   * etag; every later write to either key replaces its file (a new inode), never the shared one.
+   */
+  async copyIfAbsent(source: string, key: string, options: { sourceEtag?: string } = {}): Promise<CopiedObject | undefined> {
+    // Neither side may pass through a symbolic link: the copy must not reach out of the root.
+    await this.checkPath(source);
+    const from = this.#path(source);
+    const target = await this.#checkedPath(key);
+    const before = await this.#info(source);
+    if (before === undefined) return undefined;
+    if (options.sourceEtag !== undefined && before.etag !== options.sourceEtag) {
+      throw new ConditionFailedError(source, 'etag-mismatch');
+    }
+    try {
+      await inDir(path.dirname(target), () => fs.link(from, target));
+    } catch (error) {
+      if (isAbsent(error)) return undefined; // the source went between the stat and the link
+      if (code(error) !== 'EEXIST') throw error;
+      const existing = await fs.lstat(target).catch(() => undefined);
+      if (existing?.isDirectory()) throw new Error(`key ${JSON.stringify(key)} is a directory of other keys`);
+      throw new ConditionFailedError(key, 'exists');
+    }
+    const after = await this.#info(key);
+    if (after === undefined) return undefined; // deleted again at once; the copy happened, report none
+    if (options.sourceEtag !== undefined && after.etag !== options.sourceEtag) {
+      // The source was replaced between the check and the link: undo, as S3 would have refused.
+      await this.#remove(key, after.etag).catch(() => undefined);
+      throw new ConditionFailedError(source, 'etag-mismatch');
+    }
+    return { etag: after.etag, lastModified: after.lastModified, size: after.size };
   }
 
   async putIfMatch(key: string, body: Buffer | string, etag: string): Promise<{ etag: string }> {
@@ -311,7 +379,14 @@ export class FsObjectStore implements ObjectStore {
   async *#walk(dirKey: string, query: Query): AsyncGenerator<Entry> {
     const { prefix, delimiter, startAfter } = query;
     const after = (s: string) => startAfter === undefined || compareKeys(s, startAfter) > 0;
-    for (const child of await this.#children(dirKey, prefix)) {
+    const children = await this.#sortedChildren(dirKey);
+    // Everything before startAfter is skipped by a binary search, not visited: a page deep into
+    // a large directory costs the page, not the entries before it.
+    for (let i = firstAfter(children, startAfter); i < children.length; i++) {
+      const child = children[i];
+      if (!(child.isDir ? `${child.key}/`.startsWith(prefix) || prefix.startsWith(`${child.key}/`) : child.key.startsWith(prefix))) {
+        continue;
+      }
       if (!child.isDir) {
         if (!child.key.startsWith(prefix) || !after(child.key)) continue;
         const common = commonPrefix(child.key, prefix, delimiter);
@@ -332,8 +407,36 @@ export class FsObjectStore implements ObjectStore {
     return false;
   }
 
+  /**
+   * The children of a key directory in key byte order, from a per-process cache when the
+   * directory has not changed. A cached listing is checked against the directory's mtime and
+   * ctime (one stat), which every entry added or removed by any process changes (and ctime
+   * cannot be set back); and only a directory whose mtime is older than the filesystem clock
+   * could blur (LISTING_SETTLE_NS) is cached, so two changes within one clock tick cannot hide
+   * behind an unchanged timestamp. A page of a 10,000-entry directory then costs a stat and a binary search
+   * instead of a readdir and a sort of everything.
+   */
+  async #sortedChildren(dirKey: string): Promise<readonly Child[]> {
+    const dir = path.join(this.#root, ...dirKey.split('/'));
+    const stat = await fs.stat(dir, { bigint: true }).catch((error: unknown) => {
+      if (isAbsent(error)) return undefined;
+      throw error;
+    });
+    if (stat === undefined || !stat.isDirectory()) return [];
+    const cached = this.#listings.get(dirKey);
+    if (cached && cached.mtimeNs === stat.mtimeNs && cached.ctimeNs === stat.ctimeNs) return cached.children;
+    const children = await this.#children(dirKey, '');
+    const settled = BigInt(Date.now()) * 1_000_000n - stat.mtimeNs > LISTING_SETTLE_NS;
+    if (settled && children.length >= LISTING_CACHE_MIN) {
+      this.#listings.delete(dirKey);
+      this.#listings.set(dirKey, { mtimeNs: stat.mtimeNs, ctimeNs: stat.ctimeNs, children });
+      if (this.#listings.size > LISTING_CACHE_DIRS) this.#listings.delete(this.#listings.keys().next().value!);
+    }
+    return children;
+  }
+
   /** The children of a key directory that can hold keys under `prefix`, in key byte order. */
-  async #children(dirKey: string, prefix: string): Promise<{ key: string; isDir: boolean }[]> {
+  async #children(dirKey: string, prefix: string): Promise<Child[]> {
     const dir = path.join(this.#root, ...dirKey.split('/'));
     let dirents;
     try {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   ConditionFailedError,
   compareKeys,
+  type CopiedObject,
   type ListOptions,
   type ListResult,
   type ObjectInfo,
@@ -39,6 +40,18 @@ export class MemoryObjectStore implements ObjectStore {
   async putIfAbsent(key: string, body: Buffer | string): Promise<{ etag: string }> {
     if (this.#objects.has(key)) throw new ConditionFailedError(key, 'exists');
     return this.#write(key, body);
+  }
+
+  async copyIfAbsent(source: string, key: string, options: { sourceEtag?: string } = {}): Promise<CopiedObject | undefined> {
+    const original = this.#objects.get(source);
+    if (original === undefined) return undefined;
+    if (options.sourceEtag !== undefined && original.etag !== options.sourceEtag) {
+      throw new ConditionFailedError(source, 'etag-mismatch');
+    }
+    if (this.#objects.has(key)) throw new ConditionFailedError(key, 'exists');
+    const entry = { body: original.body, etag: original.etag, lastModified: new Date() };
+    this.#objects.set(key, entry);
+    return { etag: entry.etag, lastModified: entry.lastModified, size: entry.body.length };
   }
 
   async putIfMatch(key: string, body: Buffer | string, etag: string): Promise<{ etag: string }> {

@@ -84,6 +84,25 @@ export async function claimLocation(
   });
 }
 
+/**
+ * Claims a location allocated a moment ago at random (DeclareTable, CreateTable): nobody else can
+ * know it before the request answers, so nobody can contend for it, and the claim is written
+ * `held` at once (no pending → held confirmation) and may be written together with the table
+ * record. Throws ConditionFailedError in the one case a claim is already there: a drop of the
+ * just-written record marked it `purging` first (the caller withdraws).
+ */
+export async function claimFreshLocation(services: CatalogServices, table: TableRecord): Promise<void> {
+  await services.registry.create<LocationClaimRecord>(claimKey(services, table), {
+    kind: 'location-claim',
+    warehouse: table.warehouse,
+    path: table.path,
+    uid: table.uid,
+    ids: [[...table.id]],
+    state: 'held',
+    createdAt: services.now().toISOString(),
+  });
+}
+
 async function refuseIfHeld(
   claim: LocationClaimRecord,
   options: { readTable: TableReader; displayLocation: string },
@@ -148,13 +167,29 @@ async function refuseNested(
 }
 
 /**
+ * A claim read earlier in the same request (e.g. alongside the removal of its table's record,
+ * to save a round trip). Used for the first attempt only: every conditional write on it is
+ * guarded by its etag, and a lost race re-reads.
+ */
+export interface KnownClaim {
+  readonly claim: Versioned<LocationClaimRecord> | undefined;
+}
+
+/** The claim on `table`'s location as stored, if any. */
+export async function readClaim(services: CatalogServices, table: TableRecord): Promise<KnownClaim> {
+  return { claim: await services.registry.read<LocationClaimRecord>(claimKey(services, table)) };
+}
+
+/**
  * Releases `table`'s claim (after its record is gone, or when its creation failed). Only the
  * owner's claim: one taken over by a later table is left alone.
  */
-export async function releaseClaim(services: CatalogServices, table: TableRecord): Promise<void> {
+export async function releaseClaim(services: CatalogServices, table: TableRecord, known?: KnownClaim): Promise<void> {
   const key = claimKey(services, table);
+  let first: KnownClaim | undefined = known;
   await services.registry.retrying(`release location of table ${fmtId(table.id)}`, async () => {
-    const found = await services.registry.read<LocationClaimRecord>(key);
+    const found = first ? first.claim : await services.registry.read<LocationClaimRecord>(key);
+    first = undefined;
     if (!found || found.value.uid !== table.uid) return;
     await services.registry.remove(key, found.etag);
   });
@@ -167,10 +202,12 @@ export async function releaseClaim(services: CatalogServices, table: TableRecord
  * record was removed): then the bytes belong to that table and must not be deleted. A table
  * from before location claims has none; one is created in `purging` state for it.
  */
-export async function markPurging(services: CatalogServices, table: TableRecord): Promise<boolean> {
+export async function markPurging(services: CatalogServices, table: TableRecord, known?: KnownClaim): Promise<boolean> {
   const key = claimKey(services, table);
+  let first: KnownClaim | undefined = known;
   return services.registry.retrying(`purge location of table ${fmtId(table.id)}`, async () => {
-    const found = await services.registry.read<LocationClaimRecord>(key);
+    const found = first ? first.claim : await services.registry.read<LocationClaimRecord>(key);
+    first = undefined;
     if (!found) {
       await services.registry.create<LocationClaimRecord>(key, {
         kind: 'location-claim',

@@ -6,7 +6,7 @@ import { confirmParentOrWithdraw, requireNamespace } from '../namespaces.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
 import { absoluteLocation, allocateTablePath } from './location.js';
-import { claimLocation, confirmClaim, releaseClaim } from './claims.js';
+import { claimFreshLocation, claimLocation, confirmClaim, releaseClaim } from './claims.js';
 import { fmtId, readTable, tableKey, validateTableId } from './lookup.js';
 
 export interface DeclareInput {
@@ -68,38 +68,79 @@ export async function createTableRecord(
     origin: 'declared',
     createdAt: services.now().toISOString(),
   };
-  // The location claim goes first (claims.ts): a live table's location is always claimed.
   const location = absoluteLocation(warehouse.storage, record.path);
-  await claimLocation(services, record, {
-    readTable: (id) => readTable(services, id),
-    checkNesting: false, // a fresh random directory cannot nest with anything
-    displayLocation: location,
-  });
-  let etag: string;
+  const etag =
+    input.path === undefined
+      ? await writeWithFreshClaim(services, record, key)
+      : await writeAfterClaim(services, record, key, location);
   try {
-    etag = await services.registry.retrying(`declare table ${fmtId(input.id)}`, async () => {
-      try {
-        return await services.registry.create(key, record);
-      } catch (err) {
-        if (!(err instanceof ConditionFailedError)) throw err;
-        // Taken, unless all that is there is the leftover of a rename away (readTable settles it).
-        if (await readTable(services, input.id)) throw new TableAlreadyExistsError(`table ${fmtId(input.id)} already exists`);
-        throw err;
-      }
-    });
-    if (!(await confirmClaim(services, record))) {
-      // Only a RegisterTable of this very path could take a fresh random location over.
-      await services.registry.remove(key, etag).catch((e: unknown) => {
-        if (!(e instanceof ConditionFailedError)) throw e;
-      });
-      throw new ConcurrentModificationError(`the location allocated for table ${fmtId(input.id)} was taken; retry`);
-    }
     await confirmParentOrWithdraw(services, namespace, key, etag);
   } catch (err) {
     await releaseClaim(services, record);
     throw err;
   }
   return { key, etag, record, warehouse, location };
+}
+
+/** Put-if-absent of the table record; code 5 when a live table has the name. */
+async function writeRecord(services: CatalogServices, record: TableRecord, key: string): Promise<string> {
+  return services.registry.retrying(`declare table ${fmtId(record.id)}`, async () => {
+    try {
+      return await services.registry.create(key, record);
+    } catch (err) {
+      if (!(err instanceof ConditionFailedError)) throw err;
+      // Taken, unless all that is there is the leftover of a rename away (readTable settles it).
+      if (await readTable(services, record.id)) throw new TableAlreadyExistsError(`table ${fmtId(record.id)} already exists`);
+      throw err;
+    }
+  });
+}
+
+/**
+ * DeclareTable: the location was allocated at random in this request and holds no data, so
+ * nobody can register it and its claim cannot be contended (claims.ts, claimFreshLocation). The
+ * claim and the record are written together: one round trip for both.
+ */
+async function writeWithFreshClaim(services: CatalogServices, record: TableRecord, key: string): Promise<string> {
+  const [claimed, written] = await Promise.allSettled([claimFreshLocation(services, record), writeRecord(services, record, key)]);
+  if (written.status === 'rejected') {
+    if (claimed.status === 'fulfilled') await releaseClaim(services, record);
+    throw written.reason;
+  }
+  if (claimed.status === 'rejected') {
+    // Only a drop of the record just written (it claims the location `purging`) gets here.
+    await services.registry.remove(key, written.value).catch((e: unknown) => {
+      if (!(e instanceof ConditionFailedError)) throw e;
+    });
+    if (!(claimed.reason instanceof ConditionFailedError)) throw claimed.reason;
+    throw new ConcurrentModificationError(`table ${fmtId(record.id)} was dropped while it was being declared; retry`);
+  }
+  return written.value;
+}
+
+/**
+ * CreateTable: the data is already at the location, so a RegisterTable of it could race us. The
+ * claim goes first as `pending` and is confirmed by compare-and-swap once the record exists.
+ */
+async function writeAfterClaim(services: CatalogServices, record: TableRecord, key: string, location: string): Promise<string> {
+  await claimLocation(services, record, {
+    readTable: (id) => readTable(services, id),
+    checkNesting: false, // a fresh random directory cannot nest with anything
+    displayLocation: location,
+  });
+  try {
+    const etag = await writeRecord(services, record, key);
+    if (!(await confirmClaim(services, record))) {
+      await services.registry.remove(key, etag).catch((e: unknown) => {
+        if (!(e instanceof ConditionFailedError)) throw e;
+      });
+      throw new ConcurrentModificationError(`the location allocated for table ${fmtId(record.id)} was taken; retry`);
+    }
+    return etag;
+  } catch (err) {
+    await releaseClaim(services, record);
+    throw err;
+  }
 }
 
 /**

@@ -1,22 +1,25 @@
 import { TableNotFoundError } from '../../errors.js';
-import type { TableRecord } from '../../registry/records.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import type { ProtectionRecord, TableRecord, WarehouseRecord } from '../../registry/records.js';
 import type { Versioned } from '../../registry/registry.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
-import { markPurging, releaseClaim, setClaimState } from './claims.js';
-import { trashTable } from './trash.js';
+import { markPurging, readClaim, releaseClaim, type KnownClaim } from './claims.js';
 import { absoluteLocation } from './location.js';
 import { fmtId, readTable, tableKey, validateTableId } from './lookup.js';
 import { enqueue } from '../../jobs/jobs.js';
 import { jobContext } from '../../jobs/context.js';
 import { deleteTableObjects, purgeComplete, type PurgeResult } from './purge.js';
+import { trashTable } from './trash.js';
 import { protectedError, readProtectionRecord } from '../protection.js';
-import type { ProtectionRecord } from '../../registry/records.js';
 
 /**
  * DropTable and DeregisterTable (docs/protocols.md). Both first remove the table record with a
  * conditional delete on the etag of a settled read, so a table renamed, re-created or changed
  * meanwhile is never removed by mistake: the delete loses, re-reads and tries again. Then:
+ *
+ * Both refuse a protected table (409 / 19) unless `force` (docs/lifecycle.md). In a warehouse
+ * with trash grace days, drop files the table in trash instead (trash.ts) unless `purge`.
  *
  * - deregister releases the location claim and keeps the bytes (rule 11);
  * - drop marks the claim `purging`, deletes every object under the location, then releases the
@@ -46,73 +49,120 @@ export interface RetireOptions {
   readonly principal?: string;
 }
 
-/**
- * DropTable. In a warehouse with trash grace days the table goes to trash (trash.ts) and its
- * bytes stay until undrop or expiry, unless `purge` says destroy now; otherwise record, then
- * bytes, as below.
- */
 export async function dropTable(services: CatalogServices, id: readonly string[], options: RetireOptions = {}): Promise<RetireResult> {
   validateTableId(id);
-  const outcome = await services.registry.retrying(`drop table ${fmtId(id)}`, async () => {
-    const found = await readRetirable(services, id, 'drop', options);
-    const warehouse = await requireWarehouse(services, found.value.warehouse, { strict: true });
-    if (warehouse.trashGraceDays > 0 && !options.purge) {
-      await trashTable(services, found, { days: warehouse.trashGraceDays, principal: options.principal ?? 'anonymous' });
-      return { removed: found.value, trashed: true };
-    }
-    await services.registry.remove(tableKey(services, id), found.etag);
-    return { removed: found.value, trashed: false };
-  });
-  const purge = outcome.trashed ? undefined : await purgeTableData(services, outcome.removed, { force: true });
-  return answer(services, id, outcome.removed, purge);
+  // The table record, its protection and its warehouse's current settings together. Tables live
+  // in their namespace's warehouse, which is the default one unless the project binds others;
+  // for those the read of the right warehouse follows.
+  const [found, protection, defaultWarehouse] = await Promise.all([
+    readTable(services, id),
+    options.force ? undefined : readProtectionRecord(services, 'table', id),
+    requireWarehouse(services, services.defaultWarehouse, { strict: true }),
+  ]);
+  if (found) refuseProtected(id, found.value, protection, 'dropped');
+  let warehouse = defaultWarehouse;
+  if (found && found.value.warehouse !== defaultWarehouse.name) {
+    warehouse = await requireWarehouse(services, found.value.warehouse, { strict: true });
+  }
+  if (found && warehouse.trashGraceDays > 0 && !options.purge) {
+    return answer(services, id, await trashRecord(services, id, found, warehouse, options));
+  }
+  // The claim is read alongside the record's removal: it cannot change hands while the record
+  // lives, and every write on it afterwards is conditional on what was read.
+  const { removed, alongside: claim } = await removeRecord(services, id, 'drop', found, options, (r) => readClaim(services, r));
+  // Only the warehouse this record names was checked (a record re-created meanwhile may name another).
+  const checked = removed.warehouse === warehouse.name ? warehouse : undefined;
+  const purge = await purgeTableData(services, removed, { warehouse: checked, claim });
+  return answer(services, id, removed, purge);
 }
 
 export async function deregisterTable(services: CatalogServices, id: readonly string[], options: RetireOptions = {}): Promise<RetireResult> {
   validateTableId(id);
-  const removed = await services.registry.retrying(`deregister table ${fmtId(id)}`, async () => {
-    const found = await readRetirable(services, id, 'deregister', options);
-    await services.registry.remove(tableKey(services, id), found.etag);
-    return found.value;
-  });
-  await releaseClaim(services, removed);
+  const { removed, alongside: claim } = await removeRecord(services, id, 'deregister', undefined, options, (r) => readClaim(services, r));
+  await releaseClaim(services, removed, claim);
   return answer(services, id, removed);
 }
 
-/**
- * The settled read both doors start with, and their checks: not found (4) once nothing live is
- * there, protected (19) unless forced. The removal that follows is a conditional delete on this
- * read's etag, so a table renamed, re-created or changed meanwhile is never removed by mistake.
- */
+function refuseProtected(id: readonly string[], table: TableRecord, protection: ProtectionRecord | undefined, action: string): void {
+  if (protection?.uid === table.uid) throw protectedError('table', id, action);
+}
+
+/** The settled read a retry starts from, with the protection check (4, then 19). */
 async function readRetirable(services: CatalogServices, id: readonly string[], what: 'drop' | 'deregister', options: RetireOptions): Promise<Versioned<TableRecord>> {
-  // The protection record is read beside the table record, not after it: no extra round trip.
-  const [found, protection]: [Versioned<TableRecord> | undefined, ProtectionRecord | undefined] = await Promise.all([
+  const [found, protection] = await Promise.all([
     readTable(services, id),
     options.force ? undefined : readProtectionRecord(services, 'table', id),
   ]);
   if (!found) throw new TableNotFoundError(`table ${fmtId(id)} does not exist`);
-  if (protection?.uid === found.value.uid) throw protectedError('table', id, what === 'drop' ? 'dropped' : 'deregistered');
+  refuseProtected(id, found.value, protection, what === 'drop' ? 'dropped' : 'deregistered');
   return found;
+}
+
+/**
+ * The conditional delete both doors start with; not found (4) once nothing live is there.
+ * `alongside` runs in parallel with the delete of the record it is given (its result is only
+ * kept from the attempt whose delete succeeded). `known` is a settled read, already checked, to
+ * start from.
+ */
+async function removeRecord<A>(
+  services: CatalogServices,
+  id: readonly string[],
+  what: 'drop' | 'deregister',
+  known: Versioned<TableRecord> | undefined,
+  options: RetireOptions,
+  alongside: (record: TableRecord) => Promise<A>,
+): Promise<{ removed: TableRecord; alongside: A }> {
+  let first = known;
+  return services.registry.retrying(`${what} table ${fmtId(id)}`, async () => {
+    const found = first ?? (await readRetirable(services, id, what, options));
+    first = undefined;
+    const [, extra] = await Promise.all([services.registry.remove(tableKey(services, id), found.etag), alongside(found.value)]);
+    return { removed: found.value, alongside: extra };
+  });
+}
+
+/** DropTable with grace: the table goes to trash with its bytes (trash.ts), retried like a removal. */
+async function trashRecord(
+  services: CatalogServices,
+  id: readonly string[],
+  known: Versioned<TableRecord>,
+  warehouse: WarehouseRecord,
+  options: RetireOptions,
+): Promise<TableRecord> {
+  let first: Versioned<TableRecord> | undefined = known;
+  return services.registry.retrying(`drop table ${fmtId(id)}`, async () => {
+    const found = first ?? (await readRetirable(services, id, 'drop', options));
+    first = undefined;
+    const days = found.value.warehouse === warehouse.name ? warehouse.trashGraceDays : (await requireWarehouse(services, found.value.warehouse, { strict: true })).trashGraceDays;
+    await trashTable(services, found, { days: Math.max(days, 1), principal: options.principal ?? 'anonymous' });
+    return found.value;
+  });
 }
 
 /**
  * Deletes a removed table's bytes, unless its location has been claimed by another table since
  * the record went (then the bytes are that table's). Runs after the record is gone, for
- * DropTable and for every table a cascading namespace drop removes.
+ * DropTable and for every table a cascading namespace drop removes (callers in a warehouse with
+ * trash grace trash the table instead and never get here). `prefetched` saves reads a caller has
+ * already made: the warehouse (read strictly) and the claim.
  */
 export async function purgeTableData(
   services: CatalogServices,
   removed: TableRecord,
-  options: { force?: boolean } = {},
+  prefetched: { warehouse?: WarehouseRecord; claim?: KnownClaim } = {},
 ): Promise<(PurgeResult & { jobId?: string }) | undefined> {
-  const warehouse = await requireWarehouse(services, removed.warehouse, { strict: true });
-  if (warehouse.trashGraceDays > 0 && !options.force) {
-    // Only reached by callers that did not trash the table first (none today): keep the bytes
-    // owned rather than destroy what the warehouse promises to keep restorable.
-    await setClaimState(services, removed, 'trashed');
-    return undefined;
+  const warehouse = prefetched.warehouse ?? (await requireWarehouse(services, removed.warehouse, { strict: true }));
+  const store = services.storageFor(warehouse.storage);
+  const claim = prefetched.claim ?? (await readClaim(services, removed));
+  // A declared table that never received data has nothing to purge: one LIST proves it, and the
+  // claim is released without first being marked `purging` (nothing can be half-deleted). If
+  // another table took the location over meanwhile, the release leaves its claim alone.
+  if (claim.claim?.value.uid === removed.uid && claim.claim.value.state !== 'purging' && (await isEmpty(store, removed.path))) {
+    await releaseClaim(services, removed, claim);
+    return { deleted: 0, failed: [], failedCount: 0 };
   }
-  if (!(await markPurging(services, removed))) return undefined;
-  const result = await deleteTableObjects(services.storageFor(warehouse.storage), removed.path);
+  if (!(await markPurging(services, removed, claim))) return undefined;
+  const result = await deleteTableObjects(store, removed.path);
   if (purgeComplete(result)) {
     await releaseClaim(services, removed);
     return result;
@@ -123,6 +173,10 @@ export async function purgeTableData(
     summary: { table: removed.id.join('.'), path: removed.path },
   });
   return { ...result, jobId: job.id };
+}
+
+async function isEmpty(store: ObjectStore, tablePath: string): Promise<boolean> {
+  return (await store.list({ prefix: `${tablePath}/`, limit: 1 })).objects.length === 0;
 }
 
 async function answer(

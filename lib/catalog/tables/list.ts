@@ -5,29 +5,43 @@ import type { CatalogServices } from '../services.js';
 import { findManifest } from './manifests.js';
 import { hasData, resolveTable } from './lookup.js';
 
+/** Tables probed for data at once by `include_declared=false` (a has-data marker would avoid probing). */
+const PROBE_WIDTH = 16;
+
 /** Tables directly in a namespace: byte order, exclusive start-after token, one LIST per page. */
 export async function listTables(
   services: CatalogServices,
   input: { namespace: readonly string[]; pageToken?: string; limit?: number; includeDeclared: boolean },
 ): Promise<{ tables: string[]; page_token?: string }> {
   validateId('namespace', input.namespace);
-  await requireNamespace(services, input.namespace);
-  if (input.limit === 0) return { tables: [] };
   const prefix = keys.tablesPrefix(services.project, input.namespace);
-  if (input.includeDeclared) {
-    const page = await services.registry.listNames(prefix, { startAfter: input.pageToken, limit: input.limit, encode: encodeSegment });
+  if (input.includeDeclared && input.limit !== 0) {
+    // The namespace check and the LIST are independent: one round trip for both (the page is
+    // thrown away if the namespace turns out not to exist).
+    const [, page] = await Promise.all([
+      requireNamespace(services, input.namespace),
+      services.registry.listNames(prefix, { startAfter: input.pageToken, limit: input.limit, encode: encodeSegment }),
+    ]);
     return page.more ? { tables: page.names, page_token: page.names[page.names.length - 1] } : { tables: page.names };
   }
+  await requireNamespace(services, input.namespace);
+  if (input.limit === 0) return { tables: [] };
   // Declared-only tables are filtered out, so keep reading until the page is full.
   const tables: string[] = [];
   let startAfter = input.pageToken;
   for (;;) {
     const page = await services.registry.listNames(prefix, { startAfter, limit: input.limit ?? 1000, encode: encodeSegment });
-    for (const name of page.names) {
-      if (!(await tableHasData(services, [...input.namespace, name]))) continue;
-      // A token only when another listed table really follows (spec: "only if more remain").
-      if (input.limit !== undefined && tables.length === input.limit) return { tables, page_token: tables[tables.length - 1] };
-      tables.push(name);
+    // Each name costs a record read and a LIST of its versions: probe a window of them at a
+    // time, in parallel, and use the answers in name order.
+    for (let at = 0; at < page.names.length; at += PROBE_WIDTH) {
+      const window = page.names.slice(at, at + PROBE_WIDTH);
+      const withData = await Promise.all(window.map((name) => tableHasData(services, [...input.namespace, name])));
+      for (const [i, name] of window.entries()) {
+        if (!withData[i]) continue;
+        // A token only when another listed table really follows (spec: "only if more remain").
+        if (input.limit !== undefined && tables.length === input.limit) return { tables, page_token: tables[tables.length - 1] };
+        tables.push(name);
+      }
     }
     if (!page.more) return { tables };
     startAfter = page.names[page.names.length - 1];
@@ -56,8 +70,11 @@ export async function listAllTables(
   const prefix = keys.subtree(services.project, []);
   let startAfter = input.pageToken ? keys.table(services.project, input.pageToken.split(input.delimiter)) : undefined;
   const tables: string[] = [];
+  // One key past the page tells whether a token is due; namespace records in the subtree and
+  // filtered tables only make the walk take another LIST.
   for (;;) {
-    const page = await services.registry.store.list({ prefix, startAfter, limit: 1000 });
+    const want = input.limit === undefined ? 1000 : Math.min(1000, input.limit - tables.length + 1);
+    const page = await services.registry.store.list({ prefix, startAfter, limit: want });
     for (const obj of page.objects) {
       const parsed = parseTreeKey(services.project, obj.key);
       if (parsed?.kind !== 'table') continue;

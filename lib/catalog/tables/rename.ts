@@ -41,12 +41,20 @@ export async function renameTable(services: CatalogServices, input: RenameInput)
   tableKey(services, dest); // refuses an over-long destination key (13) before anything is read
 
   return services.registry.retrying(`rename table ${fmtId(input.id)}`, async () => {
-    const [source, protection] = await Promise.all([readTable(services, input.id), readProtectionRecord(services, 'table', input.id)]);
+    // The reads are independent: one round trip for all, answered in the check order.
+    const [sourceRead, namespaceRead, destRead, protectionRead] = await Promise.allSettled([
+      readTable(services, input.id),
+      requireNamespace(services, namespace, '; create it before moving a table into it'),
+      sameId(dest, input.id) ? Promise.resolve(undefined) : readTable(services, dest),
+      readProtectionRecord(services, 'table', input.id),
+    ]);
+    const source = settled(sourceRead);
+    const protection = settled(protectionRead);
     if (!source) throw new TableNotFoundError(`table ${fmtId(input.id)} does not exist`);
     const isProtected = protection?.uid === source.value.uid;
     if (isProtected && !input.force) throw protectedError('table', input.id, 'renamed');
     if (sameId(dest, input.id)) throw new TableAlreadyExistsError(`table ${fmtId(dest)} already exists`);
-    const destNamespace = await requireNamespace(services, namespace, '; create it before moving a table into it');
+    const destNamespace = settled(namespaceRead);
     const destWarehouse = destNamespace?.value.warehouse ?? services.defaultWarehouse;
     if (destWarehouse !== source.value.warehouse) {
       throw new UnsupportedError(
@@ -54,7 +62,7 @@ export async function renameTable(services: CatalogServices, input: RenameInput)
           `${JSON.stringify(destWarehouse)}, the table's data lives in ${JSON.stringify(source.value.warehouse)}, and a rename never moves bytes`,
       );
     }
-    if (await readTable(services, dest)) throw new TableAlreadyExistsError(`table ${fmtId(dest)} already exists`);
+    if (settled(destRead)) throw new TableAlreadyExistsError(`table ${fmtId(dest)} already exists`);
 
     const moving = await beginMove(services, input.id, source, dest);
     const outcome = await finishMove(services, input.id, moving);
@@ -76,6 +84,11 @@ export async function renameTable(services: CatalogServices, input: RenameInput)
         );
     }
   });
+}
+
+function settled<T>(result: PromiseSettledResult<T>): T {
+  if (result.status === 'rejected') throw result.reason;
+  return result.value;
 }
 
 const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);

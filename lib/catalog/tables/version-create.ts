@@ -5,7 +5,8 @@ import { isMain, readBranch, validateBranch } from './lance-refs.js';
 import { storePathToRelative } from './location.js';
 import { fmtId, resolveTable, type ResolvedTable } from './lookup.js';
 import { manifestName, parseManifestName, versionsPrefix, type NamingScheme } from './manifests.js';
-import { latestEntry, tableVersionOf, type TableVersionJson } from './version-chain.js';
+import { requireWarehouse } from '../warehouses.js';
+import { latestEntry, tableVersionOf, type ChainEntry, type TableVersionJson } from './version-chain.js';
 
 export interface CreateVersionInput {
   readonly id: readonly string[];
@@ -36,10 +37,87 @@ export async function createTableVersion(
   services: CatalogServices,
   input: CreateVersionInput,
 ): Promise<{ version: TableVersionJson }> {
-  const table = await resolveTable(services, input.id);
   const branch = validateBranch(input.branch);
+  // The chain's latest version is looked up while the table record is read (one round trip for
+  // both), under the versions directory the staging path implies; used only if the record agrees.
+  const onMain = isMain(branch);
+  const guess = onMain ? latestImplied(services, input).catch(() => undefined) : undefined;
+  const table = await resolveTable(services, input.id);
   const prefix = versionsPrefix(table.record.path, branch);
   const { stagingKey, finalKey } = stagingAndFinal(table, prefix, input);
+  if (onMain) {
+    const fast = await commitByCopy(table, input, prefix, stagingKey, finalKey, await guess);
+    if (fast) return fast;
+  }
+  return commitTheLongWay(services, table, input, branch, prefix, stagingKey, finalKey);
+}
+
+/** The latest version under the versions directory the staging path implies. */
+interface ImpliedLatest {
+  readonly warehouse: string;
+  readonly prefix: string;
+  readonly latest: ChainEntry | undefined;
+}
+
+async function latestImplied(services: CatalogServices, input: CreateVersionInput): Promise<ImpliedLatest | undefined> {
+  const warehouse = await requireWarehouse(services, services.defaultWarehouse);
+  const relative = storePathToRelative(warehouse.storage, input.manifestPath);
+  const m = relative === undefined ? null : /^(.+\/_versions\/)\d+\.manifest-[^/]+$/.exec(relative);
+  if (!m) return undefined;
+  return { warehouse: warehouse.name, prefix: m[1], latest: await latestEntry(services.storageFor(warehouse.storage), m[1]) };
+}
+
+/**
+ * The usual commit on main in one conditional request: when version N is the latest + 1 (one
+ * LIST, usually made alongside the table read), the staging manifest is copied onto N's name
+ * with copy-if-absent, so neither its bytes nor a HEAD afterwards are needed. On S3 with the
+ * client's e_tag the copy is pinned to exactly the bytes the client staged (CopySourceIfMatch);
+ * elsewhere a HEAD of the staging file (alongside the LIST) pins it and checks its size.
+ * Anything unusual (N not next, staging missing or changed, N taken meanwhile) answers
+ * undefined and the long way gives the precise answer.
+ */
+async function commitByCopy(
+  table: ResolvedTable,
+  input: CreateVersionInput,
+  prefix: string,
+  stagingKey: string,
+  finalKey: string,
+  guess: ImpliedLatest | undefined,
+): Promise<{ version: TableVersionJson } | undefined> {
+  const { store } = table;
+  const pinned = table.warehouse.storage.kind === 's3' && input.eTag !== undefined;
+  const known = guess?.warehouse === table.warehouse.name && guess.prefix === prefix;
+  const [latest, staging] = await Promise.all([
+    known ? guess.latest : latestEntry(store, prefix),
+    pinned ? undefined : store.head(stagingKey),
+  ]);
+  if (input.version !== (latest ? latest.version + 1 : 1)) return undefined;
+  if (!pinned && !staging) return undefined;
+  if (staging && input.manifestSize !== undefined && input.manifestSize !== staging.size) return undefined;
+  let copied;
+  try {
+    copied = await store.copyIfAbsent(stagingKey, finalKey, { sourceEtag: pinned ? input.eTag : staging!.etag });
+  } catch (err) {
+    if (err instanceof ConditionFailedError) return undefined;
+    throw err;
+  }
+  if (!copied) return undefined;
+  await dropStaging(store, stagingKey);
+  const size = copied.size ?? staging?.size ?? input.manifestSize ?? (await store.head(finalKey))?.size ?? 0;
+  const info: ObjectInfo = { key: finalKey, etag: copied.etag, size, lastModified: copied.lastModified };
+  return { version: tableVersionOf(table.warehouse.storage, input.version, info) };
+}
+
+/** Every case, from a full read of the staging file and the chain (the original protocol). */
+async function commitTheLongWay(
+  services: CatalogServices,
+  table: ResolvedTable,
+  input: CreateVersionInput,
+  branch: string | undefined,
+  prefix: string,
+  stagingKey: string,
+  finalKey: string,
+): Promise<{ version: TableVersionJson }> {
   const { store } = table;
   const answer = (info: ObjectInfo) => ({ version: tableVersionOf(table.warehouse.storage, input.version, info) });
 

@@ -1,0 +1,117 @@
+/**
+ * Server-side data operations (what thin clients and push-down engines use): CreateTable,
+ * InsertIntoTable and QueryTable over HTTP with Arrow IPC bodies, against LanceDB in-process on
+ * the same machine and data in the same run. 10,000 rows of 128-d float32 vectors.
+ *
+ *   npx tsx bench/data-plane.ts
+ */
+import * as lancedb from '@lancedb/lancedb';
+import { Field, FixedSizeList, Float32, Int64, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, vectorFromArray } from 'apache-arrow';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startLocalServer } from '../lib/app/server.js';
+import { loadLocalConfig } from '../lib/config.js';
+
+const DIM = 128;
+const schema = new Schema([
+  new Field('id', new Int64(), false),
+  new Field('vector', new FixedSizeList(DIM, new Field('item', new Float32(), true)), true),
+]);
+const vectorOf = (i: number) => Array.from({ length: DIM }, (_, d) => Math.sin(i * 0.37 + d));
+
+function rows(count: number, start = 0): Table {
+  const ids = Array.from({ length: count }, (_, i) => start + i);
+  const children = [vectorFromArray(ids.map(BigInt), new Int64()), vectorFromArray(ids.map(vectorOf), schema.fields[1].type)].map((v) => v.data[0]);
+  return new Table([new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: count, nullCount: 0, children }))]);
+}
+
+/** Raw bytes with only Content-Length, as the official REST client sends Arrow bodies. */
+function post(url: string, body: Buffer, json = false): Promise<{ status: number; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { 'content-length': String(body.length) };
+    if (json) headers['content-type'] = 'application/json';
+    const req = request(url, { method: 'POST', headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export interface DataPlaneResult {
+  readonly workload: string;
+  readonly ops: number;
+  readonly raskMs: number;
+  readonly lanceMs: number;
+}
+
+async function per(ops: number, run: (i: number) => Promise<void>): Promise<number> {
+  // Warm-up, not timed: the first data request loads LanceDB (~0.5 s) and the second still JITs.
+  await run(-2);
+  await run(-1);
+  const start = performance.now();
+  for (let i = 0; i < ops; i++) await run(i);
+  return (performance.now() - start) / ops;
+}
+
+export async function dataPlaneCosts(options: { creates?: number; appends?: number; queries?: number } = {}): Promise<DataPlaneResult[]> {
+  const creates = options.creates ?? 5;
+  const appends = options.appends ?? 20;
+  const queries = options.queries ?? 50;
+  const dir = await mkdtemp(path.join(tmpdir(), 'rask-bench-data-'));
+  try {
+    const big = Buffer.from(tableToIPC(rows(10_000), 'stream'));
+    const hundred = (i: number) => rows(100, 10_000 + (i + 1) * 100);
+    // The peer gets tables built by LanceDB's own helper (before the clock starts), so neither
+    // side pays for turning JS objects into Arrow inside the timed loop.
+    const plainRows = (count: number, start = 0) =>
+      Array.from({ length: count }, (_, i) => ({ id: start + i, vector: vectorOf(start + i) }));
+    const lanceTable = (count: number, start = 0) => lancedb.makeArrowTable(plainRows(count, start), { vectorColumns: { vector: new lancedb.VectorColumnOptions() } });
+    const bigTable = lanceTable(10_000);
+    const lanceHundreds = Array.from({ length: appends + 2 }, (_, i) => lanceTable(100, 10_000 + i * 100));
+    const q = vectorOf(42);
+
+    const server = await startLocalServer(loadLocalConfig({ RASK_PORT: '0', RASK_DATA_DIR: path.join(dir, 'rask') }));
+    const url = (name: string, op: string) => `${server.url}/v1/table/bench%24${name}/${op}?delimiter=%24`;
+    await post(`${server.url}/v1/namespace/bench/create`, Buffer.from('{}'), true);
+    const ok = (r: { status: number; body: Buffer }) => {
+      if (r.status !== 200) throw new Error(`${r.status}: ${r.body.toString().slice(0, 200)}`);
+    };
+    const raskCreate = await per(creates, async (i) => ok(await post(url(`c${i + 2}`, 'create'), big)));
+    const hundreds = Array.from({ length: appends + 2 }, (_, i) => Buffer.from(tableToIPC(hundred(i - 2), 'stream')));
+    const raskAppend = await per(appends, async (i) => ok(await post(url('c0', 'insert'), hundreds[i + 2])));
+    const raskQuery = await per(queries, async () =>
+      ok(await post(url('c0', 'query'), Buffer.from(JSON.stringify({ vector: q, k: 10 })), true)),
+    );
+    await server.close();
+
+    const db = await lancedb.connect(path.join(dir, 'lance'));
+    const lanceCreate = await per(creates, async (i) => void (await db.createTable(`c${i + 2}`, bigTable)));
+    const table = await db.openTable('c0');
+    const lanceAppend = await per(appends, async (i) => void (await table.add(lanceHundreds[i + 2])));
+    const lanceQuery = await per(queries, async () => {
+      const hits = await table.search(q).limit(10).toArray();
+      if (hits.length !== 10) throw new Error('wrong hits');
+    });
+    return [
+      { workload: 'CreateTable, 10,000 rows of 128-d', ops: creates, raskMs: raskCreate, lanceMs: lanceCreate },
+      { workload: 'InsertIntoTable, 100 rows', ops: appends, raskMs: raskAppend, lanceMs: lanceAppend },
+      { workload: 'QueryTable, vector k=10', ops: queries, raskMs: raskQuery, lanceMs: lanceQuery },
+    ];
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  console.log('| workload | ops | rask (HTTP) ms/op | LanceDB in-process ms/op | ratio |');
+  console.log('|---|---|---|---|---|');
+  for (const r of await dataPlaneCosts()) {
+    console.log(`| ${r.workload} | ${r.ops} | ${r.raskMs.toFixed(2)} | ${r.lanceMs.toFixed(2)} | ${(r.raskMs / r.lanceMs).toFixed(2)}× |`);
+  }
+}

@@ -1,0 +1,71 @@
+// @covers DescribeTable, ListTables, ListAllTables, ListNamespaces, CreateNamespace, DeclareTable, CreateTableVersion, DropTable, DeregisterTable, RenameTable
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { measureMetadataOperations, requestTable, type BudgetRun } from '../support/request-budget.js';
+
+/**
+ * What each metadata operation costs in S3 requests, counted through the metadata Lambda's own
+ * composition (createAwsApp over the stateful S3 fake), and how many of them wait for one another.
+ * On AWS a metadata call's latency and bill are its S3 round trips, so these counts are the
+ * performance contract (issue #12). Counts, not timings: the fake injects a fixed latency per
+ * request only so that requests sent together overlap, and the serial count is read from the
+ * order in which requests started and finished, never from a clock.
+ */
+
+/**
+ * Operations still over the issue's budget: their budget tests are expected to fail (a ratchet:
+ * once one comes within budget, `it.fails` fails and it must be taken off this list).
+ */
+const OVER_BUDGET: Record<string, { requests?: true; serial?: true }> = {
+  RenameTable: { requests: true, serial: true },
+  'ListTables include_declared=false, page of 100 among 1,000 declared-only': { requests: true, serial: true },
+};
+
+describe('S3 requests per metadata operation (issue #12 budgets)', () => {
+  let run: BudgetRun;
+  beforeAll(async () => {
+    run = await measureMetadataOperations();
+  }, 60_000);
+  afterAll(() => {
+    run?.restore();
+    if (run) console.log(`\n${requestTable(run.results)}`);
+  });
+
+  const operations = [
+    'first invocation of a container',
+    'CreateNamespace (nested)',
+    'DeclareTable',
+    'DescribeTable',
+    'ListNamespaces',
+    'ListTables',
+    'CreateTableVersion (version 2)',
+    'RenameTable',
+    'DropTable (declared-only)',
+    'DeregisterTable',
+    'ListTables include_declared=false, page of 100 among 1,000 declared-only',
+    'ListAllTables, limit 100',
+  ];
+  for (const operation of operations) {
+    const over = OVER_BUDGET[operation] ?? {};
+    (over.requests ? it.fails : it)(`${operation} stays within its request budget`, () => {
+      const r = run.results.find((x) => x.operation === operation)!;
+      expect(r, operation).toBeDefined();
+      expect(r.requests.length).toBeLessThanOrEqual(r.budget.requests);
+      if (r.budget.only) expect(r.requests.filter((q) => !r.budget.only!.includes(q.op))).toEqual([]);
+      expect(r.requests.filter((q) => q.conditional && q.failed && q.op === 'PUT')).toEqual([]);
+      if (operation.startsWith('ListAllTables')) {
+        // No more keys asked of S3 than the page needs.
+        for (const q of r.requests.filter((x) => x.op === 'LIST')) expect(q.maxKeys ?? 1000).toBeLessThanOrEqual(101);
+      }
+    });
+    (over.serial ? it.fails : it)(`${operation} stays within its serial round-trip budget`, () => {
+      const r = run.results.find((x) => x.operation === operation)!;
+      expect(r, operation).toBeDefined();
+      expect(r.serial).toBeLessThanOrEqual(r.budget.serial);
+    });
+  }
+
+  it('the page of ListTables include_declared=false lists only tables with data', async () => {
+    expect(await run.call('GET', '/v1/namespace/many/table/list', undefined, '&include_declared=false&limit=100')).toEqual({ tables: [] });
+    expect(await run.call('GET', '/v1/namespace/ns/table/list', undefined, '&include_declared=false')).toEqual({ tables: ['t'] });
+  });
+});
