@@ -71,7 +71,7 @@ const awsSchema = z.object({
   RASK_WAREHOUSE_BUCKET: text(3),
   RASK_WAREHOUSE_PREFIX: withDefault(z.string(), 'warehouse/'),
   AWS_REGION: z.optional(text()),
-  /** The role vended credentials derive from; absent = vend nothing (storage_options null). */
+  /** The role vended credentials derive from; absent = vend nothing (storage_options omitted). */
   RASK_VENDING_ROLE_ARN: z.optional(
     z.string().check(z.regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/, { error: 'must be an IAM role ARN' })),
   ),

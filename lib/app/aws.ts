@@ -59,7 +59,7 @@ export async function createAwsApp(
 
 /**
  * STS vending when RASK_VENDING_ROLE_ARN is set (the stack always sets it). Without it nothing is
- * vended: declare/describe answer `storage_options: null` and clients must bring their own S3
+ * vended: declare/describe omit `storage_options` and clients must bring their own S3
  * access to the warehouse (docs/credential-vending.md).
  */
 function vendorFor(config: AwsConfig): CredentialVendor {
