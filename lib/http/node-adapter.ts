@@ -5,20 +5,35 @@ import type { Router } from './router.js';
 import { payloadTooLarge } from './transport-errors.js';
 import type { HttpRequest, HttpResponse } from './types.js';
 
+/** Called once per answered request (the local server's access log, lib/http/access-log.ts). */
+export type ResponseObserver = (
+  request: { readonly method: string; readonly url: string; readonly requestId: string },
+  response: HttpResponse,
+  ms: number,
+) => void;
+
 /**
  * node:http ⇄ HttpRequest/HttpResponse. Only translation: the router does everything else.
  * The raw URL is kept encoded so ids decode exactly (`+` vs space, `%2F` inside a name).
  */
-export function nodeListener(router: Router, options: { maxBodyBytes: number; logger?: ErrorLogger }) {
+export function nodeListener(
+  router: Router,
+  options: { maxBodyBytes: number; logger?: ErrorLogger; onResponse?: ResponseObserver },
+) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     const requestId = randomUUID();
+    const started = performance.now();
+    const respond = (response: HttpResponse) => {
+      write(res, response);
+      options.onResponse?.({ method: req.method ?? 'GET', url: req.url ?? '/', requestId }, response, performance.now() - started);
+    };
     readBody(req, options.maxBodyBytes).then(
       async (body) => {
         const request = toHttpRequest(req, body, requestId);
-        write(res, await router(request));
+        respond(await router(request));
       },
       (err: unknown) => {
-        write(res, errorResponse(err, requestId, options.logger));
+        respond(errorResponse(err, requestId, options.logger));
         // Stop reading an oversized upload instead of buffering it.
         req.destroy();
       },
