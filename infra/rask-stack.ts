@@ -14,8 +14,9 @@ export interface RaskStackProps extends StackProps {
 }
 
 /**
- * The whole catalog in one stack: storage, the work queue, the functions with their layer and
- * the vending role, the jobs schedule, the admin key and its authorizer, the API and the alarms. One stack keeps
+ * The whole catalog in one stack: storage, the work-queue table, the four functions (meta, data,
+ * jobs, authorizer) with their layer and the vending role, the jobs schedule, the admin key, the
+ * API and the alarms. One stack keeps
  * references plain (no cross-stack exports to untangle on teardown); the data survives stack
  * deletion through RETAIN removal policies instead of a separate stack.
  */
