@@ -10,23 +10,25 @@ import { CatalogFunctions } from './constructs/functions.js';
 import { JobsSchedule } from './constructs/jobs-schedule.js';
 import { Monitoring, raskMetric } from './constructs/monitoring.js';
 import { acknowledge } from './nag.js';
-import { WorkQueue } from './constructs/queue.js';
-import { Storage } from './constructs/storage.js';
+import { importState, type RaskStateStack, type StateRefs, type StorageRefs } from './state-stack.js';
 
 export interface RaskStackProps extends StackProps {
   readonly config: RaskConfig;
+  /** The stateful stack whose buckets, table and secret this one uses. */
+  readonly state: RaskStateStack;
 }
 
 /**
- * The whole catalog in one stack: storage, the work-queue table, the four functions (meta, data,
- * jobs, authorizer) with their layer and the vending role, the jobs schedule, the admin key, the
- * API and the alarms. One stack keeps
- * references plain (no cross-stack exports to untangle on teardown); the data survives stack
- * deletion through RETAIN removal policies instead of a separate stack.
+ * The stateless half of the catalog: the four functions (meta, data, jobs, authorizer) with
+ * their layer and the vending role, the jobs schedule and its failure queue, the authorizer,
+ * the API and the monitoring. Everything that holds data is in the stateful stack
+ * (state-stack.ts) and reaches this one through CloudFormation exports, so this stack can be
+ * destroyed and redeployed without touching data. `storage`, `queue` and `auth.secret` are the
+ * stateful stack's constructs.
  */
 export class RaskStack extends Stack {
-  readonly storage: Storage;
-  readonly queue: WorkQueue;
+  readonly storage: StorageRefs;
+  readonly queue: StateRefs['queue'];
   readonly functions: CatalogFunctions;
   readonly auth: AdminKeyAuth;
   readonly api: CatalogApi;
@@ -38,12 +40,13 @@ export class RaskStack extends Stack {
     super(scope, id, props);
     const { config } = props;
 
-    this.storage = new Storage(this, 'Storage', { config });
-    this.queue = new WorkQueue(this, 'WorkQueue', { removalPolicy: config.removalPolicy });
+    const state = importState(this, props.state);
+    this.storage = state.storage;
+    this.queue = state.queue;
     this.functions = new CatalogFunctions(this, 'Functions', { config, storage: this.storage, queue: this.queue });
     this.jobsFailures = failureQueue(this, 'JobsFailures');
     this.jobsSchedule = new JobsSchedule(this, 'JobsSchedule', { fn: this.functions.jobs.fn, failures: this.jobsFailures });
-    this.auth = new AdminKeyAuth(this, 'Auth', { config });
+    this.auth = new AdminKeyAuth(this, 'Auth', { config, secret: state.adminKey });
     this.api = new CatalogApi(this, 'Api', {
       config,
       handlers: { meta: this.functions.meta.fn, data: this.functions.data.fn },
@@ -103,7 +106,7 @@ export class RaskStack extends Stack {
       description: 'Storage root of the default warehouse',
       value: `s3://${this.storage.warehouseBucket.bucketName}/${this.storage.warehousePrefix}`,
     });
-    new CfnOutput(this, 'WorkQueueTableName', { value: this.queue.table.tableName });
+    new CfnOutput(this, 'WorkQueueTableName', { value: this.queue.tableName });
     new CfnOutput(this, 'VendingRoleArn', { value: this.functions.vendingRole.roleArn });
     new CfnOutput(this, 'JobsFunctionName', {
       description: 'Runs queued jobs now: aws lambda invoke --function-name <this> --invocation-type Event /dev/null',

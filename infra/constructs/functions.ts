@@ -7,13 +7,13 @@ import { acknowledgeWildcardResource } from '../nag.js';
 import { LAYER_ARCHITECTURE, LanceDbLayer } from './lancedb-layer.js';
 import { grantPrefixes, prefixStatements } from './permissions.js';
 import { RaskFunction } from './rask-function.js';
-import { WORK_QUEUE_SCHEMA, type WorkQueue } from './queue.js';
-import type { Storage } from './storage.js';
+import type { StateRefs, StorageRefs } from '../state-stack.js';
+import { WORK_QUEUE_SCHEMA } from './queue.js';
 
 export interface CatalogFunctionsProps {
   readonly config: RaskConfig;
-  readonly storage: Storage;
-  readonly queue: WorkQueue;
+  readonly storage: StorageRefs;
+  readonly queue: StateRefs['queue'];
 }
 
 /**
@@ -109,7 +109,7 @@ export class CatalogFunctions extends Construct {
         resources: [queue.table.tableArn, `${queue.table.tableArn}/index/${WORK_QUEUE_SCHEMA.index.name}`],
       }),
     );
-    this.data.fn.addEnvironment('RASK_WORK_QUEUE_TABLE', queue.table.tableName);
+    this.data.fn.addEnvironment('RASK_WORK_QUEUE_TABLE', queue.tableName);
 
     // DescribeTable with load_detailed_metadata: the metadata function cannot open datasets, so
     // it invokes the data function directly with an inspection event (lib/app/inspect-event.ts).
