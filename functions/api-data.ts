@@ -1,10 +1,12 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { lazyAwsRouter } from '../lib/app/aws.js';
-import { consoleLogger } from '../lib/app/build.js';
 import { handleInspectEvent, isInspectEvent } from '../lib/app/inspect-event.js';
 import { engineInspector } from '../lib/data/inspector.js';
 import { sharedEngine } from '../lib/data/shared-engine.js';
 import { lambdaHandler } from '../lib/http/apigw-adapter.js';
+import { apiObserver } from '../lib/observability/api-metrics.js';
+import { lambdaObservability } from '../lib/observability/lambda.js';
+import { apiRequestId, withPowertools } from '../lib/observability/middy.js';
 import { allHandlers } from '../lib/operations/handlers-all.js';
 
 /**
@@ -13,7 +15,16 @@ import { allHandlers } from '../lib/operations/handlers-all.js';
  * carries every handler: requests through a project base URI (`/projects/{project}/v1/…`) reach
  * it through one proxy resource whatever the operation (infra/constructs/api.ts).
  */
-const api = lambdaHandler(lazyAwsRouter(allHandlers, () => engineInspector(sharedEngine())), consoleLogger);
+export const observability = lambdaObservability('data');
+const { logger, metrics, instrument } = observability;
 
-export const handler = async (event: unknown) =>
+const api = lambdaHandler(
+  lazyAwsRouter(allHandlers, () => engineInspector(sharedEngine()), { logger, instrument }),
+  logger,
+  apiObserver(logger, metrics),
+);
+
+const route = async (event: unknown) =>
   isInspectEvent(event) ? handleInspectEvent(event, engineInspector(sharedEngine())) : api(event as APIGatewayProxyEvent);
+
+export const handler = withPowertools(route, observability, { correlationId: apiRequestId });

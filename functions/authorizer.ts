@@ -1,10 +1,14 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3ObjectStore } from '../lib/adapters/aws/s3-object-store.js';
-import { CachedKeys, KeyStoreError, matchesAnyKey, presentedKeys, type KeySource } from '../lib/auth/api-key.js';
+import { KeyStoreError, matchesAnyKey, parseKeys, presentedKeys } from '../lib/auth/api-key.js';
 import { identify } from '../lib/governance/identify.js';
 import { jwtVerifier } from '../lib/governance/jwt.js';
+import { lambdaObservability, type Observability } from '../lib/observability/lambda.js';
+import { apiRequestId, withPowertools } from '../lib/observability/middy.js';
 import type { Caller } from '../lib/operations/types.js';
 import { Registry } from '../lib/registry/registry.js';
 
@@ -19,7 +23,14 @@ export const PRINCIPAL_ID = 'rask-admin';
 
 export type AuthorizerLog = (entry: Record<string, unknown>) => void;
 
-const defaultLog: AuthorizerLog = (entry) => console.log(JSON.stringify(entry));
+/** The accepted keys, parsed; a store that cannot produce one throws (the authorizer fails closed). */
+export interface KeyStore {
+  get(): Promise<string[]>;
+}
+
+export const observability: Observability = lambdaObservability('authorizer');
+
+const defaultLog: AuthorizerLog = ({ outcome, ...fields }) => observability.logger.info(`authorizer ${String(outcome)}`, { outcome, ...fields });
 
 /**
  * The policy covers every method and path of the stage, not just the one called, so that a
@@ -54,7 +65,7 @@ export type PrincipalResolver = (presented: readonly string[]) => Promise<Caller
 
 /** The authorizer, with its key store injected (tests pass a fake). */
 export function createAuthorizer(
-  keys: CachedKeys,
+  keys: KeyStore,
   log: AuthorizerLog = defaultLog,
   resolve?: PrincipalResolver,
   options: { onlyApiKeyHeader?: boolean } = {},
@@ -101,32 +112,45 @@ export function principalResolverFromEnv(env: NodeJS.ProcessEnv = process.env): 
   return (presented) => identify({ mode: jwt ? 'jwt' : 'keys', ...(jwt ? { jwt } : {}) }, { registry }, presented);
 }
 
-/** The admin key lives in Secrets Manager; the client is created on first use. */
-export function secretsManagerKeySource(secretId: string): KeySource {
-  let client: SecretsManagerClient | undefined;
+/**
+ * The admin key from Secrets Manager through Powertools Parameters: the value is cached for
+ * `maxAgeSeconds` (a rotated secret takes effect within it) and a failed fetch is not cached.
+ * The secret's value is never logged; only its parse errors are, and they do not quote it.
+ */
+export function parametersKeyStore(secretId: string, maxAgeSeconds: number, provider = defaultProvider()): KeyStore {
   return {
-    async read() {
-      client ??= new SecretsManagerClient({});
-      const out = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
-      if (typeof out.SecretString !== 'string') throw new KeyStoreError('the admin key secret has no string value');
-      return out.SecretString;
+    async get() {
+      const value = await provider.get(secretId, { maxAge: maxAgeSeconds });
+      if (typeof value !== 'string') throw new KeyStoreError('the admin key secret has no string value');
+      return parseKeys(value);
     },
   };
 }
 
+function defaultProvider(): SecretsProvider {
+  return new SecretsProvider({ awsSdkV3Client: observability.instrument(new SecretsManagerClient({})) });
+}
+
 let authorize: ReturnType<typeof createAuthorizer> | undefined;
 
-export const handler = async (event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
+async function authorizeRequest(event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
   if (!authorize) {
     const secretId = process.env.RASK_ADMIN_KEY_SECRET_ID;
     if (!secretId) throw new KeyStoreError('RASK_ADMIN_KEY_SECRET_ID is not set');
     const ttlSeconds = Number(process.env.RASK_ADMIN_KEY_CACHE_SECONDS ?? '300');
     authorize = createAuthorizer(
-      new CachedKeys(secretsManagerKeySource(secretId), (Number.isFinite(ttlSeconds) ? ttlSeconds : 300) * 1000),
+      parametersKeyStore(secretId, Number.isFinite(ttlSeconds) ? ttlSeconds : 300),
       defaultLog,
       principalResolverFromEnv(),
       { onlyApiKeyHeader: process.env.RASK_AUTHORIZER_IDENTITY_SOURCE === 'x-api-key' },
     );
   }
-  return authorize(event);
-};
+  const result = await authorize(event);
+  const allowed = (result.policyDocument.Statement[0] as { Effect?: string }).Effect === 'Allow';
+  // Written every invocation (0 or 1), so the deny rate is an average and alarms see no gaps.
+  observability.metrics.addMetric('AuthorizerDenied', MetricUnit.Count, allowed ? 0 : 1);
+  observability.metrics.addMetric('AuthorizerAllowed', MetricUnit.Count, allowed ? 1 : 0);
+  return result;
+}
+
+export const handler = withPowertools(authorizeRequest, observability, { correlationId: apiRequestId });

@@ -1,20 +1,23 @@
 import { startLocalServer } from '../lib/app/server.js';
-import { ConfigError, loadLocalConfig } from '../lib/config.js';
+import { ConfigError, loadLocalConfig, unknownLocalVariables } from '../lib/config.js';
 
 /** `npm start`: the catalog on http://127.0.0.1:2333 with its data under ./.rask. */
 async function main(): Promise<void> {
   const config = loadLocalConfig();
   const running = await startLocalServer(config);
-  console.log(`rask listening on ${running.url}`);
-  console.log(`data in ${running.dataDir}`);
-  for (const notice of running.notices) console.warn(notice);
-  console.log(`try: connectNamespace('rest', { uri: '${running.url}' }) from @lancedb/lancedb`);
+  const log = running.logger;
+  for (const { name, suggestion } of unknownLocalVariables()) {
+    log.warn(`unknown configuration variable ${name} is ignored${suggestion ? `; did you mean ${suggestion}?` : ''}`);
+  }
+  for (const notice of running.notices) log.warn(notice);
+  log.info(`rask listening on ${running.url}`, { dataDir: running.dataDir });
+  log.info(`try: connectNamespace('rest', { uri: '${running.url}' }) from @lancedb/lancedb`);
   const stop = (signal: string) => {
-    console.log(`${signal}: shutting down`);
+    log.info(`${signal}: shutting down`);
     running.close().then(
       () => process.exit(0),
-      (err) => {
-        console.error(err);
+      (err: unknown) => {
+        log.error('shutdown failed', { err: err instanceof Error ? err.stack : String(err) });
         process.exit(1);
       },
     );
@@ -24,6 +27,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
+  // Configuration errors (a bad RASK_* value, a port in use) are one line, not a stack trace.
   console.error(err instanceof ConfigError ? err.message : err);
   process.exit(1);
 });

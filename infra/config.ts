@@ -42,8 +42,10 @@ export interface RaskConfig {
   readonly metaMemoryMb: number;
   /** Memory of the scheduled jobs function (index builds want CPU: ~2.3 vCPU at 4096 MB, 6 at 10240). */
   readonly jobsMemoryMb: number;
-  /** SNS topic that alarms notify; alarms are created without actions when absent. */
+  /** An existing SNS topic for the alarms; when absent the stack creates one (constructs/monitoring.ts). */
   readonly alarmTopicArn?: string;
+  /** An e-mail address subscribed to the stack's alarm topic (confirm the subscription mail once). */
+  readonly alarmEmail?: string;
   /** WAFv2 web ACL to associate with the API stage. */
   readonly webAclArn?: string;
   /** Whether API Gateway's account-level CloudWatch role is created by this stack (one per account and region). */
@@ -90,7 +92,7 @@ const CONTEXT_PREFIX = 'rask:';
 /** Reads every `rask:*` context key from a construct node (the App's, normally). */
 export function configFromContext(node: Node): RaskConfig {
   const raw: Record<string, unknown> = {};
-  for (const key of Object.keys(DEFAULT_CONFIG).concat(['warehouseBucketName', 'alarmTopicArn', 'webAclArn'])) {
+  for (const key of Object.keys(DEFAULT_CONFIG).concat(['warehouseBucketName', 'alarmTopicArn', 'alarmEmail', 'webAclArn'])) {
     const value = node.tryGetContext(CONTEXT_PREFIX + key);
     if (value !== undefined && value !== null && value !== '') raw[key] = value;
   }
@@ -99,7 +101,7 @@ export function configFromContext(node: Node): RaskConfig {
 
 /** Applies defaults to partial settings and validates the result. */
 export function resolveConfig(raw: Raw = {}): RaskConfig {
-  const known = new Set([...Object.keys(DEFAULT_CONFIG), 'warehouseBucketName', 'alarmTopicArn', 'webAclArn']);
+  const known = new Set([...Object.keys(DEFAULT_CONFIG), 'warehouseBucketName', 'alarmTopicArn', 'alarmEmail', 'webAclArn']);
   for (const key of Object.keys(raw)) {
     if (!known.has(key)) throw new RaskConfigError(`unknown setting ${CONTEXT_PREFIX}${key}`);
   }
@@ -124,6 +126,7 @@ export function resolveConfig(raw: Raw = {}): RaskConfig {
     metaMemoryMb: int(raw, 'metaMemoryMb', d.metaMemoryMb, 128, 10_240),
     jobsMemoryMb: int(raw, 'jobsMemoryMb', d.jobsMemoryMb, 1024, 10_240),
     alarmTopicArn: optStr(raw, 'alarmTopicArn', /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/, 'an SNS topic ARN'),
+    alarmEmail: optStr(raw, 'alarmEmail', /^[^@\s]+@[^@\s]+\.[^@\s]+$/, 'an e-mail address'),
     webAclArn: optStr(raw, 'webAclArn', /^arn:aws[a-z-]*:wafv2:[a-z0-9-]+:\d{12}:regional\/webacl\/.+$/, 'a regional WAFv2 web ACL ARN'),
     createApiGatewayCloudWatchRole: bool(raw, 'createApiGatewayCloudWatchRole', d.createApiGatewayCloudWatchRole),
   };

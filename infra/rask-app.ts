@@ -2,6 +2,7 @@ import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { configFromContext, resolveConfig, type RaskConfig } from './config.js';
 import { RaskStack } from './rask-stack.js';
+import { RaskStateStack } from './state-stack.js';
 
 /**
  * CDK feature flags this app relies on, set here (not only in cdk.json) so that tests build the
@@ -27,17 +28,31 @@ export interface CreateRaskAppOptions {
 }
 
 /** Builds the app: used by infra/app.ts (`cdk synth`) and by the template tests. */
-export function createRaskApp(options: CreateRaskAppOptions = {}): { app: App; stack: RaskStack; config: RaskConfig } {
+export function createRaskApp(options: CreateRaskAppOptions = {}): {
+  app: App;
+  stack: RaskStack;
+  stateStack: RaskStateStack;
+  config: RaskConfig;
+} {
   const app = new App({ context: { ...FEATURE_FLAGS, ...options.context }, outdir: options.outdir });
   const config = options.config ? resolveConfig(options.config) : configFromContext(app.node);
+  // Two stacks of one app: the data (deployed first, RETAIN) and everything that can be
+  // recreated from code. `cdk deploy --all` deploys both in order; `cdk destroy <stackName>`
+  // removes only the stateless one.
+  const stateStack = new RaskStateStack(app, `${config.stackName}-State`, {
+    config,
+    description: 'rask: stateful resources (registry and warehouse buckets, work-queue table, admin key)',
+  });
   const stack = new RaskStack(app, config.stackName, {
     config,
+    state: stateStack,
     description: 'rask: serverless Lance Namespace REST catalog (API Gateway, Lambda, S3)',
     // Environment-agnostic: synth needs no account lookups and no credentials; region and
     // account are resolved at deploy time.
   });
+  stack.addStackDependency(stateStack, 'the stateless stack uses the stateful stack\'s exports');
   if (options.nag ?? true) {
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   }
-  return { app, stack, config };
+  return { app, stack, stateStack, config };
 }

@@ -1,33 +1,41 @@
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { JOB_OUTCOMES, jobMetricName } from '../lib/observability/jobs-metrics.js';
 import type { Construct } from 'constructs';
 import type { RaskConfig } from './config.js';
-import { CatalogAlarms } from './constructs/alarms.js';
 import { CatalogApi } from './constructs/api.js';
 import { ChangeEvents } from './constructs/change-events.js';
 import { AdminKeyAuth } from './constructs/auth.js';
 import { CatalogFunctions } from './constructs/functions.js';
 import { JobsSchedule } from './constructs/jobs-schedule.js';
 import { Maintenance, maintenanceSettingsFromContext } from './constructs/maintenance.js';
-import { WorkQueue } from './constructs/queue.js';
-import { Storage } from './constructs/storage.js';
+import { Monitoring, raskMetric } from './constructs/monitoring.js';
+import { acknowledge } from './nag.js';
+import { importState, type RaskStateStack, type StateRefs, type StorageRefs } from './state-stack.js';
 
 export interface RaskStackProps extends StackProps {
   readonly config: RaskConfig;
+  /** The stateful stack whose buckets, table and secret this one uses. */
+  readonly state: RaskStateStack;
 }
 
 /**
- * The whole catalog in one stack: storage, the work queue, the functions with their layer and
- * the vending role, the jobs schedule, the admin key and its authorizer, the API and the alarms. One stack keeps
- * references plain (no cross-stack exports to untangle on teardown); the data survives stack
- * deletion through RETAIN removal policies instead of a separate stack.
+ * The stateless half of the catalog: the four functions (meta, data, jobs, authorizer) with
+ * their layer and the vending role, the jobs schedule and its failure queue, the authorizer,
+ * the API and the monitoring. Everything that holds data is in the stateful stack
+ * (state-stack.ts) and reaches this one through CloudFormation exports, so this stack can be
+ * destroyed and redeployed without touching data. `storage`, `queue` and `auth.secret` are the
+ * stateful stack's constructs.
  */
 export class RaskStack extends Stack {
-  readonly storage: Storage;
-  readonly queue: WorkQueue;
+  readonly storage: StorageRefs;
+  readonly queue: StateRefs['queue'];
   readonly functions: CatalogFunctions;
   readonly auth: AdminKeyAuth;
   readonly api: CatalogApi;
-  readonly alarms: CatalogAlarms;
+  readonly monitoring: Monitoring;
+  readonly jobsFailures: sqs.Queue;
   readonly jobsSchedule: JobsSchedule;
   readonly changeEvents: ChangeEvents;
   readonly maintenance: Maintenance;
@@ -36,12 +44,14 @@ export class RaskStack extends Stack {
     super(scope, id, props);
     const { config } = props;
 
-    this.storage = new Storage(this, 'Storage', { config });
-    this.queue = new WorkQueue(this, 'WorkQueue', { removalPolicy: config.removalPolicy });
+    const state = importState(this, props.state);
+    this.storage = state.storage;
+    this.queue = state.queue;
     this.functions = new CatalogFunctions(this, 'Functions', { config, storage: this.storage, queue: this.queue });
     this.changeEvents = new ChangeEvents(this, 'ChangeEvents', { logRetentionDays: config.logRetentionDays, removalPolicy: config.removalPolicy });
     for (const f of [this.functions.meta, this.functions.data, this.functions.jobs]) this.changeEvents.grantPublish(f.fn);
-    this.jobsSchedule = new JobsSchedule(this, 'JobsSchedule', { fn: this.functions.jobs.fn });
+    this.jobsFailures = failureQueue(this, 'JobsFailures');
+    this.jobsSchedule = new JobsSchedule(this, 'JobsSchedule', { fn: this.functions.jobs.fn, failures: this.jobsFailures });
     this.maintenance = new Maintenance(this, 'Maintenance', {
       config,
       storage: this.storage,
@@ -51,6 +61,7 @@ export class RaskStack extends Stack {
     });
     this.auth = new AdminKeyAuth(this, 'Auth', {
       config,
+      secret: state.adminKey,
       registry: { bucket: this.storage.registryBucket, prefix: this.storage.registryPrefix },
     });
     this.api = new CatalogApi(this, 'Api', {
@@ -58,16 +69,40 @@ export class RaskStack extends Stack {
       handlers: { meta: this.functions.meta.fn, data: this.functions.data.fn },
       authorizer: this.auth.authorizer.fn,
     });
-    this.alarms = new CatalogAlarms(this, 'Alarms', {
-      api: this.api.api,
-      functions: {
-        Meta: this.functions.meta.fn,
-        Data: this.functions.data.fn,
-        Jobs: this.functions.jobs.fn,
-        Authorizer: this.auth.authorizer.fn,
-      },
+    this.monitoring = new Monitoring(this, 'Alarms', {
+      stackName: config.stackName,
       topicArn: config.alarmTopicArn,
+      alarmEmail: config.alarmEmail,
     });
+    const m = this.monitoring;
+    m.addApi(this.api.api);
+    m.addFunction('Meta', this.functions.meta.fn, { timeout: Duration.seconds(25) });
+    m.addFunction('Data', this.functions.data.fn, { timeout: Duration.seconds(28) });
+    m.addFunction('Jobs', this.functions.jobs.fn, { timeout: Duration.minutes(15) });
+    m.addFunction('Authorizer', this.auth.authorizer.fn, { p99Ms: 2000 });
+    m.addAlarm('AuthorizerDenials', {
+      description: 'rask authorizer denied 100 or more requests in 5 minutes (a leaked or guessed key, or clients with a rotated-out key)',
+      metric: raskMetric('authorizer', 'AuthorizerDenied'),
+      threshold: 100,
+    });
+    m.addAlarm('JobsFailed', {
+      description: 'rask jobs: a queued job (index build, backfill, purge) ended Failed after its attempts',
+      metric: raskMetric('jobs', 'JobsFailed'),
+      threshold: 1,
+    });
+    m.addFailureQueue('Jobs', this.jobsFailures);
+    m.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Jobs: outcomes per 5 minutes',
+        left: JOB_OUTCOMES.map((o) => raskMetric('jobs', jobMetricName(o))),
+        width: 12,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Authorizer: allowed / denied',
+        left: [raskMetric('authorizer', 'AuthorizerAllowed'), raskMetric('authorizer', 'AuthorizerDenied')],
+        width: 12,
+      }),
+    );
 
     new CfnOutput(this, 'Endpoint', {
       description: "Catalog URI for clients: connectNamespace('rest', { uri: <this>, headers: { 'x-api-key': <key> } })",
@@ -92,7 +127,28 @@ export class RaskStack extends Stack {
       description: 'EventBridge bus with every change event (docs/events.md)',
       value: this.changeEvents.bus.eventBusName,
     });
-    new CfnOutput(this, 'WorkQueueTableName', { value: this.queue.table.tableName });
+    new CfnOutput(this, 'WorkQueueTableName', { value: this.queue.tableName });
     new CfnOutput(this, 'VendingRoleArn', { value: this.functions.vendingRole.roleArn });
+    new CfnOutput(this, 'JobsFunctionName', {
+      description: 'Runs queued jobs now: aws lambda invoke --function-name <this> --invocation-type Event /dev/null',
+      value: this.functions.jobs.fn.functionName,
+    });
+    new CfnOutput(this, 'AlarmTopicArn', { description: 'SNS topic every alarm notifies', value: this.monitoring.topic.topicArn });
+    new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
   }
+}
+
+/**
+ * Where failed asynchronous invocations land (Lambda on-failure destination, EventBridge
+ * dead-letter queue): kept 14 days, encrypted, TLS only. It is itself the dead-letter queue, so
+ * it has none; an alarm fires on its first message (constructs/monitoring.ts).
+ */
+function failureQueue(scope: Stack, id: string): sqs.Queue {
+  const queue = new sqs.Queue(scope, id, {
+    encryption: sqs.QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    retentionPeriod: Duration.days(14),
+  });
+  acknowledge(queue, 'AwsSolutions-SQS3', 'This queue is the failure destination (dead-letter queue) of the asynchronous functions; it needs none of its own.');
+  return queue;
 }

@@ -44,7 +44,11 @@ export const DEFAULT_MAX_RESULT_BYTES = 4 * 1024 * 1024;
  */
 export const DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS = 20_000;
 
+const logLevel = z.enum(['debug', 'info', 'warn', 'error', 'silent'], { error: 'must be debug, info, warn, error or silent' });
+
 const common = {
+  /** Log threshold for every entry point (lib/observability/logger.ts). */
+  RASK_LOG_LEVEL: withDefault(logLevel, 'info'),
   RASK_MAX_BODY_BYTES: withDefault(bytes, DEFAULT_MAX_BODY_BYTES),
   RASK_MAX_RESULT_BYTES: withDefault(bytes, DEFAULT_MAX_RESULT_BYTES),
   RASK_MAX_SYNC_VECTOR_INDEX_ROWS: withDefault(integer(0), DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS),
@@ -119,6 +123,8 @@ const localSchema = z.object({
   RASK_AUTH: withDefault(z.enum(['off', 'keys', 'jwt'], { error: 'must be off, keys or jwt' }), 'off'),
   /** The bootstrap admin key; absent with auth on: one is generated at first start and printed once. */
   RASK_ADMIN_KEY: z.optional(text(16)),
+  /** `pretty`: one human line per entry; `json`: the same structured lines as on Lambda. */
+  RASK_LOG_FORMAT: withDefault(z.enum(['pretty', 'json'], { error: 'must be pretty or json' }), 'pretty'),
   ...common,
 });
 
@@ -128,7 +134,7 @@ const awsSchema = z.object({
   RASK_WAREHOUSE_BUCKET: text(3),
   RASK_WAREHOUSE_PREFIX: withDefault(z.string(), 'warehouse/'),
   AWS_REGION: z.optional(text()),
-  /** The role vended credentials derive from; absent = vend nothing (storage_options null). */
+  /** The role vended credentials derive from; absent = vend nothing (storage_options omitted). */
   RASK_VENDING_ROLE_ARN: z.optional(
     z.string().check(z.regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/, { error: 'must be an IAM role ARN' })),
   ),
@@ -172,3 +178,32 @@ export function loadLocalConfig(env: NodeJS.ProcessEnv = process.env): LocalConf
   return config;
 }
 export const loadAwsConfig = (env: NodeJS.ProcessEnv = process.env): AwsConfig => parse(awsSchema, env);
+
+/**
+ * `RASK_*` variables the local server does not read: a misspelled `RASK_PROT` would otherwise be
+ * silently ignored. Each comes with the closest known name when one is near.
+ */
+export function unknownLocalVariables(env: NodeJS.ProcessEnv = process.env): { name: string; suggestion?: string }[] {
+  const known = Object.keys(localSchema.shape);
+  return Object.keys(env)
+    .filter((name) => name.startsWith('RASK_') && !known.includes(name))
+    .sort()
+    .map((name) => {
+      const best = known
+        .map((k) => ({ k, d: editDistance(name, k) }))
+        .sort((a, b) => a.d - b.d)[0];
+      return best && best.d <= 3 ? { name, suggestion: best.k } : { name };
+    });
+}
+
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    row = next;
+  }
+  return row[b.length];
+}

@@ -95,6 +95,7 @@ export function errorTemplate(mapping: GatewayErrorMapping): string {
 export class CatalogApi extends Construct {
   readonly api: apigw.RestApi;
   readonly accessLogs: logs.LogGroup;
+  readonly executionLogs: logs.LogGroup;
   /** The URI to give clients: stage URL without a trailing slash (clients append `/v1/...`). */
   readonly endpoint: string;
 
@@ -141,10 +142,21 @@ export class CatalogApi extends Construct {
         // the x-api-key header would be logged with them).
         loggingLevel: apigw.MethodLoggingLevel.ERROR,
         dataTraceEnabled: false,
-        metricsEnabled: false,
-        tracingEnabled: false,
+        // Per-method metrics (latency, 4xx, 5xx per resource) and X-Ray from the edge on, so a
+        // trace starts at API Gateway and continues into the function.
+        metricsEnabled: true,
+        tracingEnabled: true,
       },
     });
+
+    // API Gateway creates the execution-log group on first use with no retention; creating it
+    // first, under the name API Gateway writes to, gives it one.
+    this.executionLogs = new logs.LogGroup(this, 'ExecutionLogs', {
+      logGroupName: `API-Gateway-Execution-Logs_${this.api.restApiId}/${config.stageName}`,
+      retention: config.logRetentionDays as logs.RetentionDays,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.api.deploymentStage.node.addDependency(this.executionLogs);
 
     // CDK's own "Endpoint" output ends with "/", which clients would turn into "//v1/...";
     // the stack outputs `endpoint` instead.

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -8,8 +8,33 @@ import type { RaskConfig } from '../config.js';
 import { acknowledge, acknowledgeWildcardResource } from '../nag.js';
 import { RaskFunction } from './rask-function.js';
 
+/**
+ * The bootstrap admin key (stateful stack): kept with the data, so redeploying the stateless
+ * stack keeps the key clients hold.
+ */
+export class AdminKeySecret extends Construct {
+  readonly secret: secretsmanager.Secret;
+
+  constructor(scope: Construct, id: string, props: { readonly removalPolicy: RemovalPolicy }) {
+    super(scope, id);
+    this.secret = new secretsmanager.Secret(this, 'AdminKey', {
+      description: 'rask bootstrap admin API key (send as x-api-key or Authorization: Bearer)',
+      // 48 letters and digits (~285 bits): safe in any header without quoting.
+      generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
+      removalPolicy: props.removalPolicy,
+    });
+    acknowledge(
+      this.secret,
+      'AwsSolutions-SMG4',
+      'The bootstrap key is rotated by the operator (docs/deploy.md: put-secret-value, optionally with an overlap of two keys); automatic rotation would invalidate the key clients hold with no way to hand them the new one. Per-user keys replace it.',
+    );
+  }
+}
+
 export interface AdminKeyAuthProps {
   readonly config: RaskConfig;
+  /** The admin key (AdminKeySecret, in the stateful stack). */
+  readonly secret: secretsmanager.ISecret;
   /**
    * The registry, where principals' API keys live (hashes only; docs/governance.md). Given, the
    * authorizer also accepts those keys (and OIDC tokens when RASK_JWT_* are set) and reads
@@ -19,30 +44,18 @@ export interface AdminKeyAuthProps {
 }
 
 /**
- * The bootstrap admin key and the Lambda authorizer that checks it. Until per-user keys exist,
- * every request must present this key (`x-api-key` or `Authorization: Bearer`); the deployed
- * API is never open.
+ * The Lambda authorizer that checks the bootstrap admin key. Until per-user keys exist, every
+ * request must present this key (`x-api-key` or `Authorization: Bearer`); the deployed API is
+ * never open.
  */
 export class AdminKeyAuth extends Construct {
-  readonly secret: secretsmanager.Secret;
+  readonly secret: secretsmanager.ISecret;
   readonly authorizer: RaskFunction;
 
   constructor(scope: Construct, id: string, props: AdminKeyAuthProps) {
     super(scope, id);
     const { config } = props;
-
-    this.secret = new secretsmanager.Secret(this, 'AdminKey', {
-      description: 'rask bootstrap admin API key (send as x-api-key or Authorization: Bearer)',
-      // 48 letters and digits (~285 bits): safe in any header without quoting.
-      generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
-      // Deleting the stack schedules the key for deletion (recoverable for the default 30 days).
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    acknowledge(
-      this.secret,
-      'AwsSolutions-SMG4',
-      'The bootstrap key is rotated by the operator (docs/deploy.md: put-secret-value, optionally with an overlap of two keys); automatic rotation would invalidate the key clients hold with no way to hand them the new one. Per-user keys replace it.',
-    );
+    this.secret = props.secret;
 
     this.authorizer = new RaskFunction(this, 'Authorizer', {
       kind: 'authorizer',

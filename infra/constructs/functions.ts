@@ -7,13 +7,13 @@ import { acknowledgeWildcardResource } from '../nag.js';
 import { LAYER_ARCHITECTURE, LanceDbLayer } from './lancedb-layer.js';
 import { grantPrefixes, prefixStatements } from './permissions.js';
 import { RaskFunction } from './rask-function.js';
-import { WORK_QUEUE_SCHEMA, type WorkQueue } from './queue.js';
-import type { Storage } from './storage.js';
+import type { StateRefs, StorageRefs } from '../state-stack.js';
+import { WORK_QUEUE_SCHEMA } from './queue.js';
 
 export interface CatalogFunctionsProps {
   readonly config: RaskConfig;
-  readonly storage: Storage;
-  readonly queue: WorkQueue;
+  readonly storage: StorageRefs;
+  readonly queue: StateRefs['queue'];
 }
 
 /**

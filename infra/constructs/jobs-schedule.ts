@@ -2,12 +2,16 @@ import { Duration } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
 export interface JobsScheduleProps {
   readonly fn: lambda.Function;
   /** How often a worker looks for ready jobs: the longest a queued job waits for a free worker. */
   readonly every?: Duration;
+  /** Where an invocation that failed (or an event EventBridge could not deliver) is recorded. */
+  readonly failures?: sqs.IQueue;
 }
 
 /**
@@ -21,11 +25,21 @@ export class JobsSchedule extends Construct {
 
   constructor(scope: Construct, id: string, props: JobsScheduleProps) {
     super(scope, id);
-    props.fn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(5) });
+    props.fn.configureAsyncInvoke({
+      retryAttempts: 0,
+      maxEventAge: Duration.minutes(5),
+      ...(props.failures ? { onFailure: new SqsDestination(props.failures) } : {}),
+    });
     this.rule = new events.Rule(this, 'Rule', {
       description: 'rask: run queued jobs (index builds, backfills)',
       schedule: events.Schedule.rate(props.every ?? Duration.minutes(1)),
-      targets: [new targets.LambdaFunction(props.fn, { retryAttempts: 0, maxEventAge: Duration.minutes(5) })],
+      targets: [
+        new targets.LambdaFunction(props.fn, {
+          retryAttempts: 0,
+          maxEventAge: Duration.minutes(5),
+          ...(props.failures ? { deadLetterQueue: props.failures } : {}),
+        }),
+      ],
     });
   }
 }

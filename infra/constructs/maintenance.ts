@@ -13,9 +13,9 @@ import type { BundleKind } from '../bundling.js';
 import type { RaskConfig } from '../config.js';
 import { acknowledge, acknowledgeWildcardResource } from '../nag.js';
 import { grantPrefixes } from './permissions.js';
-import { WORK_QUEUE_SCHEMA, type WorkQueue } from './queue.js';
+import { WORK_QUEUE_SCHEMA } from './queue.js';
 import { RaskFunction } from './rask-function.js';
-import type { Storage } from './storage.js';
+import type { StateRefs, StorageRefs } from '../state-stack.js';
 
 /** The scheduled maintenance passes (lib/maintenance/pass.ts PassName). */
 export type MaintenancePassName = 'sweep' | 'index' | 'reconcile' | 'orphans';
@@ -111,8 +111,8 @@ export function maintenanceSettingsFromContext(node: Node): MaintenanceSettings 
 
 export interface MaintenanceProps {
   readonly config: RaskConfig;
-  readonly storage: Storage;
-  readonly queue: WorkQueue;
+  readonly storage: StorageRefs;
+  readonly queue: StateRefs['queue'];
   readonly settings: MaintenanceSettings;
   /** The LanceDB layer, for the passes that open datasets (sweep, index build). */
   readonly layer?: lambda.ILayerVersion;

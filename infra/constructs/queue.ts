@@ -17,10 +17,11 @@ export const WORK_QUEUE_SCHEMA = {
 } as const;
 
 /**
- * The maintenance work queue (index builds and other jobs run off the request path): leases,
- * heartbeats and not-before times are conditional writes on single items, which DynamoDB does
- * well and S3 does not. Generic key names keep the table stable while the queue's item shapes
- * evolve.
+ * The table for the work queue's DynamoDB adapter (lib/ports/work-queue.ts). Queued jobs are
+ * registry records today (lib/jobs/store.ts); this table is where they move when the live set
+ * outgrows one LIST per claim: leases, heartbeats and not-before times are conditional writes on
+ * single items, which DynamoDB does well. Generic key names keep the table stable while the
+ * queue's item shapes evolve.
  */
 export class WorkQueue extends Construct {
   readonly table: dynamodb.TableV2;

@@ -1,5 +1,4 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import type { RaskConfig } from '../config.js';
@@ -102,19 +101,6 @@ export class Storage extends Construct {
   /** Every object under the warehouse prefix: the widest thing credentials can be vended for. */
   warehouseObjectsArn(): string {
     return this.warehouseBucket.arnForObjects(`${this.warehousePrefix}*`);
-  }
-
-  /** Makes the registry unreachable for `principal` whatever its identity policies say. */
-  denyRegistryAccess(principal: iam.IPrincipal): void {
-    this.registryBucket.addToResourcePolicy(
-      new iam.PolicyStatement({
-        sid: 'DenyCredentialVendingRole',
-        effect: iam.Effect.DENY,
-        principals: [principal],
-        actions: ['s3:*'],
-        resources: [this.registryBucket.bucketArn, this.registryBucket.arnForObjects('*')],
-      }),
-    );
   }
 }
 

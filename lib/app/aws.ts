@@ -6,6 +6,7 @@ import { S3ObjectStore } from '../adapters/aws/s3-object-store.js';
 import { StsCredentialVendor } from '../adapters/aws/sts-vendor.js';
 import type { CatalogServices } from '../catalog/services.js';
 import type { AwsConfig } from '../config.js';
+import type { ErrorLogger } from '../http/respond.js';
 import type { Router } from '../http/router.js';
 import type { HandlerMap } from '../operations/types.js';
 import type { ObjectStore } from '../ports/object-store.js';
@@ -22,21 +23,24 @@ import { lazyPublisher } from '../ports/event-publisher.js';
 export async function createAwsApp(
   config: AwsConfig,
   handlers: HandlerMap<CatalogServices>,
-  client: S3Client = new S3Client({ region: config.AWS_REGION }),
+  client?: S3Client,
   inspector?: DatasetInspector,
+  observe: AwsObservation = {},
 ): Promise<{ router: Router; services: CatalogServices }> {
+  const instrument = observe.instrument ?? (<T>(c: T) => c);
+  const s3 = client ?? instrument(new S3Client({ region: config.AWS_REGION }));
   const stores = new Map<string, ObjectStore>();
   const storageFor = (root: StorageRoot): ObjectStore => {
     if (root.kind !== 's3') throw new Error(`the AWS deployment only has S3 storage, not ${root.kind}`);
     const id = `${root.bucket}/${root.prefix}`;
     const cached = stores.get(id);
     if (cached) return cached;
-    const store = new S3ObjectStore({ client, bucket: root.bucket, prefix: root.prefix });
+    const store = new S3ObjectStore({ client: s3, bucket: root.bucket, prefix: root.prefix });
     stores.set(id, store);
     return store;
   };
   return buildApp({
-    registryStore: new S3ObjectStore({ client, bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX }),
+    registryStore: new S3ObjectStore({ client: s3, bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX }),
     storageFor,
     project: config.RASK_PROJECT,
     warehouse: config.RASK_WAREHOUSE,
@@ -49,7 +53,7 @@ export async function createAwsApp(
     managedVersioning: config.RASK_MANAGED_VERSIONING,
     trashGraceDays: config.RASK_TRASH_GRACE_DAYS,
     handlers,
-    vendor: vendorFor(config),
+    vendor: vendorFor(config, instrument),
     inspector,
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     commitDeadlineMs: config.RASK_COMMIT_DEADLINE_MS,
@@ -58,13 +62,19 @@ export async function createAwsApp(
       maxResultBytes: config.RASK_MAX_RESULT_BYTES,
       maxSyncVectorIndexRows: config.RASK_MAX_SYNC_VECTOR_INDEX_ROWS,
     },
-    logger: consoleLogger,
+    logger: observe.logger ?? consoleLogger,
     jobs: jobsFor(config),
     // API Gateway's authorizer authenticates; the guard authorizes from its context.
     // (No token verifier here: jose stays out of the function bundles.)
     auth: { mode: 'authorizer', log: (entry) => console.log(JSON.stringify(entry)) },
     reservedRoots: [{ kind: 's3', bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX }],
   });
+}
+
+/** How the Lambda entries observe the app: their logger, and X-Ray around each AWS client. */
+export interface AwsObservation {
+  readonly logger?: ErrorLogger;
+  readonly instrument?: <T>(client: T) => T;
 }
 
 /**
@@ -85,13 +95,13 @@ function jobsFor(config: AwsConfig): { queue: DynamoWorkQueue } | undefined {
 
 /**
  * STS vending when RASK_VENDING_ROLE_ARN is set (the stack always sets it). Without it nothing is
- * vended: declare/describe answer `storage_options: null` and clients must bring their own S3
+ * vended: declare/describe omit `storage_options` and clients must bring their own S3
  * access to the warehouse (docs/credential-vending.md).
  */
-function vendorFor(config: AwsConfig): CredentialVendor {
+function vendorFor(config: AwsConfig, instrument: <T>(client: T) => T): CredentialVendor {
   if (!config.RASK_VENDING_ROLE_ARN) return noCredentials;
   return new StsCredentialVendor({
-    client: new STSClient({ region: config.AWS_REGION }),
+    client: instrument(new STSClient({ region: config.AWS_REGION })),
     roleArn: config.RASK_VENDING_ROLE_ARN,
     region: config.AWS_REGION,
   });
@@ -104,12 +114,13 @@ function vendorFor(config: AwsConfig): CredentialVendor {
 export function lazyAwsRouter(
   handlers: HandlerMap<CatalogServices>,
   inspector?: (config: AwsConfig) => DatasetInspector | undefined,
+  observe?: AwsObservation,
 ): () => Promise<Router> {
   let app: Promise<Router> | undefined;
   return () => {
     app ??= import('../config.js').then(({ loadAwsConfig }) => {
       const config = loadAwsConfig();
-      return createAwsApp(config, handlers, undefined, inspector?.(config)).then((a) => a.router);
+      return createAwsApp(config, handlers, undefined, inspector?.(config), observe).then((a) => a.router);
     });
     // A failed start-up (e.g. S3 unreachable) must not poison the container forever.
     app.catch(() => (app = undefined));

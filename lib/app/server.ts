@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -6,8 +7,13 @@ import path from 'node:path';
 import type { LocalConfig } from '../config.js';
 import { startJobLoop, type JobLoop } from '../jobs/loop.js';
 import { startMaintenanceTimers, type MaintenanceTimers } from '../maintenance/timers.js';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { accessLog } from '../http/access-log.js';
 import { nodeListener } from '../http/node-adapter.js';
-import { consoleLogger } from './build.js';
+import { errorResponse } from '../http/respond.js';
+import { ServiceUnavailableError } from '../errors.js';
+import { createLogger } from '../observability/logger.js';
+import { listenOrExplain } from './listen.js';
 import { createLocalApp } from './local.js';
 import { formatSummary, startupCleanup, type StartupSummary } from './startup-cleanup.js';
 
@@ -25,23 +31,23 @@ export interface RunningServer {
   inflightBodyBytes(): number;
   /** Start-up notices about authentication (RASK_AUTH), for the operator. */
   readonly notices: readonly string[];
+  readonly logger: Logger;
   close(): Promise<void>;
 }
 
 /** Starts the local catalog server; used by `npm start` and by the end-to-end tests. */
-export async function startLocalServer(config: LocalConfig): Promise<RunningServer> {
-  const app = await createLocalApp(config);
-  // Before serving: delete what crashes provably left dead, report what the reconcile pass should see.
-  const startup = await startupCleanup(app.services, {
-    registryRoot: path.join(app.dataDir, 'registry'),
-    warehouseRoots: await warehouseRootsUnder(path.join(app.dataDir, 'warehouses')),
-  });
-  console.error(formatSummary(startup));
-  const listener = nodeListener(app.router, {
-    maxBodyBytes: config.RASK_MAX_BODY_BYTES,
-    maxInflightBodyBytes: config.RASK_MAX_INFLIGHT_BODY_BYTES,
-    logger: consoleLogger,
-  });
+export async function startLocalServer(
+  config: LocalConfig,
+  options: { logger?: Logger } = {},
+): Promise<RunningServer> {
+  const logger =
+    options.logger ?? createLogger({ service: 'rask', level: config.RASK_LOG_LEVEL, format: config.RASK_LOG_FORMAT });
+  // The port first: a port in use must fail before the data directory is written. Until the
+  // app is ready, a request gets 503 / code 17 rather than a hanging connection.
+  let listener: RequestListener = (_req, res) => {
+    const starting = errorResponse(new ServiceUnavailableError('the catalog is starting; retry shortly'), randomUUID());
+    res.writeHead(starting.status, starting.headers).end(starting.body);
+  };
   const server = createServer(
     {
       // Timeouts are enforced by a periodic sweep (default every 30 s); sweep often enough that
@@ -54,14 +60,32 @@ export async function startLocalServer(config: LocalConfig): Promise<RunningServ
       requestTimeout: config.RASK_REQUEST_TIMEOUT_MS,
       keepAliveTimeout: config.RASK_KEEP_ALIVE_TIMEOUT_MS,
     },
-    listener,
+    (req, res) => listener(req, res),
   );
   server.keepAliveTimeout = config.RASK_KEEP_ALIVE_TIMEOUT_MS;
   server.maxConnections = config.RASK_MAX_CONNECTIONS;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.RASK_PORT, config.RASK_HOST, () => resolve());
+  await listenOrExplain(server, config.RASK_PORT, config.RASK_HOST);
+  let app;
+  let startup: StartupSummary;
+  try {
+    app = await createLocalApp(config, { logger });
+    // Before serving: delete what crashes provably left dead, report what the reconcile pass should see.
+    startup = await startupCleanup(app.services, {
+      registryRoot: path.join(app.dataDir, 'registry'),
+      warehouseRoots: await warehouseRootsUnder(path.join(app.dataDir, 'warehouses')),
+    });
+  } catch (err) {
+    server.close();
+    throw err;
+  }
+  logger.info(formatSummary(startup));
+  const api = nodeListener(app.router, {
+    maxBodyBytes: config.RASK_MAX_BODY_BYTES,
+    maxInflightBodyBytes: config.RASK_MAX_INFLIGHT_BODY_BYTES,
+    logger,
+    onResponse: accessLog(logger),
   });
+  listener = api;
   const jobs = startJobLoop(app.services, {
     intervalMs: config.RASK_JOBS_INTERVAL_MS,
     owner: `local:${hostname()}:${process.pid}`,
@@ -81,8 +105,9 @@ export async function startLocalServer(config: LocalConfig): Promise<RunningServ
     jobs,
     maintenance,
     startup,
-    inflightBodyBytes: () => listener.stats().inflightBodyBytes,
+    inflightBodyBytes: () => api.stats().inflightBodyBytes,
     notices: app.notices,
+    logger,
     close: async () => {
       await maintenance.stop();
       // First the worker: a job it has not finished goes back to the queue for the next start.

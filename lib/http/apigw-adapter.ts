@@ -2,6 +2,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { InvalidInputError } from '../errors.js';
 import { errorResponse, type ErrorLogger } from './respond.js';
+import type { ResponseObserver } from './node-adapter.js';
 import type { Router } from './router.js';
 import type { HttpRequest, HttpResponse } from './types.js';
 
@@ -50,15 +51,25 @@ export function toProxyResult(response: HttpResponse): APIGatewayProxyResult {
   };
 }
 
-/** A Lambda handler serving `router`; a malformed event gets the JSON error contract too. */
-export function lambdaHandler(router: () => Promise<Router>, logger?: ErrorLogger) {
+/**
+ * A Lambda handler serving `router`; a malformed event gets the JSON error contract too.
+ * `onResponse` sees every answer (request lines and per-operation metrics, lib/observability/).
+ */
+export function lambdaHandler(router: () => Promise<Router>, logger?: ErrorLogger, onResponse?: ResponseObserver) {
   return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+    const started = performance.now();
     let request: HttpRequest;
+    let response: HttpResponse;
     try {
       request = toHttpRequest(event);
+      response = await (await router())(request);
     } catch (err) {
-      return toProxyResult(errorResponse(err, event?.requestContext?.requestId ?? randomUUID(), logger));
+      // A malformed event, or an app that failed to start (configuration, S3 unreachable).
+      const requestId = event?.requestContext?.requestId ?? randomUUID();
+      request = { method: event?.httpMethod ?? 'GET', rawPath: event?.path ?? '/', rawQuery: '', headers: {}, body: Buffer.alloc(0), requestId };
+      response = errorResponse(err, requestId, logger);
     }
-    return toProxyResult(await (await router())(request));
+    onResponse?.({ method: request.method, url: request.rawPath, requestId: request.requestId }, response, performance.now() - started);
+    return toProxyResult(response);
   };
 }

@@ -5,6 +5,13 @@ import type { Router } from './router.js';
 import { payloadTooLarge, serverBusy } from './transport-errors.js';
 import type { HttpRequest, HttpResponse } from './types.js';
 
+/** Called once per answered request (the local server's access log, lib/http/access-log.ts). */
+export type ResponseObserver = (
+  request: { readonly method: string; readonly url: string; readonly requestId: string },
+  response: HttpResponse,
+  ms: number,
+) => void;
+
 /**
  * node:http ⇄ HttpRequest/HttpResponse. Only translation: the router does everything else.
  * The raw URL is kept encoded so ids decode exactly (`+` vs space, `%2F` inside a name).
@@ -18,6 +25,8 @@ export interface NodeListenerOptions {
    */
   readonly maxInflightBodyBytes?: number;
   readonly logger?: ErrorLogger;
+  /** Told of every answer (the request log line). */
+  readonly onResponse?: ResponseObserver;
 }
 
 /** What a listener is holding right now (for tests and diagnostics). */
@@ -29,18 +38,23 @@ export function nodeListener(router: Router, options: NodeListenerOptions) {
   const budget = new BodyBudget(options.maxInflightBodyBytes ?? Number.POSITIVE_INFINITY);
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     const requestId = randomUUID();
+    const started = performance.now();
+    const respond = (response: HttpResponse) => {
+      write(res, response);
+      options.onResponse?.({ method: req.method ?? 'GET', url: req.url ?? '/', requestId }, response, performance.now() - started);
+    };
     const reservation = budget.open();
     // Released when the exchange ends, however it ends: the body lives until the answer is out.
     res.once('close', () => reservation.release());
     readBody(req, options.maxBodyBytes, reservation).then(
       async (body) => {
         const request = toHttpRequest(req, body, requestId);
-        write(res, await router(request));
+        respond(await router(request));
       },
       (err: unknown) => {
         // The client went away mid-upload: nobody to answer, and not a server fault to log.
         if (res.destroyed) return;
-        write(res, errorResponse(err, requestId, options.logger));
+        respond(errorResponse(err, requestId, options.logger));
         // Stop reading an oversized upload instead of buffering it.
         req.destroy();
       },

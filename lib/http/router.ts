@@ -119,6 +119,7 @@ export function decodeRequest(
     body,
     bytes: operation.request === 'arrow' ? request.body : Buffer.alloc(0),
     identity: identityOf(request.headers, body),
+    headers: request.headers,
     requestId: request.requestId,
     ...projectOfBase(base),
     params: Object.fromEntries(

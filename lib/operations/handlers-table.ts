@@ -7,12 +7,25 @@ import { deregisterTable, dropTable } from '../catalog/tables/drop.js';
 import { listAllTables, listTables, tableExists } from '../catalog/tables/list.js';
 import { registerTable } from '../catalog/tables/register.js';
 import { renameTable } from '../catalog/tables/rename.js';
+import type { AccessMode } from '../ports/credential-vendor.js';
 import type { HandlerMap, OperationRequest } from './types.js';
 import { force } from './force.js';
 
 /** DescribeTable's three flags travel in the query (client) and the body (spec); query wins. */
 const flag = (req: OperationRequest, name: string) =>
   optionalBoolean(req.query.get(name) ?? undefined, name) ?? optionalBoolean(req.body[name], name);
+
+/**
+ * `x-rask-access: readwrite` (or `read`): what the caller will do with the credentials
+ * DescribeTable vends. A client sets it on its connection (`headers`) when it opens tables to
+ * write them; without it a describe vends read-only.
+ */
+function accessHeader(req: OperationRequest): AccessMode | undefined {
+  const value = req.headers?.['x-rask-access']?.trim().toLowerCase();
+  if (value === undefined || value === '') return undefined;
+  if (value === 'read' || value === 'readwrite') return value;
+  throw new InvalidInputError(`header x-rask-access must be read or readwrite, not ${JSON.stringify(value)}`);
+}
 
 function requiredString(value: unknown, field: string): string {
   const s = optionalString(value, field);
@@ -46,6 +59,7 @@ export const tableHandlers: HandlerMap<CatalogServices> = {
       loadDetailedMetadata: flag(req, 'load_detailed_metadata'),
       checkDeclared: flag(req, 'check_declared'),
       vendCredentials: optionalBoolean(req.body.vend_credentials, 'vend_credentials'),
+      access: accessHeader(req),
       version: optionalInteger(req.body.version, 'version', { min: 0 }),
       tag: optionalString(req.body.tag, 'tag'),
       branch: optionalString(req.body.branch, 'branch'),

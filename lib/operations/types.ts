@@ -34,6 +34,8 @@ export interface OperationRequest {
   /** The raw bytes for Arrow operations. */
   readonly bytes: Buffer;
   readonly identity: Identity;
+  /** Request headers, lower-cased names (for the few operations that read one, e.g. `x-rask-access`). */
+  readonly headers?: Readonly<Record<string, string>>;
   readonly requestId: string;
   /** The project a base URI (`/projects/{project}/v1/…`) names; absent on plain `/v1`. */
   readonly project?: string;

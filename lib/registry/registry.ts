@@ -2,6 +2,7 @@ import { ConcurrentModificationError, InternalError } from '../errors.js';
 import { ConditionFailedError, type ObjectStore } from '../ports/object-store.js';
 import { decodeSegment } from './keys.js';
 import { currentDeadline, remainingMs } from '../deadline.js';
+import { signal } from '../observability/signals.js';
 
 export interface Versioned<T> {
   readonly value: T;
@@ -65,7 +66,9 @@ export class Registry {
         return await attempt();
       } catch (err) {
         if (!(err instanceof ConditionFailedError)) throw err;
+        signal('CasConflict');
         if (n >= this.retry.attempts) {
+          signal('CasExhausted');
           throw new ConcurrentModificationError(`${what} lost ${n} races in a row to concurrent writers; retry later`);
         }
         const delay = jitter(this.retry, n);

@@ -48,23 +48,23 @@ function event(headers: Record<string, string>): APIGatewayRequestAuthorizerEven
 type Result = { policyDocument: { Statement: unknown[] } };
 const effect = (r: Result) => (r.policyDocument.Statement[0] as { Effect: string }).Effect;
 
-describe('secretsManagerKeySource', () => {
-  it('reads the secret string by id, and sees a rotation on the next read', async () => {
-    const { secretsManagerKeySource } = await import('../../functions/authorizer.js');
+describe('parametersKeyStore', () => {
+  it('reads the secret string by id, and sees a rotation on the next read once the max age is over', async () => {
+    const { parametersKeyStore } = await import('../../functions/authorizer.js');
     secrets.set(SECRET_ID, { SecretString: KEY });
-    const source = secretsManagerKeySource(SECRET_ID);
-    expect(await source.read()).toBe(KEY);
+    const store = parametersKeyStore(SECRET_ID, 0);
+    expect(await store.get()).toEqual([KEY]);
     secrets.set(SECRET_ID, { SecretString: JSON.stringify({ keys: [KEY, NEXT] }) });
-    expect(await source.read()).toBe(JSON.stringify({ keys: [KEY, NEXT] }));
+    expect(await store.get()).toEqual([KEY, NEXT]);
     expect(sm.commandCalls(GetSecretValueCommand).map((c) => c.args[0].input.SecretId)).toEqual([SECRET_ID, SECRET_ID]);
   });
 
   it('refuses a binary secret and passes a missing one on (the authorizer fails closed)', async () => {
-    const { secretsManagerKeySource } = await import('../../functions/authorizer.js');
+    const { parametersKeyStore } = await import('../../functions/authorizer.js');
     const { KeyStoreError } = await import('../../lib/auth/api-key.js');
     secrets.set(SECRET_ID, { SecretBinary: new Uint8Array([1, 2, 3]) });
-    await expect(secretsManagerKeySource(SECRET_ID).read()).rejects.toBeInstanceOf(KeyStoreError);
-    await expect(secretsManagerKeySource('no-such-secret').read()).rejects.toBeInstanceOf(ResourceNotFoundException);
+    await expect(parametersKeyStore(SECRET_ID, 0).get()).rejects.toBeInstanceOf(KeyStoreError);
+    await expect(parametersKeyStore('no-such-secret', 0).get()).rejects.toThrow(/can't find the specified secret/);
   });
 });
 
@@ -78,7 +78,9 @@ describe('the Lambda handler over Secrets Manager', () => {
   async function freshHandler(env: Record<string, string>) {
     Object.assign(process.env, env);
     vi.resetModules();
-    return (await import('../../functions/authorizer.js')).handler;
+    const { handler } = await import('../../functions/authorizer.js');
+    const context = { awsRequestId: 'req-1', functionName: 'authorizer', getRemainingTimeInMillis: () => 10_000 } as never;
+    return (e: APIGatewayRequestAuthorizerEvent) => handler(e, context) as Promise<Result>;
   }
 
   it('allows the stored key and denies others, reading the secret once per cache period', async () => {

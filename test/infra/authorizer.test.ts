@@ -1,6 +1,7 @@
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import { PRINCIPAL_ID, createAuthorizer, handler, stageWildcardArn } from '../../functions/authorizer.js';
+import { lambdaContext } from '../support/lambda-context.js';
 import { CachedKeys, KeyStoreError, matchesAnyKey, parseKeys, presentedKeys, type KeySource } from '../../lib/auth/api-key.js';
 
 const KEY = 'k'.repeat(20) + 'A1b2C3d4';
@@ -161,7 +162,7 @@ describe('authorizer', () => {
     const before = process.env.RASK_ADMIN_KEY_SECRET_ID;
     delete process.env.RASK_ADMIN_KEY_SECRET_ID;
     try {
-      await expect(handler(event({ 'x-api-key': KEY }))).rejects.toThrow(/RASK_ADMIN_KEY_SECRET_ID/);
+      await expect(handler(event({ 'x-api-key': KEY }), lambdaContext())).rejects.toThrow(/RASK_ADMIN_KEY_SECRET_ID/);
     } finally {
       if (before !== undefined) process.env.RASK_ADMIN_KEY_SECRET_ID = before;
     }

@@ -19,7 +19,7 @@ function externalImports(metafile: Metafile): string[] {
   return Object.values(metafile.outputs).flatMap((o) => o.imports.filter((i) => i.external).map((i) => i.path));
 }
 
-const isBuiltin = (p: string) => p.startsWith('node:') || ['fs', 'path', 'os', 'crypto', 'http', 'https', 'stream', 'url', 'util', 'buffer', 'events', 'zlib', 'child_process', 'process', 'net', 'tls', 'dns', 'module', 'async_hooks', 'worker_threads', 'perf_hooks', 'string_decoder', 'querystring', 'assert', 'http2', 'timers'].includes(p.split('/')[0]);
+const isBuiltin = (p: string) => p.startsWith('node:') || ['fs', 'path', 'os', 'crypto', 'http', 'https', 'stream', 'url', 'util', 'buffer', 'events', 'zlib', 'child_process', 'process', 'net', 'tls', 'dns', 'module', 'async_hooks', 'worker_threads', 'perf_hooks', 'string_decoder', 'querystring', 'assert', 'http2', 'timers', 'dgram'].includes(p.split('/')[0]);
 
 describe('Lambda bundles', () => {
   it('metadata bundle contains no @lancedb/lancedb or apache-arrow and imports only Node built-ins (and the policy engine)', async () => {

@@ -10,14 +10,44 @@ import { createRaskApp } from '../../infra/rask-app.js';
  * temporary directory. Build once per test file: a synth takes a few seconds.
  */
 export function synthRask(config: Partial<RaskConfig> = {}, options: { nag?: boolean } = {}) {
-  const { app, stack, config: resolved } = createRaskApp({
+  const { app, stack, stateStack, config: resolved } = createRaskApp({
     context: { 'aws:cdk:bundling-stacks': [] },
     config,
     nag: options.nag ?? false,
     outdir: mkdtempSync(path.join(tmpdir(), 'rask-cdk-')),
   });
-  const template = Template.fromStack(stack);
-  return { app, stack, template, config: resolved };
+  const statelessTemplate = Template.fromStack(stack);
+  const stateTemplate = Template.fromStack(stateStack);
+  return { app, stack, stateStack, statelessTemplate, stateTemplate, template: mergedTemplate(stateTemplate, statelessTemplate), config: resolved };
+}
+
+/**
+ * Both stacks as one template, with each `Fn::ImportValue` replaced by the value the stateful
+ * stack exports under that name: the deployed catalog seen whole, for tests about what refers
+ * to what (a role's S3 resources, a function's bucket variable). Tests about the split itself
+ * read `stateTemplate` and `statelessTemplate`.
+ */
+export function mergedTemplate(state: Template, stateless: Template): Template {
+  const stateJson = state.toJSON() as { Resources: Record<string, unknown>; Outputs?: Record<string, { Value: unknown; Export?: { Name: string } }> };
+  const statelessJson = stateless.toJSON() as { Resources: Record<string, unknown>; Outputs?: Record<string, unknown> };
+  const exports = new Map<string, unknown>();
+  for (const output of Object.values(stateJson.Outputs ?? {})) if (output.Export) exports.set(output.Export.Name, output.Value);
+  const resolve = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(resolve);
+    if (value && typeof value === 'object') {
+      const v = value as Record<string, unknown>;
+      if (typeof v['Fn::ImportValue'] === 'string' && exports.has(v['Fn::ImportValue'])) return exports.get(v['Fn::ImportValue']);
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, resolve(x)]));
+    }
+    return value;
+  };
+  return Template.fromJSON(
+    {
+      Resources: { ...stateJson.Resources, ...(resolve(statelessJson.Resources) as Record<string, unknown>) },
+      Outputs: resolve(statelessJson.Outputs ?? {}),
+    },
+    { skipCyclicalDependenciesCheck: true },
+  );
 }
 
 export type CfnResource = { Type: string; Properties?: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string };

@@ -280,9 +280,11 @@ describe('jobs function', () => {
 describe('IAM', () => {
   const s3ObjectAction = (a: string) => /^s3:(Get|Put|Delete|Abort|ListMultipartUploadParts|Restore|Replicate)/.test(a) && a !== 's3:GetBucketLocation';
 
-  it('has no Allow statement on Resource "*"', () => {
+  it('has no Allow statement on Resource "*" except X-Ray\'s two write actions, which IAM cannot scope', () => {
+    const xray = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
     for (const { owner, statement } of identityStatements(template())) {
       if (statement.Effect !== 'Allow') continue;
+      if (asArray(statement.Action).every((a) => xray.includes(a as string))) continue;
       expect(asArray(statement.Resource).map(flat), `${owner}: ${JSON.stringify(statement)}`).not.toContain('*');
     }
   });
@@ -332,22 +334,22 @@ describe('IAM', () => {
     expect(roles[vendingId].Properties!.MaxSessionDuration).toBe(3600);
 
     const vendingResources = identityStatements(template())
-      .filter((s) => s.roles.includes(vendingId))
+      .filter((s) => s.roles.includes(vendingId) && s.statement.Effect === 'Allow')
       .flatMap((s) => asArray(s.statement.Resource).map(flat));
     expect(vendingResources.length).toBeGreaterThan(0);
     for (const r of vendingResources) expect(r).toMatch(/^<StorageWarehouse/);
     expect(vendingResources).toContain(vendingResources.find((r) => r.endsWith('/warehouse/*')));
   });
 
-  it('denies the vending role on the registry bucket', () => {
+  it('denies the vending role the registry bucket explicitly, in its own policy', () => {
+    // An identity-policy Deny: a bucket-policy statement naming the role would make the
+    // stateful stack depend on the stateless one (the role) and vice versa.
     const vendingId = logicalId(template(), 'AWS::IAM::Role', 'FunctionsVendingRole');
     const registryId = logicalId(template(), 'AWS::S3::Bucket', 'StorageRegistry');
-    const policy = Object.values(resourcesOfType(template(), 'AWS::S3::BucketPolicy')).find(
-      (p) => p.Properties!.Bucket.Ref === registryId,
-    )!;
-    expect(policy.Properties!.PolicyDocument.Statement).toContainEqual(
-      expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Principal: { AWS: { 'Fn::GetAtt': [vendingId, 'Arn'] } } }),
-    );
+    const denies = identityStatements(template()).filter((s) => s.roles.includes(vendingId) && s.statement.Effect === 'Deny');
+    expect(denies).toHaveLength(1);
+    expect(denies[0].statement.Action).toBe('s3:*');
+    expect(asArray(denies[0].statement.Resource).map(flat).sort()).toEqual([`<${registryId}.Arn>`, `<${registryId}.Arn>/*`]);
   });
 
   it('gives the authorizer read access to the admin key and the key and principal records only', () => {

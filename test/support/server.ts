@@ -25,7 +25,8 @@ export interface RawResponse {
 export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'rask-test-'));
   const running = await startLocalServer(
-    loadLocalConfig({ RASK_PORT: '0', RASK_DATA_DIR: dataDir, RASK_HOST: '127.0.0.1', ...env }),
+    // Request lines at info would drown test output; warnings and errors still show.
+    loadLocalConfig({ RASK_PORT: '0', RASK_DATA_DIR: dataDir, RASK_HOST: '127.0.0.1', RASK_LOG_LEVEL: 'warn', ...env }),
   );
   return {
     ...running,

@@ -61,7 +61,8 @@ describe('createTable', () => {
       return { version: 1 };
     };
     const res = await createTable(f.services, input('a', 'overwrite'), write);
-    expect(res).toMatchObject({ version: 1, storage_options: null, properties: { p: '1' } });
+    expect(res).toMatchObject({ version: 1, properties: { p: '1' } });
+    expect(res).not.toHaveProperty('storage_options');
     expect(calls).toEqual([[res.location, 'create']]);
     const record = (await readTable(f.services, ['ns', 'a']))?.value;
     expect(record?.properties).toEqual({ p: '1' });

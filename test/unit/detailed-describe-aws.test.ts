@@ -14,6 +14,7 @@ import { loadAwsConfig } from '../../lib/config.js';
 import { metaHandlers } from '../../lib/operations/handlers-meta.js';
 import type { DatasetInspector } from '../../lib/ports/dataset-inspector.js';
 import { handler as dataFunction } from '../../functions/api-data.js';
+import { lambdaContext } from '../support/lambda-context.js';
 import { createS3Fake } from '../support/s3-fake.js';
 
 /** The caller as API Gateway's authorizer establishes it (lib/governance/guard.ts, mode `authorizer`). */
@@ -101,12 +102,12 @@ describe('the data function answers inspection events with the real engine', () 
     const ipc = Buffer.from(tableToIPC(tableFromArrays({ id: BigInt64Array.from([1n, 2n]), name: ['a', 'b'] }), 'stream'));
     await sharedEngine().createTable(location, ipc, 'create');
 
-    const ok = (await dataFunction({ rask: 'inspect', location, selection: {} })) as { ok: boolean; details: any };
+    const ok = (await dataFunction({ rask: 'inspect', location, selection: {} }, lambdaContext())) as { ok: boolean; details: any };
     expect(ok.ok).toBe(true);
     expect(ok.details.version).toBe(1);
     expect(ok.details.schema.fields.map((f: { name: string }) => f.name)).toEqual(['id', 'name']);
 
-    const missing = (await dataFunction({ rask: 'inspect', location, selection: { version: 42 } })) as { ok: boolean; code: number };
+    const missing = (await dataFunction({ rask: 'inspect', location, selection: { version: 42 } }, lambdaContext())) as { ok: boolean; code: number };
     expect(missing).toMatchObject({ ok: false, code: 11 });
   });
 });

@@ -1,4 +1,5 @@
-import type { AccessMode } from '../../ports/credential-vendor.js';
+import { InternalError } from '../../errors.js';
+import { type AccessMode, iamPatternIn } from '../../ports/credential-vendor.js';
 
 /**
  * The inline session policy that narrows the vending role to one table's prefix. Effective
@@ -21,6 +22,16 @@ export interface PolicyScope {
 export const MAX_POLICY_CHARS = 2048;
 
 export function sessionPolicy(scope: PolicyScope): string {
+  // Backstop: locations are checked where callers supply them (RegisterTable), but a warehouse
+  // root or any future path reaches here too, and a wildcard would widen the grant silently.
+  for (const [what, value] of [['bucket', scope.bucket], ['prefix', scope.prefix]] as const) {
+    const found = iamPatternIn(value);
+    if (found !== undefined) {
+      throw new InternalError(
+        `refusing to vend credentials: the table's ${what} contains ${JSON.stringify(found)}, an IAM wildcard or variable, which would widen the session policy beyond the table`,
+      );
+    }
+  }
   const bucketArn = `arn:${scope.partition}:s3:::${scope.bucket}`;
   const objects = `${bucketArn}/${scope.prefix}/*`;
   const statements: object[] = [

@@ -3,6 +3,7 @@ import { AssumeRoleCommand, type STSClient } from '@aws-sdk/client-sts';
 import { InternalError, ServiceUnavailableError, ThrottlingError } from '../../errors.js';
 import type { Identity } from '../../operations/types.js';
 import type { AccessMode, CredentialVendor, VendRequest } from '../../ports/credential-vendor.js';
+import { signal } from '../../observability/signals.js';
 import { partitionOf, sessionPolicy } from './session-policy.js';
 
 export interface StsVendorOptions {
@@ -66,6 +67,7 @@ export class StsCredentialVendor implements CredentialVendor {
     const principal = principalOf(request.identity);
     const key = JSON.stringify([principal, root.bucket, prefix, request.mode]);
 
+    signal('CredentialVend');
     const cached = this.#cache.get(key);
     if (cached && this.#now() < cached.expiresAt - this.#margin) return { ...cached.options };
 
@@ -82,6 +84,7 @@ export class StsCredentialVendor implements CredentialVendor {
 
   async #assume(principal: string, bucket: string, prefix: string, mode: AccessMode, region: string | undefined): Promise<Cached> {
     let out;
+    signal('CredentialVendSts');
     try {
       out = await this.#options.client.send(
         new AssumeRoleCommand({

@@ -21,7 +21,8 @@ export interface CreateTableInput {
 export interface CreateTableResult {
   version: number;
   location: string;
-  storage_options: Record<string, string> | null;
+  /** Absent when nothing is vended. */
+  storage_options?: Record<string, string>;
   properties: Record<string, string>;
 }
 
@@ -139,7 +140,7 @@ async function answer(
   return {
     version: t.version,
     location: t.location,
-    storage_options: await vendTableAccess(services, input, t.warehouse, t.path),
+    ...(await vendTableAccess(services, input, t.warehouse, t.path, 'readwrite')),
     properties: { ...t.properties },
   };
 }

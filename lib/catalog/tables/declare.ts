@@ -1,5 +1,6 @@
 import { ConcurrentModificationError, InvalidInputError, TableAlreadyExistsError } from '../../errors.js';
 import type { Identity } from '../../operations/types.js';
+import type { AccessMode } from '../../ports/credential-vendor.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import type { TableRecord, WarehouseRecord } from '../../registry/records.js';
 import { confirmParentOrWithdraw, requireNamespace } from '../namespaces.js';
@@ -19,7 +20,8 @@ export interface DeclareInput {
 
 export interface DeclareResult {
   location: string;
-  storage_options: Record<string, string> | null;
+  /** Absent when nothing is vended (never `null`: the spec's object is not nullable). */
+  storage_options?: Record<string, string>;
   properties: Record<string, string>;
   managed_versioning: boolean;
 }
@@ -158,21 +160,21 @@ export async function withdrawTableRecord(services: CatalogServices, created: Cr
   await releaseClaim(services, created.record);
 }
 
-/** Table-scoped credentials unless the caller asked for none (`vend_credentials: false`). */
+/**
+ * Table-scoped credentials unless the caller asked for none (`vend_credentials: false`), as the
+ * `storage_options` member of a response: `{}` when nothing is vended, so the key is omitted.
+ * `mode` is what the caller is about to do: declare and create write, a plain describe reads.
+ */
 export async function vendTableAccess(
   services: CatalogServices,
   input: { readonly identity: Identity; readonly vendCredentials?: boolean },
   warehouse: WarehouseRecord,
   tablePath: string,
-): Promise<Record<string, string> | null> {
-  if (input.vendCredentials === false) return null;
-  const options = await services.vendor.vend({
-    identity: input.identity,
-    root: warehouse.storage,
-    tablePath,
-    mode: 'readwrite',
-  });
-  return options ?? null;
+  mode: AccessMode = 'readwrite',
+): Promise<{ storage_options?: Record<string, string> }> {
+  if (input.vendCredentials === false) return {};
+  const options = await services.vendor.vend({ identity: input.identity, root: warehouse.storage, tablePath, mode });
+  return options === undefined ? {} : { storage_options: options };
 }
 
 /** Reserves a table name and allocates its location; the client then writes the dataset there. */
@@ -186,7 +188,7 @@ export async function declareTable(services: CatalogServices, input: DeclareInpu
   const created = await createTableRecord(services, input);
   return {
     location: created.location,
-    storage_options: await vendTableAccess(services, input, created.warehouse, created.record.path),
+    ...(await vendTableAccess(services, input, created.warehouse, created.record.path, 'readwrite')),
     properties: { ...created.record.properties },
     managed_versioning: created.record.managedVersioning,
   };

@@ -1,7 +1,9 @@
 import { TableVersionNotFoundError, UnsupportedError } from '../../errors.js';
 import type { Identity } from '../../operations/types.js';
 import type { CatalogServices } from '../services.js';
+import type { AccessMode } from '../../ports/credential-vendor.js';
 import type { DatasetDetails } from '../../ports/dataset-inspector.js';
+import { vendTableAccess } from './declare.js';
 import { locationUri } from './location.js';
 import { hasData, resolveTable } from './lookup.js';
 import { findManifest } from './manifests.js';
@@ -13,6 +15,11 @@ export interface DescribeInput {
   readonly loadDetailedMetadata?: boolean;
   readonly checkDeclared?: boolean;
   readonly vendCredentials?: boolean;
+  /**
+   * What the caller will do with vended credentials: `read` unless it says it is about to write
+   * (the `x-rask-access: readwrite` header), so a reader never holds keys that can delete.
+   */
+  readonly access?: AccessMode;
   readonly version?: number;
   readonly tag?: string;
   readonly branch?: string;
@@ -39,11 +46,9 @@ export async function describeTable(services: CatalogServices, input: DescribeIn
   if (input.version !== undefined && !(await findManifest(table.store, record.path, input.version, input.branch))) {
     throw new TableVersionNotFoundError(`table ${JSON.stringify(input.id)} has no version ${input.version}`);
   }
-  const storageOptions =
-    input.vendCredentials === false
-      ? undefined
-      : await services.vendor.vend({ identity: input.identity, root: warehouse.storage, tablePath: record.path, mode: 'readwrite' });
-  out.storage_options = storageOptions ?? null;
+  const vended = await vendTableAccess(services, input, warehouse, record.path, input.access ?? 'read');
+  Object.assign(out, vended);
+  const storageOptions = vended.storage_options;
   let details: DatasetDetails | undefined;
   if (input.loadDetailedMetadata && out.is_only_declared === false) {
     if (!services.inspector) {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InvalidInputError } from '../../errors.js';
+import { iamPatternIn } from '../../ports/credential-vendor.js';
 import type { StorageRoot } from '../../registry/records.js';
 
 /**
@@ -31,6 +32,14 @@ export function locationUri(root: StorageRoot, relative: string): string {
  * warehouse root, or an absolute location inside it. Anything outside is refused.
  */
 export function relativeToRoot(root: StorageRoot, location: string): string {
+  // Refused on every storage kind, so a registration that works locally also works on S3, where
+  // the location becomes an IAM resource in the vended session policy.
+  const pattern = iamPatternIn(location);
+  if (pattern !== undefined) {
+    throw new InvalidInputError(
+      `location ${JSON.stringify(location)} contains ${JSON.stringify(pattern)}: IAM wildcard and variable characters (*, ?, \${) are not allowed in table locations; rename the dataset's directory`,
+    );
+  }
   let rel: string;
   if (root.kind === 'file') {
     // fileURLToPath, not URL.pathname: the latter keeps `%20` and friends percent-encoded.

@@ -1,0 +1,109 @@
+/**
+ * Alarms that reach someone (issue 13, item 3): an SNS topic every alarm notifies (with an
+ * e-mail subscription by context), p99 duration per function, 4xx rate, authorizer denials,
+ * job failures, a failure queue for the asynchronous jobs function, a dashboard, stage tracing
+ * and metrics, and a retention on the execution-log group.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { flat, logicalId, resourcesOfType, synthRask } from './helpers.js';
+
+let built: ReturnType<typeof synthRask>;
+beforeAll(() => {
+  built = synthRask({ alarmEmail: 'oncall@example.com' });
+});
+const template = () => built.template;
+const alarms = () => Object.values(resourcesOfType(template(), 'AWS::CloudWatch::Alarm')).map((a) => a.Properties!);
+
+describe('alarm topic', () => {
+  it('creates one TLS-only topic with the e-mail subscription', () => {
+    const topics = resourcesOfType(template(), 'AWS::SNS::Topic');
+    expect(Object.keys(topics)).toHaveLength(1);
+    template().hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
+    const policies = Object.values(resourcesOfType(template(), 'AWS::SNS::TopicPolicy'));
+    expect(JSON.stringify(policies)).toContain('aws:SecureTransport');
+  });
+
+  it('wires every alarm to the topic, on ALARM and on OK', () => {
+    const topic = logicalId(template(), 'AWS::SNS::Topic', 'AlarmsTopic');
+    expect(alarms().length).toBeGreaterThanOrEqual(16);
+    for (const a of alarms()) {
+      expect(a.AlarmActions, a.AlarmDescription).toEqual([{ Ref: topic }]);
+      expect(a.OKActions, a.AlarmDescription).toEqual([{ Ref: topic }]);
+      expect(a.TreatMissingData).toBe('notBreaching');
+    }
+  });
+});
+
+describe('alarms', () => {
+  it('p99 duration, errors and throttles for each of the four functions', () => {
+    for (const metric of ['Duration', 'Errors', 'Throttles']) {
+      const found = alarms().filter((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === metric);
+      expect(found, metric).toHaveLength(4);
+      if (metric === 'Duration') for (const a of found) expect(a.ExtendedStatistic).toBe('p99');
+    }
+    const meta = alarms().find((a) => a.MetricName === 'Duration' && flat(a.Dimensions[0].Value).includes('FunctionsMeta'));
+    expect(meta?.Threshold).toBe(20_000); // 80 % of the 25 s timeout
+  });
+
+  it('API 5xx and 4xx rate', () => {
+    expect(alarms()).toContainEqual(expect.objectContaining({ Namespace: 'AWS/ApiGateway', MetricName: '5XXError', Statistic: 'Sum', Threshold: 1 }));
+    expect(alarms()).toContainEqual(
+      expect.objectContaining({ Namespace: 'AWS/ApiGateway', MetricName: '4XXError', Statistic: 'Average', Threshold: 0.25, EvaluationPeriods: 3 }),
+    );
+  });
+
+  it('authorizer denials and job failures from the EMF metrics the functions write', () => {
+    expect(alarms()).toContainEqual(
+      expect.objectContaining({ Namespace: 'rask', MetricName: 'AuthorizerDenied', Dimensions: [{ Name: 'service', Value: 'authorizer' }] }),
+    );
+    expect(alarms()).toContainEqual(
+      expect.objectContaining({ Namespace: 'rask', MetricName: 'JobsFailed', Dimensions: [{ Name: 'service', Value: 'jobs' }], Threshold: 1 }),
+    );
+  });
+});
+
+describe('asynchronous failures', () => {
+  it('the jobs function and its schedule send failures to an encrypted queue, whose depth alarms', () => {
+    const queue = logicalId(template(), 'AWS::SQS::Queue', 'JobsFailures');
+    template().hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true, MessageRetentionPeriod: 1_209_600 });
+    const invoke = Object.values(resourcesOfType(template(), 'AWS::Lambda::EventInvokeConfig'))[0].Properties!;
+    expect(invoke.MaximumRetryAttempts).toBe(0);
+    expect(invoke.DestinationConfig).toEqual({ OnFailure: { Destination: { 'Fn::GetAtt': [queue, 'Arn'] } } });
+    const [rule] = Object.values(resourcesOfType(template(), 'AWS::Events::Rule'));
+    expect(rule.Properties!.Targets[0].DeadLetterConfig).toEqual({ Arn: { 'Fn::GetAtt': [queue, 'Arn'] } });
+    expect(alarms()).toContainEqual(expect.objectContaining({ Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 }));
+  });
+});
+
+describe('dashboard, tracing and logs', () => {
+  it('one dashboard with per-operation latency/errors, CAS conflicts, failure queue depth and job results', () => {
+    const dashboards = Object.values(resourcesOfType(template(), 'AWS::CloudWatch::Dashboard'));
+    expect(dashboards).toHaveLength(1);
+    const body = JSON.stringify(dashboards[0].Properties!.DashboardBody);
+    for (const needle of ['MetricName=\\\\\\"Latency\\\\\\"', 'ServerErrors', 'CasConflict', 'CredentialVend', 'ApproximateNumberOfMessagesVisible', 'JobsSucceeded', 'JobsFailed']) {
+      expect(body, needle).toContain(needle);
+    }
+  });
+
+  it('stage tracing and metrics on, functions traced, execution logs kept for the retention', () => {
+    const [stage] = Object.values(resourcesOfType(template(), 'AWS::ApiGateway::Stage'));
+    expect(stage.Properties!.TracingEnabled).toBe(true);
+    expect(stage.Properties!.MethodSettings).toEqual([
+      expect.objectContaining({ MetricsEnabled: true, DataTraceEnabled: false, LoggingLevel: 'ERROR' }),
+    ]);
+    for (const fn of Object.values(resourcesOfType(template(), 'AWS::Lambda::Function'))) {
+      if (fn.Properties!.Runtime?.startsWith('nodejs')) expect(fn.Properties!.TracingConfig).toEqual({ Mode: 'Active' });
+    }
+    const groups = Object.values(resourcesOfType(template(), 'AWS::Logs::LogGroup')).filter((g) =>
+      flat(g.Properties!.LogGroupName ?? '').startsWith('API-Gateway-Execution-Logs_'),
+    );
+    expect(groups).toHaveLength(1);
+    expect(groups[0].Properties!.RetentionInDays).toBe(90);
+    expect(flat(groups[0].Properties!.LogGroupName)).toMatch(/^API-Gateway-Execution-Logs_<Api[A-Za-z0-9]+>\/prod$/);
+  });
+
+  it('outputs the jobs function name, the topic and the dashboard for operators', () => {
+    const outputs = template().toJSON().Outputs as Record<string, unknown>;
+    for (const name of ['JobsFunctionName', 'AlarmTopicArn', 'DashboardName']) expect(outputs).toHaveProperty(name);
+  });
+});
