@@ -56,7 +56,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     managedVersioning: options.managedVersioning,
     trashGraceDays: options.trashGraceDays,
   });
-  rememberWarehouse(registry, options.project, warehouse);
+  rememberWarehouse(registry, options.project, warehouse, options.fileRootBase);
   const services: CatalogServices = {
     registry,
     project: options.project,

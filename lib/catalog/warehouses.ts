@@ -22,8 +22,10 @@ function cacheOf(registry: Registry) {
 }
 
 /** Start-up read the warehouse record already (lib/registry/layout.ts openRegistry): keep it. */
-export function rememberWarehouse(registry: Registry, project: string, record: WarehouseRecord): void {
-  cacheOf(registry).set(`${project}\u0000${record.name}`, { record, until: Date.now() + CACHE_MS });
+export function rememberWarehouse(registry: Registry, project: string, record: WarehouseRecord, fileRootBase: string | undefined): void {
+  // Cached as requireWarehouse would cache it: with a relative file root resolved.
+  const resolved = { ...record, storage: resolveStorageRoot(record.storage, fileRootBase) };
+  cacheOf(registry).set(`${project}\u0000${record.name}`, { record: resolved, until: Date.now() + CACHE_MS });
 }
 
 /**
