@@ -158,7 +158,7 @@ export class Maintenance extends Construct {
         RASK_TRASH_GRACE_DAYS: String(config.trashGraceDays),
         RASK_PROJECT: config.project,
         RASK_WAREHOUSE: config.warehouse,
-        RASK_WORK_QUEUE_TABLE: queue.table.tableName,
+        RASK_WORK_QUEUE_TABLE: queue.tableName,
       };
       if (spec.name === 'reconcile') environment.RASK_RECONCILE_REPAIR = String(settings.reconcileRepair);
       if (spec.name === 'orphans') environment.RASK_ORPHANS_DELETE = String(settings.orphansDelete);

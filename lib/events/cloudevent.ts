@@ -22,7 +22,7 @@ export interface RaskEventData {
   readonly project: string;
   /** Present when the door knows it without another read. */
   readonly warehouse?: string;
-  readonly kind: 'namespace' | 'table' | 'transaction' | 'materialized_view' | 'project' | 'warehouse' | 'maintenance' | 'request';
+  readonly kind: 'namespace' | 'table' | 'transaction' | 'materialized_view' | 'project' | 'warehouse' | 'principal' | 'grant' | 'maintenance' | 'request';
   readonly id: readonly string[];
   /** Who did it; `anonymous` when authentication is off. Never a key or token. */
   readonly principal: string;

@@ -61,13 +61,19 @@ export function eventData(req: OperationRequest, defaultProject: string, result:
     project: project ?? defaultProject,
     ...(typeof answer.warehouse === 'string' ? { warehouse: answer.warehouse } : {}),
     kind: kindOf(req.operation.path),
-    id: [...req.id],
+    id: req.id.length > 0 ? [...req.id] : controlId(req),
     principal: caller?.principal ?? 'anonymous',
     operation: req.operation.operationId,
     request_id: req.requestId,
     ...(versionOf(answer) !== undefined ? { version: versionOf(answer) } : {}),
     ...(Object.keys(details).length > 0 ? { details } : {}),
   };
+}
+
+/** A control-plane door names its object in the path (`{project}`, …) or, when creating, the body. */
+function controlId(req: OperationRequest): string[] {
+  const named = req.params?.project ?? req.params?.warehouse ?? req.params?.principal ?? req.body.name ?? req.body.principal;
+  return typeof named === 'string' && named.length > 0 ? [named] : [];
 }
 
 function kindOf(path: string): RaskEventData['kind'] {
@@ -85,6 +91,12 @@ function kindOf(path: string): RaskEventData['kind'] {
       return 'project';
     case 'warehouses':
       return 'warehouse';
+    case 'principals':
+      return 'principal';
+    case 'grants':
+      return 'grant';
+    case 'maintenance-policy':
+      return 'project';
     default:
       return 'request';
   }

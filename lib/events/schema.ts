@@ -20,7 +20,7 @@ export const raskEventSchema = z
       .object({
         project: z.string().min(1),
         warehouse: z.string().min(1).optional(),
-        kind: z.enum(['namespace', 'table', 'transaction', 'materialized_view', 'project', 'warehouse', 'maintenance', 'request']),
+        kind: z.enum(['namespace', 'table', 'transaction', 'materialized_view', 'project', 'warehouse', 'principal', 'grant', 'maintenance', 'request']),
         id: z.array(z.string()),
         principal: z.string().min(1),
         operation: z.string().min(1),

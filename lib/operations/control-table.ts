@@ -56,6 +56,13 @@ export const CONTROL_OPERATIONS: readonly OperationDef[] = [
   control('SetNamespaceMaintenancePolicy', 'project:manage', POST, '/v1/namespace/{id}/maintenance-policy'),
   control('GetTableMaintenancePolicy', 'table:read', GET, '/v1/table/{id}/maintenance-policy'),
   control('SetTableMaintenancePolicy', 'project:manage', POST, '/v1/table/{id}/maintenance-policy'),
+  // Lifecycle (docs/lifecycle.md): protection is admin-gated; undrop needs what a drop needs.
+  control('GetNamespaceProtection', 'namespace:read', GET, '/v1/namespace/{id}/protection'),
+  control('SetNamespaceProtection', 'project:manage', POST, '/v1/namespace/{id}/protection'),
+  control('GetTableProtection', 'table:read', GET, '/v1/table/{id}/protection'),
+  control('SetTableProtection', 'project:manage', POST, '/v1/table/{id}/protection'),
+  control('UndropTable', 'table:drop', POST, '/v1/table/{id}/undrop'),
+  control('ListTableTasks', 'table:read', GET, '/v1/table/{id}/tasks'),
 ];
 
 /** The spec's operations and ours: what the router serves and the API deploys. */

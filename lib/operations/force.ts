@@ -2,8 +2,14 @@ import { optionalBoolean } from '../catalog/params.js';
 import type { OperationRequest } from './types.js';
 
 /**
- * `force=true` overrides protection (docs/lifecycle.md) and nothing else. It travels as a query
- * parameter, which every client can add to any door; a body field `force` is accepted too.
+ * Flags our lifecycle adds to spec doors (docs/lifecycle.md). They travel as query parameters,
+ * which every client can add to any door; a body field of the same name is accepted too.
  */
-export const force = (req: OperationRequest): boolean =>
-  optionalBoolean(req.query.get('force') ?? undefined, 'force') ?? optionalBoolean(req.body.force, 'force') ?? false;
+const flag = (req: OperationRequest, name: string): boolean =>
+  optionalBoolean(req.query.get(name) ?? undefined, name) ?? optionalBoolean(req.body[name], name) ?? false;
+
+/** `force=true` overrides protection and nothing else. */
+export const force = (req: OperationRequest): boolean => flag(req, 'force');
+
+/** `purge=true` on DropTable in a warehouse with trash grace: destroy now instead of trashing. */
+export const purge = (req: OperationRequest): boolean => flag(req, 'purge');

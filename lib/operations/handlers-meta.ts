@@ -1,6 +1,7 @@
 import type { CatalogServices } from '../catalog/services.js';
 import { maintenanceHandlers } from './handlers-maintenance.js';
 import { controlHandlers } from './handlers-control.js';
+import { lifecycleHandlers } from './handlers-lifecycle.js';
 import { namespaceHandlers } from './handlers-namespace.js';
 import { tableHandlers } from './handlers-table.js';
 import { transactionHandlers } from './handlers-transaction.js';
@@ -18,4 +19,5 @@ export const metaHandlers: HandlerMap<CatalogServices> = {
   ...transactionHandlers,
   ...maintenanceHandlers,
   ...controlHandlers,
+  ...lifecycleHandlers,
 };

@@ -9,7 +9,7 @@ import { registerTable } from '../catalog/tables/register.js';
 import { renameTable } from '../catalog/tables/rename.js';
 import type { AccessMode } from '../ports/credential-vendor.js';
 import type { HandlerMap, OperationRequest } from './types.js';
-import { force } from './force.js';
+import { force, purge } from './force.js';
 
 /** DescribeTable's three flags travel in the query (client) and the body (spec); query wins. */
 const flag = (req: OperationRequest, name: string) =>
@@ -86,7 +86,7 @@ export const tableHandlers: HandlerMap<CatalogServices> = {
 
   DeregisterTable: (req, svc) => deregisterTable(svc, req.id, { force: force(req) }),
 
-  DropTable: (req, svc) => dropTable(svc, req.id, { force: force(req) }),
+  DropTable: (req, svc) => dropTable(svc, req.id, { force: force(req), purge: purge(req), principal: req.caller?.principal }),
 
   RenameTable: (req, svc) =>
     renameTable(svc, {

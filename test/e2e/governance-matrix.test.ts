@@ -156,7 +156,7 @@ describe('authorization matrix: every operation × every kind of caller', () => 
 });
 
 describe('vended credentials follow the role', () => {
-  it('readers get read-only credentials, writers read-write', async () => {
+  it('readers get read-only credentials, writers read-write when they say they will write', async () => {
     const app = await governedApp();
     await app.arrange('POST', '/v1/projects', { name: 'acme' });
     await app.arrange('POST', '/v1/warehouses', { name: 'main', project: 'acme', storage_root: '/w/acme' });
@@ -168,7 +168,13 @@ describe('vended credentials follow the role', () => {
     expect(declared.body.storage_options).toEqual({ 'test.mode': 'readwrite' });
     const asReader = await app.call('POST', '/projects/acme/v1/table/sales%24t/describe', { vend_credentials: true }, reader);
     expect(asReader.body.storage_options).toEqual({ 'test.mode': 'read' });
+    // The role is the ceiling, the stated intent the choice: a writer describing to read gets read.
     const asWriter = await app.call('POST', '/projects/acme/v1/table/sales%24t/describe', { vend_credentials: true }, writer);
-    expect(asWriter.body.storage_options).toEqual({ 'test.mode': 'readwrite' });
+    expect(asWriter.body.storage_options).toEqual({ 'test.mode': 'read' });
+    const writing = { 'x-rask-access': 'readwrite' };
+    const asWritingWriter = await app.call('POST', '/projects/acme/v1/table/sales%24t/describe', { vend_credentials: true }, writer, writing);
+    expect(asWritingWriter.body.storage_options).toEqual({ 'test.mode': 'readwrite' });
+    const asWritingReader = await app.call('POST', '/projects/acme/v1/table/sales%24t/describe', { vend_credentials: true }, reader, writing);
+    expect(asWritingReader.body.storage_options).toEqual({ 'test.mode': 'read' });
   });
 });

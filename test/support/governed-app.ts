@@ -55,12 +55,12 @@ export async function governedApp(handlers: HandlerMap<CatalogServices> = allHan
   const setup = (await buildApp({ ...common, handlers: allHandlers })).router;
   const governed = (await buildApp({ ...common, handlers, auth })).router;
 
-  const send = async (router: Router, method: string, path: string, body?: unknown, key?: string): Promise<Answer> => {
+  const send = async (router: Router, method: string, path: string, body?: unknown, key?: string, headers: Record<string, string> = {}): Promise<Answer> => {
     const raw = await router({
       method,
       rawPath: path.split('?')[0],
       rawQuery: path.includes('?') ? path.slice(path.indexOf('?') + 1) : '',
-      headers: key ? { 'x-api-key': key } : {},
+      headers: { ...headers, ...(key ? { 'x-api-key': key } : {}) },
       body: body === undefined ? Buffer.alloc(0) : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)),
       requestId: randomUUID(),
     });
@@ -82,7 +82,7 @@ export async function governedApp(handlers: HandlerMap<CatalogServices> = allHan
     decisions,
     vended,
     arrange,
-    call: (method: string, path: string, body?: unknown, key?: string) => send(governed, method, path, body, key),
+    call: (method: string, path: string, body?: unknown, key?: string, headers?: Record<string, string>) => send(governed, method, path, body, key, headers),
     /** A principal with a key, optionally granted a role on a project. */
     async principal(name: string, grant?: { project: string; role: string; namespace?: string[]; table?: string[] }) {
       await arrange('POST', '/v1/principals', { name });

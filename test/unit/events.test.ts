@@ -9,7 +9,7 @@ import { ndjsonPublisher } from '../../lib/adapters/local/ndjson-publisher.js';
 import { cloudEvent } from '../../lib/events/cloudevent.js';
 import { raskEventSchema } from '../../lib/events/schema.js';
 import { OPERATION_EVENTS, allEventTypes } from '../../lib/events/vocabulary.js';
-import { OPERATIONS } from '../../lib/operations/table.js';
+import { ALL_OPERATIONS } from '../../lib/operations/control-table.js';
 import { renderEventsDoc } from '../../scripts/events-doc.js';
 
 const sample = (n: number) =>
@@ -24,8 +24,8 @@ const sample = (n: number) =>
   });
 
 describe('event vocabulary', () => {
-  it('every operation of the table has an entry (a type, or null for a read) and nothing else does', () => {
-    const ops = OPERATIONS.map((o) => o.operationId).sort();
+  it('every operation of the table, spec and control plane, has an entry (a type, or null for a read) and nothing else does', () => {
+    const ops = ALL_OPERATIONS.map((o) => o.operationId).sort();
     expect(Object.keys(OPERATION_EVENTS).sort()).toEqual(ops);
   });
 
