@@ -1,5 +1,6 @@
 import { mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { resolveStorageRoot } from '../catalog/warehouses.js';
 import { FsObjectStore } from '../adapters/local/fs-object-store.js';
 import type { LocalConfig } from '../config.js';
 import type { HandlerMap } from '../operations/types.js';
@@ -31,10 +32,14 @@ export async function createLocalApp(
   const stores = new Map<string, ObjectStore>();
   const storageFor = (root: StorageRoot): ObjectStore => {
     if (root.kind !== 'file') throw new Error(`the local server only has file storage, not ${root.kind}`);
-    const cached = stores.get(root.path);
+    // A warehouse record read directly (maintenance walks, governance doors) may carry the default
+    // warehouse's root relative to the data directory, as it is stored (lib/app/local-root.ts).
+    const resolved = resolveStorageRoot(root, dataDir);
+    const dir = resolved.kind === 'file' ? resolved.path : root.path;
+    const cached = stores.get(dir);
     if (cached) return cached;
-    const store = new FsObjectStore(root.path);
-    stores.set(root.path, store);
+    const store = new FsObjectStore(dir);
+    stores.set(dir, store);
     return store;
   };
   const auth = guardSettings(config.RASK_AUTH, config, (entry) => console.log(JSON.stringify(entry)));

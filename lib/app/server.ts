@@ -15,7 +15,7 @@ import { ServiceUnavailableError } from '../errors.js';
 import { createLogger } from '../observability/logger.js';
 import { listenOrExplain } from './listen.js';
 import { createLocalApp } from './local.js';
-import { formatSummary, startupCleanup, type StartupSummary } from './startup-cleanup.js';
+import { startupCleanup, type StartupSummary } from './startup-cleanup.js';
 
 export interface RunningServer {
   readonly server: Server;
@@ -78,7 +78,7 @@ export async function startLocalServer(
     server.close();
     throw err;
   }
-  logger.info(formatSummary(startup));
+  logger.info('start-up cleanup', { ...startup });
   const api = nodeListener(app.router, {
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     maxInflightBodyBytes: config.RASK_MAX_INFLIGHT_BODY_BYTES,

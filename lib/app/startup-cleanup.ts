@@ -70,9 +70,6 @@ export async function startupCleanup(
   return summary;
 }
 
-export function formatSummary(s: StartupSummary): string {
-  return JSON.stringify({ level: 'info', message: 'start-up cleanup', ...s });
-}
 
 /** Deletes the plain files in `dir` last modified before `before`; how many went. */
 async function removeOlder(dir: string, before: number, wanted: (name: string) => boolean): Promise<number> {

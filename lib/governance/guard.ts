@@ -1,3 +1,4 @@
+import { cachedProject } from './project-cache.js';
 import { fmtId, validateId } from '../catalog/namespaces.js';
 import type { CatalogServices } from '../catalog/services.js';
 import {
@@ -157,16 +158,19 @@ async function admit(settings: GuardSettings, request: OperationRequest, base: C
   if ((kind === 'namespace' || kind === 'table') && request.id.length > 0) validateId(kind, request.id);
   const target = targetOf(request, base.project);
   const project = target.project;
-  const record = project ? (await base.registry.read<ProjectRecord>(keys.project(project)))?.value : undefined;
+  const record = project ? await cachedProject(base.registry, project) : undefined;
   const effectiveDefault = record?.defaultWarehouse ?? (project === base.project ? base.defaultWarehouse : '');
 
-  // Create doors: a missing parent is a 404 that names the door creating it (brief rule 6).
-  await checkParents(request, base, project, record, effectiveDefault);
+  // Create doors: a missing parent is a 404 that names the door creating it (brief rule 6), and
+  // it comes before authorization's 403. A platform administrator is always authorized, so the
+  // door's own parent check keeps that order for it without this extra registry read.
+  await checkParents(request, base, project, record, effectiveDefault, { catalogParent: !caller.platformAdmin });
 
   // Authorization (403); destructive doors deny as "not found".
   let canWrite = true;
   if (settings.mode !== 'off') {
-    const grants = project && record ? await grantLinks(base, project, record, caller.principal) : [];
+    // A platform administrator is allowed everything: no grants to read.
+    const grants = project && record && !caller.platformAdmin ? await grantLinks(base, project, record, caller.principal) : [];
     const decide = async (action: OperationDef['action'], chain: ResourceChain, quarantined = false): Promise<AuthzDecision> => {
       const decision = await authorize({ principal: caller.principal, platformAdmin: caller.platformAdmin, action, target: chain, grants, quarantined });
       settings.log?.({
@@ -240,13 +244,14 @@ async function checkParents(
   project: string | undefined,
   record: ProjectRecord | undefined,
   effectiveDefault: string,
+  options: { catalogParent: boolean },
 ): Promise<void> {
   const op = request.operation.operationId;
   const createsCatalogObject = CREATES_NAMESPACE.has(op) || CREATES_TABLE.has(op);
   if ((createsCatalogObject || op === 'CreateWarehouse' || op === 'GrantRole') && project && !record) {
     throw notFound(`project ${q(project)}`, CREATE_HINT.project);
   }
-  if (createsCatalogObject && project && request.id.length > 0) {
+  if (options.catalogParent && createsCatalogObject && project && request.id.length > 0) {
     const parent = request.id.slice(0, -1);
     if (parent.length > 0) {
       const found = await services.registry.read<NamespaceRecord>(keys.namespace(project, parent));

@@ -1,3 +1,4 @@
+import { forgetProject } from './project-cache.js';
 import { optionalString, pageLimit } from '../catalog/params.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { InvalidInputError } from '../errors.js';
@@ -46,6 +47,7 @@ export async function createProject(services: CatalogServices, caller: Caller | 
   };
   try {
     await services.registry.create(keys.project(name), record);
+    forgetProject(services.registry, name);
   } catch (err) {
     if (err instanceof ConditionFailedError) throw alreadyExists(`project ${q(name)}`);
     throw err;
@@ -85,6 +87,7 @@ export async function updateProject(services: CatalogServices, name: string, bod
       ...(defaultWarehouse !== undefined ? { defaultWarehouse } : {}),
     };
     await services.registry.replace(keys.project(name), next, found.etag);
+    forgetProject(services.registry, name);
     return projectView(next);
   });
 }
@@ -107,6 +110,7 @@ export async function deleteProject(services: CatalogServices, name: string) {
   await services.registry.retrying(`delete project ${q(name)}`, async () => {
     const now = await requireProject(services, name);
     await services.registry.remove(keys.project(name), now.etag);
+    forgetProject(services.registry, name);
   });
   await removeLeftovers(services, name);
   return {};

@@ -1,3 +1,4 @@
+import { forgetProject } from './project-cache.js';
 import { createNamespace, fmtId, readNamespace } from '../catalog/namespaces.js';
 import { optionalBoolean, optionalInteger, optionalString, pageLimit, stringMap } from '../catalog/params.js';
 import type { CatalogServices } from '../catalog/services.js';
@@ -72,6 +73,7 @@ export async function createWarehouse(services: CatalogServices, project: string
       const now = await requireProject(services, project);
       if (now.value.defaultWarehouse) return;
       await services.registry.replace(keys.project(project), { ...now.value, defaultWarehouse: name }, now.etag);
+      forgetProject(services.registry, project);
     });
   }
   return view(record, owner.value);
@@ -119,6 +121,7 @@ export async function setWarehouseActive(services: CatalogServices, project: str
     const others = (owner.value.deactivatedWarehouses ?? []).filter((w) => w !== name);
     const next: ProjectRecord = { ...owner.value, deactivatedWarehouses: active ? others : [...others, name] };
     await services.registry.replace(keys.project(project), next, owner.etag);
+    forgetProject(services.registry, project);
     return { name, project, state: active ? 'active' : 'deactivated' };
   });
 }
@@ -176,6 +179,7 @@ export async function deleteWarehouse(services: CatalogServices, project: string
     const { defaultWarehouse, ...rest } = now.value;
     const next: ProjectRecord = { ...rest, deactivatedWarehouses: deactivated, ...(defaultWarehouse !== name && defaultWarehouse ? { defaultWarehouse } : {}) };
     await services.registry.replace(keys.project(project), next, now.etag);
+    forgetProject(services.registry, project);
   });
   return { name, project, purged: purge };
 }

@@ -4,6 +4,7 @@
  * configured list (brief rule 12), and read strictly: a listing or record that cannot be read
  * throws, so a pass reports itself incomplete instead of silently covering less.
  */
+import { resolveStorageRoot } from '../catalog/warehouses.js';
 import type { CatalogServices } from '../catalog/services.js';
 import type { ObjectInfo } from '../ports/object-store.js';
 import { decodeSegment, keys } from '../registry/keys.js';
@@ -26,7 +27,7 @@ export async function listWarehouses(services: CatalogServices, project: string)
   for await (const obj of walk(services, prefix)) {
     if (obj.key.slice(prefix.length).includes('/')) continue;
     const found = await services.registry.read<WarehouseRecord>(obj.key);
-    if (found) out.push(found.value);
+    if (found) out.push({ ...found.value, storage: resolveStorageRoot(found.value.storage, services.fileRootBase) });
   }
   return out;
 }

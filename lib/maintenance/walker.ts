@@ -10,6 +10,7 @@
  * The walker reads; what happens to each table is the pass's business. Units whose record or
  * warehouse cannot be read are reported as problems, and the run is marked incomplete.
  */
+import { resolveStorageRoot } from '../catalog/warehouses.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { absoluteLocation } from '../catalog/tables/location.js';
 import type { ObjectStore } from '../ports/object-store.js';
@@ -75,7 +76,8 @@ async function warehouses(services: CatalogServices, project: string, problems: 
         }),
       ),
     );
-    for (const r of records) if (r) out.set(r.value.name, r.value);
+    // As the doors see it: a relative file root (the local default warehouse) resolved.
+    for (const r of records) if (r) out.set(r.value.name, { ...r.value, storage: resolveStorageRoot(r.value.storage, services.fileRootBase) });
     const last = page.objects[page.objects.length - 1];
     if (!page.truncated || !last) return out;
     startAfter = last.key;

@@ -17,6 +17,10 @@ import { measureMetadataOperations, requestTable, type BudgetRun } from '../supp
  */
 const OVER_BUDGET: Record<string, { requests?: true; serial?: true }> = {
   RenameTable: { requests: true, serial: true },
+  // The protection record is read beside the table record (docs/lifecycle.md): one more request,
+  // no more round trips. A protection flag that costs no request needs it in the table record.
+  'DropTable (declared-only)': { requests: true },
+  DeregisterTable: { requests: true },
   'ListTables include_declared=false, page of 100 among 1,000 declared-only': { requests: true, serial: true },
 };
 

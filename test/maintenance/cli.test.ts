@@ -52,7 +52,7 @@ describe('rask CLI (child process, temp data dir)', () => {
 
   it('--dry-run reports what it would do and changes nothing', async () => {
     const r = await rask(['maintenance', 'sweep', '--namespace', 'a.b', '--dry-run', '--older-than-days', '0'], env);
-    expect(r.code).toBe(0);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
     const report = JSON.parse(r.stdout);
     expect(report.items.map((i: { table: string[] }) => i.table)).toEqual([['a', 'b', 't']]);
     expect(report.items[0].steps.compact).toMatchObject({ status: 'would-run', fragments: 8 });

@@ -63,6 +63,8 @@ export async function measureMetadataOperations(): Promise<BudgetRun> {
       rawPath: path,
       rawQuery: `delimiter=%24${query}`,
       headers: { 'content-type': 'application/json' },
+      // What API Gateway's authorizer hands the function for the bootstrap admin key.
+      authorizer: { principal: 'admin', platformAdmin: 'true', via: 'admin-key' },
       body: Buffer.from(body === undefined ? '' : JSON.stringify(body)),
       requestId: randomUUID(),
     });

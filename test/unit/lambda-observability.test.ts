@@ -70,7 +70,7 @@ function apiEvent(method: string, path: string, body?: unknown): APIGatewayProxy
     multiValueQueryStringParameters: { delimiter: ['$'] },
     pathParameters: null,
     stageVariables: null,
-    requestContext: { requestId } as APIGatewayProxyEvent['requestContext'],
+    requestContext: { requestId, authorizer: { principal: 'admin', platformAdmin: 'true', via: 'admin-key' } } as unknown as APIGatewayProxyEvent['requestContext'],
     body: body === undefined ? null : JSON.stringify(body),
     isBase64Encoded: false,
   };

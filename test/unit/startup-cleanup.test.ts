@@ -8,6 +8,7 @@ import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createLogger } from '../../lib/observability/logger.js';
 import { startLocalServer, type RunningServer } from '../../lib/app/server.js';
 import { TMP_STALE_MS } from '../../lib/app/startup-cleanup.js';
 import { createLocalApp } from '../../lib/app/local.js';
@@ -70,8 +71,8 @@ describe('start-up cleanup', () => {
     await plant(path.join(warehouse, '.locks', 'cc.lock'), 0);
 
     const logged: string[] = [];
-    vi.spyOn(console, 'error').mockImplementation((line: unknown) => void logged.push(String(line)));
-    server = await startLocalServer(config(dir));
+    const logger = createLogger({ service: 'rask', format: 'json', sink: (line) => void logged.push(line) });
+    server = await startLocalServer(config(dir), { logger });
 
     expect(server.startup).toEqual({
       removedTmpFiles: 2,
@@ -93,7 +94,7 @@ describe('start-up cleanup', () => {
     // Exactly one summary line.
     const lines = logged.filter((l) => l.includes('start-up cleanup'));
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0])).toMatchObject({ level: 'info', removedTmpFiles: 2, claimsWithoutRecord: 1 });
+    expect(JSON.parse(lines[0])).toMatchObject({ level: 'INFO', message: 'start-up cleanup', removedTmpFiles: 2, claimsWithoutRecord: 1 });
   });
 
   it('a clean directory reports zeros', async () => {
