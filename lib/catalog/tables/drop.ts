@@ -1,5 +1,5 @@
 import { TableNotFoundError } from '../../errors.js';
-import type { ObjectStore } from '../../ports/object-store.js';
+import { LinkRefusedError, type ObjectStore } from '../../ports/object-store.js';
 import type { ProtectionRecord, TableRecord, WarehouseRecord } from '../../registry/records.js';
 import type { Versioned } from '../../registry/registry.js';
 import type { CatalogServices } from '../services.js';
@@ -176,7 +176,13 @@ export async function purgeTableData(
 }
 
 async function isEmpty(store: ObjectStore, tablePath: string): Promise<boolean> {
-  return (await store.list({ prefix: `${tablePath}/`, limit: 1 })).objects.length === 0;
+  try {
+    return (await store.list({ prefix: `${tablePath}/`, limit: 1 })).objects.length === 0;
+  } catch (err) {
+    // A location replaced by a link is not listed through it: the purge walk removes the link itself.
+    if (err instanceof LinkRefusedError) return false;
+    throw err;
+  }
 }
 
 async function answer(
