@@ -38,7 +38,7 @@ export function apiEvent(
       identity: { sourceIp: '127.0.0.1', userAgent: 'rask-smoke' },
       protocol: 'HTTP/1.1',
       requestTimeEpoch: Date.now(),
-      authorizer: { principal: 'bootstrap-admin', principalId: 'rask-admin' },
+      authorizer: { principal: 'admin', platformAdmin: 'true', via: 'admin-key', principalId: 'rask-admin' },
     },
   } as unknown as APIGatewayProxyEvent;
 }
