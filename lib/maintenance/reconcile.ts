@@ -266,6 +266,11 @@ async function visitClaim(ctx: WalkContext, obj: ObjectInfo): Promise<void> {
     ctx.findings.push({ kind: 'stuck-purging', ...base, detail: `location ${claim.path} of a dropped table has been purging since ${since}` });
     return;
   }
+  // A recoverable drop keeps its location claimed (`trashed`) while its trash record lives.
+  if (claim.state === 'trashed' && (await inTrash(svc, claim))) {
+    ctx.summary.trashed = (ctx.summary.trashed ?? 0) + 1;
+    return;
+  }
   // Any record at the location counts, mid-rename included: a raw read, never a settling one.
   const holder = await liveHolder(claim, (id) => readRaw(svc, id));
   if (!holder) {
@@ -338,6 +343,7 @@ async function repairOne(svc: CatalogServices, f: Finding): Promise<string> {
       const key = keys.locationClaim(svc.project, f.warehouse!, f.path!);
       const claim = (await svc.registry.read<LocationClaimRecord>(key))?.value;
       if (!claim || claim.state === 'purging') return 'no change: the claim changed meanwhile';
+      if (claim.state === 'trashed' && (await inTrash(svc, claim))) return 'no change: the location belongs to a table in trash';
       if (await liveHolder(claim, (id) => readRaw(svc, id))) return 'no change: a table uses the location now';
       await releaseClaim(svc, claimOwner(claim));
       return `claim on ${claim.path} released`;
@@ -412,3 +418,12 @@ function report(
 
 const fmt = (id: readonly string[]) => JSON.stringify(id);
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** Whether a `trashed` claim's table is still in trash (its bytes may be restored: never release them). */
+async function inTrash(svc: CatalogServices, claim: LocationClaimRecord): Promise<boolean> {
+  const project = svc.project;
+  for (const id of claim.ids) {
+    if (await svc.registry.read(keys.trash(project, id, claim.uid))) return true;
+  }
+  return false;
+}
