@@ -111,7 +111,7 @@ export class CatalogFunctions extends Construct {
           resources: [queue.table.tableArn, `${queue.table.tableArn}/index/${WORK_QUEUE_SCHEMA.index.name}`],
         }),
       );
-      f.fn.addEnvironment('RASK_WORK_QUEUE_TABLE', queue.table.tableName);
+      f.fn.addEnvironment('RASK_WORK_QUEUE_TABLE', queue.tableName);
     }
 
     // DescribeTable with load_detailed_metadata: the metadata function cannot open datasets, so
