@@ -34,7 +34,15 @@ export const LAYER_MODULES = ['@lancedb/lancedb', 'apache-arrow'] as const;
  * pins the version the tests ran against.
  */
 
-export type BundleKind = 'meta' | 'data' | 'jobs' | 'authorizer' | 'maintenance-reconcile' | 'maintenance-orphans';
+export type BundleKind =
+  | 'meta'
+  | 'data'
+  | 'jobs'
+  | 'authorizer'
+  | 'maintenance-reconcile'
+  | 'maintenance-orphans'
+  | 'maintenance-sweep'
+  | 'maintenance-index';
 
 export const ENTRY_POINTS: Readonly<Record<BundleKind, string>> = {
   meta: path.join(REPO_ROOT, 'functions', 'api-meta.ts'),
@@ -43,6 +51,8 @@ export const ENTRY_POINTS: Readonly<Record<BundleKind, string>> = {
   authorizer: path.join(REPO_ROOT, 'functions', 'authorizer.ts'),
   'maintenance-reconcile': path.join(REPO_ROOT, 'functions', 'maintenance-reconcile.ts'),
   'maintenance-orphans': path.join(REPO_ROOT, 'functions', 'maintenance-orphans.ts'),
+  'maintenance-sweep': path.join(REPO_ROOT, 'functions', 'maintenance-sweep.ts'),
+  'maintenance-index': path.join(REPO_ROOT, 'functions', 'maintenance-index.ts'),
 };
 
 /**
@@ -72,6 +82,10 @@ export function externalModules(kind: BundleKind): string[] {
     case 'maintenance-reconcile':
     case 'maintenance-orphans':
       return [];
+    // Sweep and index build open datasets: LanceDB comes from the layer.
+    case 'maintenance-sweep':
+    case 'maintenance-index':
+      return [...LAYER_MODULES];
   }
 }
 

@@ -52,12 +52,19 @@ export class RaskStack extends Stack {
     for (const f of [this.functions.meta, this.functions.data, this.functions.jobs]) this.changeEvents.grantPublish(f.fn);
     this.jobsFailures = failureQueue(this, 'JobsFailures');
     this.jobsSchedule = new JobsSchedule(this, 'JobsSchedule', { fn: this.functions.jobs.fn, failures: this.jobsFailures });
+    this.monitoring = new Monitoring(this, 'Alarms', {
+      stackName: config.stackName,
+      topicArn: config.alarmTopicArn,
+      alarmEmail: config.alarmEmail,
+    });
+    // Each maintenance pass alarms on its own errors (an incomplete pass throws), to the same topic.
     this.maintenance = new Maintenance(this, 'Maintenance', {
       config,
       storage: this.storage,
       queue: this.queue,
       settings: maintenanceSettingsFromContext(this.node),
       layer: this.functions.layer,
+      alarmTopic: this.monitoring.topic,
     });
     this.auth = new AdminKeyAuth(this, 'Auth', {
       config,
@@ -68,11 +75,6 @@ export class RaskStack extends Stack {
       config,
       handlers: { meta: this.functions.meta.fn, data: this.functions.data.fn },
       authorizer: this.auth.authorizer.fn,
-    });
-    this.monitoring = new Monitoring(this, 'Alarms', {
-      stackName: config.stackName,
-      topicArn: config.alarmTopicArn,
-      alarmEmail: config.alarmEmail,
     });
     const m = this.monitoring;
     m.addApi(this.api.api);

@@ -39,11 +39,24 @@ export interface MaintenancePassSpec {
 }
 
 /**
- * The passes this construct deploys. Sweep and index build (lib/maintenance/{sweep,index-builder}.ts)
- * join this list with their entries functions/maintenance-{sweep,index}.ts: one spec each, with
- * `lancedb: true` (docs/maintenance.md, "Deployment").
+ * The passes this construct deploys, one function each (functions/maintenance-<name>.ts). Sweep
+ * and index build open datasets: x86_64 with the LanceDB layer (docs/maintenance.md, "Deployment").
  */
 export const MAINTENANCE_PASSES: readonly MaintenancePassSpec[] = [
+  {
+    name: 'sweep',
+    kind: 'maintenance-sweep',
+    description: 'rask maintenance: sweep (compacts, folds indices, cleans up old versions per table policy)',
+    lancedb: true,
+    memoryMb: 4096,
+  },
+  {
+    name: 'index',
+    kind: 'maintenance-index',
+    description: 'rask maintenance: index build (builds missing policy indices, folds past the threshold, reports health)',
+    lancedb: true,
+    memoryMb: 4096,
+  },
   {
     name: 'reconcile',
     kind: 'maintenance-reconcile',
@@ -117,6 +130,8 @@ export interface MaintenanceProps {
   /** The LanceDB layer, for the passes that open datasets (sweep, index build). */
   readonly layer?: lambda.ILayerVersion;
   readonly passes?: readonly MaintenancePassSpec[];
+  /** Where each pass's alarm notifies (the stack's monitoring topic); default: `config.alarmTopicArn`, if set. */
+  readonly alarmTopic?: sns.ITopic;
 }
 
 /** One deployed pass: its function, schedule, failure queue and alarm. */
@@ -145,7 +160,7 @@ export class Maintenance extends Construct {
   constructor(scope: Construct, id: string, props: MaintenanceProps) {
     super(scope, id);
     const { config, storage, queue, settings } = props;
-    const topic = config.alarmTopicArn ? sns.Topic.fromTopicArn(this, 'AlarmTopic', config.alarmTopicArn) : undefined;
+    const topic = props.alarmTopic ?? (config.alarmTopicArn ? sns.Topic.fromTopicArn(this, 'AlarmTopic', config.alarmTopicArn) : undefined);
 
     for (const spec of props.passes ?? MAINTENANCE_PASSES) {
       const id = spec.name.charAt(0).toUpperCase() + spec.name.slice(1);

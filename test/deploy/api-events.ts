@@ -38,6 +38,8 @@ export function apiEvent(
       identity: { sourceIp: '127.0.0.1', userAgent: 'rask-smoke' },
       protocol: 'HTTP/1.1',
       requestTimeEpoch: Date.now(),
+      // What the deployed authorizer returns for the admin key (functions/authorizer.ts), as API
+      // Gateway hands it on; lib/governance/guard.ts (mode `authorizer`) takes the caller from it.
       authorizer: { principal: 'admin', platformAdmin: 'true', via: 'admin-key', principalId: 'rask-admin' },
     },
   } as unknown as APIGatewayProxyEvent;

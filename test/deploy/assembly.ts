@@ -29,6 +29,8 @@ export interface FunctionArtifact {
   readonly name: string;
   readonly handler: string;
   readonly runtime: string;
+  /** The template's `Timeout` in seconds (Lambda's default, 3, when absent). */
+  readonly timeoutSeconds: number;
   readonly assetDir: string;
   readonly layerDirs: readonly string[];
   readonly environment: Readonly<Record<string, string>>;
@@ -213,6 +215,7 @@ export function readAssembly(dir: string): Assembly {
         name: logicalId,
         handler: props.Handler,
         runtime: String(props.Runtime),
+        timeoutSeconds: typeof props.Timeout === 'number' ? props.Timeout : 3,
         assetDir: path.join(dir, assetPath),
         layerDirs,
         environment: Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, String(resolve(s.stackName, v))])),

@@ -42,7 +42,7 @@ export function createSandbox(fn: FunctionArtifact, options: SandboxOptions): Sa
   for (const dropped of options.dropFromLayers ?? []) {
     rmSync(path.join(opt, 'nodejs', 'node_modules', dropped), { recursive: true, force: true });
   }
-  const child = spawn(process.execPath, [RUNNER, taskRoot, fn.handler], {
+  const child = spawn(process.execPath, [RUNNER, taskRoot, fn.handler, String(fn.timeoutSeconds * 1000)], {
     cwd: taskRoot,
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',

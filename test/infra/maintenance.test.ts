@@ -8,20 +8,21 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
 import { build } from 'esbuild';
-import { esbuildOptions } from '../../infra/bundling.js';
+import { esbuildOptions, externalModules } from '../../infra/bundling.js';
 import { forbiddenInputs } from '../../infra/measure-bundle.js';
 import { describe, expect, it } from 'vitest';
 import { MAINTENANCE_PASSES } from '../../infra/constructs/maintenance.js';
 import { createRaskApp } from '../../infra/rask-app.js';
-import { asArray, flat, identityStatements, logicalId, resourcesOfType } from './helpers.js';
+import { asArray, flat, identityStatements, logicalId, mergedTemplate, resourcesOfType } from './helpers.js';
 
+/** Both stacks as one template (imports resolved to the stateful stack's resources). */
 function synth(context: Record<string, unknown> = {}): Template {
-  const { stack } = createRaskApp({
+  const { stack, stateStack } = createRaskApp({
     context: { 'aws:cdk:bundling-stacks': [], ...context },
     nag: false,
     outdir: mkdtempSync(path.join(tmpdir(), 'rask-cdk-')),
   });
-  return Template.fromStack(stack);
+  return mergedTemplate(Template.fromStack(stateStack), Template.fromStack(stack));
 }
 
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
@@ -39,8 +40,8 @@ function pass(t: Template, name: string) {
 }
 
 describe('maintenance passes', () => {
-  it('deploys reconcile and the orphan scan', () => {
-    expect(MAINTENANCE_PASSES.map((p) => p.name).sort()).toEqual(['orphans', 'reconcile']);
+  it('deploys all four passes: sweep, index build, reconcile and the orphan scan', () => {
+    expect(MAINTENANCE_PASSES.map((p) => p.name).sort()).toEqual(['index', 'orphans', 'reconcile', 'sweep']);
   });
 
   it('runs each pass on its own rule, with distinct default cadences and no retries', () => {
@@ -52,17 +53,31 @@ describe('maintenance passes', () => {
       expect(rules[0].Properties!.Targets[0].RetryPolicy).toMatchObject({ MaximumRetryAttempts: 0 });
       const props = resourcesOfType(defaults, 'AWS::Lambda::Function')[fn].Properties!;
       expect(props).toMatchObject({ Timeout: 900, Runtime: 'nodejs22.x' });
-      // Reconcile and the orphan scan open no dataset: no LanceDB layer.
-      expect(props.Layers).toBeUndefined();
+      if (name === 'sweep' || name === 'index') {
+        // Sweep and index build open datasets: x86_64 with the LanceDB layer.
+        expect(props.Architectures, name).toEqual(['x86_64']);
+        expect(props.Layers, name).toHaveLength(1);
+      } else {
+        // Reconcile and the orphan scan open no dataset: no LanceDB layer.
+        expect(props.Architectures, name).toEqual(['arm64']);
+        expect(props.Layers, name).toBeUndefined();
+      }
     }
-    expect(expressions).toEqual({ reconcile: 'rate(15 minutes)', orphans: 'rate(1 day)' });
+    expect(expressions).toEqual({ index: 'rate(5 minutes)', reconcile: 'rate(15 minutes)', sweep: 'rate(1 hour)', orphans: 'rate(1 day)' });
     expect(new Set(Object.values(expressions)).size).toBe(MAINTENANCE_PASSES.length);
   });
 
   it('takes cadences, repair and delete from context, and refuses a bad value', () => {
-    const t = synth({ 'rask:maintenanceReconcileMinutes': '30', 'rask:maintenanceOrphansMinutes': 720 });
+    const t = synth({
+      'rask:maintenanceReconcileMinutes': '30',
+      'rask:maintenanceOrphansMinutes': 720,
+      'rask:maintenanceSweepMinutes': '120',
+      'rask:maintenanceIndexMinutes': 10,
+    });
     expect(pass(t, 'reconcile').rules[0].Properties!.ScheduleExpression).toBe('rate(30 minutes)');
     expect(pass(t, 'orphans').rules[0].Properties!.ScheduleExpression).toBe('rate(12 hours)');
+    expect(pass(t, 'sweep').rules[0].Properties!.ScheduleExpression).toBe('rate(2 hours)');
+    expect(pass(t, 'index').rules[0].Properties!.ScheduleExpression).toBe('rate(10 minutes)');
     expect(() => synth({ 'rask:maintenanceSweepMinutes': 'hourly' })).toThrow(/rask:maintenanceSweepMinutes must be a whole number/);
     expect(() => synth({ 'rask:maintenanceOrphansDelete': 'yes' })).toThrow(/rask:maintenanceOrphansDelete must be true or false/);
   });
@@ -102,6 +117,16 @@ describe('maintenance passes', () => {
     }
   });
 
+  it('lets sweep and index build rewrite: registry, warehouse and work queue read-write, nothing else of AWS', () => {
+    for (const name of ['sweep', 'index']) {
+      const { statements, actionsOn } = pass(defaults, name);
+      expect(actionsOn((r) => /\/registry\/\*$/.test(r)), name).toEqual(expect.arrayContaining(['s3:GetObject', 's3:PutObject', 's3:DeleteObject']));
+      expect(actionsOn((r) => /\/warehouse\/\*$/.test(r)), name).toEqual(expect.arrayContaining(['s3:GetObject', 's3:PutObject', 's3:DeleteObject']));
+      expect(actionsOn((r) => r.includes('WorkQueueTable')), name).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:Query']));
+      expect(statements.flatMap((s) => asArray(s.statement.Action)).some((a) => a.startsWith('sts:') || a.startsWith('lambda:') || a.startsWith('events:')), name).toBe(false);
+    }
+  });
+
   it('widens exactly what repair and delete need when context enables them', () => {
     const t = synth({ 'rask:maintenanceReconcileRepair': 'true', 'rask:maintenanceOrphansDelete': true });
     const reconcile = pass(t, 'reconcile');
@@ -118,14 +143,17 @@ describe('maintenance passes', () => {
     expect(env('orphans').RASK_ORPHANS_DELETE).toBe('true');
   });
 
-  it('bundles reconcile and the orphan scan without LanceDB or Arrow', async () => {
-    for (const { kind } of MAINTENANCE_PASSES) {
+  it('bundles every pass without LanceDB or Arrow inside (sweep and index build import them from the layer)', async () => {
+    for (const { kind, lancedb } of MAINTENANCE_PASSES) {
       const { outExtension: _unused, ...options } = esbuildOptions(kind);
       const result = await build({ ...options, outfile: `${kind}.mjs`, write: false, metafile: true, logLevel: 'silent' });
       const inputs = Object.keys(result.metafile!.inputs);
       expect(inputs.some((i) => i.includes('lib/maintenance/')), kind).toBe(true);
       expect(inputs.filter((i) => i.includes('@lancedb') || i.includes('apache-arrow')), kind).toEqual([]);
       expect(forbiddenInputs(result.metafile!), kind).toEqual([]);
+      // Only the passes that open datasets carry the data plane, which loads LanceDB from the layer.
+      expect(inputs.includes('lib/data/maintenance.ts'), kind).toBe(lancedb);
+      expect(externalModules(kind).includes('@lancedb/lancedb'), kind).toBe(lancedb);
     }
-  }, 30_000);
+  }, 60_000);
 });

@@ -5,6 +5,7 @@
  * and metrics, and a retention on the execution-log group.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { MAINTENANCE_PASSES } from '../../infra/constructs/maintenance.js';
 import { flat, logicalId, resourcesOfType, synthRask } from './helpers.js';
 
 let built: ReturnType<typeof synthRask>;
@@ -35,10 +36,11 @@ describe('alarm topic', () => {
 });
 
 describe('alarms', () => {
-  it('p99 duration, errors and throttles for each of the four functions', () => {
+  it('p99 duration, errors and throttles for each of the four functions (and errors for each maintenance pass)', () => {
     for (const metric of ['Duration', 'Errors', 'Throttles']) {
       const found = alarms().filter((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === metric);
-      expect(found, metric).toHaveLength(4);
+      // Each scheduled maintenance pass has its own error alarm (infra/constructs/maintenance.ts).
+      expect(found, metric).toHaveLength(metric === 'Errors' ? 4 + MAINTENANCE_PASSES.length : 4);
       if (metric === 'Duration') for (const a of found) expect(a.ExtendedStatistic).toBe('p99');
     }
     const meta = alarms().find((a) => a.MetricName === 'Duration' && flat(a.Dimensions[0].Value).includes('FunctionsMeta'));
@@ -66,10 +68,12 @@ describe('asynchronous failures', () => {
   it('the jobs function and its schedule send failures to an encrypted queue, whose depth alarms', () => {
     const queue = logicalId(template(), 'AWS::SQS::Queue', 'JobsFailures');
     template().hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true, MessageRetentionPeriod: 1_209_600 });
-    const invoke = Object.values(resourcesOfType(template(), 'AWS::Lambda::EventInvokeConfig'))[0].Properties!;
+    // The jobs function's (each maintenance pass has its own queue, test/infra/maintenance.test.ts).
+    const jobs = logicalId(template(), 'AWS::Lambda::Function', 'FunctionsJobsFunction');
+    const invoke = Object.values(resourcesOfType(template(), 'AWS::Lambda::EventInvokeConfig')).find((c) => c.Properties!.FunctionName.Ref === jobs)!.Properties!;
     expect(invoke.MaximumRetryAttempts).toBe(0);
     expect(invoke.DestinationConfig).toEqual({ OnFailure: { Destination: { 'Fn::GetAtt': [queue, 'Arn'] } } });
-    const [rule] = Object.values(resourcesOfType(template(), 'AWS::Events::Rule'));
+    const rule = Object.values(resourcesOfType(template(), 'AWS::Events::Rule')).find((r) => JSON.stringify(r.Properties!.Targets).includes(jobs))!;
     expect(rule.Properties!.Targets[0].DeadLetterConfig).toEqual({ Arn: { 'Fn::GetAtt': [queue, 'Arn'] } });
     expect(alarms()).toContainEqual(expect.objectContaining({ Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 }));
   });

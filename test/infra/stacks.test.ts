@@ -5,6 +5,7 @@
  * through named exports of the stateful stack.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { MAINTENANCE_PASSES } from '../../infra/constructs/maintenance.js';
 import { resourcesOfType, synthRask } from './helpers.js';
 
 let built: ReturnType<typeof synthRask>;
@@ -83,7 +84,8 @@ describe('two stacks of one app', () => {
     const env = (key: string) => fns.map((f) => f.Properties!.Environment?.Variables?.[key]).filter(Boolean);
     expect(env('RASK_REGISTRY_BUCKET')[0]).toEqual({ 'Fn::ImportValue': 'Rask-State-RegistryBucketName' });
     expect(env('RASK_WAREHOUSE_BUCKET')[0]).toEqual({ 'Fn::ImportValue': 'Rask-State-WarehouseBucketName' });
-    expect(env('RASK_WORK_QUEUE_TABLE')).toEqual([{ 'Fn::ImportValue': 'Rask-State-WorkQueueTableName' }]);
+    // meta, data, jobs and every maintenance pass use the one queue, by its exported name.
+    expect(env('RASK_WORK_QUEUE_TABLE')).toEqual(Array(3 + MAINTENANCE_PASSES.length).fill({ 'Fn::ImportValue': 'Rask-State-WorkQueueTableName' }));
     expect(env('RASK_ADMIN_KEY_SECRET_ID')).toEqual([{ 'Fn::ImportValue': 'Rask-State-AdminKeySecretArn' }]);
   });
 });
