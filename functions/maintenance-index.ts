@@ -1,3 +1,5 @@
+import { lambdaObservability } from '../lib/observability/lambda.js';
+import { withPowertools } from '../lib/observability/middy.js';
 import { createMaintenanceServices } from '../lib/app/aws-maintenance.js';
 import type { CatalogServices } from '../lib/catalog/services.js';
 import { loadAwsConfig } from '../lib/config.js';
@@ -23,9 +25,16 @@ function servicesOnce(): Promise<CatalogServices> {
   return services;
 }
 
-export const handler = maintenanceHandler({
-  name: 'index',
-  pass: indexBuild,
-  services: servicesOnce,
-  reserveMs: 60_000,
-});
+export const observability = lambdaObservability('maintenance-index');
+
+export const handler = withPowertools(
+  maintenanceHandler({
+    name: 'index',
+    pass: indexBuild,
+    services: servicesOnce,
+    reserveMs: 60_000,
+    log: (entry) => observability.logger.info('maintenance pass', entry),
+  }),
+  observability,
+);
+

@@ -1,3 +1,5 @@
+import { lambdaObservability } from '../lib/observability/lambda.js';
+import { withPowertools } from '../lib/observability/middy.js';
 import { createMaintenanceServices } from '../lib/app/aws-maintenance.js';
 import type { CatalogServices } from '../lib/catalog/services.js';
 import { loadAwsConfig } from '../lib/config.js';
@@ -17,10 +19,17 @@ function servicesOnce(): Promise<CatalogServices> {
   return services;
 }
 
-export const handler = maintenanceHandler({
-  name: 'orphans',
-  pass: orphanScan,
-  services: servicesOnce,
-  reserveMs: 60_000,
-  options: { delete: process.env.RASK_ORPHANS_DELETE === 'true' },
-});
+export const observability = lambdaObservability('maintenance-orphans');
+
+export const handler = withPowertools(
+  maintenanceHandler({
+    name: 'orphans',
+    pass: orphanScan,
+    services: servicesOnce,
+    reserveMs: 60_000,
+    options: { delete: process.env.RASK_ORPHANS_DELETE === 'true' },
+    log: (entry) => observability.logger.info('maintenance pass', entry),
+  }),
+  observability,
+);
+

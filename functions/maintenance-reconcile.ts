@@ -1,3 +1,5 @@
+import { lambdaObservability } from '../lib/observability/lambda.js';
+import { withPowertools } from '../lib/observability/middy.js';
 import { createMaintenanceServices } from '../lib/app/aws-maintenance.js';
 import type { CatalogServices } from '../lib/catalog/services.js';
 import { loadAwsConfig } from '../lib/config.js';
@@ -16,10 +18,17 @@ function servicesOnce(): Promise<CatalogServices> {
   return services;
 }
 
-export const handler = maintenanceHandler({
-  name: 'reconcile',
-  pass: reconcile,
-  services: servicesOnce,
-  reserveMs: 60_000,
-  options: { repair: process.env.RASK_RECONCILE_REPAIR === 'true' },
-});
+export const observability = lambdaObservability('maintenance-reconcile');
+
+export const handler = withPowertools(
+  maintenanceHandler({
+    name: 'reconcile',
+    pass: reconcile,
+    services: servicesOnce,
+    reserveMs: 60_000,
+    options: { repair: process.env.RASK_RECONCILE_REPAIR === 'true' },
+    log: (entry) => observability.logger.info('maintenance pass', entry),
+  }),
+  observability,
+);
+

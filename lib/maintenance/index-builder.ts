@@ -18,6 +18,7 @@
  *
  * Tables the sweep skips (mid-move, mid-purge, declared-only, trashed) are skipped here too.
  */
+import { announce } from './announce.js';
 import { DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS } from '../config.js';
 import { jobContext } from '../jobs/context.js';
 import { enqueue } from '../jobs/jobs.js';
@@ -235,6 +236,7 @@ export function makeIndexBuilder(data?: IndexData): MaintenancePass {
     if (options.dryRun) return { ...report, material };
     const loud = walk.problems.length > 0 || report.summary.build_failures > 0 || report.summary.indices_unknown > 0;
     const reportKey = await writeReport(services.registry, report, material || loud);
+    if (material) await announce(services, report, reportKey);
     return { ...report, material, reportKey };
   };
 }

@@ -28,6 +28,7 @@
  * rebases over concurrent appends (test/maintenance/sweep.test.ts runs four writers against a
  * sweep and counts every row). A commit conflict that Lance gives up on is retried here.
  */
+import { announce } from './announce.js';
 import { hasData } from '../catalog/tables/lookup.js';
 import { isMain, listTags } from '../catalog/tables/lance-refs.js';
 import { versionsPrefix } from '../catalog/tables/manifests.js';
@@ -380,6 +381,7 @@ export function makeSweep(data?: SweepData, safetyMs = CUTOFF_SAFETY_MS): Mainte
     };
     if (options.dryRun) return { ...report, material };
     const reportKey = await writeReport(services.registry, report, material || walk.problems.length > 0);
+    if (material) await announce(services, report, reportKey);
     return { ...report, material, reportKey };
   };
 }

@@ -1,3 +1,4 @@
+import type { RaskEvent } from '../../lib/events/cloudevent.js';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -36,8 +37,12 @@ describe.each<RegistryKind>(['fs', 's3-fake'])('sweep (registry on %s, datasets 
     expect(before.fragments).toBe(20);
     expect(before.versions.length).toBe(20);
 
-    const report = await sweep(e.services, { overrides: { olderThanDays: 0 } });
+    // Change events (docs/events.md): one for the run that did material work, none for an idle one.
+    const events: RaskEvent[] = [];
+    const services = { ...e.services, events: { stats: { published: 0, retried: 0, failed: 0 }, publish: async (batch: readonly RaskEvent[]) => void events.push(...batch) } };
+    const report = await sweep(services, { overrides: { olderThanDays: 0 } });
     expect(report.problems).toEqual([]);
+    expect(events.map((x) => [x.type, x.data.details?.report])).toEqual([['dev.rask.maintenance.sweep.completed', report.reportKey]]);
     const item = itemOf(report, 'a.t');
     expect(item.steps?.compact.status).toBe('done');
     expect(item.steps?.cleanup).toMatchObject({ status: 'done', protected_tags: [{ name: 'keep', version: 5 }], limited_by_tags: [{ name: 'keep', version: 5 }] });
@@ -64,8 +69,9 @@ describe.each<RegistryKind>(['fs', 's3-fake'])('sweep (registry on %s, datasets 
     expect(stored[0].items).toHaveLength(1);
 
     // An idle run stores its summary only.
-    const idle = await sweep(e.services, { overrides: { olderThanDays: 0 } });
+    const idle = await sweep(services, { overrides: { olderThanDays: 0 } });
     expect(idle.material).toBe(false);
+    expect(events).toHaveLength(1);
     const both = await storedReports(e);
     expect(both).toHaveLength(2);
     const idleStored = both.find((r) => r.material === false);
