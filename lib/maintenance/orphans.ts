@@ -32,7 +32,7 @@ import { keys, parseLocationClaimKey, parseTreeKey } from '../registry/keys.js';
 import type { StorageRoot, TableRecord, WarehouseRecord } from '../registry/records.js';
 import { type Cursor, decodeCursor, encodeCursor, forProject, listProjects, listWarehouses, walk } from './estate.js';
 import { readManifestRefs } from './lance-manifest.js';
-import type { MaintenancePass, PassOptions, PassReport } from './pass.js';
+import { finishReport, type MaintenancePass, type PassOptions, type PassReport } from './pass.js';
 
 export interface OrphanSettings {
   /** Objects younger than this are never candidates (writes in flight). */
@@ -380,16 +380,7 @@ function report(
   candidates: OrphanCandidate[],
   problems: string[],
 ): PassReport {
-  return {
-    pass: 'orphans',
-    startedAt,
-    finishedAt: services.now().toISOString(),
-    complete,
-    ...(cursor ? { cursor } : {}),
-    summary,
-    items: candidates.map((c) => ({ ...c })),
-    problems,
-  };
+  return finishReport(services, { pass: 'orphans', startedAt, complete, cursor, summary, items: candidates.map((x) => ({ ...x })), problems });
 }
 
 const where = (w: WarehouseRecord) => JSON.stringify(`${w.project}/${w.name}`);

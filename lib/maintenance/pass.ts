@@ -58,3 +58,12 @@ export interface PassReport {
 }
 
 export type MaintenancePass = (services: CatalogServices, options: PassOptions) => Promise<PassReport>;
+
+/** A finished run's report, stamped now; the cursor only when the run stopped at its deadline. */
+export function finishReport(
+  services: Pick<CatalogServices, 'now'>,
+  run: Omit<PassReport, 'finishedAt' | 'cursor'> & { readonly cursor?: string | undefined },
+): PassReport {
+  const { cursor, ...rest } = run;
+  return { ...rest, finishedAt: services.now().toISOString(), ...(cursor ? { cursor } : {}) };
+}

@@ -39,7 +39,7 @@ import type { WorkQueue } from '../ports/work-queue.js';
 import { keys, parseLocationClaimKey, parseTreeKey } from '../registry/keys.js';
 import type { LocationClaimRecord, NamespaceRecord, TableRecord, WarehouseRecord } from '../registry/records.js';
 import { type Cursor, decodeCursor, encodeCursor, forProject, inScope, listProjects, listWarehouses, walk } from './estate.js';
-import type { MaintenancePass, PassOptions, PassReport } from './pass.js';
+import { finishReport, type MaintenancePass, type PassOptions, type PassReport } from './pass.js';
 
 export type FindingKind =
   | 'parent-missing'
@@ -404,16 +404,7 @@ function report(
   findings: Finding[],
   problems: string[],
 ): PassReport {
-  return {
-    pass: 'reconcile',
-    startedAt,
-    finishedAt: services.now().toISOString(),
-    complete,
-    ...(cursor ? { cursor } : {}),
-    summary,
-    items: findings.map((f) => ({ ...f })),
-    problems,
-  };
+  return finishReport(services, { pass: 'reconcile', startedAt, complete, cursor, summary, items: findings.map((x) => ({ ...x })), problems });
 }
 
 const fmt = (id: readonly string[]) => JSON.stringify(id);
