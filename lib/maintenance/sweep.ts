@@ -8,8 +8,9 @@
  * - a table mid-rename (record state moving / arriving / moved): its record may change under us;
  * - a table mid-purge (location claim `purging`): its bytes are being deleted;
  * - a declared-only table: no dataset yet, and a client may be writing the first version now;
- * - a trashed table (recoverable drop): nobody may rewrite bytes someone can still restore.
- *   There are no trash records yet; `trashed()` is the seam where lib/lifecycle will answer.
+ * - a trashed table (recoverable drop): nobody may rewrite bytes someone can still restore. A
+ *   table in trash has no table record (lib/catalog/tables/trash.ts), so the walk never meets
+ *   it; test/maintenance/trash.test.ts proves every pass leaves its bytes alone.
  *
  * Cleanup never crosses a tagged version. Lance's own cleanup refuses the whole call when a
  * tagged version is older than its cutoff, and the Node SDK cannot ask it to skip tagged
@@ -45,7 +46,7 @@ const DAY_MS = 86_400_000;
 export const CUTOFF_SAFETY_MS = 1000;
 const COMMIT_ATTEMPTS = 4;
 
-export type SkipReason = 'moving' | 'purging' | 'declared-only' | 'trashed' | 'policy-disables-every-step' | 'interval';
+export type SkipReason = 'moving' | 'purging' | 'declared-only' | 'policy-disables-every-step' | 'interval';
 
 export interface StepReport {
   readonly status: 'done' | 'skipped' | 'nothing-to-do' | 'would-run' | 'ran-with-compaction';
@@ -120,16 +121,10 @@ interface LastSweepRecord {
 
 const lastSweepKey = (unit: TableUnit) => `p/${encodeSegment(unit.project)}/maint/last-sweep/${encodeSegment(unit.record.uid)}`;
 
-/** The seam for recoverable drops: no trash records exist yet, so nothing is trashed. */
-async function trashed(_unit: TableUnit): Promise<boolean> {
-  return false;
-}
-
 /** Why a table must not be touched by maintenance now, or undefined. Shared with the index builder. */
 export async function skipReason(unit: TableUnit): Promise<{ skipped: SkipReason; reason: string } | undefined> {
   const state = unit.record.state ?? 'active';
   if (state !== 'active') return { skipped: 'moving', reason: `the table is mid-rename (state ${state}); the next sweep will see it settled` };
-  if (await trashed(unit)) return { skipped: 'trashed', reason: 'the table is in the trash and may still be restored' };
   const claim = await unit.services.registry.read<LocationClaimRecord>(keys.locationClaim(unit.project, unit.record.warehouse, unit.record.path));
   if (claim?.value.state === 'purging') return { skipped: 'purging', reason: 'the table is being purged (its location claim is purging)' };
   if (!(await hasData(unit.store, unit.record.path))) {
