@@ -251,11 +251,13 @@ async function checkParents(
   if ((createsCatalogObject || op === 'CreateWarehouse' || op === 'GrantRole') && project && !record) {
     throw notFound(`project ${q(project)}`, CREATE_HINT.project);
   }
-  if (options.catalogParent && createsCatalogObject && project && request.id.length > 0) {
+  if (createsCatalogObject && project && request.id.length > 0) {
     const parent = request.id.slice(0, -1);
     if (parent.length > 0) {
-      const found = await services.registry.read<NamespaceRecord>(keys.namespace(project, parent));
-      if (!found || found.value.state !== 'active') throw new NamespaceNotFoundError(`namespace ${fmtId(parent)} does not exist${CREATE_HINT.namespace}`);
+      if (options.catalogParent) {
+        const found = await services.registry.read<NamespaceRecord>(keys.namespace(project, parent));
+        if (!found || found.value.state !== 'active') throw new NamespaceNotFoundError(`namespace ${fmtId(parent)} does not exist${CREATE_HINT.namespace}`);
+      }
     } else if (!effectiveDefault) {
       throw notFound(`a warehouse for project ${q(project)}`, CREATE_HINT.warehouse);
     }

@@ -180,6 +180,11 @@ export async function startS3HttpFake(): Promise<S3HttpFake> {
       grant.scopes.push({ bucket, prefix });
       grants.set(accessKeyId, grant);
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        // LanceDB's client keeps connections alive: close them, or close() waits for their timeout.
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
