@@ -4,6 +4,7 @@
  * JSON-encoded `properties` / `storage_options` in the query. Every refused request is followed
  * by a read proving nothing was written.
  */
+import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Field, Float64, Schema, Table, Utf8 } from 'apache-arrow';
@@ -18,6 +19,8 @@ const t = (name: string) => new TableApi(s, ['cr', name]);
 /** Files (not directories) in any table directory called `dirName` in the warehouse. */
 async function filesOf(dirName: string): Promise<string[]> {
   const root = path.join(s.dataDir, 'warehouses');
+  // Before any table is written the warehouses directory does not exist: then there are no files.
+  if (!existsSync(root)) return [];
   const all = await readdir(root, { recursive: true, withFileTypes: true });
   return all.filter((e) => e.isFile() && path.join(e.parentPath, e.name).includes(`/${dirName}/`)).map((e) => e.name);
 }

@@ -104,6 +104,7 @@ const keysUnder = (prefix: string) => [...(s3.buckets.get(WH)?.keys() ?? [])].fi
 
 describe('the data plane on s3:// with vended credentials', () => {
   it('writes, appends and reads a declared table with the credentials vended for it', async () => {
+    const logFrom = s3.log.length; // requests of earlier tests (another test's 403s) are not this test's
     const t = await declare(`t${++seq}`);
     const engine = engineWith(t.options);
     expect(await engine.createTable(t.location, ipcRows(10), 'create')).toEqual({ version: 1 });
@@ -115,7 +116,7 @@ describe('the data plane on s3:// with vended credentials', () => {
     const written = keysUnder(t.prefix);
     expect(written.some((k) => k.includes('/_versions/'))).toBe(true);
     expect(written.some((k) => k.includes('/data/'))).toBe(true);
-    expect(s3.log.filter((l) => l.endsWith(' 403'))).toEqual([]);
+    expect(s3.log.slice(logFrom).filter((l) => l.endsWith(' 403'))).toEqual([]);
   });
 
   it("cannot touch another table's location with one table's credentials", async () => {

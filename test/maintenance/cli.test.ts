@@ -25,12 +25,14 @@ function rask(args: string[], env: Record<string, string>): Promise<{ code: numb
 describe('rask CLI (child process, temp data dir)', () => {
   let dir: string;
   let env: Record<string, string>;
-  let location: string;
+  let location: string; // a.b.t: the sweep test compacts it
+  let dryLocation: string; // d.e.t: the dry-run test's own table, never swept
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'rask-cli-'));
     env = { RASK_DATA_DIR: dir };
     const { services } = await createLocalApp(loadLocalConfig(env));
     ({ location } = await tableWithAppends(services, ['a', 'b', 't'], 8));
+    ({ location: dryLocation } = await tableWithAppends(services, ['d', 'e', 't'], 8));
     await tableWithAppends(services, ['c', 'u'], 3);
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -40,27 +42,31 @@ describe('rask CLI (child process, temp data dir)', () => {
     return existsSync(d) ? (await readdir(d, { recursive: true })).filter((f) => String(f).endsWith('.json')) : [];
   };
 
+  // Reports other tests wrote stay; each test checks what it added.
   it('refuses bad usage with status 2 and writes nothing', async () => {
+    const before = await reports();
     const cases = [['maintenance', 'nope'], ['maintenance', 'sweep', '--older-than-days', '-1', '--bogus']];
     const results = await Promise.all(cases.map((args) => rask(args, env)));
     results.forEach((r, i) => {
       expect(r.code, cases[i].join(' ')).toBe(2);
       expect(r.stderr).toMatch(/usage: rask maintenance/);
     });
-    expect(await reports()).toEqual([]);
+    expect(await reports()).toEqual(before);
   });
 
   it('--dry-run reports what it would do and changes nothing', async () => {
-    const r = await rask(['maintenance', 'sweep', '--namespace', 'a.b', '--dry-run', '--older-than-days', '0'], env);
+    const before = await reports();
+    const r = await rask(['maintenance', 'sweep', '--namespace', 'd.e', '--dry-run', '--older-than-days', '0'], env);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const report = JSON.parse(r.stdout);
-    expect(report.items.map((i: { table: string[] }) => i.table)).toEqual([['a', 'b', 't']]);
+    expect(report.items.map((i: { table: string[] }) => i.table)).toEqual([['d', 'e', 't']]);
     expect(report.items[0].steps.compact).toMatchObject({ status: 'would-run', fragments: 8 });
-    expect((await datasetState(location)).fragments).toBe(8);
-    expect(await reports()).toEqual([]);
+    expect((await datasetState(dryLocation)).fragments).toBe(8);
+    expect(await reports()).toEqual(before);
   });
 
   it('sweeps one table with a one-run override and prints the JSON report', async () => {
+    const before = await reports();
     const r = await rask(['maintenance', 'sweep', '--table', 'a.b.t', '--older-than-days', '0', '--json'], env);
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout);
@@ -70,7 +76,7 @@ describe('rask CLI (child process, temp data dir)', () => {
     expect(after.fragments).toBe(1);
     expect(after.rows).toBe(80);
     expect(after.versions).toHaveLength(1);
-    expect(await reports()).toHaveLength(1);
+    expect((await reports()).filter((f) => !before.includes(f))).toHaveLength(1);
   });
 
   it('answers a pass this build does not include with a clear "not available"', async () => {

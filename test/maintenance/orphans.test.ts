@@ -79,6 +79,15 @@ beforeAll(async () => {
 
 afterAll(() => f?.cleanup());
 
+// Each test plants its own files under its own names; earlier plants are removed before every test
+// (in both describes), so the manifest-vs-disk and healthy-warehouse checks see only LanceDB's files.
+beforeEach(async () => {
+  const store = s.storageFor({ kind: 'file', path: root });
+  for (const k of (await store.list({})).objects.map((o) => o.key)) {
+    if (/orphan|leftover|reserved|\.blob$|manifest-|fresh/.test(k)) await store.delete(k);
+  }
+});
+
 describe('the orphan scan on a real dataset', () => {
   it('reads every file a manifest names (parser checked against the files LanceDB wrote)', async () => {
     const dir = path.join(root, 'ds/t.lance');
@@ -110,14 +119,6 @@ describe('the orphan scan on a real dataset', () => {
 });
 
 describe('orphan scan exclusions and candidates', () => {
-  beforeEach(async () => {
-    // Each test plants its own files under its own names; earlier plants are removed here.
-    const store = s.storageFor({ kind: 'file', path: root });
-    for (const k of (await store.list({})).objects.map((o) => o.key)) {
-      if (/orphan|leftover|reserved|\.blob$|manifest-|fresh/.test(k)) await store.delete(k);
-    }
-  });
-
   it('reports an unreferenced data file and an unreferenced folder, with size and age', async () => {
     await plant('ds/t.lance/data/orphan-0001.lance', 'twelve bytes');
     await plant('leftover/x.lance/data/a.lance', 'abc');
