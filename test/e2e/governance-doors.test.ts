@@ -4,7 +4,7 @@
 import { mkdtemp, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /** The control-plane doors over raw HTTP (auth off: authorization is test/e2e/governance-matrix.test.ts). */
@@ -14,11 +14,27 @@ describe('projects and warehouses', () => {
   const post = (p: string, body: unknown = {}) => server.request('POST', p, JSON.stringify(body));
   const get = (p: string) => server.request('GET', p);
 
-  beforeAll(async () => {
+  /** Project acme with warehouses w1 (its default, 3 trash-grace days) and w2. */
+  const createAcme = async () => {
+    expect((await post('/v1/projects', { name: 'acme', description: 'the acme team' })).status).toBe(200);
+    expect((await post('/v1/warehouses', { name: 'w1', project: 'acme', storage_root: path.join(roots, 'w1'), trash_grace_days: 3 })).status).toBe(200);
+    expect((await post('/v1/warehouses', { name: 'w2', project: 'acme', storage_root: path.join(roots, 'w2') })).status).toBe(200);
+  };
+  /** acme as above, with namespaces ml, sales and sales$eu bound to w2. */
+  const createAcmeWithNamespaces = async () => {
+    await createAcme();
+    expect((await post('/v1/warehouses/w2/bind', { project: 'acme', namespace: 'ml' })).status).toBe(200);
+    expect((await post('/v1/warehouses/w2/bind', { project: 'acme', namespace: 'sales' })).status).toBe(200);
+    expect((await post('/projects/acme/v1/namespace/sales%24eu/create')).status).toBe(200);
+  };
+
+  // A fresh server and storage per test: each test creates the projects, warehouses and
+  // namespaces it needs, so any order (or one test alone) works.
+  beforeEach(async () => {
     server = await startTestServer();
     roots = await mkdtemp(path.join(tmpdir(), 'rask-wh-'));
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await server.stop();
     await rm(roots, { recursive: true, force: true });
   });
@@ -51,6 +67,7 @@ describe('projects and warehouses', () => {
   });
 
   it('scopes warehouses by the project field, the query or the project base URI', async () => {
+    expect((await post('/v1/projects', { name: 'acme' })).status).toBe(200);
     const w1 = await post('/v1/warehouses', { name: 'w1', project: 'acme', storage_root: path.join(roots, 'w1'), trash_grace_days: 3 });
     expect(w1.status).toBe(200);
     expect(w1.json()).toMatchObject({ name: 'w1', project: 'acme', trash_grace_days: 3, managed_versioning: true, state: 'active' });
@@ -73,6 +90,7 @@ describe('projects and warehouses', () => {
   });
 
   it('binds top-level namespaces at creation and moves them only while empty', async () => {
+    await createAcme();
     const base = '/projects/acme/v1';
     expect((await post(`${base}/namespace/sales/create`)).status).toBe(200); // binds to the default, w1
     expect((await post('/v1/warehouses/w2/bind', { project: 'acme', namespace: 'ml' })).json()).toMatchObject({ created: true, warehouse: 'w2' });
@@ -88,6 +106,7 @@ describe('projects and warehouses', () => {
   });
 
   it('deletes bottom-up: a warehouse with bound namespaces and a project with warehouses refuse, naming them', async () => {
+    await createAcmeWithNamespaces();
     const wh = await post('/v1/warehouses/w2/delete', { project: 'acme' });
     expect(wh.status).toBe(409);
     expect(wh.json()).toMatchObject({ code: 3 });
@@ -98,6 +117,7 @@ describe('projects and warehouses', () => {
   });
 
   it('quarantines a deactivated warehouse: its namespaces answer 403 until activated', async () => {
+    await createAcmeWithNamespaces();
     const base = '/projects/acme/v1';
     expect((await post('/v1/warehouses/w2/deactivate', { project: 'acme' })).json()).toMatchObject({ state: 'deactivated' });
     expect((await get('/v1/warehouses/w2?project=acme')).json().state).toBe('deactivated');
@@ -113,7 +133,9 @@ describe('projects and warehouses', () => {
   });
 
   it('deletes an emptied warehouse and project; the default project cannot be deleted', async () => {
+    await createAcmeWithNamespaces();
     const base = '/projects/acme/v1';
+    expect((await post(`${base}/namespace/other/create`)).status).toBe(200); // binds to the default, w1
     for (const ns of ['sales%24eu', 'sales', 'ml', 'other']) expect((await post(`${base}/namespace/${ns}/drop`)).status).toBe(200);
     expect((await post('/v1/warehouses/w2/delete', { project: 'acme' })).json()).toMatchObject({ purged: false });
     expect((await post('/v1/warehouses/w1/delete', { project: 'acme' })).status).toBe(200);

@@ -1,7 +1,7 @@
 // @covers GetProjectMaintenancePolicy, SetProjectMaintenancePolicy, GetNamespaceMaintenancePolicy, SetNamespaceMaintenancePolicy, GetTableMaintenancePolicy, SetTableMaintenancePolicy
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type RawResponse, type TestServer } from '../support/server.js';
 
 const json = { 'content-type': 'application/json' };
@@ -14,13 +14,14 @@ const json = { 'content-type': 'application/json' };
 describe('raw HTTP: maintenance-policy doors', () => {
   let s: TestServer;
   let location: string;
-  beforeAll(async () => {
+  // A fresh server per test: each test sets the policies it reads, so any order (or one test alone) works.
+  beforeEach(async () => {
     s = await startTestServer();
     await s.request('POST', '/v1/namespace/a/create', '{}', json);
     await s.request('POST', '/v1/namespace/a%24b/create', '{}', json);
     location = (await post('/v1/table/a%24b%24t/declare')).json().location;
   });
-  afterAll(() => s.stop());
+  afterEach(() => s.stop());
 
   const post = (p: string, body: unknown = {}) => s.request('POST', p, JSON.stringify(body), json);
   const get = (p: string) => s.request('GET', p);
@@ -65,6 +66,7 @@ describe('raw HTTP: maintenance-policy doors', () => {
   });
 
   it('the root namespace is the project', async () => {
+    expect((await post('/v1/maintenance-policy', { policy: { older_than_days: 30 } })).status).toBe(200);
     const res = (await get('/v1/namespace/%24/maintenance-policy')).json();
     expect(res).toMatchObject({ level: 'project', policy: { older_than_days: 30 }, source: { level: 'project' } });
   });
@@ -77,6 +79,7 @@ describe('raw HTTP: maintenance-policy doors', () => {
   });
 
   it('answers bad input with a JSON error and writes nothing', async () => {
+    expect((await post('/v1/namespace/a/maintenance-policy', { policy: { older_than_days: 14 } })).status).toBe(200);
     const before = (await get('/v1/namespace/a/maintenance-policy')).json();
     expectError(await post('/v1/namespace/a/maintenance-policy', { policy: { older_than_days: -1 } }), 400, 13, /older_than_days/);
     expectError(await post('/v1/namespace/a/maintenance-policy', { policy: { nope: 1 } }), 400, 13, /unknown field/);
@@ -94,6 +97,7 @@ describe('raw HTTP: maintenance-policy doors', () => {
   });
 
   it('a re-created table does not inherit the dropped one\'s policy', async () => {
+    expect((await post('/v1/namespace/a/maintenance-policy', { policy: { older_than_days: 14 } })).status).toBe(200);
     await post('/v1/table/a%24b%24u/declare');
     await post('/v1/table/a%24b%24u/maintenance-policy', { policy: { older_than_days: 1 } });
     expect((await post('/v1/table/a%24b%24u/drop')).status).toBe(200);

@@ -94,6 +94,11 @@ describe('the metadata function', () => {
     });
     fake = createS3Fake({ target: S3Client });
     sts.on(AssumeRoleCommand).callsFake(async (input: AssumeRoleCommandInput) => mintedCredentials(1, Date.now(), input));
+  });
+  // A freshly loaded handler per test: Powertools keeps the cold-start flag on the logger and
+  // metrics the module creates, so only a fresh module's first invocation is a cold start.
+  beforeEach(async () => {
+    vi.resetModules();
     meta = (await import('../../functions/api-meta.js')).handler as never;
   });
   afterAll(() => {
@@ -130,6 +135,9 @@ describe('the metadata function', () => {
   });
 
   it('an error: the line carries the code and the request id the body names as instance; ClientErrors = 1', async () => {
+    // A warm container: an earlier invocation had the cold start.
+    const warm = await capture(() => meta(apiEvent('GET', '/v1/namespace/%24/list'), lambdaContext()));
+    expect(warm.result.statusCode).toBe(200);
     const event = apiEvent('POST', '/v1/table/missing%24t/describe', {});
     const { result, lines } = await capture(() => meta(event, lambdaContext()));
     const body = JSON.parse(result.body) as { code: number; instance: string };
