@@ -10,6 +10,24 @@ import { RaskFunction } from './rask-function.js';
 import type { StateRefs, StorageRefs } from '../state-stack.js';
 import { WORK_QUEUE_SCHEMA } from './queue.js';
 
+/**
+ * What every catalog function reads through lib/config.ts (loadAwsConfig): where the registry
+ * and the default warehouse are, and the default warehouse's settings. One place, so the API,
+ * jobs and maintenance functions cannot disagree about the contract.
+ */
+export function catalogEnvironment(config: RaskConfig, storage: StorageRefs): Record<string, string> {
+  return {
+    RASK_REGISTRY_BUCKET: storage.registryBucket.bucketName,
+    RASK_REGISTRY_PREFIX: storage.registryPrefix,
+    RASK_WAREHOUSE_BUCKET: storage.warehouseBucket.bucketName,
+    RASK_WAREHOUSE_PREFIX: storage.warehousePrefix,
+    RASK_MANAGED_VERSIONING: String(config.managedVersioning),
+    RASK_TRASH_GRACE_DAYS: String(config.trashGraceDays),
+    RASK_PROJECT: config.project,
+    RASK_WAREHOUSE: config.warehouse,
+  };
+}
+
 export interface CatalogFunctionsProps {
   readonly config: RaskConfig;
   readonly storage: StorageRefs;
@@ -40,17 +58,8 @@ export class CatalogFunctions extends Construct {
 
     this.layer = new LanceDbLayer(this, 'LanceDb').layer;
 
-    // Each function gets its own copy: the data function adds the work queue below.
-    const environment = (): Record<string, string> => ({
-      RASK_REGISTRY_BUCKET: storage.registryBucket.bucketName,
-      RASK_REGISTRY_PREFIX: storage.registryPrefix,
-      RASK_WAREHOUSE_BUCKET: storage.warehouseBucket.bucketName,
-      RASK_WAREHOUSE_PREFIX: storage.warehousePrefix,
-      RASK_MANAGED_VERSIONING: String(config.managedVersioning),
-      RASK_TRASH_GRACE_DAYS: String(config.trashGraceDays),
-      RASK_PROJECT: config.project,
-      RASK_WAREHOUSE: config.warehouse,
-    });
+    // Each function gets its own copy: functions add their own variables below.
+    const environment = () => catalogEnvironment(config, storage);
 
     this.meta = new RaskFunction(this, 'Meta', {
       kind: 'meta',

@@ -13,6 +13,7 @@ import type { BundleKind } from '../bundling.js';
 import type { RaskConfig } from '../config.js';
 import { acknowledge, acknowledgeWildcardResource } from '../nag.js';
 import { grantPrefixes } from './permissions.js';
+import { catalogEnvironment } from './functions.js';
 import { WORK_QUEUE_SCHEMA } from './queue.js';
 import { RaskFunction } from './rask-function.js';
 import type { StateRefs, StorageRefs } from '../state-stack.js';
@@ -164,17 +165,7 @@ export class Maintenance extends Construct {
 
     for (const spec of props.passes ?? MAINTENANCE_PASSES) {
       const id = spec.name.charAt(0).toUpperCase() + spec.name.slice(1);
-      const environment: Record<string, string> = {
-        RASK_REGISTRY_BUCKET: storage.registryBucket.bucketName,
-        RASK_REGISTRY_PREFIX: storage.registryPrefix,
-        RASK_WAREHOUSE_BUCKET: storage.warehouseBucket.bucketName,
-        RASK_WAREHOUSE_PREFIX: storage.warehousePrefix,
-        RASK_MANAGED_VERSIONING: String(config.managedVersioning),
-        RASK_TRASH_GRACE_DAYS: String(config.trashGraceDays),
-        RASK_PROJECT: config.project,
-        RASK_WAREHOUSE: config.warehouse,
-        RASK_WORK_QUEUE_TABLE: queue.tableName,
-      };
+      const environment: Record<string, string> = { ...catalogEnvironment(config, storage), RASK_WORK_QUEUE_TABLE: queue.tableName };
       if (spec.name === 'reconcile') environment.RASK_RECONCILE_REPAIR = String(settings.reconcileRepair);
       if (spec.name === 'orphans') environment.RASK_ORPHANS_DELETE = String(settings.orphansDelete);
 
