@@ -89,4 +89,5 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
 /** Structured logs on stderr; never given request bodies or credentials. */
 export const consoleLogger: ErrorLogger = {
   error: (message, fields) => console.error(JSON.stringify({ level: 'error', message, ...fields })),
+  warn: (message, fields) => console.error(JSON.stringify({ level: 'warn', message, ...fields })),
 };

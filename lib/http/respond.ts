@@ -11,6 +11,8 @@ export function jsonResponse(status: number, value: unknown): HttpResponse {
 
 export interface ErrorLogger {
   error(message: string, fields: Record<string, unknown>): void;
+  /** For a client's error whose text was redacted: worth keeping, but not an operator alarm. */
+  warn(message: string, fields: Record<string, unknown>): void;
 }
 
 export interface ErrorResponseOptions {
@@ -26,7 +28,8 @@ export const RETRY_AFTER_SECONDS = 1;
  * instance}`. Anything that is not a CatalogError is an internal error whose message is not
  * exposed (it may carry paths or secrets); it is logged with the request id instead. A
  * CatalogError's text has storage paths and source locations removed (lib/http/redact.ts); when
- * that changed anything, or the error is internal, the full text is logged with the request id.
+ * that changed anything the full text is logged at warn level (a client's mistake, not an alarm),
+ * and an internal error's at error level, both with the request id.
  * A 503 or 429 always carries Retry-After.
  */
 export function errorResponse(err: unknown, requestId: string, logger?: ErrorLogger, options: ErrorResponseOptions = {}): HttpResponse {
@@ -42,7 +45,7 @@ export function errorResponse(err: unknown, requestId: string, logger?: ErrorLog
       res.headers['retry-after'] = String(RETRY_AFTER_SECONDS);
     }
     if (err.code === ErrorCode.Internal) logger?.error('internal error', { requestId, err: describe(err) });
-    else if (error !== err.message || detail !== err.detail) logger?.error('error text redacted', { requestId, err: describe(err) });
+    else if (error !== err.message || detail !== err.detail) logger?.warn('error text redacted', { requestId, err: describe(err) });
     return res;
   }
   logger?.error('unexpected error', { requestId, err: describe(err) });

@@ -31,7 +31,8 @@ export interface World {
 export async function startWorld(): Promise<World> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'rask-world-'));
   const logs: World['logs'] = [];
-  const logger: ErrorLogger = { error: (message, fields) => void logs.push({ message, fields }) };
+  const push = (message: string, fields: Record<string, unknown>) => void logs.push({ message, fields });
+  const logger: ErrorLogger = { error: push, warn: push };
   const app = await createLocalApp(loadLocalConfig({ RASK_DATA_DIR: dataDir, RASK_JOBS_INTERVAL_MS: '0' }), { logger });
   const call: World['call'] = async (method, rawPath, options = {}) => {
     const b = options.body;

@@ -73,7 +73,7 @@ describe('error codes', () => {
 
   it('hide the message of unexpected errors but log it with the request id', () => {
     const logged: { message: string; fields: Record<string, unknown> }[] = [];
-    const res = errorResponse(new Error('secret path /x'), 'req-2', { error: (message, fields) => logged.push({ message, fields }) });
+    const res = errorResponse(new Error('secret path /x'), 'req-2', { error: (message, fields) => logged.push({ message, fields }), warn: () => {} });
     expect(res.status).toBe(500);
     const body = JSON.parse(res.body.toString());
     expect(body).toMatchObject({ code: 18, instance: 'req-2' });
@@ -86,7 +86,10 @@ describe('error codes', () => {
 
   it('log an InternalError (code 18) with the request id; expected errors are not logged', () => {
     const logged: { message: string; fields: Record<string, unknown> }[] = [];
-    const logger = { error: (message: string, fields: Record<string, unknown>) => logged.push({ message, fields }) };
+    const logger = {
+      error: (message: string, fields: Record<string, unknown>) => logged.push({ message, fields }),
+      warn: (message: string, fields: Record<string, unknown>) => logged.push({ message, fields }),
+    };
     const res = errorResponse(new InternalError('registry record k is unreadable'), 'req-3', logger);
     expect(res.status).toBe(500);
     expect(logged).toEqual([{ message: 'internal error', fields: expect.objectContaining({ requestId: 'req-3' }) }]);
@@ -101,7 +104,7 @@ describe('error codes', () => {
       handlers: { ListNamespaces: async () => Promise.reject(new TypeError('handler bug at /srv/secret')) },
       services: {},
       maxBodyBytes: 1024,
-      logger: { error: (message, fields) => logged.push({ message, fields }) },
+      logger: { error: (message, fields) => logged.push({ message, fields }), warn: () => {} },
     });
     const res = await router({
       method: 'GET',

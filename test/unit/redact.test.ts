@@ -18,7 +18,11 @@ describe('error bodies without storage paths (issue #8, defect 11)', () => {
 
   it('answers the redacted text and logs the full one with the request id', () => {
     const logged: Record<string, unknown>[] = [];
-    const logger = { error: (_m: string, fields: Record<string, unknown>) => void logged.push(fields) };
+    const levels: string[] = [];
+    const logger = {
+      error: (_m: string, fields: Record<string, unknown>) => void (levels.push('error'), logged.push(fields)),
+      warn: (_m: string, fields: Record<string, unknown>) => void (levels.push('warn'), logged.push(fields)),
+    };
     const res = errorResponse(new InvalidInputError('bad file /data/dir/x.lance'), 'req-1', logger, { redact: ['/data/dir'] });
     expect(JSON.parse(res.body.toString())).toEqual({ code: 13, error: 'bad file <storage>/x.lance', instance: 'req-1' });
     expect(logged).toHaveLength(1);
@@ -35,6 +39,8 @@ describe('error bodies without storage paths (issue #8, defect 11)', () => {
       instance: 'req-2',
     });
     expect(String(logged[1].err)).toContain('caused by: Error: raw /data/dir/y.rs:1:2');
+    // A client's mistake is kept at warn; only the internal error reaches error level (alarms).
+    expect(levels).toEqual(['warn', 'error']);
   });
 
   it('a 503 or 429 carries Retry-After', () => {
