@@ -110,34 +110,22 @@ async function removeIfSame(file: string, seen: Stats): Promise<boolean> {
 /** Counts claims without a live record; answers the warehouse-relative paths every claim covers. */
 async function reportClaims(services: CatalogServices, summary: StartupSummary): Promise<Set<string>> {
   const claimed = new Set<string>();
-  const prefix = keys.locationClaimsPrefix(services.project);
-  let startAfter: string | undefined;
-  let read = 0;
-  for (;;) {
-    const page = await services.registry.store.list({ prefix, startAfter, limit: 1000 });
-    for (const obj of page.objects) {
-      if (++read > SCAN_CAP) {
-        summary.scanTruncated = true;
-        return claimed;
-      }
-      const claim = (await services.registry.read<LocationClaimRecord>(obj.key))?.value;
-      if (!claim) continue;
-      claimed.add(claim.path);
-      if (claim.state === 'purging') {
-        summary.purgingClaims++;
-        continue;
-      }
-      let live = false;
-      for (const id of claim.ids) {
-        const t = (await services.registry.read<TableRecord>(keys.table(services.project, id)))?.value;
-        if (t && t.uid === claim.uid && t.path === claim.path) live = true;
-      }
-      if (!live) summary.claimsWithoutRecord++;
+  for await (const key of scanKeys(services, keys.locationClaimsPrefix(services.project), summary)) {
+    const claim = (await services.registry.read<LocationClaimRecord>(key))?.value;
+    if (!claim) continue;
+    claimed.add(claim.path);
+    if (claim.state === 'purging') {
+      summary.purgingClaims++;
+      continue;
     }
-    const last = page.objects[page.objects.length - 1];
-    if (!page.truncated || !last) return claimed;
-    startAfter = last.key;
+    let live = false;
+    for (const id of claim.ids) {
+      const t = (await services.registry.read<TableRecord>(keys.table(services.project, id)))?.value;
+      if (t && t.uid === claim.uid && t.path === claim.path) live = true;
+    }
+    if (!live) summary.claimsWithoutRecord++;
   }
+  return claimed;
 }
 
 /** Dataset folders `tables/<random>/<name>.lance` that no claim covers. */
@@ -154,7 +142,20 @@ async function unclaimedDatasetDirs(warehouseRoot: string, claimed: Set<string>)
 
 /** Namespaces left `dropping` and table records left mid-rename. */
 async function reportTree(services: CatalogServices, summary: StartupSummary): Promise<void> {
-  const prefix = keys.subtree(services.project, []);
+  for await (const key of scanKeys(services, keys.subtree(services.project, []), summary)) {
+    const kind = parseTreeKey(services.project, key)?.kind;
+    if (!kind) continue;
+    const value = (await services.registry.read<NamespaceRecord | TableRecord>(key))?.value;
+    if (kind === 'namespace' && (value as NamespaceRecord | undefined)?.state === 'dropping') summary.droppingNamespaces++;
+    if (kind === 'table' && ((value as TableRecord | undefined)?.state ?? 'active') !== 'active') summary.unsettledTables++;
+  }
+}
+
+/**
+ * The registry keys under `prefix`, page by page, stopping after SCAN_CAP keys (and saying so in
+ * the summary): start-up must stay quick however large the catalog is; reconcile does the rest.
+ */
+async function* scanKeys(services: CatalogServices, prefix: string, summary: StartupSummary): AsyncGenerator<string> {
   let startAfter: string | undefined;
   let read = 0;
   for (;;) {
@@ -164,11 +165,7 @@ async function reportTree(services: CatalogServices, summary: StartupSummary): P
         summary.scanTruncated = true;
         return;
       }
-      const kind = parseTreeKey(services.project, obj.key)?.kind;
-      if (!kind) continue;
-      const value = (await services.registry.read<NamespaceRecord | TableRecord>(obj.key))?.value;
-      if (kind === 'namespace' && (value as NamespaceRecord | undefined)?.state === 'dropping') summary.droppingNamespaces++;
-      if (kind === 'table' && ((value as TableRecord | undefined)?.state ?? 'active') !== 'active') summary.unsettledTables++;
+      yield obj.key;
     }
     const last = page.objects[page.objects.length - 1];
     if (!page.truncated || !last) return;
