@@ -23,6 +23,8 @@ async function filesUnder(dir: string): Promise<string[]> {
 
 describe('API keys (RASK_AUTH=keys)', () => {
   let server: TestServer;
+  const callOn = (on: TestServer, method: string, p: string, key: string | undefined, body?: unknown, header = 'x-api-key') =>
+    on.request(method, p, body === undefined ? undefined : JSON.stringify(body), key ? { [header]: header === 'authorization' ? `Bearer ${key}` : key } : {});
   const call = (method: string, p: string, key: string | undefined, body?: unknown, header = 'x-api-key') =>
     server.request(method, p, body === undefined ? undefined : JSON.stringify(body), key ? { [header]: header === 'authorization' ? `Bearer ${key}` : key } : {});
 
@@ -72,15 +74,23 @@ describe('API keys (RASK_AUTH=keys)', () => {
   });
 
   it('the official client authenticates with a key against a non-default project base URI', async () => {
+    // A server of its own: the principal list asserted above stays exactly what that test made.
+    const own = await startTestServer({ RASK_AUTH: 'keys', RASK_ADMIN_KEY: ADMIN });
+    const admin = async (method: string, p: string, body: unknown) => {
+      const res = await callOn(own, method, p, ADMIN, body);
+      expect([p, res.status]).toEqual([p, 200]);
+      return res.json();
+    };
     const root = await mkdtemp(path.join(tmpdir(), 'rask-auth-'));
     try {
-      await call('POST', '/v1/projects', ADMIN, { name: 'acme' });
-      await call('POST', '/v1/warehouses', ADMIN, { name: 'main', project: 'acme', storage_root: root });
-      const key = (await call('POST', '/v1/principals/alice/keys', ADMIN, {})).json().api_key;
-      const uri = `${server.url}/projects/acme`;
+      await admin('POST', '/v1/projects', { name: 'acme' });
+      await admin('POST', '/v1/warehouses', { name: 'main', project: 'acme', storage_root: root });
+      await admin('POST', '/v1/principals', { name: 'alice' });
+      const key = (await admin('POST', '/v1/principals/alice/keys', {})).api_key;
+      const uri = `${own.url}/projects/acme`;
       const denied = await lancedb.connectNamespace('rest', { uri, headers: { 'x-api-key': key } });
       await expect(denied.createNamespace(['sales'])).rejects.toThrow(/may not namespace:create/);
-      await call('POST', '/v1/grants', ADMIN, { project: 'acme', principal: 'alice', role: 'writer' });
+      await admin('POST', '/v1/grants', { project: 'acme', principal: 'alice', role: 'writer' });
       const db = await lancedb.connectNamespace('rest', { uri, headers: { 'x-api-key': key } });
       await db.createNamespace(['sales']);
       const t = await db.createTable('orders', [{ id: 1 }, { id: 2 }], ['sales']);
@@ -88,6 +98,7 @@ describe('API keys (RASK_AUTH=keys)', () => {
       const anonymous = await lancedb.connectNamespace('rest', { uri });
       await expect(anonymous.listNamespaces([])).rejects.toThrow(/credentials/);
     } finally {
+      await own.stop();
       await rm(root, { recursive: true, force: true });
     }
   });

@@ -69,6 +69,10 @@ describe('README client snippets', () => {
   });
 
   it('the delimiter snippet really kept `$` inside the names', async () => {
+    // Runs the snippet itself (it is idempotent: exist_ok) so this test does not lean on the one above.
+    await writeFile(path.join(dir, 'delimiter.mjs'), snippets().get('delimiter.mjs')!);
+    const out = await runNode('delimiter.mjs', dir, server.url);
+    expect({ code: out.code, stderr: out.stderr }).toEqual({ code: 0, stderr: '' });
     const res = await server.request('GET', '/v1/namespace/%3A%3A/list?delimiter=%3A%3A');
     expect(res.json().namespaces).toContain('prices$usd');
   });

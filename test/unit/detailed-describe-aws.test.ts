@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { tableToIPC, tableFromArrays } from 'apache-arrow';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { lambdaInspector } from '../../lib/adapters/aws/lambda-inspector.js';
 import { createAwsApp } from '../../lib/app/aws.js';
 import { handleInspectEvent, type InspectEvent } from '../../lib/app/inspect-event.js';
@@ -21,6 +21,8 @@ import { createS3Fake } from '../support/s3-fake.js';
 const ADMIN_CONTEXT = { principal: 'admin', platformAdmin: 'true', via: 'admin-key' };
 
 const lambda = mockClient(LambdaClient);
+// Each test sets its own behaviour and reads only its own calls, in whatever order they run.
+beforeEach(() => lambda.reset());
 afterAll(() => lambda.restore());
 
 /**
@@ -65,8 +67,8 @@ describe('detailed DescribeTable through the data function', () => {
     expect(body).toMatchObject({ version: 3, table: 't1', namespace: [], is_only_declared: false });
     expect(body.schema.fields[0].name).toBe('id');
     expect(calls).toEqual([{ location: declared.location, options: { version: 3 } }]);
-    const sent = lambda.commandCalls(InvokeCommand)[0].args[0].input;
-    expect(sent.FunctionName).toBe('rask-data');
+    const sent = lambda.commandCalls(InvokeCommand).map((c) => c.args[0].input.FunctionName);
+    expect(sent).toEqual(['rask-data']);
   });
 
   it('carries the data side\'s error code back to the caller', async () => {
