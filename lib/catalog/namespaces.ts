@@ -117,11 +117,13 @@ export async function createNamespace(
 export async function describeNamespace(
   services: CatalogServices,
   id: readonly string[],
-): Promise<{ properties: Record<string, string> }> {
-  if (id.length === 0) return { properties: {} };
+): Promise<{ properties: Record<string, string>; protected: boolean }> {
+  if (id.length === 0) return { properties: {}, protected: false };
   validateId('namespace', id);
-  const found = await requireNamespace(services, id);
-  return { properties: { ...found!.value.properties } };
+  // `protected` is ours (docs/lifecycle.md): a top-level field the spec's response schema admits
+  // and clients ignore, never inside `properties` (user data). Read beside the record: no extra round trip.
+  const [found, protection] = await Promise.all([requireNamespace(services, id), readProtectionRecord(services, 'namespace', id)]);
+  return { properties: { ...found!.value.properties }, protected: protection?.uid === found!.value.uid };
 }
 
 export async function namespaceExists(services: CatalogServices, id: readonly string[]): Promise<void> {

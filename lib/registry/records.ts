@@ -24,6 +24,12 @@ export interface ProjectRecord {
   readonly uid?: string;
   /** The principal that created it: an admin of the project from the same write (no second record). */
   readonly createdBy?: string;
+  /**
+   * Protection (docs/lifecycle.md): set through the update door by an admin; a protected project
+   * refuses delete (409 / 19 naming it) unless the request says `force=true`. A flag on the
+   * record, so it dies with the record: a re-created name starts unprotected.
+   */
+  readonly protection?: { readonly setAt: string; readonly setBy: string };
 }
 
 export interface WarehouseRecord {
@@ -40,6 +46,12 @@ export interface WarehouseRecord {
    * table gets when no table, namespace or project record sets one. Optional: no migration.
    */
   readonly maintenancePolicy?: Readonly<Record<string, unknown>>;
+  /**
+   * Protection (docs/lifecycle.md): set through the update door by an admin; a protected warehouse
+   * refuses delete (409 / 19 naming it) unless the request says `force=true`. A flag on the
+   * record, so it dies with the record: a re-created name starts unprotected.
+   */
+  readonly protection?: { readonly setAt: string; readonly setBy: string };
   readonly createdAt: string;
 }
 
