@@ -206,4 +206,21 @@ describe('what the matrix does not show on its own', () => {
     expect(cleared.body.protected).toBe(false);
     expect((await app.call('POST', '/v1/projects/born_protected/delete', {}, ADMIN_KEY)).status).toBe(200);
   });
+
+  it('grants survive a recoverable drop: a writer on a namespace subtree drops it and undrops it', async () => {
+    await app.arrange('POST', '/v1/projects', { name: 'kept' });
+    await app.arrange('POST', '/v1/warehouses', { name: 'w', project: 'kept', storage_root: '/w/kept', trash_grace_days: 3 });
+    await app.arrange('POST', '/projects/kept/v1/namespace/team/create', {});
+    await app.arrange('POST', `/projects/kept/v1/namespace/team%24sub/create${Q}`, {});
+    await app.arrange('POST', '/projects/kept/v1/namespace/other/create', {});
+    const owner = await app.principal('team_owner', { project: 'kept', role: 'writer', namespace: ['team'] });
+    expect((await app.call('POST', '/projects/kept/v1/namespace/team/drop', { behavior: 'Cascade' }, owner)).status).toBe(200);
+    const tasks = await app.call('GET', '/projects/kept/v1/namespace/team/tasks', undefined, owner);
+    expect(tasks.body.tasks).toEqual([expect.objectContaining({ root: ['team'], namespaces: 2 })]);
+    // Outside the grant: refused; inside it: restored.
+    expect((await app.call('POST', '/projects/kept/v1/namespace/other/undrop', {}, owner)).status).toBe(403);
+    const back = await app.call('POST', '/projects/kept/v1/namespace/team/undrop', {}, owner);
+    expect([back.status, back.body]).toEqual([200, { id: ['team'], restored: true, namespaces: 2, tables: 0 }]);
+    expect((await asAdmin('POST', `/projects/kept/v1/namespace/team%24sub/describe${Q}`, {})).status).toBe(200);
+  });
 });
