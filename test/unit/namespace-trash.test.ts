@@ -228,4 +228,58 @@ describe.each(['memory', 'fs'] as const)('namespace subtree trash (%s store)', (
     expect((await tableTasks(s, ['a', 't1'])).tasks).toEqual([expect.objectContaining({ uid: w.tables[0].uid })]);
     expect((await describeNamespace(s, ['a'])).properties).toEqual({ level: '1' });
   });
+
+  describe('races (real concurrency over a store with random latency)', () => {
+    let jf: ServicesFixture;
+    let js: CatalogServices;
+    beforeEach(async () => {
+      jf = await servicesOver(kind, { jitterTurns: 4 });
+      js = jf.services;
+      const key = keys.warehouse(js.project, js.defaultWarehouse);
+      const w = (await js.registry.read<WarehouseRecord>(key))!;
+      await js.registry.replace(key, { ...w.value, trashGraceDays: 5 }, w.etag);
+    });
+    afterEach(() => jf.cleanup());
+
+    async function subtree(): Promise<TableRecord[]> {
+      const wstore = await warehouseStore(js);
+      for (const id of [['r'], ['r', 's']]) await createNamespace(js, { id, mode: 'create', properties: {} });
+      const out: TableRecord[] = [];
+      for (const id of [['r', 't1'], ['r', 's', 't2']]) {
+        await declareTable(js, { id, properties: {}, identity: {} });
+        const t = (await readTable(js, id))!.value;
+        await writeFakeDataset(wstore, t.path);
+        out.push(t);
+      }
+      await dropNamespace(js, { id: ['r'], mode: 'fail', behavior: 'cascade' });
+      return out;
+    }
+    const settle = (p: Promise<unknown>) => p.then(() => 'ok' as const, (e: { code?: number }) => e.code ?? e);
+
+    it('two undrops at once: the subtree comes back whole once; each answers restored or nothing-in-trash', async () => {
+      const tables = await subtree();
+      const outcomes = await Promise.all([settle(undropNamespace(js, { id: ['r'] })), settle(undropNamespace(js, { id: ['r'] }))]);
+      expect(outcomes.every((o) => o === 'ok' || o === 1), JSON.stringify(outcomes)).toBe(true);
+      expect(outcomes).toContain('ok');
+      for (const t of tables) expect((await readTable(js, [...t.id]))!.value.uid).toBe(t.uid);
+      expect((await js.registry.store.list({ prefix: keys.trashPrefix(js.project), limit: 10 })).objects).toEqual([]);
+      await assertTableInvariants(js);
+    });
+
+    it('an undrop racing a create of the same name: exactly one wins, the other answers 2', async () => {
+      const tables = await subtree();
+      const outcomes = await Promise.all([
+        settle(undropNamespace(js, { id: ['r'] })),
+        settle(createNamespace(js, { id: ['r'], mode: 'create', properties: { fresh: 'yes' } })),
+      ]);
+      expect(outcomes.filter((o) => o === 'ok'), JSON.stringify(outcomes)).toHaveLength(1);
+      expect(outcomes.filter((o) => o === 2)).toHaveLength(1);
+      const undropWon = outcomes[0] === 'ok';
+      expect((await describeNamespace(js, ['r'])).properties).toEqual(undropWon ? {} : { fresh: 'yes' });
+      // Whoever lost, nothing is half-restored: the tables are all back, or all still in trash.
+      const back = await Promise.all(tables.map(async (t) => (await readTable(js, [...t.id]))?.value.uid === t.uid));
+      expect(back.every((b) => b === undropWon), JSON.stringify(back)).toBe(true);
+      await assertTableInvariants(js);
+    });
+  });
 });
