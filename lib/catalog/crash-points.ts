@@ -16,7 +16,11 @@ export type CrashPoint =
   /** Cascade: one table is removed with its bytes. */
   | 'namespace-drop:table-removed'
   /** Everything below is gone; the namespace's own record is still `dropping`. */
-  | 'namespace-drop:emptied';
+  | 'namespace-drop:emptied'
+  /** Namespace undrop: one namespace of the subtree is back. */
+  | 'namespace-undrop:namespace-restored'
+  /** Namespace undrop: one table of the subtree is re-registered. */
+  | 'namespace-undrop:table-restored';
 
 export async function crashPoint(services: CatalogServices, point: CrashPoint): Promise<void> {
   await services.crashPoint?.(point);

@@ -7,11 +7,12 @@ import {
 } from '../errors.js';
 import { ConditionFailedError } from '../ports/object-store.js';
 import { encodeSegment, keys, parseTreeKey, validateName } from '../registry/keys.js';
-import type { NamespaceRecord } from '../registry/records.js';
+import type { NamespaceRecord, SubtreeDrop } from '../registry/records.js';
 import type { Versioned } from '../registry/registry.js';
 import { crashPoint } from './crash-points.js';
 import type { CatalogServices } from './services.js';
 import { removeTableForCascade } from './tables/cascade.js';
+import { fileNamespace, subtreeDropFor } from './namespace-trash-records.js';
 import { assertNoProtectedDescendants, clearProtection, clearProtectionSubtree, protectedError, readProtectionRecord } from './protection.js';
 
 import { fmtId, validateId } from './ids.js';
@@ -116,11 +117,13 @@ export async function createNamespace(
 export async function describeNamespace(
   services: CatalogServices,
   id: readonly string[],
-): Promise<{ properties: Record<string, string> }> {
-  if (id.length === 0) return { properties: {} };
+): Promise<{ properties: Record<string, string>; protected: boolean }> {
+  if (id.length === 0) return { properties: {}, protected: false };
   validateId('namespace', id);
-  const found = await requireNamespace(services, id);
-  return { properties: { ...found!.value.properties } };
+  // `protected` is ours (docs/lifecycle.md): a top-level field the spec's response schema admits
+  // and clients ignore, never inside `properties` (user data). Read beside the record: no extra round trip.
+  const [found, protection] = await Promise.all([requireNamespace(services, id), readProtectionRecord(services, 'namespace', id)]);
+  return { properties: { ...found!.value.properties }, protected: protection?.uid === found!.value.uid };
 }
 
 export async function namespaceExists(services: CatalogServices, id: readonly string[]): Promise<void> {
@@ -163,6 +166,12 @@ export async function dropNamespace(
     force?: boolean;
     /** Set by a cascade for the namespaces below it: the outermost drop checked them all. */
     protectionChecked?: boolean;
+    /** Who drops it (for trash records). */
+    principal?: string;
+    /** Destroy now even in a warehouse that keeps dropped objects (docs/lifecycle.md). */
+    purge?: boolean;
+    /** Set by a recoverable cascade for the namespaces below it: the drop they are filed under. */
+    trash?: SubtreeDrop;
   },
 ): Promise<{ properties?: Record<string, string> }> {
   const { id } = input;
@@ -176,7 +185,7 @@ export async function dropNamespace(
     if (current && input.behavior === 'cascade') await assertNoProtectedDescendants(services, id, false);
   }
   for (let attempt = 1; ; attempt++) {
-    const marked = await markDropping(services, id, input.behavior);
+    const marked = await markDropping(services, id, input);
     if (!marked) {
       if (input.mode === 'skip') return {};
       throw new NamespaceNotFoundError(`namespace ${fmtId(id)} does not exist`);
@@ -216,10 +225,18 @@ async function finishDrop(services: CatalogServices, id: readonly string[], mark
       throw new NamespaceNotEmptyError(`namespace ${fmtId(id)} is not empty: it contains ${contents}`);
     }
   } else {
-    await cascadeChildren(services, id);
+    await cascadeChildren(services, id, marked.drop);
   }
   await crashPoint(services, 'namespace-drop:emptied');
+  // A recoverable cascade files the namespace (idempotent) before its record goes.
+  if (marked.drop?.trash) await fileNamespace(services, marked, marked.drop.trash);
   await removeMarked(services, id, nonce);
+}
+
+/** Finishes (or undoes) a drop left `dropping` at `id`, if there is one: the undrop starts from a settled name. */
+export async function settleNamespace(services: CatalogServices, id: readonly string[]): Promise<void> {
+  const found = await readNamespace(services, id);
+  if (found?.value.state === 'dropping') await settleDrop(services, id, found);
 }
 
 /** finishDrop for a request that met the mark on its way to something else: any outcome will do. */
@@ -232,17 +249,35 @@ async function settleDrop(services: CatalogServices, id: readonly string[], mark
   }
 }
 
-/** CAS the record to `dropping`; an existing mark is returned as it is (its drop is joined). */
-async function markDropping(services: CatalogServices, id: readonly string[], behavior: DropBehavior) {
+/**
+ * CAS the record to `dropping`; an existing mark is returned as it is (its drop is joined). A
+ * cascade in a warehouse with trash grace carries the subtree-drop context on its mark (the
+ * outermost drop makes it, its descendants copy it), so an interrupted detach is finished as one.
+ */
+async function markDropping(
+  services: CatalogServices,
+  id: readonly string[],
+  input: { behavior: DropBehavior; principal?: string; purge?: boolean; trash?: SubtreeDrop; protectionChecked?: boolean },
+) {
   const key = keys.namespace(services.project, id);
+  const { behavior } = input;
   return services.registry.retrying(`drop namespace ${fmtId(id)}`, async () => {
     const found = await readNamespace(services, id);
     if (!found) return undefined;
     if (found.value.state === 'dropping') return found;
+    // Only the outermost drop decides; a descendant inherits its decision (trash or none).
+    const decides = behavior === 'cascade' && !input.purge && !input.protectionChecked;
+    const trash = input.trash ?? (decides ? await subtreeDropFor(services, found.value, input.principal) : undefined);
     const record: NamespaceRecord = {
       ...found.value,
       state: 'dropping',
-      drop: { behavior, nonce: services.newId(), since: services.now().toISOString() },
+      drop: {
+        behavior,
+        nonce: services.newId(),
+        since: services.now().toISOString(),
+        ...(trash ? { trash } : {}),
+        ...(input.purge && behavior === 'cascade' ? { purge: true } : {}),
+      },
     };
     return { value: record, etag: await services.registry.replace(key, record, found.etag) };
   });
@@ -300,7 +335,8 @@ async function describeContents(services: CatalogServices, id: readonly string[]
  * Top-down marking, bottom-up removal: each child namespace is itself marked `dropping` before
  * its own children are listed, so a create racing anywhere in the subtree withdraws itself.
  */
-async function cascadeChildren(services: CatalogServices, id: readonly string[]): Promise<void> {
+async function cascadeChildren(services: CatalogServices, id: readonly string[], drop: NamespaceRecord['drop']): Promise<void> {
+  const trash = drop?.trash;
   const store = services.registry.store;
   for (;;) {
     const [children, tables] = await Promise.all([
@@ -310,11 +346,11 @@ async function cascadeChildren(services: CatalogServices, id: readonly string[])
     if (children.objects.length === 0 && tables.objects.length === 0) break;
     for (const obj of children.objects) {
       const parsed = parseTreeKey(services.project, obj.key);
-      if (parsed) await dropNamespace(services, { id: parsed.id, mode: 'skip', behavior: 'cascade', protectionChecked: true });
+      if (parsed) await dropNamespace(services, { id: parsed.id, mode: 'skip', behavior: 'cascade', protectionChecked: true, trash, purge: drop?.purge });
       await crashPoint(services, 'namespace-drop:child-dropped');
     }
     for (const obj of tables.objects) {
-      await removeQuietly(() => removeTableForCascade(services, obj.key, obj.etag));
+      await removeQuietly(() => removeTableForCascade(services, obj.key, obj.etag, drop));
       await crashPoint(services, 'namespace-drop:table-removed');
     }
   }
@@ -327,7 +363,7 @@ async function cascadeChildren(services: CatalogServices, id: readonly string[])
       const parsed = parseTreeKey(services.project, obj.key);
       await removeQuietly(() =>
         parsed?.kind === 'table'
-          ? removeTableForCascade(services, obj.key, obj.etag)
+          ? removeTableForCascade(services, obj.key, obj.etag, drop)
           : services.registry.remove(obj.key, obj.etag),
       );
     }

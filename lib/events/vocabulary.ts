@@ -106,6 +106,8 @@ export const OPERATION_EVENTS: Readonly<Record<string, string | null>> = {
   GetTableProtection: null,
   UndropTable: 'dev.rask.table.undropped',
   ListTableTasks: null,
+  UndropNamespace: 'dev.rask.namespace.undropped',
+  ListNamespaceTasks: null,
 };
 
 /** Emitted for a request refused for lack of permission (403 / code 15): the audit trail. */

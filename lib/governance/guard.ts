@@ -62,6 +62,12 @@ const DESTRUCTIVE = new Set([
 /** Operations above any project (the platform), and those whose project is a path parameter. */
 const PLATFORM_OPS = new Set(['CreateProject', 'ListProjects', 'CreatePrincipal', 'ListPrincipals', 'CreateApiKey', 'ListApiKeys', 'RevokeApiKey']);
 const PROJECT_PARAM_OPS = new Set(['DescribeProject', 'UpdateProject', 'DeleteProject']);
+/**
+ * Control-plane doors on a catalog object that "need what a drop needs" (docs/lifecycle.md): they
+ * are decided on the object's own chain, like the drop, so a grant on a namespace or table —
+ * kept while the object is in trash — lets its holder undrop it and read its deadline.
+ */
+const OBJECT_SCOPED_CONTROL_OPS = new Set(['UndropTable', 'ListTableTasks', 'UndropNamespace', 'ListNamespaceTasks']);
 
 /** The guard for one app; `services` is the process's (unscoped) services, for key lookups. */
 export function guardFor(settings: GuardSettings, services: CatalogServices): RequestGuard<CatalogServices> {
@@ -116,6 +122,11 @@ function targetOf(request: OperationRequest, defaultProject: string): Target {
     case 'ListApiKeys':
     case 'RevokeApiKey':
       return { kind: 'control', chain: { resource: { type: 'Principal', id: params.principal ?? '' }, ancestors: [PLATFORM_UID] } };
+  }
+  if (OBJECT_SCOPED_CONTROL_OPS.has(op.operationId) && request.id.length > 0) {
+    const project = projectScope(request, defaultProject);
+    const chain = targetKind(op) === 'table' ? tableChain(project, request.id) : namespaceChain(project, request.id);
+    return { project, kind: 'control', chain };
   }
   if (PROJECT_PARAM_OPS.has(op.operationId)) {
     const project = params.project ?? '';

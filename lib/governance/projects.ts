@@ -8,6 +8,7 @@ import { encodeSegment, keys, validateName } from '../registry/keys.js';
 import type { ProjectRecord, WarehouseRecord } from '../registry/records.js';
 import type { Versioned } from '../registry/registry.js';
 import { alreadyExists, CREATE_HINT, notEmpty, notFound, q } from './errors.js';
+import { nextProtection, refuseProtectedDelete, withProtection } from './protection-flag.js';
 
 /** Projects: the tenants. Creates are top-down and deletes bottom-up with no cascade at all. */
 
@@ -27,6 +28,7 @@ export function projectView(p: ProjectRecord, effectiveDefault?: string) {
     ...(p.description !== undefined ? { description: p.description } : {}),
     default_warehouse: p.defaultWarehouse ?? effectiveDefault ?? null,
     deactivated_warehouses: [...(p.deactivatedWarehouses ?? [])],
+    protected: p.protection !== undefined,
     created_at: p.createdAt,
     ...(p.createdBy ? { created_by: p.createdBy } : {}),
   };
@@ -37,14 +39,15 @@ export async function createProject(services: CatalogServices, caller: Caller | 
   const name = body.name;
   validateName('project', name);
   const description = optionalString(body.description, 'description');
-  const record: ProjectRecord = {
+  const protection = nextProtection(services, caller, body, undefined);
+  const record: ProjectRecord = withProtection({
     kind: 'project',
     name,
     createdAt: services.now().toISOString(),
     uid: services.newId(),
     ...(description !== undefined ? { description } : {}),
     ...(caller && caller.via !== 'auth-off' ? { createdBy: caller.principal } : {}),
-  };
+  } as ProjectRecord, protection);
   try {
     await services.registry.create(keys.project(name), record);
     forgetProject(services.registry, name);
@@ -70,7 +73,7 @@ export async function describeProject(services: CatalogServices, name: string) {
   return projectView(found.value, services.project === name ? services.defaultWarehouse || undefined : undefined);
 }
 
-export async function updateProject(services: CatalogServices, name: string, body: OperationRequest['body']) {
+export async function updateProject(services: CatalogServices, name: string, body: OperationRequest['body'], caller?: Caller) {
   validateName('project', name);
   const description = optionalString(body.description, 'description');
   const defaultWarehouse = optionalString(body.default_warehouse, 'default_warehouse');
@@ -81,11 +84,14 @@ export async function updateProject(services: CatalogServices, name: string, bod
   }
   return services.registry.retrying(`update project ${q(name)}`, async () => {
     const found = await requireProject(services, name);
-    const next: ProjectRecord = {
-      ...found.value,
-      ...(description !== undefined ? { description } : {}),
-      ...(defaultWarehouse !== undefined ? { defaultWarehouse } : {}),
-    };
+    const next: ProjectRecord = withProtection(
+      {
+        ...found.value,
+        ...(description !== undefined ? { description } : {}),
+        ...(defaultWarehouse !== undefined ? { defaultWarehouse } : {}),
+      },
+      nextProtection(services, caller, body, found.value.protection),
+    );
     await services.registry.replace(keys.project(name), next, found.etag);
     forgetProject(services.registry, name);
     return projectView(next);
@@ -98,9 +104,10 @@ export async function updateProject(services: CatalogServices, name: string, bod
  * (grants, finished jobs) is bookkeeping and goes with it; grants carry the project's uid, so
  * any left by a crash never apply to a re-created project of the same name.
  */
-export async function deleteProject(services: CatalogServices, name: string) {
+export async function deleteProject(services: CatalogServices, name: string, options: { force?: boolean } = {}) {
   validateName('project', name);
   const found = await requireProject(services, name);
+  refuseProtectedDelete('project', name, found.value, options.force ?? false, `/v1/projects/${name}/update`);
   if (!found.value.uid) {
     // Only the start-up default project has no uid (lib/registry/layout.ts writes it).
     throw new InvalidInputError(`project ${q(name)} is this deployment's default project and cannot be deleted`);
@@ -109,6 +116,8 @@ export async function deleteProject(services: CatalogServices, name: string) {
   if (contents) throw notEmpty(`project ${q(name)}`, contents);
   await services.registry.retrying(`delete project ${q(name)}`, async () => {
     const now = await requireProject(services, name);
+    // Protected meanwhile (the check above read an older record): refuse like the check would have.
+    refuseProtectedDelete('project', name, now.value, options.force ?? false, `/v1/projects/${name}/update`);
     await services.registry.remove(keys.project(name), now.etag);
     forgetProject(services.registry, name);
   });

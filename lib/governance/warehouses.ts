@@ -3,11 +3,12 @@ import { createNamespace, fmtId, readNamespace } from '../catalog/namespaces.js'
 import { optionalBoolean, optionalInteger, optionalString, pageLimit, stringMap } from '../catalog/params.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { ConcurrentModificationError, InternalError, InvalidInputError, InvalidTableStateError, NamespaceNotFoundError } from '../errors.js';
-import type { OperationRequest } from '../operations/types.js';
+import type { Caller, OperationRequest } from '../operations/types.js';
 import { ConditionFailedError } from '../ports/object-store.js';
 import { encodeSegment, keys, parseTreeKey, validateName } from '../registry/keys.js';
 import type { NamespaceRecord, ProjectRecord, WarehouseRecord } from '../registry/records.js';
 import { alreadyExists, CREATE_HINT, notEmpty, notFound, q } from './errors.js';
+import { nextProtection, refuseProtectedDelete, withProtection } from './protection-flag.js';
 import { requireProject } from './projects.js';
 import { formatStorageRoot, parseStorageRoot, rootsOverlap } from './storage-roots.js';
 
@@ -28,6 +29,7 @@ function view(w: WarehouseRecord, project: ProjectRecord) {
     storage_root: formatStorageRoot(w.storage),
     managed_versioning: w.managedVersioning,
     trash_grace_days: w.trashGraceDays,
+    protected: w.protection !== undefined,
     state: isDeactivated(project, w.name) ? 'deactivated' : 'active',
     created_at: w.createdAt,
   };
@@ -40,7 +42,7 @@ async function requireWarehouseRecord(services: CatalogServices, project: string
   return found;
 }
 
-export async function createWarehouse(services: CatalogServices, project: string, body: OperationRequest['body']) {
+export async function createWarehouse(services: CatalogServices, project: string, body: OperationRequest['body'], caller?: Caller) {
   const name = body.name;
   validateName('warehouse', name);
   const storage = parseStorageRoot(body.storage_root);
@@ -52,7 +54,8 @@ export async function createWarehouse(services: CatalogServices, project: string
     throw new InvalidInputError(`storage_root ${JSON.stringify(body.storage_root)} cannot be used by this deployment: ${(err as Error).message}`);
   }
   const owner = await requireProject(services, project, CREATE_HINT.project);
-  const record: WarehouseRecord = {
+  const protection = nextProtection(services, caller, body, undefined);
+  const record: WarehouseRecord = withProtection({
     kind: 'warehouse',
     project,
     name,
@@ -60,7 +63,7 @@ export async function createWarehouse(services: CatalogServices, project: string
     managedVersioning,
     trashGraceDays,
     createdAt: services.now().toISOString(),
-  };
+  } as WarehouseRecord, protection);
   try {
     await services.registry.create(keys.warehouse(project, name), record);
   } catch (err) {
@@ -94,7 +97,7 @@ export async function describeWarehouse(services: CatalogServices, project: stri
   return view((await requireWarehouseRecord(services, project, name)).value, owner.value);
 }
 
-export async function updateWarehouse(services: CatalogServices, project: string, name: string, body: OperationRequest['body']) {
+export async function updateWarehouse(services: CatalogServices, project: string, name: string, body: OperationRequest['body'], caller?: Caller) {
   const managedVersioning = optionalBoolean(body.managed_versioning, 'managed_versioning');
   const trashGraceDays = optionalInteger(body.trash_grace_days, 'trash_grace_days', { min: 0 });
   if (body.storage_root !== undefined) {
@@ -103,11 +106,14 @@ export async function updateWarehouse(services: CatalogServices, project: string
   const owner = await requireProject(services, project);
   return services.registry.retrying(`update warehouse ${q(name)}`, async () => {
     const found = await requireWarehouseRecord(services, project, name);
-    const next: WarehouseRecord = {
-      ...found.value,
-      ...(managedVersioning !== undefined ? { managedVersioning } : {}),
-      ...(trashGraceDays !== undefined ? { trashGraceDays } : {}),
-    };
+    const next: WarehouseRecord = withProtection(
+      {
+        ...found.value,
+        ...(managedVersioning !== undefined ? { managedVersioning } : {}),
+        ...(trashGraceDays !== undefined ? { trashGraceDays } : {}),
+      },
+      nextProtection(services, caller, body, found.value.protection),
+    );
     await services.registry.replace(keys.warehouse(project, name), next, found.etag);
     return view(next, owner.value);
   });
@@ -141,10 +147,18 @@ async function topLevelNamespaces(services: CatalogServices, project: string): P
   }
 }
 
-export async function deleteWarehouse(services: CatalogServices, project: string, name: string, body: OperationRequest['body']) {
+export async function deleteWarehouse(
+  services: CatalogServices,
+  project: string,
+  name: string,
+  body: OperationRequest['body'],
+  options: { force?: boolean } = {},
+) {
   const purge = optionalBoolean(body.purge, 'purge') ?? false;
   const owner = await requireProject(services, project);
   const found = await requireWarehouseRecord(services, project, name);
+  // Protection first (before any content check), so a protected warehouse is never purged.
+  refuseProtectedDelete('warehouse', name, found.value, options.force ?? false, `/v1/warehouses/${name}/update`);
   const effectiveDefault = owner.value.defaultWarehouse ?? (project === services.project ? services.defaultWarehouse : undefined);
 
   const bound = (await topLevelNamespaces(services, project)).filter((ns) => ns.warehouse === name).map((ns) => ns.id[0]);
@@ -170,6 +184,7 @@ export async function deleteWarehouse(services: CatalogServices, project: string
   }
   await services.registry.retrying(`delete warehouse ${q(name)}`, async () => {
     const now = await services.registry.read<WarehouseRecord>(keys.warehouse(project, name));
+    if (now) refuseProtectedDelete('warehouse', name, now.value, options.force ?? false, `/v1/warehouses/${name}/update`);
     if (now) await services.registry.remove(keys.warehouse(project, name), now.etag);
   });
   await services.registry.retrying(`forget warehouse ${q(name)} in project ${q(project)}`, async () => {

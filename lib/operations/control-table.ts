@@ -63,6 +63,8 @@ export const CONTROL_OPERATIONS: readonly OperationDef[] = [
   control('SetTableProtection', 'project:manage', POST, '/v1/table/{id}/protection'),
   control('UndropTable', 'table:drop', POST, '/v1/table/{id}/undrop'),
   control('ListTableTasks', 'table:read', GET, '/v1/table/{id}/tasks'),
+  control('UndropNamespace', 'namespace:drop', POST, '/v1/namespace/{id}/undrop'),
+  control('ListNamespaceTasks', 'namespace:read', GET, '/v1/namespace/{id}/tasks'),
 ];
 
 /** The spec's operations and ours: what the router serves and the API deploys. */

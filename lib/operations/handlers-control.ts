@@ -12,6 +12,7 @@ import {
   setWarehouseActive,
   updateWarehouse,
 } from '../governance/warehouses.js';
+import { force } from './force.js';
 import type { HandlerMap, OperationRequest } from './types.js';
 
 /**
@@ -28,14 +29,14 @@ export const controlHandlers: HandlerMap<CatalogServices> = {
   CreateProject: (req, svc) => createProject(svc, req.caller, req.body),
   ListProjects: (req, svc) => listProjects(svc, req.query),
   DescribeProject: (req, svc) => describeProject(svc, param(req, 'project')),
-  UpdateProject: (req, svc) => updateProject(svc, param(req, 'project'), req.body),
-  DeleteProject: (req, svc) => deleteProject(svc, param(req, 'project')),
+  UpdateProject: (req, svc) => updateProject(svc, param(req, 'project'), req.body, req.caller),
+  DeleteProject: (req, svc) => deleteProject(svc, param(req, 'project'), { force: force(req) }),
 
-  CreateWarehouse: (req, svc) => createWarehouse(svc, svc.project, req.body),
+  CreateWarehouse: (req, svc) => createWarehouse(svc, svc.project, req.body, req.caller),
   ListWarehouses: (req, svc) => listWarehouses(svc, svc.project, req.query),
   DescribeWarehouse: (req, svc) => describeWarehouse(svc, svc.project, param(req, 'warehouse')),
-  UpdateWarehouse: (req, svc) => updateWarehouse(svc, svc.project, param(req, 'warehouse'), req.body),
-  DeleteWarehouse: (req, svc) => deleteWarehouse(svc, svc.project, param(req, 'warehouse'), req.body),
+  UpdateWarehouse: (req, svc) => updateWarehouse(svc, svc.project, param(req, 'warehouse'), req.body, req.caller),
+  DeleteWarehouse: (req, svc) => deleteWarehouse(svc, svc.project, param(req, 'warehouse'), req.body, { force: force(req) }),
   DeactivateWarehouse: (req, svc) => setWarehouseActive(svc, svc.project, param(req, 'warehouse'), false),
   ActivateWarehouse: (req, svc) => setWarehouseActive(svc, svc.project, param(req, 'warehouse'), true),
   BindNamespace: (req, svc) => bindNamespace(svc, svc.project, param(req, 'warehouse'), req.body),

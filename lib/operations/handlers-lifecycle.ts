@@ -1,4 +1,5 @@
 import { optionalBoolean, optionalString } from '../catalog/params.js';
+import { namespaceTasks, undropNamespace } from '../catalog/namespace-undrop.js';
 import { describeProtection, setProtection, type ProtectedKind } from '../catalog/protection.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { tableTasks, undropTable } from '../catalog/tables/trash.js';
@@ -34,4 +35,6 @@ export const lifecycleHandlers: HandlerMap<CatalogServices> = {
       newNamespace: optionalStringArray(req.body.new_namespace_id, 'new_namespace_id'),
     }),
   ListTableTasks: (req, svc) => tableTasks(svc, req.id),
+  UndropNamespace: (req, svc) => undropNamespace(svc, { id: req.id, newName: optionalString(req.body.new_namespace_name, 'new_namespace_name') }),
+  ListNamespaceTasks: (req, svc) => namespaceTasks(svc, req.id),
 };

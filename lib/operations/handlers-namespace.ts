@@ -7,7 +7,7 @@ import {
 } from '../catalog/namespaces.js';
 import { mode, optionalString, pageLimit, stringMap } from '../catalog/params.js';
 import type { CatalogServices } from '../catalog/services.js';
-import { force } from './force.js';
+import { force, purge } from './force.js';
 import type { HandlerMap } from './types.js';
 
 /** Namespace operations: decode the spec's request shapes, call the catalog. */
@@ -34,6 +34,8 @@ export const namespaceHandlers: HandlerMap<CatalogServices> = {
       mode: mode(req.body.mode, 'mode', ['fail', 'skip'] as const, 'fail'),
       behavior: mode(req.body.behavior, 'behavior', ['restrict', 'cascade'] as const, 'restrict'),
       force: force(req),
+      purge: purge(req),
+      principal: req.caller?.principal ?? 'anonymous',
     }),
 
   NamespaceExists: (req, svc) => namespaceExists(svc, req.id),

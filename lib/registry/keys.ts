@@ -142,6 +142,15 @@ export const keys = {
   /** Trash records of dropped tables once at `id` (lib/catalog/tables/trash.ts), one per dropped uid. */
   trashOf: (project: string, id: readonly string[]) => checked(`p/${seg(project)}/trash/${keys.table(project, id).slice(keys.subtree(project, []).length)}/`),
   trash: (project: string, id: readonly string[], uid: string) => checked(`${keys.trashOf(project, id)}${seg(uid)}`),
+  /**
+   * Trash records of namespaces once at `id`, one per recoverable cascade drop (dropId), and the
+   * directory holding every trash record (tables and namespaces) below namespace `id`: the tree
+   * layout is mirrored, so a subtree's trash is one LIST away.
+   */
+  namespaceTrashOf: (project: string, id: readonly string[]) =>
+    checked(`p/${seg(project)}/trash/${keys.namespace(project, id).slice(keys.subtree(project, []).length)}/`),
+  namespaceTrash: (project: string, id: readonly string[], dropId: string) => checked(`${keys.namespaceTrashOf(project, id)}${seg(dropId)}`),
+  trashSubtree: (project: string, id: readonly string[]) => checked(`p/${seg(project)}/trash/${id.map((part) => `${seg(part)}/`).join('')}`),
   /** Every trash record of the project (expiry, reconcile and the orphan scan walk these). */
   trashPrefix: (project: string) => `p/${seg(project)}/trash/`,
   /** Every location claim of the project (the orphan scan walks these). */

@@ -24,6 +24,12 @@ export interface ProjectRecord {
   readonly uid?: string;
   /** The principal that created it: an admin of the project from the same write (no second record). */
   readonly createdBy?: string;
+  /**
+   * Protection (docs/lifecycle.md): set through the update door by an admin; a protected project
+   * refuses delete (409 / 19 naming it) unless the request says `force=true`. A flag on the
+   * record, so it dies with the record: a re-created name starts unprotected.
+   */
+  readonly protection?: { readonly setAt: string; readonly setBy: string };
 }
 
 export interface WarehouseRecord {
@@ -40,6 +46,12 @@ export interface WarehouseRecord {
    * table gets when no table, namespace or project record sets one. Optional: no migration.
    */
   readonly maintenancePolicy?: Readonly<Record<string, unknown>>;
+  /**
+   * Protection (docs/lifecycle.md): set through the update door by an admin; a protected warehouse
+   * refuses delete (409 / 19 naming it) unless the request says `force=true`. A flag on the
+   * record, so it dies with the record: a re-created name starts unprotected.
+   */
+  readonly protection?: { readonly setAt: string; readonly setBy: string };
   readonly createdAt: string;
 }
 
@@ -62,8 +74,32 @@ export interface NamespaceRecord {
    * dropping request died can finish or undo it the same way (docs/protocols.md). A mark
    * without it (written before it existed) is settled as `restrict`: undone unless empty.
    */
-  readonly drop?: { readonly behavior: 'restrict' | 'cascade'; readonly nonce: string; readonly since: string };
+  readonly drop?: {
+    readonly behavior: 'restrict' | 'cascade';
+    readonly nonce: string;
+    readonly since: string;
+    /**
+     * A cascade in a warehouse with trash grace detaches the subtree instead of destroying it
+     * (lib/catalog/namespace-trash.ts): the context every object of the subtree is filed under,
+     * copied onto each descendant's mark so whoever finishes an interrupted drop files the rest
+     * the same way.
+     */
+    readonly trash?: SubtreeDrop;
+    /** `purge=true`: destroy now even though the warehouse keeps dropped tables. */
+    readonly purge?: boolean;
+  };
   readonly createdAt: string;
+}
+
+/** One recoverable cascade drop: every trash record it files carries it (one shared deadline). */
+export interface SubtreeDrop {
+  /** The namespace the drop was asked for: the one `POST /v1/namespace/{id}/undrop` names. */
+  readonly root: readonly string[];
+  /** Unique per drop: tells this drop's records from an earlier drop of the same name. */
+  readonly dropId: string;
+  readonly droppedAt: string;
+  readonly expiresAt: string;
+  readonly droppedBy: string;
 }
 
 export interface TableRecord {
@@ -137,6 +173,22 @@ export interface TrashRecord {
   readonly droppedAt: string;
   readonly expiresAt: string;
   readonly droppedBy: string;
+  /** Set when the table went with a namespace subtree (a recoverable cascade drop). */
+  readonly subtree?: { readonly root: readonly string[]; readonly dropId: string };
+}
+
+/**
+ * A namespace detached by a recoverable cascade drop (keys.namespaceTrash): its record as it was
+ * (uid, properties, warehouse binding), so the namespace undrop can rebuild it unchanged.
+ */
+export interface NamespaceTrashRecord {
+  readonly kind: 'trash';
+  readonly object: 'namespace';
+  readonly namespace: NamespaceRecord;
+  readonly droppedAt: string;
+  readonly expiresAt: string;
+  readonly droppedBy: string;
+  readonly subtree: { readonly root: readonly string[]; readonly dropId: string };
 }
 
 /**

@@ -91,7 +91,7 @@ describe('destructive doors answer "not yours" exactly like "does not exist"', (
     const plain = await app.call('POST', '/projects/acme/v1/namespace/ns8/drop', {}, outsider);
     const skip = await app.call('POST', '/projects/acme/v1/namespace/ns8/drop', { mode: 'skip', behavior: 'cascade' }, outsider);
     expect(comparable(plain)).toEqual(comparable(skip));
-    expect(await app.arrange('POST', '/projects/acme/v1/namespace/ns8/describe', {})).toEqual({ properties: {} });
+    expect(await app.arrange('POST', '/projects/acme/v1/namespace/ns8/describe', {})).toEqual({ properties: {}, protected: false });
   });
 
   it('create doors do the opposite: a missing parent is a 404 naming the door that creates it', async () => {

@@ -26,6 +26,10 @@ describe('lifecycle doors with the official client', () => {
     await db.createTable('guarded', rows(0, 3), ['life']);
     expect((await post('/v1/table/life%24guarded/protection', { protected: true })).json()).toMatchObject({ protected: true, id: ['life', 'guarded'] });
     expect((await get('/v1/table/life%24guarded/protection')).json()).toMatchObject({ protected: true });
+    // The detailed describe carries it as a top-level boolean; the plain one (every open) does not read it.
+    expect((await post('/v1/table/life%24guarded/describe', { load_detailed_metadata: true })).json()).toMatchObject({ protected: true, version: 1 });
+    expect((await post('/v1/table/life%24guarded/describe')).json().protected).toBeUndefined();
+    expect((await post('/v1/namespace/life/describe')).json()).toEqual({ properties: {}, protected: false });
     await expect(db.dropTable('guarded', ['life'])).rejects.toThrow();
     const refused = await post('/v1/table/life%24guarded/rename', { new_table_name: 'g2' });
     expect(refused.status).toBe(409);

@@ -92,7 +92,7 @@ describe('raw HTTP: error contract and request decoding', () => {
 
   it('accepts bodies without content-type, the literal null, and none at all', async () => {
     expect((await s.request('POST', '/v1/namespace/nb/create', 'null')).status).toBe(200);
-    expect((await s.request('POST', '/v1/namespace/nb/describe', '')).json()).toEqual({ properties: {} });
+    expect((await s.request('POST', '/v1/namespace/nb/describe', '')).json()).toEqual({ properties: {}, protected: false });
     expect((await s.request('POST', '/v1/namespace/nb/describe', JSON.stringify({ id: ['nb'] }))).status).toBe(200);
   });
 
@@ -138,7 +138,7 @@ describe('raw HTTP: error contract and request decoding', () => {
     expect((await create('mo', { mode: 'exist_ok', properties: { v: '2' } })).json()).toEqual({ properties: { v: '1' } });
     expect((await create('mo', { mode: 'ExistOk' })).status).toBe(200);
     expect((await create('mo', { mode: 'Overwrite', properties: { v: '3' } })).json()).toEqual({ properties: { v: '3' } });
-    expect((await s.request('POST', '/v1/namespace/mo/describe')).json()).toEqual({ properties: { v: '3' } });
+    expect((await s.request('POST', '/v1/namespace/mo/describe')).json()).toEqual({ properties: { v: '3' }, protected: false });
     expect((await s.request('GET', '/v1/namespace/mo/list')).json()).toEqual({ namespaces: [] });
   });
 

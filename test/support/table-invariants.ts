@@ -117,8 +117,9 @@ export async function allTrash(services: CatalogServices): Promise<TableRecord[]
   for (;;) {
     const page = await services.registry.store.list({ prefix: keys.trashPrefix(services.project), startAfter, limit: 1000 });
     for (const o of page.objects) {
-      const found = await services.registry.read<TrashRecord>(o.key);
-      if (found) out.push(found.value.table);
+      const found = await services.registry.read<TrashRecord | { object: 'namespace' }>(o.key);
+      // Namespace trash records (a detached subtree) hold no location.
+      if (found && found.value.object === 'table') out.push((found.value as TrashRecord).table);
     }
     const last = page.objects.at(-1);
     if (!page.truncated || !last) return out;

@@ -38,7 +38,7 @@ describe('API Gateway REST (v1) adapter', () => {
 
     const described = await handler(event('describe-namespace-base64.json'));
     expect(described.statusCode).toBe(200);
-    expect(JSON.parse(described.body)).toEqual({ properties: { owner: 'ana' } });
+    expect(JSON.parse(described.body)).toEqual({ properties: { owner: 'ana' }, protected: false });
 
     const keys = [...fake.bucketContents('reg-bucket').keys()];
     expect(keys).toContain('registry/p/default/t/sales%20eu/+n/q%2F4');

@@ -170,7 +170,7 @@ describe('a dropping mark built by hand (what any version of the code may leave)
     const found = (await nsRecord(s, ['a']))!;
     const marked: NamespaceRecord = { ...found.value, state: 'dropping', drop: { behavior: 'restrict', nonce: 'n1', since: new Date(0).toISOString() } };
     await s.registry.replace(keys.namespace(s.project, ['a']), marked, found.etag);
-    expect(await describeNamespace(s, ['a'])).toEqual({ properties: {} });
+    expect(await describeNamespace(s, ['a'])).toEqual({ properties: {}, protected: false });
     expect((await nsRecord(s, ['a']))?.value.state).toBe('active');
     expect((await nsRecord(s, ['a']))?.value.drop).toBeUndefined();
     expect((await allTableRecords(s)).length).toBe(5);

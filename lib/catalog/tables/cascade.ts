@@ -1,10 +1,10 @@
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { parseTreeKey } from '../../registry/keys.js';
-import type { TableRecord } from '../../registry/records.js';
+import type { NamespaceRecord, TableRecord } from '../../registry/records.js';
 import { crashPoint } from '../crash-points.js';
 import type { CatalogServices } from '../services.js';
 import { purgeTableData } from './drop.js';
-import { trashTable } from './trash.js';
+import { trashStamp, trashTable } from './trash.js';
 import { requireWarehouse } from '../warehouses.js';
 import { isLive, readSettled } from './move.js';
 
@@ -18,7 +18,7 @@ import { isLive, readSettled } from './move.js';
  * dropped namespace may still get away (its destination is elsewhere and alive), and one moving
  * in is sent back, because the destination namespace is no longer active.
  */
-export async function removeTableForCascade(services: CatalogServices, key: string, etag: string): Promise<void> {
+export async function removeTableForCascade(services: CatalogServices, key: string, etag: string, drop?: NamespaceRecord['drop']): Promise<void> {
   const parsed = parseTreeKey(services.project, key);
   const found = await services.registry.read<TableRecord>(key);
   if (!found) return;
@@ -27,11 +27,18 @@ export async function removeTableForCascade(services: CatalogServices, key: stri
     if (parsed) await readSettled(services, parsed.id);
     throw new ConditionFailedError(key, 'conflict');
   }
+  if (drop?.trash) {
+    // A recoverable cascade (namespace-trash-records.ts): the table goes to trash under the
+    // subtree's drop, with its shared deadline; the namespace undrop brings it back.
+    const { root, dropId, droppedAt, expiresAt, droppedBy } = drop.trash;
+    await trashTable(services, { value: found.value, etag }, { droppedAt, expiresAt, droppedBy, subtree: { root, dropId } });
+    return;
+  }
   const warehouse = await requireWarehouse(services, found.value.warehouse, { strict: true });
-  if (warehouse.trashGraceDays > 0) {
-    // With grace a cascade never destroys bytes: each table goes to trash, undroppable once its
-    // namespace exists again (docs/lifecycle.md).
-    await trashTable(services, { value: found.value, etag }, { days: warehouse.trashGraceDays, principal: 'cascade' });
+  if (warehouse.trashGraceDays > 0 && !drop?.purge) {
+    // A mark written without a subtree context (before it existed) still never destroys bytes
+    // in a warehouse with grace: the table goes to trash on its own.
+    await trashTable(services, { value: found.value, etag }, trashStamp(services, warehouse.trashGraceDays, 'cascade'));
     return;
   }
   await services.registry.remove(key, etag);

@@ -1,4 +1,5 @@
 import { TableVersionNotFoundError, UnsupportedError } from '../../errors.js';
+import { readProtectionRecord } from '../protection.js';
 import type { Identity } from '../../operations/types.js';
 import type { CatalogServices } from '../services.js';
 import type { AccessMode } from '../../ports/credential-vendor.js';
@@ -68,6 +69,10 @@ export async function describeTable(services: CatalogServices, input: DescribeIn
     });
   }
   if (input.loadDetailedMetadata) {
+    // Our addition (docs/lifecycle.md): a top-level boolean the spec's schema admits (it does
+    // not close DescribeTableResponse) and clients ignore. Only on the detailed answer: the plain
+    // describe is every client's open path and costs one registry read, kept so.
+    out.protected = (await readProtectionRecord(services, 'table', record.id))?.uid === record.uid;
     // Schema metadata set through UpdateTableSchemaMetadata lives in the record as an overlay
     // (schema-metadata.ts); it applies to a declared table too, which has no dataset yet.
     const metadata = effectiveMetadata(details?.metadata, record.schemaMetadata);

@@ -10,7 +10,7 @@ import { fmtId, readTable, tableKey, validateTableId } from './lookup.js';
 import { enqueue } from '../../jobs/jobs.js';
 import { jobContext } from '../../jobs/context.js';
 import { deleteTableObjects, purgeComplete, type PurgeResult } from './purge.js';
-import { trashTable } from './trash.js';
+import { trashStamp, trashTable } from './trash.js';
 import { protectedError, readProtectionRecord } from '../protection.js';
 
 /**
@@ -134,7 +134,7 @@ async function trashRecord(
     const found = first ?? (await readRetirable(services, id, 'drop', options));
     first = undefined;
     const days = found.value.warehouse === warehouse.name ? warehouse.trashGraceDays : (await requireWarehouse(services, found.value.warehouse, { strict: true })).trashGraceDays;
-    await trashTable(services, found, { days: Math.max(days, 1), principal: options.principal ?? 'anonymous' });
+    await trashTable(services, found, trashStamp(services, Math.max(days, 1), options.principal ?? 'anonymous'));
     return found.value;
   });
 }

@@ -1,7 +1,7 @@
 import { TableAlreadyExistsError, TableNotFoundError } from '../../errors.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys, validateName } from '../../registry/keys.js';
-import type { TableRecord, TrashRecord } from '../../registry/records.js';
+import type { NamespaceTrashRecord, TableRecord, TrashRecord } from '../../registry/records.js';
 import type { Versioned } from '../../registry/registry.js';
 import { confirmParentOrWithdraw, requireNamespace } from '../namespaces.js';
 import type { CatalogServices } from '../services.js';
@@ -34,21 +34,31 @@ export interface TrashTask {
   readonly dropped_by: string;
 }
 
-/** Files `table` in trash and removes its record; the caller has done every check. */
-export async function trashTable(
-  services: CatalogServices,
-  found: Versioned<TableRecord>,
-  grace: { days: number; principal: string },
-): Promise<TrashRecord> {
-  const table = found.value;
+/** When and by whom a table went to trash, and (for a subtree drop) which drop took it. */
+export interface TrashStamp {
+  readonly droppedAt: string;
+  readonly expiresAt: string;
+  readonly droppedBy: string;
+  readonly subtree?: TrashRecord['subtree'];
+}
+
+/** A stamp for a drop now, kept `days` days. */
+export function trashStamp(services: CatalogServices, days: number, principal: string): TrashStamp {
   const now = services.now();
+  return { droppedAt: now.toISOString(), expiresAt: new Date(now.getTime() + days * 86_400_000).toISOString(), droppedBy: principal };
+}
+
+/** Files `table` in trash and removes its record; the caller has done every check. */
+export async function trashTable(services: CatalogServices, found: Versioned<TableRecord>, stamp: TrashStamp): Promise<TrashRecord> {
+  const table = found.value;
   const record: TrashRecord = {
     kind: 'trash',
     object: 'table',
     table,
-    droppedAt: now.toISOString(),
-    expiresAt: new Date(now.getTime() + grace.days * 86_400_000).toISOString(),
-    droppedBy: grace.principal,
+    droppedAt: stamp.droppedAt,
+    expiresAt: stamp.expiresAt,
+    droppedBy: stamp.droppedBy,
+    ...(stamp.subtree ? { subtree: { root: [...stamp.subtree.root], dropId: stamp.subtree.dropId } } : {}),
   };
   const key = keys.trash(services.project, table.id, table.uid);
   const existing = await services.registry.read<TrashRecord>(key);
@@ -123,25 +133,41 @@ export async function undropTable(services: CatalogServices, input: UndropInput)
       }
       throw new TableNotFoundError(`table ${fmtId(input.id)} has nothing in trash to undrop`);
     }
-    const { table } = latest.value;
-    if (live) {
-      if (live.value.uid === table.uid) {
-        await finishUndrop(services, live.value, latest);
-        return restored(services, live.value);
-      }
-      throw new TableAlreadyExistsError(
-        `table ${fmtId(target)} exists (created after the drop); undrop under another name with new_table_name`,
-      );
-    }
     await requireNamespace(services, namespace, '; create it (or undrop it) before undropping a table into it');
-    const back: TableRecord = { ...table, id: target, state: undefined, move: undefined };
-    const key = tableKey(services, target);
-    // Put-if-absent: if someone takes the name meanwhile, the retry looks again and answers 5.
-    const etag = await services.registry.create(key, back);
-    await confirmParentOrWithdraw(services, namespace, key, etag);
-    await finishUndrop(services, back, latest);
-    return restored(services, back);
+    return restored(services, await restoreTable(services, latest, target, live));
   });
+}
+
+/**
+ * Re-registers one trashed table at `target` (the table undrop, and each table of a namespace
+ * undrop): put-if-absent of its record as it was, then claim `held`, then the trash record goes.
+ * A table already back under that uid is finished (claim, trash record), not an error; another
+ * table at `target` is 409 / 5 naming it. The caller has checked the namespace exists.
+ */
+export async function restoreTable(
+  services: CatalogServices,
+  trash: Versioned<TrashRecord>,
+  target: readonly string[],
+  known?: Versioned<TableRecord>,
+): Promise<TableRecord> {
+  const { table } = trash.value;
+  const live = known ?? (await readTable(services, target));
+  if (live) {
+    if (live.value.uid === table.uid) {
+      await finishUndrop(services, live.value, trash);
+      return live.value;
+    }
+    throw new TableAlreadyExistsError(
+      `table ${fmtId(target)} exists (created after the drop); undrop under another name with new_table_name`,
+    );
+  }
+  const back: TableRecord = { ...table, id: [...target], state: undefined, move: undefined };
+  const key = tableKey(services, target);
+  // Put-if-absent: if someone takes the name meanwhile, the retry looks again and answers 5.
+  const etag = await services.registry.create(key, back);
+  await confirmParentOrWithdraw(services, target.slice(0, -1), key, etag);
+  await finishUndrop(services, back, trash);
+  return back;
 }
 
 async function finishUndrop(services: CatalogServices, table: TableRecord, trash: Versioned<TrashRecord>): Promise<void> {
@@ -171,8 +197,18 @@ export async function purgeExpiredTrash(services: CatalogServices, options: { dr
   for (;;) {
     const page = await services.registry.store.list({ prefix: keys.trashPrefix(services.project), startAfter, limit: 1000 });
     for (const object of page.objects) {
-      const found = await services.registry.read<TrashRecord>(object.key);
+      const found = await services.registry.read<TrashRecord | NamespaceTrashRecord>(object.key);
       if (!found) continue;
+      if (found.value.object === 'namespace') {
+        // A detached namespace holds no bytes: past its deadline its record simply goes.
+        const name = `namespace ${found.value.namespace.id.join('.')}#${found.value.subtree.dropId}`;
+        if (found.value.expiresAt > now) pending.push(name);
+        else {
+          if (!options.dryRun) await services.registry.remove(object.key, found.etag);
+          purged.push(name);
+        }
+        continue;
+      }
       const { table } = found.value;
       const name = `${table.id.join('.')}#${table.uid}`;
       if (found.value.expiresAt > now) {

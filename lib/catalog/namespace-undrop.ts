@@ -1,0 +1,209 @@
+import { ConcurrentModificationError, InvalidInputError, NamespaceAlreadyExistsError, NamespaceNotFoundError } from '../errors.js';
+import { ConditionFailedError } from '../ports/object-store.js';
+import { keys, validateName } from '../registry/keys.js';
+import type { NamespaceRecord, NamespaceTrashRecord, TrashRecord } from '../registry/records.js';
+import type { Versioned } from '../registry/registry.js';
+import { crashPoint } from './crash-points.js';
+import { confirmParentOrWithdraw, fmtId, readNamespace, requireNamespace, settleNamespace, validateId } from './namespaces.js';
+import type { CatalogServices } from './services.js';
+import { hasData } from './tables/lookup.js';
+import { restoreTable } from './tables/trash.js';
+import { requireWarehouse } from './warehouses.js';
+
+/**
+ * The namespace undrop and tasks doors (docs/lifecycle.md, "Namespace subtrees"). A recoverable
+ * cascade drop (namespaces.ts with namespace-trash-records.ts) leaves one trash record per
+ * namespace and per table of the subtree, all carrying the drop's `dropId` and one deadline. The
+ * undrop rebuilds the namespaces shallowest-first (same uid, properties, warehouse binding),
+ * then re-registers every table (tables/trash.ts, restoreTable), then removes the namespace
+ * records, the root's last: as long as the root's record is there the job is not finished, and
+ * any number of later calls pick it up where it stopped. Every step is put-if-absent or
+ * delete-if-match; an object already back under its uid counts as restored.
+ */
+
+type Found<T> = Versioned<T> & { key: string };
+
+export interface NamespaceTrashTask {
+  readonly kind: 'trash';
+  readonly object: 'namespace';
+  readonly id: string[];
+  readonly uid: string;
+  /** The namespace the drop was asked for; undrop names it (a descendant comes back with it). */
+  readonly root: string[];
+  readonly dropped_at: string;
+  readonly expires_at: string;
+  readonly dropped_by: string;
+  /** For a root: how much of the subtree is still in trash. */
+  readonly namespaces?: number;
+  readonly tables?: number;
+}
+
+export interface NamespaceUndropResult {
+  readonly id: string[];
+  readonly restored: true;
+  /** Namespaces and tables this call found in trash and brought back (an interrupted call's rest). */
+  readonly namespaces: number;
+  readonly tables: number;
+  /** Tables left in trash, and why (declared but never written: nothing to open). */
+  readonly warnings?: string[];
+}
+
+const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
+
+async function readAll<T>(services: CatalogServices, prefix: string): Promise<Found<T>[]> {
+  const out: Found<T>[] = [];
+  let startAfter: string | undefined;
+  for (;;) {
+    const page = await services.registry.store.list({ prefix, startAfter, limit: 1000 });
+    for (const object of page.objects) {
+      const found = await services.registry.read<T>(object.key);
+      if (found) out.push({ ...found, key: object.key });
+    }
+    const last = page.objects.at(-1);
+    if (!page.truncated || !last) return out;
+    startAfter = last.key;
+  }
+}
+
+/** Namespace trash records at `id` (whatever their drop), without those of the namespace live there. */
+async function namespaceTrashAt(services: CatalogServices, id: readonly string[]): Promise<{ records: Found<NamespaceTrashRecord>[]; live?: Versioned<NamespaceRecord> }> {
+  const [records, live] = await Promise.all([
+    readAll<NamespaceTrashRecord>(services, keys.namespaceTrashOf(services.project, id)),
+    readNamespace(services, id),
+  ]);
+  return { records: records.filter((r) => r.value.object === 'namespace'), live };
+}
+
+/** Everything one drop filed below its root (namespaces and tables), found with one listing. */
+async function subtreeMembers(services: CatalogServices, root: readonly string[], dropId: string) {
+  const all = await readAll<TrashRecord | NamespaceTrashRecord>(services, keys.trashSubtree(services.project, root));
+  const ours = all.filter((r) => r.value.subtree?.dropId === dropId);
+  return {
+    namespaces: ours.filter((r): r is Found<NamespaceTrashRecord> => r.value.object === 'namespace'),
+    tables: ours.filter((r): r is Found<TrashRecord> => r.value.object === 'table'),
+  };
+}
+
+/** `GET /v1/namespace/{id}/tasks`: the pending deadlines of subtree drops that took the namespace at `id`. */
+export async function namespaceTasks(services: CatalogServices, id: readonly string[]): Promise<{ tasks: NamespaceTrashTask[] }> {
+  if (id.length === 0) return { tasks: [] };
+  validateId('namespace', id);
+  const { records, live } = await namespaceTrashAt(services, id);
+  const tasks: NamespaceTrashTask[] = [];
+  for (const { value } of records.sort((a, b) => b.value.droppedAt.localeCompare(a.value.droppedAt))) {
+    // A record of the namespace live here is an undrop that has not finished tidying up.
+    if (live?.value.uid === value.namespace.uid) continue;
+    const isRoot = sameId(value.subtree.root, id);
+    const counts = isRoot ? await subtreeMembers(services, id, value.subtree.dropId) : undefined;
+    tasks.push({
+      kind: 'trash',
+      object: 'namespace',
+      id: [...id],
+      uid: value.namespace.uid,
+      root: [...value.subtree.root],
+      dropped_at: value.droppedAt,
+      expires_at: value.expiresAt,
+      dropped_by: value.droppedBy,
+      ...(counts ? { namespaces: counts.namespaces.length + 1, tables: counts.tables.length } : {}),
+    });
+  }
+  return { tasks };
+}
+
+/**
+ * `POST /v1/namespace/{id}/undrop`: rebuilds the subtree most recently dropped at `id` (or under
+ * `newName`, a sibling name, when `id` was re-used meanwhile). 404 / 1 when nothing is in trash
+ * there; 409 / 2 naming the namespace that now uses the name; 400 / 13 when `id` went with an
+ * ancestor's drop (undrop that one).
+ */
+export async function undropNamespace(services: CatalogServices, input: { id: readonly string[]; newName?: string }): Promise<NamespaceUndropResult> {
+  const { id } = input;
+  if (id.length === 0) throw new InvalidInputError('the root namespace cannot be undropped');
+  validateId('namespace', id);
+  if (input.newName !== undefined) validateName('namespace', input.newName);
+  const target = input.newName === undefined ? [...id] : [...id.slice(0, -1), input.newName];
+  // A detach still under way, or interrupted, is finished first: the undrop starts from a whole subtree.
+  await settleNamespace(services, id);
+  if (!sameId(target, id)) await settleNamespace(services, target);
+
+  const { records } = await namespaceTrashAt(services, id);
+  const roots = records.filter((r) => sameId(r.value.subtree.root, id));
+  if (roots.length === 0) {
+    const member = records[0];
+    if (member) {
+      throw new InvalidInputError(
+        `namespace ${fmtId(id)} was dropped with namespace ${fmtId(member.value.subtree.root)}; undrop that one (POST /v1/namespace/{id}/undrop on it) to bring this one back`,
+      );
+    }
+    throw new NamespaceNotFoundError(`namespace ${fmtId(id)} has nothing in trash to undrop`);
+  }
+  const live = await readNamespace(services, target);
+  // Resume the undrop that already rebuilt the root here; otherwise the most recent drop.
+  const root =
+    roots.find((r) => r.value.namespace.uid === live?.value.uid) ?? roots.sort((a, b) => b.value.droppedAt.localeCompare(a.value.droppedAt))[0];
+  if (live && live.value.uid !== root.value.namespace.uid) {
+    throw new NamespaceAlreadyExistsError(
+      `namespace ${fmtId(target)} exists (created after the drop); undrop under another name with new_namespace_name`,
+    );
+  }
+  await requireNamespace(services, target.slice(0, -1), '; create it (or undrop it) before undropping a namespace into it');
+
+  const moved = (old: readonly string[]) => [...target, ...old.slice(id.length)];
+  const members = await subtreeMembers(services, id, root.value.subtree.dropId);
+  // Shallowest first: each namespace's parent is back before it is.
+  const namespaces = [root, ...members.namespaces].sort((a, b) => a.value.namespace.id.length - b.value.namespace.id.length);
+  for (const ns of namespaces) {
+    await restoreNamespace(services, ns.value.namespace, moved(ns.value.namespace.id));
+    await crashPoint(services, 'namespace-undrop:namespace-restored');
+  }
+  const warnings: string[] = [];
+  let tables = 0;
+  for (const table of members.tables) {
+    const record = table.value.table;
+    const to = moved(record.id);
+    const warehouse = await requireWarehouse(services, record.warehouse);
+    if (!(await hasData(services.storageFor(warehouse.storage), record.path))) {
+      warnings.push(
+        `table ${fmtId(to)} was declared but never written: left in trash (undrop it with POST /v1/table/{id}/undrop${sameId(to, record.id) ? '' : ` naming ${fmtId(record.id)}`})`,
+      );
+      continue;
+    }
+    await services.registry.retrying(`undrop table ${fmtId(to)}`, async () => {
+      const fresh = await services.registry.read<TrashRecord>(table.key);
+      if (fresh) await restoreTable(services, fresh, to);
+    });
+    tables++;
+    await crashPoint(services, 'namespace-undrop:table-restored');
+  }
+  // Tidy up, the root's record last: until it goes, the job is visibly unfinished and resumable.
+  for (const ns of [...namespaces].reverse()) await removeQuietly(services, ns.key, ns.etag);
+  return { id: target, restored: true, namespaces: namespaces.length, tables, ...(warnings.length ? { warnings } : {}) };
+}
+
+/** Put-if-absent of the record as it was; the same uid already there counts as restored. */
+async function restoreNamespace(services: CatalogServices, record: NamespaceRecord, to: string[]): Promise<void> {
+  const key = keys.namespace(services.project, to);
+  const back: NamespaceRecord = { ...record, id: to, state: 'active' };
+  let etag: string;
+  try {
+    etag = await services.registry.create(key, back);
+  } catch (err) {
+    if (!(err instanceof ConditionFailedError)) throw err;
+    const existing = await readNamespace(services, to);
+    if (!existing) throw new ConcurrentModificationError(`namespace ${fmtId(to)} changed while it was undropped; retry`);
+    if (existing.value.uid !== record.uid) {
+      throw new NamespaceAlreadyExistsError(`namespace ${fmtId(to)} exists (created meanwhile); drop it, or undrop under another name with new_namespace_name`);
+    }
+    if (existing.value.state !== 'active') throw new ConcurrentModificationError(`namespace ${fmtId(to)} is being dropped again; retry the undrop after it`);
+    return;
+  }
+  await confirmParentOrWithdraw(services, to.slice(0, -1), key, etag);
+}
+
+async function removeQuietly(services: CatalogServices, key: string, etag: string): Promise<void> {
+  try {
+    await services.registry.remove(key, etag);
+  } catch (err) {
+    if (!(err instanceof ConditionFailedError)) throw err;
+  }
+}

@@ -1,0 +1,46 @@
+import { optionalBoolean } from '../catalog/params.js';
+import type { CatalogServices } from '../catalog/services.js';
+import { InvalidTableStateError } from '../errors.js';
+import type { Caller, OperationRequest } from '../operations/types.js';
+import { q } from './errors.js';
+
+/**
+ * Protection on the two control-plane rungs (docs/lifecycle.md): a `protection` stamp on the
+ * project or warehouse record, set and cleared with `{"protected": true|false}` on its create or
+ * update door (admin-gated like every change to those records), shown as `protected` by their
+ * describe answers, and checked by their delete doors. Force overrides it and nothing else: the
+ * guard has authorized the delete before the handler runs.
+ */
+
+type Stamp = { readonly setAt: string; readonly setBy: string };
+
+/**
+ * The record's next protection for a request body: unchanged when the body does not say,
+ * removed for `false`, kept (first setter) or stamped for `true`.
+ */
+export function nextProtection(
+  services: CatalogServices,
+  caller: Caller | undefined,
+  body: OperationRequest['body'],
+  current: Stamp | undefined,
+): { protection?: Stamp } | 'unchanged' {
+  const wanted = optionalBoolean(body.protected, 'protected');
+  if (wanted === undefined) return 'unchanged';
+  if (!wanted) return {};
+  return { protection: current ?? { setAt: services.now().toISOString(), setBy: caller?.principal ?? 'anonymous' } };
+}
+
+/** Applies nextProtection to a record (dropping the field when it is cleared). */
+export function withProtection<R extends { protection?: Stamp }>(record: R, next: ReturnType<typeof nextProtection>): R {
+  if (next === 'unchanged') return record;
+  const { protection: _old, ...rest } = record;
+  return (next.protection ? { ...rest, protection: next.protection } : rest) as R;
+}
+
+/** Refuses (409 / 19, naming the object and the way out) unless forced. */
+export function refuseProtectedDelete(what: 'project' | 'warehouse', name: string, record: { protection?: Stamp }, force: boolean, updateDoor: string): void {
+  if (force || !record.protection) return;
+  throw new InvalidTableStateError(
+    `${what} ${q(name)} is protected and cannot be deleted; unprotect it first (POST ${updateDoor} {"protected": false}) or pass force=true`,
+  );
+}

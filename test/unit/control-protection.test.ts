@@ -1,0 +1,70 @@
+// @covers UpdateWarehouse, DeleteWarehouse, UpdateProject, DeleteProject, DescribeWarehouse, DescribeProject
+/**
+ * Protection on the control-plane rungs (docs/lifecycle.md): the stamp on project and warehouse
+ * records, its doors' effects, and what a refusal leaves — on the memory and fs stores. The
+ * HTTP matrix (test/e2e/protection-matrix.test.ts) covers authorization around it.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CatalogServices } from '../../lib/catalog/services.js';
+import { createProject, deleteProject, describeProject, updateProject } from '../../lib/governance/projects.js';
+import { createWarehouse, deleteWarehouse, describeWarehouse, updateWarehouse } from '../../lib/governance/warehouses.js';
+import type { Caller } from '../../lib/operations/types.js';
+import { keys } from '../../lib/registry/keys.js';
+import type { ProjectRecord } from '../../lib/registry/records.js';
+import { servicesOver, type ServicesFixture } from '../support/services.js';
+
+const ana: Caller = { principal: 'ana', platformAdmin: false, via: 'api-key' };
+
+describe.each(['memory', 'fs'] as const)('project and warehouse protection (%s store)', (kind) => {
+  let f: ServicesFixture;
+  let s: CatalogServices;
+  beforeEach(async () => {
+    f = await servicesOver(kind);
+    s = f.services;
+    await createProject(s, ana, { name: 'acme' });
+    await createWarehouse(s, 'acme', { name: 'main', storage_root: '/w/main' });
+    await createWarehouse(s, 'acme', { name: 'spare', storage_root: '/w/spare' });
+  });
+  afterEach(() => f.cleanup());
+
+  it('a protected warehouse refuses delete (19, naming it) and stays; force deletes; the name made again is unprotected', async () => {
+    expect(await updateWarehouse(s, 'acme', 'spare', { protected: true }, ana)).toMatchObject({ protected: true });
+    const stamp = (await s.registry.read<{ protection?: unknown }>(keys.warehouse('acme', 'spare')))!.value.protection;
+    expect(stamp).toMatchObject({ setBy: 'ana' });
+    // Updating something else leaves it protected, with the first stamp.
+    await updateWarehouse(s, 'acme', 'spare', { trash_grace_days: 2 }, { ...ana, principal: 'bo' });
+    expect((await s.registry.read<{ protection?: unknown }>(keys.warehouse('acme', 'spare')))!.value.protection).toEqual(stamp);
+    await expect(deleteWarehouse(s, 'acme', 'spare', { purge: true })).rejects.toMatchObject({
+      code: 19,
+      message: expect.stringContaining('warehouse "spare" is protected'),
+    });
+    expect(await describeWarehouse(s, 'acme', 'spare')).toMatchObject({ protected: true, trash_grace_days: 2 });
+    expect(await deleteWarehouse(s, 'acme', 'spare', {}, { force: true })).toMatchObject({ name: 'spare' });
+    await createWarehouse(s, 'acme', { name: 'spare', storage_root: '/w/spare' });
+    expect(await describeWarehouse(s, 'acme', 'spare')).toMatchObject({ protected: false });
+  });
+
+  it('unprotecting clears the stamp; protected must be a boolean (13, nothing written)', async () => {
+    await updateWarehouse(s, 'acme', 'spare', { protected: true }, ana);
+    await expect(updateWarehouse(s, 'acme', 'spare', { protected: 'no' }, ana)).rejects.toMatchObject({ code: 13 });
+    expect(await describeWarehouse(s, 'acme', 'spare')).toMatchObject({ protected: true });
+    expect(await updateWarehouse(s, 'acme', 'spare', { protected: false }, ana)).toMatchObject({ protected: false });
+    expect((await s.registry.read<{ protection?: unknown }>(keys.warehouse('acme', 'spare')))!.value.protection).toBeUndefined();
+    await deleteWarehouse(s, 'acme', 'spare', {});
+  });
+
+  it('a protected project refuses delete before its contents are looked at; force then meets the usual not-empty rule', async () => {
+    await createProject(s, ana, { name: 'empty', protected: true });
+    expect(await describeProject(s, 'empty')).toMatchObject({ protected: true });
+    await expect(deleteProject(s, 'empty')).rejects.toMatchObject({ code: 19, message: expect.stringContaining('project "empty" is protected') });
+    expect(await deleteProject(s, 'empty', { force: true })).toEqual({});
+    await createProject(s, ana, { name: 'empty' });
+    expect((await describeProject(s, 'empty')).protected).toBe(false);
+
+    await updateProject(s, 'acme', { protected: true }, ana);
+    await expect(deleteProject(s, 'acme')).rejects.toMatchObject({ code: 19 });
+    // Force overrides protection and nothing else: a project with warehouses still refuses (3).
+    await expect(deleteProject(s, 'acme', { force: true })).rejects.toMatchObject({ code: 3 });
+    expect((await s.registry.read<ProjectRecord>(keys.project('acme')))!.value.protection).toMatchObject({ setBy: 'ana' });
+  });
+});
