@@ -90,6 +90,15 @@ export interface TableRecord {
   readonly schemaMetadata?: Readonly<Record<string, string | null>>;
   /** How the table came to be: declared by a client or registered over existing data. */
   readonly origin: 'declared' | 'registered';
+  /**
+   * Whether a protection record may exist for this table (docs/lifecycle.md). Every creation
+   * writes `false`; the protection door sets it `true` (compare-and-swap) before it writes the
+   * protection record, and nothing sets it back. The doors that refuse protected tables (drop,
+   * deregister, rename) read the protection record, which stays the source of truth, only when
+   * this is not `false`, so an unprotected table costs them no request. Absent on records
+   * written before it existed: those doors read the protection record, as they always did.
+   */
+  readonly mayBeProtected?: boolean;
   readonly createdAt: string;
   /**
    * Absent (or `active`) for a live table. The other states exist only while a rename is in

@@ -68,6 +68,7 @@ export async function createTableRecord(
     managedVersioning: warehouse.managedVersioning,
     properties: input.properties,
     origin: 'declared',
+    mayBeProtected: false,
     createdAt: services.now().toISOString(),
   };
   const location = absoluteLocation(warehouse.storage, record.path);

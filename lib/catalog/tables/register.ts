@@ -65,6 +65,7 @@ export async function registerTable(
       managedVersioning: warehouse.managedVersioning,
       properties: input.properties,
       origin: 'registered',
+      mayBeProtected: false,
       createdAt: services.now().toISOString(),
     };
     if (existing) {
