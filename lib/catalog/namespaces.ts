@@ -12,6 +12,7 @@ import type { Versioned } from '../registry/registry.js';
 import { crashPoint } from './crash-points.js';
 import type { CatalogServices } from './services.js';
 import { removeTableForCascade } from './tables/cascade.js';
+import { clearMarkerSubtree } from './tables/markers.js';
 import { assertNoProtectedDescendants, clearProtection, clearProtectionSubtree, protectedError, readProtectionRecord } from './protection.js';
 
 import { fmtId, validateId } from './ids.js';
@@ -86,6 +87,8 @@ export async function createNamespace(
       uid: services.newId(),
       warehouse: parent?.value.warehouse ?? services.defaultWarehouse,
       properties,
+      // Every table ever in it keeps its has-data marker (tables/markers.ts).
+      tableMarkers: true,
       state: 'active',
       createdAt: services.now().toISOString(),
     };
@@ -219,6 +222,8 @@ async function finishDrop(services: CatalogServices, id: readonly string[], mark
     await cascadeChildren(services, id);
   }
   await crashPoint(services, 'namespace-drop:emptied');
+  // No table is left below: any has-data marker there is a leftover of a crash.
+  await clearMarkerSubtree(services, id);
   await removeMarked(services, id, nonce);
 }
 

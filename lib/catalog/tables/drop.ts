@@ -11,6 +11,7 @@ import { enqueue } from '../../jobs/jobs.js';
 import { jobContext } from '../../jobs/context.js';
 import { deleteTableObjects, purgeComplete, type PurgeResult } from './purge.js';
 import { trashTable } from './trash.js';
+import { removeMarkers } from './markers.js';
 import { protectedError, protectionOf } from '../protection.js';
 
 /**
@@ -65,21 +66,23 @@ export async function dropTable(services: CatalogServices, id: readonly string[]
     warehouse = await requireWarehouse(services, found.value.warehouse, { strict: true });
   }
   if (found && warehouse.trashGraceDays > 0 && !options.purge) {
-    return answer(services, id, await trashRecord(services, id, found, warehouse, options));
+    const trashed = await trashRecord(services, id, found, warehouse, options);
+    await removeMarkers(services, id, trashed);
+    return answer(services, id, trashed);
   }
   // The claim is read alongside the record's removal: it cannot change hands while the record
   // lives, and every write on it afterwards is conditional on what was read.
   const { removed, alongside: claim } = await removeRecord(services, id, 'drop', found, options, (r) => readClaim(services, r));
   // Only the warehouse this record names was checked (a record re-created meanwhile may name another).
   const checked = removed.warehouse === warehouse.name ? warehouse : undefined;
-  const purge = await purgeTableData(services, removed, { warehouse: checked, claim });
+  const [purge] = await Promise.all([purgeTableData(services, removed, { warehouse: checked, claim }), removeMarkers(services, id, removed)]);
   return answer(services, id, removed, purge);
 }
 
 export async function deregisterTable(services: CatalogServices, id: readonly string[], options: RetireOptions = {}): Promise<RetireResult> {
   validateTableId(id);
   const { removed, alongside: claim } = await removeRecord(services, id, 'deregister', undefined, options, (r) => readClaim(services, r));
-  await releaseClaim(services, removed, claim);
+  await Promise.all([releaseClaim(services, removed, claim), removeMarkers(services, id, removed)]);
   return answer(services, id, removed);
 }
 

@@ -6,6 +6,7 @@ import type { NamespaceRecord, TableRecord } from '../../registry/records.js';
 import type { Versioned } from '../../registry/registry.js';
 import type { CatalogServices } from '../services.js';
 import { dropClaimId, moveClaimId, type KnownClaim } from './claims.js';
+import { putMarkersOf, removeMarkers } from './markers.js';
 
 /**
  * The rename state machine (docs/protocols.md, "RenameTable"). A rename moves a table record
@@ -198,9 +199,12 @@ async function completeMoved(
     await Promise.all([
       activate(services, dest, nonce, known.arrival),
       moveClaimId(services, moved.value, sourceId, dest, known.claim),
+      // A declared-only table (the usual rename) keeps no marker: nothing to write.
+      putMarkersOf(services, dest, moved.value),
     ]);
   }
   await services.registry.remove(tableKey(services, sourceId), moved.etag).catch(ignoreLostRace);
+  await removeMarkers(services, sourceId, moved.value);
 }
 
 async function activate(services: CatalogServices, dest: readonly string[], nonce: string, known: Rec | undefined): Promise<void> {

@@ -1,4 +1,5 @@
 import { TableAlreadyExistsError, TableNotFoundError } from '../../errors.js';
+import { putMarkersOf } from './markers.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys, validateName } from '../../registry/keys.js';
 import type { TableRecord, TrashRecord } from '../../registry/records.js';
@@ -136,6 +137,8 @@ export async function undropTable(services: CatalogServices, input: UndropInput)
     await requireNamespace(services, namespace, '; create it (or undrop it) before undropping a table into it');
     const back: TableRecord = { ...table, id: target, state: undefined, move: undefined };
     const key = tableKey(services, target);
+    // The has-data marker before the record that says it exists (markers.ts: never hide data).
+    await putMarkersOf(services, target, back);
     // Put-if-absent: if someone takes the name meanwhile, the retry looks again and answers 5.
     const etag = await services.registry.create(key, back);
     await confirmParentOrWithdraw(services, namespace, key, etag);
