@@ -51,9 +51,15 @@ export async function putMarkersOf(services: CatalogServices, id: readonly strin
   await putMarkers(services, id, record.uid, record.dataMarker === 'none' ? [] : record.dataMarker === 'data' ? ['data'] : ['maybe']);
 }
 
-/** Removes the markers of `record` at `id` once the record has left it; a marker of another uid stays. */
+/**
+ * Removes the markers of `record` at `id` once the record has left it; a marker of another uid
+ * (a table created at the name since) stays. Best effort: it runs after the door has done what
+ * it was asked, and a marker left behind only makes a listing show the name (never hides data).
+ */
 export async function removeMarkers(services: CatalogServices, id: readonly string[], record: TableRecord): Promise<void> {
-  await Promise.all(markersOf(record).map((kind) => removeIfOwn(services, keys.dataMarker(services.project, kind, id), record.uid)));
+  await Promise.all(
+    markersOf(record).map((kind) => removeIfOwn(services, keys.dataMarker(services.project, kind, id), record.uid).catch(() => undefined)),
+  );
 }
 
 async function removeIfOwn(services: CatalogServices, key: string, uid: string): Promise<void> {
@@ -115,7 +121,11 @@ export async function ensureHasData(
   for (let attempt = 0; attempt < 8; attempt++) {
     if (await markHasData(services, id, current.record, current.etag)) return;
     const now = await reread();
-    if (!now || now.value.uid !== found.record.uid) throw gone();
+    if (!now || now.value.uid !== found.record.uid) {
+      // Ours, at a name the table has left: it would make a listing show the name.
+      await removeIfOwn(services, keys.dataMarker(services.project, 'data', id), found.record.uid).catch(() => undefined);
+      throw gone();
+    }
     current = { record: now.value, etag: now.etag };
   }
   throw gone();
