@@ -140,6 +140,28 @@ const MUTATIONS: readonly Mutation[] = [
     apply: once('    await confirmParentOrWithdraw(services, namespace, key, etag);\n', ''),
     tests: ['test/unit/protocol-gates.test.ts'],
   },
+  // ---- issue #12: the protection flag and the has-data markers ----
+  {
+    id: 'P1',
+    what: 'protection: the table record is not flagged before the protection record is written',
+    file: 'lib/catalog/protection.ts',
+    apply: once("    if (kind === 'table') await flagTable(services, id, uid);\n", ''),
+    tests: ['test/unit/protection.test.ts'],
+  },
+  {
+    id: 'D1',
+    what: 'has-data markers: a committed rename does not write the marker at the destination',
+    file: 'lib/catalog/tables/move.ts',
+    apply: once('      putMarkersOf(services, dest, moved.value),\n', ''),
+    tests: ['test/unit/data-markers.test.ts'],
+  },
+  {
+    id: 'D2',
+    what: 'has-data markers: a first commit does not mark the table',
+    file: 'lib/catalog/tables/version-create.ts',
+    apply: once("  if (table.record.dataMarker === 'none') {", '  if (false) {'),
+    tests: ['test/unit/data-markers.test.ts'],
+  },
   // ---- seven that were already caught (kept so they stay caught) ----
   {
     id: 'C1',
