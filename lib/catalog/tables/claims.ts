@@ -18,7 +18,8 @@ import type { CatalogServices } from '../services.js';
  * A request that dies between its steps leaves a stale claim (record gone, claim still there). A
  * claim is live while one of its `ids` holds a table record at this location, checked through
  * `readTable`, which a caller passes in as a settled reader (move.ts), so a rename in flight
- * counts as live. A stale claim is taken over by the next claimant with a compare-and-swap.
+ * counts as live: until a rename's commit rewrites the claim, its source id leads there, and
+ * whoever settles the committed source rewrites the claim before the source marker goes. A stale claim is taken over by the next claimant with a compare-and-swap.
  * A claim in `purging` state is never taken over: its bytes are being deleted.
  *
  * A new claim is `pending` until its owner's record exists and the owner confirms it (`held`).

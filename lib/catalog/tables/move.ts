@@ -19,7 +19,11 @@ import { putMarkersOf, removeMarkers } from './markers.js';
  *   (D's namespace re-checked: it must still be active after the arrival landed)
  *   S moving ──CAS──▶ S moved                          THE DECISION: committed
  *      or    ──CAS──▶ S active, then D arriving deleted   THE DECISION: undone
- *   D arriving ──CAS──▶ D active                       then the S marker is deleted
+ *   D arriving ──CAS──▶ D active, claim ids S → D      then the S marker is deleted
+ *
+ * Each step reuses what the one before answered (the arrival's etag, the claim read alongside
+ * the first write) instead of reading it again: seven requests in a row is the floor of this
+ * chain (docs/protocols.md, "Request pattern").
  *
  * Both outcomes are decided by one compare-and-swap on S's `moving` record, so a commit and an
  * undo can never both happen. A committed move activates D before it deletes the S marker, so
