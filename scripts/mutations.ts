@@ -51,8 +51,8 @@ const MUTATIONS: readonly Mutation[] = [
     what: 'rename: the decisive CAS (source moving → moved) made an unconditional put',
     file: 'lib/catalog/tables/move.ts',
     apply: once(
-      "movedEtag = await services.registry.replace(tableKey(services, sourceId), { ...moving.value, state: 'moved' }, moving.etag);",
-      "movedEtag = (await services.registry.store.put(tableKey(services, sourceId), JSON.stringify({ ...moving.value, state: 'moved' }))).etag;",
+      'movedEtag = await services.registry.replace(tableKey(services, sourceId), moved, moving.etag);',
+      'movedEtag = (await services.registry.store.put(tableKey(services, sourceId), JSON.stringify(moved))).etag;',
     ),
     tests: RENAME_TESTS,
   },
@@ -61,9 +61,20 @@ const MUTATIONS: readonly Mutation[] = [
     what: 'rename: the committed source is deleted before the destination is activated',
     file: 'lib/catalog/tables/move.ts',
     apply: moveBefore(
-      '  await services.registry.remove(tableKey(services, sourceId), moved.etag).catch(ignoreLostRace);\n  await dropClaimId(services, moved.value, sourceId);\n',
+      '  await services.registry.remove(tableKey(services, sourceId), moved.etag).catch(ignoreLostRace);\n',
       '  const { to: dest, nonce } = moved.value.move ?? {};\n',
     ),
+    tests: RENAME_TESTS,
+  },
+  {
+    id: 'M2b',
+    what: 'rename: the location claim names the destination only after the source marker is deleted',
+    file: 'lib/catalog/tables/move.ts',
+    apply: (source) =>
+      once(
+        '  await services.registry.remove(tableKey(services, sourceId), moved.etag).catch(ignoreLostRace);\n',
+        '  await services.registry.remove(tableKey(services, sourceId), moved.etag).catch(ignoreLostRace);\n  if (dest && nonce) await moveClaimId(services, moved.value, sourceId, dest, known.claim);\n',
+      )(once('      moveClaimId(services, moved.value, sourceId, dest, known.claim),\n', '')(source)),
     tests: RENAME_TESTS,
   },
   {
@@ -128,6 +139,28 @@ const MUTATIONS: readonly Mutation[] = [
     file: 'lib/catalog/tables/declare.ts',
     apply: once('    await confirmParentOrWithdraw(services, namespace, key, etag);\n', ''),
     tests: ['test/unit/protocol-gates.test.ts'],
+  },
+  // ---- issue #12: the protection flag and the has-data markers ----
+  {
+    id: 'P1',
+    what: 'protection: the table record is not flagged before the protection record is written',
+    file: 'lib/catalog/protection.ts',
+    apply: once("    if (kind === 'table') await flagTable(services, id, uid);\n", ''),
+    tests: ['test/unit/protection.test.ts'],
+  },
+  {
+    id: 'D1',
+    what: 'has-data markers: a committed rename does not write the marker at the destination',
+    file: 'lib/catalog/tables/move.ts',
+    apply: once('      putMarkersOf(services, dest, moved.value),\n', ''),
+    tests: ['test/unit/data-markers.test.ts'],
+  },
+  {
+    id: 'D2',
+    what: 'has-data markers: a first commit does not mark the table',
+    file: 'lib/catalog/tables/version-create.ts',
+    apply: once("  if (table.record.dataMarker === 'none') {", '  if (false) {'),
+    tests: ['test/unit/data-markers.test.ts'],
   },
   // ---- seven that were already caught (kept so they stay caught) ----
   {

@@ -13,6 +13,7 @@ import { crashPoint } from './crash-points.js';
 import type { CatalogServices } from './services.js';
 import { removeTableForCascade } from './tables/cascade.js';
 import { fileNamespace, subtreeDropFor } from './namespace-trash-records.js';
+import { clearMarkerSubtree } from './tables/markers.js';
 import { assertNoProtectedDescendants, clearProtection, clearProtectionSubtree, protectedError, readProtectionRecord } from './protection.js';
 
 import { fmtId, validateId } from './ids.js';
@@ -87,6 +88,8 @@ export async function createNamespace(
       uid: services.newId(),
       warehouse: parent?.value.warehouse ?? services.defaultWarehouse,
       properties,
+      // Every table ever in it keeps its has-data marker (tables/markers.ts).
+      tableMarkers: true,
       state: 'active',
       createdAt: services.now().toISOString(),
     };
@@ -230,6 +233,8 @@ async function finishDrop(services: CatalogServices, id: readonly string[], mark
   await crashPoint(services, 'namespace-drop:emptied');
   // A recoverable cascade files the namespace (idempotent) before its record goes.
   if (marked.drop?.trash) await fileNamespace(services, marked, marked.drop.trash);
+  // No table is left below: any has-data marker there is a leftover of a crash.
+  await clearMarkerSubtree(services, id);
   await removeMarked(services, id, nonce);
 }
 

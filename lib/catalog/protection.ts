@@ -55,6 +55,9 @@ export async function setProtection(
       return { id: [...id], kind, protected: false };
     }
     if (current && current.value.uid === uid) return stateOf(current.value);
+    // The table's own record learns first that it may be protected: the doors skip the
+    // protection read for a record that says it cannot be (`mayBeProtected: false`).
+    if (kind === 'table') await flagTable(services, id, uid);
     const record: ProtectionRecord = { kind: 'protection', object: kind, id: [...id], uid, setAt: services.now().toISOString(), setBy: input.principal };
     if (current) await services.registry.replace(key, record, current.etag);
     else await services.registry.create(key, record);
@@ -66,6 +69,36 @@ export async function setProtection(
     }
     return stateOf(record);
   });
+}
+
+/**
+ * Sets `mayBeProtected` on the live table `uid` at `id` (a compare-and-swap: a drop or rename
+ * that read the record before it loses its own conditional write and reads again, and so sees
+ * the flag). ConditionFailedError when the table changed meanwhile: the caller retries.
+ */
+async function flagTable(services: CatalogServices, id: readonly string[], uid: string): Promise<void> {
+  const key = keys.table(services.project, id);
+  const found = await services.registry.read<TableRecord>(key);
+  if (!found || found.value.uid !== uid || !(found.value.state === undefined || found.value.state === 'active')) {
+    throw new ConditionFailedError(key, 'conflict');
+  }
+  if (found.value.mayBeProtected === true) return;
+  await services.registry.replace<TableRecord>(key, { ...found.value, mayBeProtected: true }, found.etag);
+}
+
+/**
+ * For the doors that refuse protected tables: the protection record of `table` at `id`, read
+ * only when the table's record does not rule protection out (`mayBeProtected: false`), and not
+ * at all when the request forces.
+ */
+export async function protectionOf(
+  services: CatalogServices,
+  id: readonly string[],
+  table: TableRecord,
+  force: boolean | undefined,
+): Promise<ProtectionRecord | undefined> {
+  if (force || table.mayBeProtected === false) return undefined;
+  return readProtectionRecord(services, 'table', id);
 }
 
 /**

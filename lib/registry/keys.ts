@@ -9,6 +9,7 @@ import { InvalidInputError } from '../errors.js';
  *   p/<P>/w/<W>                               warehouse record
  *   p/<P>/t/<a>/<b>/+n/<c>                    namespace a.b.c
  *   p/<P>/t/<a>/<b>/+t/<x>                    table a.b.x
+ *   p/<P>/data/<a>/<b>/+t/<x>                 table a.b.x has data (maybe/…: may have; markers.ts)
  *   p/<P>/loc/<W>/<s1>/<s2>/…/+c              claim on location s1/s2/… of warehouse W
  *   p/<P>/jobs/live/<J>                       job J while queued, running or just finished
  *   p/<P>/jobs/done/<J>                       job J once finished, until its retention ends
@@ -139,6 +140,17 @@ export const keys = {
   protection: (project: string, kind: 'namespace' | 'table', id: readonly string[]) =>
     checked(`p/${seg(project)}/prot/${(kind === 'namespace' ? keys.namespace(project, id) : keys.table(project, id)).slice(keys.subtree(project, []).length)}`),
   protectionSubtree: (project: string, id: readonly string[]) => checked(`p/${seg(project)}/prot/${id.map((part) => `${seg(part)}/`).join('')}`),
+  /**
+   * Has-data markers (lib/catalog/tables/markers.ts) mirror the table keys like protection
+   * records: `data` for a table known to have data, `maybe` for one whose data the catalog cannot
+   * see (no managed versioning). A namespace's markers of one kind are one LIST of a prefix.
+   */
+  dataMarker: (project: string, kind: 'data' | 'maybe', id: readonly string[]) =>
+    checked(`p/${seg(project)}/${kind}/${keys.table(project, id).slice(keys.subtree(project, []).length)}`),
+  dataMarkersPrefix: (project: string, kind: 'data' | 'maybe', namespace: readonly string[]) =>
+    checked(`p/${seg(project)}/${kind}/${keys.tablesPrefix(project, namespace).slice(keys.subtree(project, []).length)}`),
+  dataMarkersSubtree: (project: string, kind: 'data' | 'maybe', namespace: readonly string[]) =>
+    checked(`p/${seg(project)}/${kind}/${namespace.map((part) => `${seg(part)}/`).join('')}`),
   /** Trash records of dropped tables once at `id` (lib/catalog/tables/trash.ts), one per dropped uid. */
   trashOf: (project: string, id: readonly string[]) => checked(`p/${seg(project)}/trash/${keys.table(project, id).slice(keys.subtree(project, []).length)}/`),
   trash: (project: string, id: readonly string[], uid: string) => checked(`${keys.trashOf(project, id)}${seg(uid)}`),

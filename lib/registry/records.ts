@@ -62,6 +62,12 @@ export interface NamespaceRecord {
   readonly uid: string;
   /** The warehouse binding; children inherit their parent's. */
   readonly warehouse: string;
+  /**
+   * Set on namespaces created since has-data markers exist: every table ever in it keeps its
+   * marker (markers.ts), so `include_declared=false` lists the markers. Without it (an older
+   * namespace) the listing probes each table's storage, as it always did.
+   */
+  readonly tableMarkers?: boolean;
   readonly properties: Readonly<Record<string, string>>;
   /**
    * `dropping` is set (by compare-and-swap) before a drop looks for children. A create that
@@ -126,6 +132,23 @@ export interface TableRecord {
   readonly schemaMetadata?: Readonly<Record<string, string | null>>;
   /** How the table came to be: declared by a client or registered over existing data. */
   readonly origin: 'declared' | 'registered';
+  /**
+   * Whether a protection record may exist for this table (docs/lifecycle.md). Every creation
+   * writes `false`; the protection door sets it `true` (compare-and-swap) before it writes the
+   * protection record, and nothing sets it back. The doors that refuse protected tables (drop,
+   * deregister, rename) read the protection record, which stays the source of truth, only when
+   * this is not `false`, so an unprotected table costs them no request. Absent on records
+   * written before it existed: those doors read the protection record, as they always did.
+   */
+  readonly mayBeProtected?: boolean;
+  /**
+   * Which has-data marker this table keeps at its id (lib/catalog/tables/markers.ts): `none`, a
+   * managed-versioning table with no commit yet (declared only; its first commit or first write
+   * sets `data` after writing the marker); `data`, known to have data; `maybe`, a table whose
+   * client commits straight to storage, probed by the listing. Absent on records written before
+   * markers existed: treated as `maybe` wherever a marker is moved or removed.
+   */
+  readonly dataMarker?: 'none' | 'data' | 'maybe';
   readonly createdAt: string;
   /**
    * Absent (or `active`) for a live table. The other states exist only while a rename is in

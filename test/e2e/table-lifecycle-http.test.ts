@@ -104,8 +104,12 @@ describe('raw HTTP: table lifecycle doors', () => {
   describe('ListTables and ListAllTables', () => {
     it('with include_declared=false, a full page carries a token only when a table with data follows', async () => {
       await s.request('POST', '/v1/namespace/c/create', '{}', json);
-      await tableWithData('c%24a1');
-      await tableWithData('c%24a2');
+      // Written straight to storage under managed versioning: the catalog learns of the data at
+      // the next version lookup (what every Lance client's open makes), not before (markers.ts).
+      for (const id of ['c%24a1', 'c%24a2']) {
+        await tableWithData(id);
+        expect((await post(`/v1/table/${id}/version/list`, { descending: true, limit: 1 })).json().versions).toHaveLength(1);
+      }
       await post('/v1/table/c%24a3/declare'); // declared only: no data, not listed
       const list = (q: string) => s.request('GET', `/v1/namespace/c/table/list?include_declared=false&${q}`);
       expect((await list('limit=2')).json()).toEqual({ tables: ['a1', 'a2'] });

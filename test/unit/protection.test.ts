@@ -7,6 +7,7 @@ import { deregisterTable, dropTable } from '../../lib/catalog/tables/drop.js';
 import { readTable } from '../../lib/catalog/tables/lookup.js';
 import { renameTable } from '../../lib/catalog/tables/rename.js';
 import { keys } from '../../lib/registry/keys.js';
+import type { TableRecord } from '../../lib/registry/records.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
 
 /** Settles to 'ok' or the catalog error code. */
@@ -114,6 +115,32 @@ describe.each(['memory', 'fs'] as const)('protection (%s store)', (kind) => {
     const written = await s.registry.store.list({ prefix: keys.protectionSubtree('default', []), limit: 100 });
     expect(written.objects).toEqual([]);
   });
+
+  it('the table record says whether it may be protected: false when created, true from the first protection on', async () => {
+    const flag = async (id: string[]) => (await readTable(s, id))!.value.mayBeProtected;
+    expect(await flag(['a', 't'])).toBe(false);
+    await protect('table', ['a', 't']);
+    expect(await flag(['a', 't'])).toBe(true);
+    // Unprotecting leaves it (the doors then read the record and find nothing): never a window
+    // in which a record says false while a protection record exists.
+    await protect('table', ['a', 't'], false);
+    expect(await flag(['a', 't'])).toBe(true);
+    await dropTable(s, ['a', 't']);
+    await declareTable(s, { id: ['a', 't'], properties: {}, identity });
+    expect(await flag(['a', 't'])).toBe(false);
+  });
+
+  for (const [door, run] of Object.entries(doors)) {
+    it(`${door}: a table record from before the flag still has its protection read`, async () => {
+      await protect('table', ['a', 't']);
+      const key = keys.table('default', ['a', 't']);
+      const found = (await s.registry.read<TableRecord>(key))!;
+      const { mayBeProtected: _flag, ...legacy } = found.value;
+      await s.registry.replace(key, legacy, found.etag);
+      expect(await code(run(['a', 't'], false))).toBe(19);
+      expect(await exists(['a', 't'])).toBe(true);
+    });
+  }
 
   it('a stale record left by a dropped table protects nothing (it names the old uid)', async () => {
     await protect('table', ['a', 't']);

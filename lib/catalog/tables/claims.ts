@@ -18,7 +18,8 @@ import type { CatalogServices } from '../services.js';
  * A request that dies between its steps leaves a stale claim (record gone, claim still there). A
  * claim is live while one of its `ids` holds a table record at this location, checked through
  * `readTable`, which a caller passes in as a settled reader (move.ts), so a rename in flight
- * counts as live. A stale claim is taken over by the next claimant with a compare-and-swap.
+ * counts as live: until a rename's commit rewrites the claim, its source id leads there, and
+ * whoever settles the committed source rewrites the claim before the source marker goes. A stale claim is taken over by the next claimant with a compare-and-swap.
  * A claim in `purging` state is never taken over: its bytes are being deleted.
  *
  * A new claim is `pending` until its owner's record exists and the owner confirms it (`held`).
@@ -268,10 +269,37 @@ export async function addClaimId(services: CatalogServices, table: TableRecord, 
   await updateIds(services, table, (ids) => (ids.some((x) => sameId(x, id)) ? undefined : [...ids, [...id]]));
 }
 
-/** Removes `id` from the claim's ids once the record has left it (a finished or undone rename). */
+/** Removes `id` from the claim's ids once the record has left it (an undone rename). */
 export async function dropClaimId(services: CatalogServices, table: TableRecord, id: readonly string[]): Promise<void> {
   await updateIds(services, table, (ids) =>
     ids.some((x) => sameId(x, id)) && ids.length > 1 ? ids.filter((x) => !sameId(x, id)) : undefined,
+  );
+}
+
+/**
+ * After a committed rename, before the source's `moved` marker is deleted: the claim names the
+ * destination where it named the source. Until this lands the marker leads a reader of the
+ * source to the destination (move.ts), and every reader that settles the marker makes this
+ * write first, so a competitor that judged the claim stale from a read taken before it loses
+ * its compare-and-swap. `known` is the claim read alongside the rename's first write.
+ */
+export async function moveClaimId(
+  services: CatalogServices,
+  table: TableRecord,
+  from: readonly string[],
+  to: readonly string[],
+  known?: KnownClaim,
+): Promise<void> {
+  await updateIds(
+    services,
+    table,
+    (ids) => {
+      const next: string[][] = [];
+      for (const id of ids.map((x) => (sameId(x, from) ? to : x))) if (!next.some((x) => sameId(x, id))) next.push([...id]);
+      if (!next.some((x) => sameId(x, to))) next.push([...to]);
+      return sameIds(next, ids) ? undefined : next;
+    },
+    known,
   );
 }
 
@@ -279,10 +307,13 @@ async function updateIds(
   services: CatalogServices,
   table: TableRecord,
   change: (ids: readonly (readonly string[])[]) => (readonly string[])[] | undefined,
+  known?: KnownClaim,
 ): Promise<void> {
   const key = claimKey(services, table);
+  let first = known;
   await services.registry.retrying(`update location claim of table ${fmtId(table.id)}`, async () => {
-    const found = await services.registry.read<LocationClaimRecord>(key);
+    const found = first ? first.claim : await services.registry.read<LocationClaimRecord>(key);
+    first = undefined;
     // No claim: a table from before location claims; nothing to keep current.
     if (!found || found.value.uid !== table.uid) return;
     const ids = change(found.value.ids);

@@ -8,6 +8,7 @@ import { requireWarehouse } from '../warehouses.js';
 import { createTableRecord, vendTableAccess } from './declare.js';
 import { absoluteLocation, allocateTablePath } from './location.js';
 import { writeFirstVersion } from './first-version.js';
+import { ensureHasData } from './markers.js';
 import { fmtId, hasData, readTable, type ResolvedTable, resolveTable, validateTableId } from './lookup.js';
 import { deleteTableObjects } from './purge.js';
 
@@ -124,6 +125,7 @@ async function writeIntoExisting(services: CatalogServices, input: CreateTableIn
  * and `overwrite` replaces it.
  */
 async function writeAt(services: CatalogServices, table: ResolvedTable, mode: CreateMode, write: DatasetWrite) {
+  await markBeforeFirstWrite(services, table);
   if (!(await hasData(table.store, table.record.path))) {
     const target = { store: table.store, path: table.record.path, location: table.location };
     const first = await writeFirstVersion(target, services.newId(), (staging) => write(staging, 'create'));
@@ -151,4 +153,13 @@ async function answer(
  */
 async function discard(store: ObjectStore, path: string): Promise<void> {
   await deleteTableObjects(store, path).catch(() => undefined);
+}
+
+/** A declared managed table about to get data: its has-data marker first (markers.ts). */
+export async function markBeforeFirstWrite(services: CatalogServices, table: ResolvedTable): Promise<void> {
+  if (table.record.dataMarker !== 'none') return;
+  const id = table.record.id;
+  await ensureHasData(services, id, table, () => readTable(services, id), () =>
+    new ConcurrentModificationError(`table ${fmtId(id)} was dropped, renamed or re-created while its data was written; retry`),
+  );
 }

@@ -6,6 +6,7 @@ import type { TableRecord, WarehouseRecord } from '../../registry/records.js';
 import { confirmParentOrWithdraw, requireNamespace } from '../namespaces.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
+import { putMarkersOf } from './markers.js';
 import { absoluteLocation, allocateTablePath } from './location.js';
 import { claimFreshLocation, claimLocation, confirmClaim, releaseClaim } from './claims.js';
 import { fmtId, readTable, tableKey, validateTableId } from './lookup.js';
@@ -68,9 +69,15 @@ export async function createTableRecord(
     managedVersioning: warehouse.managedVersioning,
     properties: input.properties,
     origin: 'declared',
+    mayBeProtected: false,
+    // CreateTable wrote its data first; a declared table has none until its first commit, which
+    // the catalog sees only under managed versioning (markers.ts).
+    dataMarker: input.path !== undefined ? 'data' : warehouse.managedVersioning ? 'none' : 'maybe',
     createdAt: services.now().toISOString(),
   };
   const location = absoluteLocation(warehouse.storage, record.path);
+  // The marker before the record that says it exists (markers.ts: never hide data).
+  await putMarkersOf(services, record.id, record);
   const etag =
     input.path === undefined
       ? await writeWithFreshClaim(services, record, key)

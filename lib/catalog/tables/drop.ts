@@ -11,7 +11,8 @@ import { enqueue } from '../../jobs/jobs.js';
 import { jobContext } from '../../jobs/context.js';
 import { deleteTableObjects, purgeComplete, type PurgeResult } from './purge.js';
 import { trashStamp, trashTable } from './trash.js';
-import { protectedError, readProtectionRecord } from '../protection.js';
+import { removeMarkers } from './markers.js';
+import { protectedError, protectionOf } from '../protection.js';
 
 /**
  * DropTable and DeregisterTable (docs/protocols.md). Both first remove the table record with a
@@ -51,35 +52,37 @@ export interface RetireOptions {
 
 export async function dropTable(services: CatalogServices, id: readonly string[], options: RetireOptions = {}): Promise<RetireResult> {
   validateTableId(id);
-  // The table record, its protection and its warehouse's current settings together. Tables live
-  // in their namespace's warehouse, which is the default one unless the project binds others;
-  // for those the read of the right warehouse follows.
-  const [found, protection, defaultWarehouse] = await Promise.all([
+  // The table record and its warehouse's current settings together. Tables live in their
+  // namespace's warehouse, which is the default one unless the project binds others; for those
+  // the read of the right warehouse follows. The protection record is read only when the table
+  // record does not rule protection out (protection.ts, `mayBeProtected`).
+  const [found, defaultWarehouse] = await Promise.all([
     readTable(services, id),
-    options.force ? undefined : readProtectionRecord(services, 'table', id),
     requireWarehouse(services, services.defaultWarehouse, { strict: true }),
   ]);
-  if (found) refuseProtected(id, found.value, protection, 'dropped');
+  if (found) refuseProtected(id, found.value, await protectionOf(services, id, found.value, options.force), 'dropped');
   let warehouse = defaultWarehouse;
   if (found && found.value.warehouse !== defaultWarehouse.name) {
     warehouse = await requireWarehouse(services, found.value.warehouse, { strict: true });
   }
   if (found && warehouse.trashGraceDays > 0 && !options.purge) {
-    return answer(services, id, await trashRecord(services, id, found, warehouse, options));
+    const trashed = await trashRecord(services, id, found, warehouse, options);
+    await removeMarkers(services, id, trashed);
+    return answer(services, id, trashed);
   }
   // The claim is read alongside the record's removal: it cannot change hands while the record
   // lives, and every write on it afterwards is conditional on what was read.
   const { removed, alongside: claim } = await removeRecord(services, id, 'drop', found, options, (r) => readClaim(services, r));
   // Only the warehouse this record names was checked (a record re-created meanwhile may name another).
   const checked = removed.warehouse === warehouse.name ? warehouse : undefined;
-  const purge = await purgeTableData(services, removed, { warehouse: checked, claim });
+  const [purge] = await Promise.all([purgeTableData(services, removed, { warehouse: checked, claim }), removeMarkers(services, id, removed)]);
   return answer(services, id, removed, purge);
 }
 
 export async function deregisterTable(services: CatalogServices, id: readonly string[], options: RetireOptions = {}): Promise<RetireResult> {
   validateTableId(id);
   const { removed, alongside: claim } = await removeRecord(services, id, 'deregister', undefined, options, (r) => readClaim(services, r));
-  await releaseClaim(services, removed, claim);
+  await Promise.all([releaseClaim(services, removed, claim), removeMarkers(services, id, removed)]);
   return answer(services, id, removed);
 }
 
@@ -87,13 +90,11 @@ function refuseProtected(id: readonly string[], table: TableRecord, protection: 
   if (protection?.uid === table.uid) throw protectedError('table', id, action);
 }
 
-/** The settled read a retry starts from, with the protection check (4, then 19). */
+/** The settled read a retry starts from, with the protection check (4, then 19; 19 costs a read only for a record that may be protected). */
 async function readRetirable(services: CatalogServices, id: readonly string[], what: 'drop' | 'deregister', options: RetireOptions): Promise<Versioned<TableRecord>> {
-  const [found, protection] = await Promise.all([
-    readTable(services, id),
-    options.force ? undefined : readProtectionRecord(services, 'table', id),
-  ]);
+  const found = await readTable(services, id);
   if (!found) throw new TableNotFoundError(`table ${fmtId(id)} does not exist`);
+  const protection = await protectionOf(services, id, found.value, options.force);
   refuseProtected(id, found.value, protection, what === 'drop' ? 'dropped' : 'deregistered');
   return found;
 }

@@ -4,8 +4,9 @@ import { requireNamespace, validateId } from '../namespaces.js';
 import type { CatalogServices } from '../services.js';
 import { findManifest } from './manifests.js';
 import { hasData, resolveTable } from './lookup.js';
+import { putMarkers } from './markers.js';
 
-/** Tables probed for data at once by `include_declared=false` (a has-data marker would avoid probing). */
+/** Tables probed for data at once by `include_declared=false` in a namespace without has-data markers. */
 const PROBE_WIDTH = 16;
 
 /** Tables directly in a namespace: byte order, exclusive start-after token, one LIST per page. */
@@ -24,9 +25,32 @@ export async function listTables(
     ]);
     return page.more ? { tables: page.names, page_token: page.names[page.names.length - 1] } : { tables: page.names };
   }
-  await requireNamespace(services, input.namespace);
-  if (input.limit === 0) return { tables: [] };
-  // Declared-only tables are filtered out, so keep reading until the page is full.
+  if (input.limit === 0) {
+    await requireNamespace(services, input.namespace);
+    return { tables: [] };
+  }
+  if (input.namespace.length > 0) {
+    // A namespace that keeps has-data markers (markers.ts) pages through them: the namespace
+    // read and both marker LISTs in one round trip.
+    const marked = (kind: 'data' | 'maybe', startAfter: string | undefined) =>
+      services.registry.listNames(keys.dataMarkersPrefix(services.project, kind, input.namespace), {
+        startAfter,
+        limit: input.limit,
+        encode: encodeSegment,
+      });
+    const [namespace, data, maybe] = await Promise.all([
+      requireNamespace(services, input.namespace),
+      marked('data', input.pageToken),
+      marked('maybe', input.pageToken),
+    ]);
+    if (namespace?.value.tableMarkers) {
+      return listMarked(services, input, new Cursor(data, (after) => marked('data', after)), new Cursor(maybe, (after) => marked('maybe', after)));
+    }
+  } else {
+    await requireNamespace(services, input.namespace);
+  }
+  // A namespace from before markers (or the root): probe every table. Declared-only tables are
+  // filtered out, so keep reading until the page is full.
   const tables: string[] = [];
   let startAfter = input.pageToken;
   for (;;) {
@@ -45,6 +69,77 @@ export async function listTables(
     }
     if (!page.more) return { tables };
     startAfter = page.names[page.names.length - 1];
+  }
+}
+
+/** A sorted name listing read one page at a time. */
+class Cursor {
+  private at = 0;
+  constructor(
+    private page: { names: string[]; more: boolean },
+    private readonly fetch: (after: string) => Promise<{ names: string[]; more: boolean }>,
+  ) {}
+
+  async peek(): Promise<string | undefined> {
+    while (this.at >= this.page.names.length) {
+      const last = this.page.names[this.page.names.length - 1];
+      if (!this.page.more || last === undefined) return undefined;
+      this.page = await this.fetch(last);
+      this.at = 0;
+    }
+    return this.page.names[this.at];
+  }
+
+  skip(): void {
+    this.at++;
+  }
+}
+
+/**
+ * The page from the markers: every `data` name, and each `maybe` name (a table whose client
+ * commits straight to storage) whose storage shows a committed version. A probe that finds data
+ * writes the `data` marker, so the table is not probed again.
+ */
+async function listMarked(
+  services: CatalogServices,
+  input: { namespace: readonly string[]; limit?: number },
+  data: Cursor,
+  maybe: Cursor,
+): Promise<{ tables: string[]; page_token?: string }> {
+  const tables: string[] = [];
+  for (;;) {
+    const [d, m] = await Promise.all([data.peek(), maybe.peek()]);
+    if (d === undefined && m === undefined) return { tables };
+    let name: string;
+    let accept = true;
+    if (m === undefined || (d !== undefined && compareNames(d, m) <= 0)) {
+      name = d!;
+      data.skip();
+      if (m === name) maybe.skip();
+    } else {
+      name = m;
+      maybe.skip();
+      accept = await probeAndMark(services, [...input.namespace, name]);
+    }
+    if (!accept) continue;
+    // A token only when another listed table really follows (spec: "only if more remain").
+    if (input.limit !== undefined && tables.length === input.limit) return { tables, page_token: tables[tables.length - 1] };
+    tables.push(name);
+  }
+}
+
+/** Names compare as their encoded keys do (encodeSegment preserves byte order). */
+const compareNames = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+
+async function probeAndMark(services: CatalogServices, id: readonly string[]): Promise<boolean> {
+  try {
+    const t = await resolveTable(services, id);
+    if (!(await hasData(t.store, t.record.path))) return false;
+    await putMarkers(services, id, t.record.uid, ['data']);
+    return true;
+  } catch (err) {
+    if (err instanceof TableNotFoundError) return false; // dropped while we listed
+    throw err;
   }
 }
 

@@ -5,7 +5,8 @@ import { keys } from '../../registry/keys.js';
 import type { NamespaceRecord, TableRecord } from '../../registry/records.js';
 import type { Versioned } from '../../registry/registry.js';
 import type { CatalogServices } from '../services.js';
-import { addClaimId, dropClaimId } from './claims.js';
+import { dropClaimId, moveClaimId, type KnownClaim } from './claims.js';
+import { putMarkersOf, removeMarkers } from './markers.js';
 
 /**
  * The rename state machine (docs/protocols.md, "RenameTable"). A rename moves a table record
@@ -18,7 +19,11 @@ import { addClaimId, dropClaimId } from './claims.js';
  *   (D's namespace re-checked: it must still be active after the arrival landed)
  *   S moving ──CAS──▶ S moved                          THE DECISION: committed
  *      or    ──CAS──▶ S active, then D arriving deleted   THE DECISION: undone
- *   D arriving ──CAS──▶ D active                       then the S marker is deleted
+ *   D arriving ──CAS──▶ D active, claim ids S → D      then the S marker is deleted
+ *
+ * Each step reuses what the one before answered (the arrival's etag, the claim read alongside
+ * the first write) instead of reading it again: seven requests in a row is the floor of this
+ * chain (docs/protocols.md, "Request pattern").
  *
  * Both outcomes are decided by one compare-and-swap on S's `moving` record, so a commit and an
  * undo can never both happen. A committed move activates D before it deletes the S marker, so
@@ -36,7 +41,7 @@ type Rec = Versioned<TableRecord>;
 
 export type MoveOutcome =
   | { readonly kind: 'committed' }
-  | { readonly kind: 'undone'; readonly reason: 'destination-exists' | 'namespace-missing' | 'unknown' }
+  | { readonly kind: 'undone'; readonly reason: 'destination-exists' | 'namespace-missing' | 'warehouse-mismatch' | 'unknown' }
   | { readonly kind: 'unknown' };
 
 /** Bounds help-on-read: each round makes progress unless other requests keep changing the record. */
@@ -108,21 +113,35 @@ export async function beginMove(
   return { value: moving, etag };
 }
 
+/** What the request that began a move already knows; saves re-reading it (first round only). */
+export interface MoveHints {
+  /** The destination was read and found free just before the move began. */
+  readonly destinationAbsent?: boolean;
+  /** The location claim, read alongside the move's first write. */
+  readonly claim?: KnownClaim;
+}
+
 /**
  * Drives a `moving` source record to a decision. Undoes the move when the destination is taken
- * by another table or its namespace is missing or being dropped; commits it otherwise.
+ * by another table, its namespace is missing or being dropped, or is bound to another warehouse
+ * than the table's data; commits it otherwise.
  */
 export async function finishMove(
   services: CatalogServices,
   sourceId: readonly string[],
   moving: Rec,
   depth = 1,
+  hints: MoveHints = {},
 ): Promise<MoveOutcome> {
   const { to: dest, nonce } = moving.value.move ?? {};
   if (!dest || !nonce) throw new ConcurrentModificationError(`table ${fmtId(sourceId)} has a malformed rename record`);
   const destKey = tableKey(services, dest);
+  // What the destination holds, when known without reading it: free (the caller read it so),
+  // or our own arrival just written (its etag is the create's answer).
+  let known: { arrived: Rec | undefined } | undefined = hints.destinationAbsent ? { arrived: undefined } : undefined;
   for (let round = 0; round < ROUNDS; round++) {
-    const arrived = await readRaw(services, dest);
+    const arrived = known ? known.arrived : await readRaw(services, dest);
+    known = undefined;
     const ours = arrived?.value.state === 'arriving' && arrived.value.move?.nonce === nonce;
     if (arrived && !ours) {
       // A live table, or one that is itself being renamed away: D is taken.
@@ -134,70 +153,95 @@ export async function finishMove(
       await settle(services, dest, arrived, depth).catch(ignoreLostRace);
       continue;
     }
-    // Read after our arrival landed: a namespace drop that marked `dropping` before this read
-    // lists D afterwards and settles it; one that marks it later sees the committed table.
-    if (!(await namespaceActive(services, dest.slice(0, -1)))) return undo(services, sourceId, moving, 'namespace-missing');
     if (!arrived) {
-      // The claim learns the destination before the record lands there (claims.ts: a claim's
-      // ids must always include wherever the owner's record is).
-      await addClaimId(services, moving.value, dest);
       const arrival: TableRecord = {
         ...liveRecord(moving.value),
         id: [...dest],
         state: 'arriving',
         move: { nonce, from: [...sourceId] },
       };
-      await services.registry.create(destKey, arrival).catch(ignoreLostRace);
+      try {
+        known = { arrived: { value: arrival, etag: await services.registry.create(destKey, arrival) } };
+      } catch (err) {
+        ignoreLostRace(err); // something landed at D first: look at it
+      }
       continue;
     }
+    // Read after our arrival landed: a namespace drop that marked `dropping` before this read
+    // lists D afterwards and settles it; one that marks it later sees the committed table.
+    const namespace = await namespaceState(services, dest.slice(0, -1));
+    if (!namespace.active) return undo(services, sourceId, moving, 'namespace-missing', arrived);
+    if (namespace.warehouse !== moving.value.warehouse) return undo(services, sourceId, moving, 'warehouse-mismatch', arrived);
+    const moved: TableRecord = { ...moving.value, state: 'moved' };
     let movedEtag: string;
     try {
-      movedEtag = await services.registry.replace(tableKey(services, sourceId), { ...moving.value, state: 'moved' }, moving.etag);
+      movedEtag = await services.registry.replace(tableKey(services, sourceId), moved, moving.etag);
     } catch (err) {
       if (!(err instanceof ConditionFailedError)) throw err;
       return observe(services, sourceId, moving);
     }
-    await completeMoved(services, sourceId, { value: { ...moving.value, state: 'moved' }, etag: movedEtag });
+    await completeMoved(services, sourceId, { value: moved, etag: movedEtag }, { arrival: arrived, claim: hints.claim });
     return { kind: 'committed' };
   }
   throw new ConcurrentModificationError(`renaming table ${fmtId(sourceId)} kept colliding with concurrent requests; retry`);
 }
 
-/** After the commit: make the destination live, then clear the source marker. */
-async function completeMoved(services: CatalogServices, sourceId: readonly string[], moved: Rec): Promise<void> {
-  const { to: dest, nonce } = moved.value.move ?? {};
-  if (dest && nonce) {
-    const arrived = await readRaw(services, dest);
-    if (arrived?.value.state === 'arriving' && arrived.value.move?.nonce === nonce) {
-      // Losing this race means another helper activated it first.
-      await services.registry.replace(tableKey(services, dest), liveRecord(arrived.value), arrived.etag).catch(ignoreLostRace);
-    }
-  }
-  await services.registry.remove(tableKey(services, sourceId), moved.etag).catch(ignoreLostRace);
-  await dropClaimId(services, moved.value, sourceId);
-}
-
-/** Undoes a move: the decision is the CAS back to live; the arrival is cleaned up after it. */
-async function undo(
+/**
+ * After the commit: make the destination live and let the location claim name it (together),
+ * then delete the source marker, which is what tells an arrival "committed" until then.
+ * `known` carries what the committing request already holds: its arrival (with the etag its
+ * create answered) and the claim it read.
+ */
+async function completeMoved(
   services: CatalogServices,
   sourceId: readonly string[],
-  moving: Rec,
-  reason: 'destination-exists' | 'namespace-missing',
-): Promise<MoveOutcome> {
+  moved: Rec,
+  known: { arrival?: Rec; claim?: KnownClaim } = {},
+): Promise<void> {
+  const { to: dest, nonce } = moved.value.move ?? {};
+  if (dest && nonce) {
+    await Promise.all([
+      activate(services, dest, nonce, known.arrival),
+      moveClaimId(services, moved.value, sourceId, dest, known.claim),
+      // A declared-only table (the usual rename) keeps no marker: nothing to write.
+      putMarkersOf(services, dest, moved.value),
+    ]);
+  }
+  await services.registry.remove(tableKey(services, sourceId), moved.etag).catch(ignoreLostRace);
+  await removeMarkers(services, sourceId, moved.value);
+}
+
+async function activate(services: CatalogServices, dest: readonly string[], nonce: string, known: Rec | undefined): Promise<void> {
+  const arrived = known ?? (await readRaw(services, dest));
+  if (arrived?.value.state === 'arriving' && arrived.value.move?.nonce === nonce) {
+    // Losing this race means another helper activated it first.
+    await services.registry.replace(tableKey(services, dest), liveRecord(arrived.value), arrived.etag).catch(ignoreLostRace);
+  }
+}
+
+type UndoReason = 'destination-exists' | 'namespace-missing' | 'warehouse-mismatch';
+
+/** Undoes a move: the decision is the CAS back to live; the arrival is cleaned up after it. */
+async function undo(services: CatalogServices, sourceId: readonly string[], moving: Rec, reason: UndoReason, arrival?: Rec): Promise<MoveOutcome> {
   try {
     await services.registry.replace(tableKey(services, sourceId), liveRecord(moving.value), moving.etag);
   } catch (err) {
     if (!(err instanceof ConditionFailedError)) throw err;
     return observe(services, sourceId, moving);
   }
-  await withdrawArrival(services, moving.value);
+  await withdrawArrival(services, moving.value, arrival);
   return { kind: 'undone', reason };
 }
 
-async function withdrawArrival(services: CatalogServices, moving: TableRecord): Promise<void> {
+/**
+ * Deletes an undone move's arrival (`known`: the one the caller wrote). The claim never names the
+ * destination before a commit, but a rename begun by an earlier version named it before its
+ * arrival: drop that id too.
+ */
+async function withdrawArrival(services: CatalogServices, moving: TableRecord, known?: Rec): Promise<void> {
   const { to: dest, nonce } = moving.move ?? {};
   if (!dest || !nonce) return;
-  const arrived = await readRaw(services, dest);
+  const arrived = known ?? (await readRaw(services, dest));
   if (arrived?.value.state === 'arriving' && arrived.value.move?.nonce === nonce) {
     await services.registry.remove(tableKey(services, dest), arrived.etag).catch(ignoreLostRace);
   }
@@ -246,10 +290,11 @@ async function settleArrival(services: CatalogServices, destId: readonly string[
   await dropClaimId(services, arriving.value, destId);
 }
 
-async function namespaceActive(services: CatalogServices, id: readonly string[]): Promise<boolean> {
-  if (id.length === 0) return true;
+/** Whether the namespace is active, and the warehouse its tables live in (the root: the default one). */
+async function namespaceState(services: CatalogServices, id: readonly string[]): Promise<{ active: boolean; warehouse?: string }> {
+  if (id.length === 0) return { active: true, warehouse: services.defaultWarehouse };
   const found = await services.registry.read<NamespaceRecord>(keys.namespace(services.project, id));
-  return found?.value.state === 'active';
+  return { active: found?.value.state === 'active', warehouse: found?.value.warehouse ?? services.defaultWarehouse };
 }
 
 function ignoreLostRace(err: unknown): void {

@@ -4,6 +4,7 @@ import type { LocationClaimRecord, TableRecord } from '../../registry/records.js
 import { readNamespace, requireNamespace } from '../namespaces.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
+import { putMarkersOf } from './markers.js';
 import { claimKey, claimLocation, confirmClaim, liveHolder, releaseClaim } from './claims.js';
 import { refuseLinks } from './links.js';
 import { absoluteLocation, relativeToRoot } from './location.js';
@@ -65,6 +66,8 @@ export async function registerTable(
       managedVersioning: warehouse.managedVersioning,
       properties: input.properties,
       origin: 'registered',
+      mayBeProtected: false,
+      dataMarker: 'data',
       createdAt: services.now().toISOString(),
     };
     if (existing) {
@@ -80,6 +83,8 @@ export async function registerTable(
     });
     let etag: string;
     try {
+      // The marker before the record that says it exists (markers.ts: never hide data).
+      await putMarkersOf(services, input.id, record);
       etag = await services.registry.create(key, record);
     } catch (err) {
       await releaseClaim(services, record);

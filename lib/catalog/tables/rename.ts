@@ -7,10 +7,11 @@ import {
 } from '../../errors.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { validateName } from '../../registry/keys.js';
-import { requireNamespace, validateId } from '../namespaces.js';
+import { readNamespace, requireNamespace, validateId } from '../namespaces.js';
 import type { CatalogServices } from '../services.js';
 import { fmtId, readTable, tableKey, validateTableId } from './lookup.js';
 import { beginMove, finishMove } from './move.js';
+import { readClaim } from './claims.js';
 import { carryProtection, protectedError, readProtectionRecord } from '../protection.js';
 
 export interface RenameInput {
@@ -30,6 +31,8 @@ export interface RenameInput {
  * more compare-and-swap on the source (move.ts has the state machine, docs/protocols.md the
  * reasoning). Check order: shape (13) → source exists (4) → not protected unless forced (19)
  * → destination namespace exists (1) → same warehouse (0) → destination free (5) → write.
+ * Within one namespace, (1) and (0) are answered after the write by the move's namespace
+ * re-check (the move is undone), which only a drop racing the rename can make fail.
  * Protection belongs to the table, not the name: a forced rename carries it to the new name.
  */
 export async function renameTable(services: CatalogServices, input: RenameInput): Promise<Record<string, never>> {
@@ -40,32 +43,36 @@ export async function renameTable(services: CatalogServices, input: RenameInput)
   const dest = [...namespace, input.newName];
   tableKey(services, dest); // refuses an over-long destination key (13) before anything is read
 
+  // Within one namespace the table's own record proves the namespace exists, so it is not read
+  // up front: the re-check every move makes after its arrival lands (move.ts) answers for it,
+  // and for the warehouse (undoing the move if either fails, which only a drop racing the
+  // rename can make happen).
+  const sameNamespace = sameId(namespace, input.id.slice(0, -1));
   return services.registry.retrying(`rename table ${fmtId(input.id)}`, async () => {
     // The reads are independent: one round trip for all, answered in the check order.
-    const [sourceRead, namespaceRead, destRead, protectionRead] = await Promise.allSettled([
+    const [sourceRead, namespaceRead, destRead] = await Promise.allSettled([
       readTable(services, input.id),
-      requireNamespace(services, namespace, '; create it before moving a table into it'),
+      sameNamespace ? Promise.resolve(undefined) : requireNamespace(services, namespace, '; create it before moving a table into it'),
       sameId(dest, input.id) ? Promise.resolve(undefined) : readTable(services, dest),
-      readProtectionRecord(services, 'table', input.id),
     ]);
     const source = settled(sourceRead);
-    const protection = settled(protectionRead);
     if (!source) throw new TableNotFoundError(`table ${fmtId(input.id)} does not exist`);
+    // A forced rename needs the protection record too (to carry it): read it unless the table
+    // record rules protection out (protection.ts, `mayBeProtected`).
+    const protection = source.value.mayBeProtected === false ? undefined : await readProtectionRecord(services, 'table', input.id);
     const isProtected = protection?.uid === source.value.uid;
     if (isProtected && !input.force) throw protectedError('table', input.id, 'renamed');
     if (sameId(dest, input.id)) throw new TableAlreadyExistsError(`table ${fmtId(dest)} already exists`);
-    const destNamespace = settled(namespaceRead);
-    const destWarehouse = destNamespace?.value.warehouse ?? services.defaultWarehouse;
-    if (destWarehouse !== source.value.warehouse) {
-      throw new UnsupportedError(
-        `cannot rename table ${fmtId(input.id)} into namespace ${fmtId(namespace)}: it is bound to warehouse ` +
-          `${JSON.stringify(destWarehouse)}, the table's data lives in ${JSON.stringify(source.value.warehouse)}, and a rename never moves bytes`,
-      );
+    if (!sameNamespace) {
+      const destNamespace = settled(namespaceRead);
+      const destWarehouse = destNamespace?.value.warehouse ?? services.defaultWarehouse;
+      if (destWarehouse !== source.value.warehouse) throw warehouseMismatch(input.id, namespace, destWarehouse, source.value.warehouse);
     }
     if (settled(destRead)) throw new TableAlreadyExistsError(`table ${fmtId(dest)} already exists`);
 
-    const moving = await beginMove(services, input.id, source, dest);
-    const outcome = await finishMove(services, input.id, moving);
+    // The claim is read alongside the first write: the commit rewrites it (move.ts).
+    const [moving, claim] = await Promise.all([beginMove(services, input.id, source, dest), readClaim(services, source.value)]);
+    const outcome = await finishMove(services, input.id, moving, 1, { destinationAbsent: true, claim });
     switch (outcome.kind) {
       case 'committed':
         if (isProtected) await carryProtection(services, input.id, dest, protection!);
@@ -74,6 +81,10 @@ export async function renameTable(services: CatalogServices, input: RenameInput)
         if (outcome.reason === 'destination-exists') throw new TableAlreadyExistsError(`table ${fmtId(dest)} already exists`);
         if (outcome.reason === 'namespace-missing') {
           throw new NamespaceNotFoundError(`namespace ${fmtId(namespace)} was dropped while the table was being renamed into it`);
+        }
+        if (outcome.reason === 'warehouse-mismatch') {
+          const bound = (await readNamespace(services, namespace))?.value.warehouse ?? services.defaultWarehouse;
+          throw warehouseMismatch(input.id, namespace, bound, source.value.warehouse);
         }
         // Undone by another request for a reason we did not see: start over, the next round's
         // checks answer with the reason (or rename it after all).
@@ -84,6 +95,13 @@ export async function renameTable(services: CatalogServices, input: RenameInput)
         );
     }
   });
+}
+
+function warehouseMismatch(id: readonly string[], namespace: readonly string[], bound: string, data: string): Error {
+  return new UnsupportedError(
+    `cannot rename table ${fmtId(id)} into namespace ${fmtId(namespace)}: it is bound to warehouse ` +
+      `${JSON.stringify(bound)}, the table's data lives in ${JSON.stringify(data)}, and a rename never moves bytes`,
+  );
 }
 
 function settled<T>(result: PromiseSettledResult<T>): T {

@@ -1,4 +1,5 @@
 import { TableAlreadyExistsError, TableNotFoundError } from '../../errors.js';
+import { putMarkersOf } from './markers.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys, validateName } from '../../registry/keys.js';
 import type { NamespaceTrashRecord, TableRecord, TrashRecord } from '../../registry/records.js';
@@ -163,6 +164,8 @@ export async function restoreTable(
   }
   const back: TableRecord = { ...table, id: [...target], state: undefined, move: undefined };
   const key = tableKey(services, target);
+  // The has-data marker before the record that says it exists (markers.ts: never hide data).
+  await putMarkersOf(services, target, back);
   // Put-if-absent: if someone takes the name meanwhile, the retry looks again and answers 5.
   const etag = await services.registry.create(key, back);
   await confirmParentOrWithdraw(services, target.slice(0, -1), key, etag);

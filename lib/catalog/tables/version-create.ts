@@ -1,9 +1,10 @@
-import { ConcurrentModificationError, InvalidInputError } from '../../errors.js';
+import { ConcurrentModificationError, InvalidInputError, TableNotFoundError } from '../../errors.js';
 import { ConditionFailedError, type ObjectInfo, type ObjectStore } from '../../ports/object-store.js';
 import type { CatalogServices } from '../services.js';
 import { isMain, readBranch, validateBranch } from './lance-refs.js';
 import { storePathToRelative } from './location.js';
-import { fmtId, resolveTable, type ResolvedTable } from './lookup.js';
+import { fmtId, readTable, resolveTable, type ResolvedTable } from './lookup.js';
+import { ensureHasData } from './markers.js';
 import { manifestName, parseManifestName, versionsPrefix, type NamingScheme } from './manifests.js';
 import { requireWarehouse } from '../warehouses.js';
 import { latestEntry, tableVersionOf, type ChainEntry, type TableVersionJson } from './version-chain.js';
@@ -43,6 +44,13 @@ export async function createTableVersion(
   const onMain = isMain(branch);
   const guess = onMain ? latestImplied(services, input).catch(() => undefined) : undefined;
   const table = await resolveTable(services, input.id);
+  // A managed table's first commit: its has-data marker first (markers.ts), so the commit is
+  // listed by include_declared=false the moment it exists. Later commits pay nothing here.
+  if (table.record.dataMarker === 'none') {
+    await ensureHasData(services, input.id, table, () => readTable(services, input.id), () =>
+      new TableNotFoundError(`table ${fmtId(input.id)} was dropped, renamed or re-created while the commit ran; look it up again`),
+    );
+  }
   const prefix = versionsPrefix(table.record.path, branch);
   const { stagingKey, finalKey } = stagingAndFinal(table, prefix, input);
   if (onMain) {

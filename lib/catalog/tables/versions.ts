@@ -3,6 +3,7 @@ import type { CatalogServices } from '../services.js';
 import { readBranch, validateBranch } from './lance-refs.js';
 import { fmtId, resolveTable, type ResolvedTable } from './lookup.js';
 import { findManifest, versionsPrefix } from './manifests.js';
+import { markHasData } from './markers.js';
 import { latestEntry, readChain, tableVersionOf, type TableVersionJson } from './version-chain.js';
 
 /**
@@ -35,6 +36,7 @@ export async function listTableVersions(
   });
   // Only an empty answer needs the branch check: a chain with manifests proves the branch exists.
   if (page.entries.length === 0 && branch && after === undefined) await requireBranch(table, branch);
+  if (page.entries.length > 0) await noticeData(services, table);
   const versions = page.entries.map((e) => tableVersionOf(table.warehouse.storage, e.version, e.info));
   const last = versions[versions.length - 1];
   return page.more && last ? { versions, page_token: String(last.version) } : { versions };
@@ -50,10 +52,16 @@ export async function describeTableVersion(
   if (input.version === undefined) {
     // No version: the latest, like Lance's own "checkout latest".
     const latest = await latestEntry(table.store, versionsPrefix(table.record.path, branch));
-    if (latest) return { version: tableVersionOf(storage, latest.version, latest.info) };
+    if (latest) {
+      await noticeData(services, table);
+      return { version: tableVersionOf(storage, latest.version, latest.info) };
+    }
   } else {
     const info = await findManifest(table.store, table.record.path, input.version, branch);
-    if (info) return { version: tableVersionOf(storage, input.version, info) };
+    if (info) {
+      await noticeData(services, table);
+      return { version: tableVersionOf(storage, input.version, info) };
+    }
   }
   if (branch) await requireBranch(table, branch);
   throw new TableVersionNotFoundError(
@@ -61,6 +69,16 @@ export async function describeTableVersion(
       ? `table ${fmtId(input.id)} has no versions yet`
       : `table ${fmtId(input.id)} has no version ${input.version}${branch ? ` on branch ${branch}` : ''}`,
   );
+}
+
+/**
+ * A managed table whose record says it has no data yet, seen with versions: a client committed
+ * straight to storage instead of through CreateTableVersion. Its has-data marker is written now
+ * (once: the record then says `data`), so include_declared=false lists it (markers.ts).
+ */
+async function noticeData(services: CatalogServices, table: ResolvedTable): Promise<void> {
+  if (table.record.dataMarker !== 'none') return;
+  await markHasData(services, table.record.id, table.record, table.etag);
 }
 
 async function requireBranch(table: ResolvedTable, branch: string): Promise<void> {

@@ -1,4 +1,5 @@
 import type { CatalogServices } from '../../catalog/services.js';
+import { markBeforeFirstWrite } from '../../catalog/tables/create.js';
 import { writeFirstVersion } from '../../catalog/tables/first-version.js';
 import type { ResolvedTable } from '../../catalog/tables/lookup.js';
 import { hasData } from '../../catalog/tables/lookup.js';
@@ -23,6 +24,7 @@ export async function writeOrCreate<T>(
   /** Creates a new dataset holding this request's data at `location` (a staging location). */
   create: (location: string) => Promise<T>,
 ): Promise<T> {
+  await markBeforeFirstWrite(services, table);
   for (let attempt = 1; ; attempt++) {
     try {
       return await write();
