@@ -30,6 +30,7 @@
  * sweep and counts every row). A commit conflict that Lance gives up on is retried here.
  */
 import { announce } from './announce.js';
+import { fanOutPass } from './fan-out.js';
 import { hasData } from '../catalog/tables/lookup.js';
 import { isMain, listTags } from '../catalog/tables/lance-refs.js';
 import { versionsPrefix } from '../catalog/tables/manifests.js';
@@ -224,32 +225,46 @@ async function removeManifests(unit: TableUnit, doomed: readonly number[]): Prom
   return { removed, bytes };
 }
 
-async function sweepTable(
+type Meta = Pick<SweepItem, 'project' | 'table' | 'policy_source' | 'overrides'>;
+
+/**
+ * What the sweep can decide from the registry alone (no dataset opened): a reason to leave the
+ * table alone, or its policy. The scheduled pass queues a job only for tables that pass it.
+ */
+async function precheck(unit: TableUnit, now: () => Date): Promise<{ skip: SweepItem } | { meta: Meta; policy: MaintenancePolicy }> {
+  const base = { project: unit.project, table: unit.id };
+  const skip = await skipReason(unit);
+  if (skip) return { skip: { ...base, ...skip } };
+  const effective = await unit.policy();
+  const { policy } = effective;
+  const meta = { ...base, policy_source: effective.source, ...(effective.overrides ? { overrides: effective.overrides } : {}) };
+  if (!policy.compact_enabled && !policy.optimize_indices_enabled && !policy.cleanup_enabled) {
+    return { skip: { ...meta, skipped: 'policy-disables-every-step', reason: 'the effective policy disables compaction, index optimization and cleanup' } };
+  }
+  // `interval_minutes`: the shortest time between two sweeps that changed this table. Only
+  // material sweeps are recorded, so an idle table costs one GET here and writes nothing.
+  if (policy.interval_minutes > 0) {
+    const last = await unit.services.registry.read<LastSweepRecord>(lastSweepKey(unit));
+    const due = last ? Date.parse(last.value.at) + policy.interval_minutes * 60_000 : 0;
+    if (due > now().getTime()) {
+      return { skip: { ...meta, skipped: 'interval', reason: `swept at ${last!.value.at}; the policy's interval is ${policy.interval_minutes} minutes` } };
+    }
+  }
+  return { meta, policy };
+}
+
+/** One table's sweep, in order; also what a `maintenance_sweep` job runs (lib/maintenance/table-jobs.ts). */
+export async function sweepTable(
   unit: TableUnit,
   options: PassOptions,
   data: SweepData,
   now: () => Date,
   safetyMs: number,
 ): Promise<{ item: SweepItem; material: boolean }> {
-  const base = { project: unit.project, table: unit.id };
-  const skip = await skipReason(unit);
-  if (skip) return { item: { ...base, ...skip }, material: false };
-  const effective = await unit.policy();
-  const { policy } = effective;
-  const meta = { ...base, policy_source: effective.source, ...(effective.overrides ? { overrides: effective.overrides } : {}) };
-  if (!policy.compact_enabled && !policy.optimize_indices_enabled && !policy.cleanup_enabled) {
-    return { item: { ...meta, skipped: 'policy-disables-every-step', reason: 'the effective policy disables compaction, index optimization and cleanup' }, material: false };
-  }
-  // `interval_minutes`: the shortest time between two sweeps that changed this table. Only
-  // material sweeps are recorded, so an idle table costs one GET here and writes nothing.
+  const checked = await precheck(unit, now);
+  if ('skip' in checked) return { item: checked.skip, material: false };
+  const { meta, policy } = checked;
   const lastKey = lastSweepKey(unit);
-  if (policy.interval_minutes > 0) {
-    const last = await unit.services.registry.read<LastSweepRecord>(lastKey);
-    const due = last ? Date.parse(last.value.at) + policy.interval_minutes * 60_000 : 0;
-    if (due > now().getTime()) {
-      return { item: { ...meta, skipped: 'interval', reason: `swept at ${last!.value.at}; the policy's interval is ${policy.interval_minutes} minutes` }, material: false };
-    }
-  }
 
   const before = await data.datasetState(unit.location);
   const unindexed = before.indices.reduce((n, i) => n + (i.num_unindexed_rows ?? 0), 0);
@@ -344,6 +359,12 @@ async function sweepTable(
  */
 export function makeSweep(data?: SweepData, safetyMs = CUTOFF_SAFETY_MS): MaintenancePass {
   return async (services, options) => {
+    if (options.fanOut && !options.dryRun) {
+      return fanOutPass(services, options, 'sweep', async (unit) => {
+        const checked = await precheck(unit, () => services.now());
+        return 'skip' in checked ? checked.skip : undefined;
+      });
+    }
     const startedAt = services.now().toISOString();
     const calls = data ?? (await import('../data/maintenance.js'));
     const items: SweepItem[] = [];
