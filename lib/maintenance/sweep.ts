@@ -34,7 +34,8 @@ import { fanOutPass } from './fan-out.js';
 import { hasData } from '../catalog/tables/lookup.js';
 import { isMain, listTags } from '../catalog/tables/lance-refs.js';
 import { versionsPrefix } from '../catalog/tables/manifests.js';
-import { readChain } from '../catalog/tables/version-chain.js';
+import { latestEntry, readChain } from '../catalog/tables/version-chain.js';
+import { readFragmentRows } from './lance-manifest.js';
 import { encodeSegment, keys } from '../registry/keys.js';
 import type { LocationClaimRecord } from '../registry/records.js';
 import type { MaintenancePass, PassOptions, PassReport } from './pass.js';
@@ -111,6 +112,24 @@ async function foldByRebuild(
   }
   const status = rebuilt.length === 0 ? 'skipped' : options.dryRun ? 'would-run' : 'done';
   return { status, method: 'rebuild', rebuilt, ...(blocked.length ? { blocked } : {}), ...(rebuilt.length === 0 ? { reason: 'no index can be folded without compaction' } : {}) };
+}
+
+/**
+ * How many of the latest version's fragments hold fewer live rows than `target`, read from its
+ * manifest. Unreadable (no manifest, a format this reader does not know): undefined, and the
+ * sweep compacts as it would without a target, saying why.
+ */
+async function fragmentSizes(unit: TableUnit, target: number): Promise<{ small: number; report: Record<string, unknown> } | undefined> {
+  try {
+    const latest = await latestEntry(unit.store, versionsPrefix(unit.record.path));
+    const obj = latest && (await unit.store.get(latest.info.key));
+    if (!obj) return undefined;
+    const rows = readFragmentRows(obj.body);
+    const small = rows.filter((n) => n < target).length;
+    return { small, report: { fragments: rows.length, small_fragments: small } };
+  } catch {
+    return undefined;
+  }
 }
 
 /** When the sweep last changed a table (keyed by uid, like policies: it dies with the table). */
@@ -272,18 +291,36 @@ export async function sweepTable(
   let indices: StepReport;
   let fragmentsRemoved = 0;
   let foldedByRebuild = 0;
+  // `target_rows_per_fragment` is the compaction trigger (the SDK's compaction takes no target):
+  // compact only when more than one fragment is smaller than it, or when indices need a fold,
+  // since the SDK folds only inside its compaction call.
+  const sizes = policy.compact_enabled ? await fragmentSizes(unit, policy.target_rows_per_fragment) : undefined;
+  const foldWanted = policy.optimize_indices_enabled && before.indices.length > 0 && unindexed > 0;
+  const mayCompact = policy.compact_enabled && (sizes === undefined || sizes.small > 1 || foldWanted);
+  const target = sizes ? { target_rows_per_fragment: policy.target_rows_per_fragment, ...sizes.report } : {};
   if (!policy.compact_enabled) {
     compact = { status: 'skipped', reason: 'disabled by the effective policy' };
+  } else if (!mayCompact) {
+    compact = { status: 'skipped', reason: 'fragments already at target', ...target };
   } else if (options.dryRun) {
-    compact = { status: before.fragments > 1 ? 'would-run' : 'nothing-to-do', fragments: before.fragments };
+    compact = { status: 'would-run', fragments: before.fragments, ...target };
   } else {
     const result = await withRetry(() => data.compactAndFold(unit.location));
     fragmentsRemoved = result.fragmentsRemoved;
-    compact = { status: 'done', fragments_removed: result.fragmentsRemoved, fragments_added: result.fragmentsAdded, files_removed: result.filesRemoved, files_added: result.filesAdded };
+    compact = {
+      status: 'done',
+      fragments_removed: result.fragmentsRemoved,
+      fragments_added: result.fragmentsAdded,
+      files_removed: result.filesRemoved,
+      files_added: result.filesAdded,
+      ...target,
+      ...(sizes && sizes.small <= 1 ? { reason: 'fragments are at target; run to fold unindexed rows into indices (the SDK folds only while compacting)' } : {}),
+      ...(sizes === undefined ? { reason: 'fragment sizes could not be read from the manifest; compacted as if every fragment were small' } : {}),
+    };
   }
   // The SDK folds index rows inside its compaction call and offers no other fold (lib/data/maintenance.ts).
   if (!policy.optimize_indices_enabled) {
-    indices = policy.compact_enabled && !options.dryRun
+    indices = mayCompact && !options.dryRun
       ? { status: 'ran-with-compaction', reason: 'disabled by the effective policy, but the Node SDK folds index rows inside its compaction call' }
       : { status: 'skipped', reason: 'disabled by the effective policy' };
   } else if (before.indices.length === 0 || unindexed === 0) {
@@ -302,7 +339,7 @@ export async function sweepTable(
     cleanup = { status: 'skipped', reason: 'disabled by the effective policy' };
   } else {
     // Re-read after any rewrite: its commit is the new latest version, which cleanup must keep.
-    const mid = options.dryRun || (!policy.compact_enabled && foldedByRebuild === 0) ? before : await data.datasetState(unit.location);
+    const mid = options.dryRun || (!mayCompact && foldedByRebuild === 0) ? before : await data.datasetState(unit.location);
     const plan = await planCleanup(unit, policy, mid.versions, now(), safetyMs);
     const report = {
       cutoff: plan.cutoff.toISOString(),
@@ -313,8 +350,9 @@ export async function sweepTable(
       const would = plan.stage2.length;
       cleanup = { status: would > 0 ? 'would-run' : 'nothing-to-do', versions: would, ...report };
     } else {
-      // Stage 1 is Lance's cleanup, which compacts first: only when the policy allows compaction.
-      if (plan.stage1Cutoff && policy.compact_enabled) {
+      // Stage 1 is Lance's cleanup, which compacts first: only when this sweep may compact
+      // (the policy allows it and the fragments are not at target).
+      if (plan.stage1Cutoff && mayCompact) {
         const pruned = await withRetry(() => data.pruneBefore(unit.location, plan.stage1Cutoff!));
         versionsRemoved += pruned.versionsRemoved;
         bytesRemoved += pruned.bytesRemoved;
