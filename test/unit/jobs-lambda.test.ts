@@ -6,6 +6,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { jobContext } from '../../lib/jobs/context.js';
 import { describeJob, enqueue } from '../../lib/jobs/jobs.js';
 import { keys } from '../../lib/registry/keys.js';
+import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
+import { createProject, deleteProject } from '../../lib/governance/projects.js';
+import { RegistryWorkQueue } from '../../lib/jobs/store.js';
+import { Registry } from '../../lib/registry/registry.js';
 import { jobsHandler } from '../../lib/jobs/lambda.js';
 import { manualClock, type ManualClock } from '../support/clock.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
@@ -77,5 +81,16 @@ describe('jobs Lambda handler', () => {
     await expect(describeJob(scoped('zeta'), queued.acme)).rejects.toThrow(/does not exist/);
     // A second pass finds nothing left to run in any project.
     expect(await handler({}, { awsRequestId: 'req-3', getRemainingTimeInMillis: () => 60_000 })).toMatchObject({ ran: 0 });
+  });
+
+  it('refuses to delete a project whose own queue holds a job, wherever that queue lives', async () => {
+    f = await servicesOver('memory');
+    // A queue outside the registry (as DynamoDB is): the refusal must come from the project's queue, not a registry listing.
+    const queues = new Map<string, RegistryWorkQueue>();
+    const elsewhere = new Registry(new MemoryObjectStore());
+    const services = { ...f.services, jobs: { queueFor: (p: string) => queues.get(p) ?? queues.set(p, new RegistryWorkQueue(elsewhere, p)).get(p)! } };
+    await createProject(services, undefined, { name: 'busy' });
+    await enqueue(jobContext({ ...services, project: 'busy' }), { type: 't', params: {} });
+    await expect(deleteProject(services, 'busy')).rejects.toThrow(/queued or running jobs/);
   });
 });
