@@ -100,12 +100,19 @@ export function principalResolverFromEnv(env: NodeJS.ProcessEnv = process.env): 
   const registry = new Registry(
     new S3ObjectStore({ client: new S3Client({}), bucket: env.RASK_REGISTRY_BUCKET, prefix: env.RASK_REGISTRY_PREFIX ?? 'registry/' }),
   );
+  const configured = Boolean(env.RASK_JWT_ISSUER && env.RASK_JWT_AUDIENCE && env.RASK_JWT_JWKS_URL);
+  // RASK_AUTH is set by the stack (rask:jwt* context, infra/constructs/auth.ts); unset, the
+  // mode follows the RASK_JWT_* settings. Asked for tokens without their settings is a broken
+  // deployment, refused loudly rather than quietly accepting keys only.
+  if (env.RASK_AUTH === 'jwt' && !configured) {
+    throw new KeyStoreError('RASK_AUTH=jwt needs RASK_JWT_ISSUER, RASK_JWT_AUDIENCE and RASK_JWT_JWKS_URL');
+  }
   const jwt =
-    env.RASK_JWT_ISSUER && env.RASK_JWT_AUDIENCE && env.RASK_JWT_JWKS_URL
+    configured && env.RASK_AUTH !== 'keys'
       ? jwtVerifier({
-          issuer: env.RASK_JWT_ISSUER,
-          audience: env.RASK_JWT_AUDIENCE,
-          jwksUrl: env.RASK_JWT_JWKS_URL,
+          issuer: env.RASK_JWT_ISSUER!,
+          audience: env.RASK_JWT_AUDIENCE!,
+          jwksUrl: env.RASK_JWT_JWKS_URL!,
           principalClaim: env.RASK_JWT_PRINCIPAL_CLAIM ?? 'sub',
         })
       : undefined;

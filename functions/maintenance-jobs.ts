@@ -3,12 +3,14 @@ import type { CatalogServices } from '../lib/catalog/services.js';
 import { loadAwsConfig } from '../lib/config.js';
 import { jobsHandler, type InvocationContext } from '../lib/jobs/lambda.js';
 import { dataRunners } from '../lib/jobs/runners/index.js';
+import { maintenanceRunners } from '../lib/maintenance/table-jobs.js';
 import { recordJobMetrics } from '../lib/observability/jobs-metrics.js';
 import { lambdaObservability } from '../lib/observability/lambda.js';
 import { withPowertools } from '../lib/observability/middy.js';
 
 /**
- * Scheduled maintenance: runs queued jobs (large index builds, backfills) off the request path.
+ * Scheduled maintenance: runs queued jobs (large index builds, backfills, per-table sweeps and
+ * index builds queued by the scheduled passes) off the request path.
  * EventBridge invokes it every minute (infra/constructs/jobs-schedule.ts); it runs with the
  * LanceDB layer.
  */
@@ -31,7 +33,8 @@ function servicesOnce(): Promise<CatalogServices> {
 
 const run = jobsHandler({
   services: servicesOnce,
-  runners: dataRunners,
+  // Request jobs and the per-table jobs the scheduled sweep and index build queue.
+  runners: { ...dataRunners, ...maintenanceRunners },
   reserveMs: RESERVE_MS,
   log: ({ message, ...fields }) => logger.info(String(message ?? 'job'), fields),
 });

@@ -26,6 +26,8 @@ export const handler = withPowertools(
     pass: sweep,
     services: servicesOnce,
     reserveMs: 60_000,
+    // One job per table that needs work, run by the jobs function (lib/maintenance/fan-out.ts).
+    options: { fanOut: true },
     log: (entry) => observability.logger.info('maintenance pass', entry),
   }),
   observability,

@@ -50,6 +50,16 @@ export interface RaskConfig {
   readonly webAclArn?: string;
   /** Whether API Gateway's account-level CloudWatch role is created by this stack (one per account and region). */
   readonly createApiGatewayCloudWatchRole: boolean;
+  /**
+   * OIDC bearer tokens (docs/governance.md): the issuer (`iss`), audience (`aud`) and JWKS URL the
+   * authorizer verifies tokens against. All three or none; with them the authorizer runs in
+   * `jwt` mode (API keys and tokens), without them in `keys` mode.
+   */
+  readonly jwtIssuer?: string;
+  readonly jwtAudience?: string;
+  readonly jwtJwksUrl?: string;
+  /** The token claim that names the principal (default `sub`). */
+  readonly jwtPrincipalClaim?: string;
 }
 
 export const DEFAULT_CONFIG: RaskConfig = {
@@ -89,10 +99,13 @@ type Raw = Readonly<Record<string, unknown>>;
 
 const CONTEXT_PREFIX = 'rask:';
 
+/** Settings with no default (absent means "not used"). */
+const OPTIONAL_KEYS = ['warehouseBucketName', 'alarmTopicArn', 'alarmEmail', 'webAclArn', 'jwtIssuer', 'jwtAudience', 'jwtJwksUrl', 'jwtPrincipalClaim'];
+
 /** Reads every `rask:*` context key from a construct node (the App's, normally). */
 export function configFromContext(node: Node): RaskConfig {
   const raw: Record<string, unknown> = {};
-  for (const key of Object.keys(DEFAULT_CONFIG).concat(['warehouseBucketName', 'alarmTopicArn', 'alarmEmail', 'webAclArn'])) {
+  for (const key of Object.keys(DEFAULT_CONFIG).concat(OPTIONAL_KEYS)) {
     const value = node.tryGetContext(CONTEXT_PREFIX + key);
     if (value !== undefined && value !== null && value !== '') raw[key] = value;
   }
@@ -101,7 +114,7 @@ export function configFromContext(node: Node): RaskConfig {
 
 /** Applies defaults to partial settings and validates the result. */
 export function resolveConfig(raw: Raw = {}): RaskConfig {
-  const known = new Set([...Object.keys(DEFAULT_CONFIG), 'warehouseBucketName', 'alarmTopicArn', 'alarmEmail', 'webAclArn']);
+  const known = new Set([...Object.keys(DEFAULT_CONFIG), ...OPTIONAL_KEYS]);
   for (const key of Object.keys(raw)) {
     if (!known.has(key)) throw new RaskConfigError(`unknown setting ${CONTEXT_PREFIX}${key}`);
   }
@@ -129,7 +142,26 @@ export function resolveConfig(raw: Raw = {}): RaskConfig {
     alarmEmail: optStr(raw, 'alarmEmail', /^[^@\s]+@[^@\s]+\.[^@\s]+$/, 'an e-mail address'),
     webAclArn: optStr(raw, 'webAclArn', /^arn:aws[a-z-]*:wafv2:[a-z0-9-]+:\d{12}:regional\/webacl\/.+$/, 'a regional WAFv2 web ACL ARN'),
     createApiGatewayCloudWatchRole: bool(raw, 'createApiGatewayCloudWatchRole', d.createApiGatewayCloudWatchRole),
+    // An issuer is compared byte for byte with the token's `iss`: any visible characters.
+    jwtIssuer: optStr(raw, 'jwtIssuer', /^\S{1,2048}$/, 'the token issuer (the `iss` value, e.g. https://login.example.com/)'),
+    jwtAudience: optStr(raw, 'jwtAudience', /^\S{1,2048}$/, 'the token audience (the `aud` value)'),
+    jwtJwksUrl: optStr(raw, 'jwtJwksUrl', /^https:\/\/[^\s/?#]+[^\s]*$/, 'an https:// URL of the issuer\'s JWKS'),
+    jwtPrincipalClaim: optStr(raw, 'jwtPrincipalClaim', /^[A-Za-z0-9_:.\/-]{1,256}$/, 'a claim name such as "sub" or "email"'),
   };
+  const jwt = { jwtIssuer: config.jwtIssuer, jwtAudience: config.jwtAudience, jwtJwksUrl: config.jwtJwksUrl };
+  const given = Object.entries(jwt).filter(([, v]) => v !== undefined).map(([k]) => k);
+  if (given.length > 0 && given.length < 3) {
+    const missing = Object.keys(jwt).filter((k) => !given.includes(k));
+    throw new RaskConfigError(`OIDC tokens need ${CONTEXT_PREFIX}jwtIssuer, ${CONTEXT_PREFIX}jwtAudience and ${CONTEXT_PREFIX}jwtJwksUrl together; missing ${missing.map((k) => CONTEXT_PREFIX + k).join(', ')}`);
+  }
+  if (config.jwtPrincipalClaim !== undefined && given.length === 0) {
+    throw new RaskConfigError(`${CONTEXT_PREFIX}jwtPrincipalClaim only applies with ${CONTEXT_PREFIX}jwtIssuer, ${CONTEXT_PREFIX}jwtAudience and ${CONTEXT_PREFIX}jwtJwksUrl`);
+  }
+  if (given.length === 3 && config.authorizerCacheSeconds > 0) {
+    // A cached verdict is keyed by x-api-key alone (infra/constructs/api.ts), so a cached
+    // authorizer must ignore every other credential: a bearer token would never be looked at.
+    throw new RaskConfigError(`${CONTEXT_PREFIX}authorizerCacheSeconds must be 0 with OIDC tokens (${CONTEXT_PREFIX}jwtIssuer …): the cache is keyed by x-api-key and cannot cover a bearer token`);
+  }
   if (!LOG_RETENTION_DAYS.includes(config.logRetentionDays)) {
     throw new RaskConfigError(`${CONTEXT_PREFIX}logRetentionDays must be one of ${LOG_RETENTION_DAYS.join(', ')}`);
   }

@@ -37,10 +37,27 @@ export interface AdminKeyAuthProps {
   readonly secret: secretsmanager.ISecret;
   /**
    * The registry, where principals' API keys live (hashes only; docs/governance.md). Given, the
-   * authorizer also accepts those keys (and OIDC tokens when RASK_JWT_* are set) and reads
+   * authorizer also accepts those keys (and OIDC tokens with the `rask:jwt*` context) and reads
    * exactly two key prefixes of it.
    */
   readonly registry?: { readonly bucket: s3.IBucket; readonly prefix: string };
+}
+
+/**
+ * The authorizer's mode and OIDC settings from context (`rask:jwt*`, infra/config.ts): `jwt`
+ * (API keys and bearer tokens) when the issuer, audience and JWKS URL are set, else `keys`.
+ * Principals' keys and tokens need the registry; without it only the bootstrap key works.
+ */
+export function authModeEnvironment(config: RaskConfig, hasRegistry: boolean): Record<string, string> {
+  if (!hasRegistry) return {};
+  if (!config.jwtIssuer || !config.jwtAudience || !config.jwtJwksUrl) return { RASK_AUTH: 'keys' };
+  return {
+    RASK_AUTH: 'jwt',
+    RASK_JWT_ISSUER: config.jwtIssuer,
+    RASK_JWT_AUDIENCE: config.jwtAudience,
+    RASK_JWT_JWKS_URL: config.jwtJwksUrl,
+    RASK_JWT_PRINCIPAL_CLAIM: config.jwtPrincipalClaim ?? 'sub',
+  };
 }
 
 /**
@@ -71,6 +88,7 @@ export class AdminKeyAuth extends Construct {
         // the only credential the authorizer may look at.
         ...(config.authorizerCacheSeconds > 0 ? { RASK_AUTHORIZER_IDENTITY_SOURCE: 'x-api-key' } : {}),
         ...(props.registry ? { RASK_REGISTRY_BUCKET: props.registry.bucket.bucketName, RASK_REGISTRY_PREFIX: props.registry.prefix } : {}),
+        ...authModeEnvironment(config, Boolean(props.registry)),
       },
       logRetentionDays: config.logRetentionDays,
     });

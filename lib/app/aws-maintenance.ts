@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { DynamoWorkQueue } from '../adapters/aws/dynamo-work-queue.js';
+import { awsJobSettings } from './aws-jobs.js';
 import { S3ObjectStore } from '../adapters/aws/s3-object-store.js';
 import type { CatalogServices } from '../catalog/services.js';
 import type { AwsConfig } from '../config.js';
@@ -34,23 +33,14 @@ export async function createMaintenanceServices(config: AwsConfig, client = new 
     if (!store) stores.set(id, (store = new S3ObjectStore({ client, bucket: root.bucket, prefix: root.prefix })));
     return store;
   };
+  const jobs = awsJobSettings(config);
   return {
     registry,
     project: config.RASK_PROJECT,
     defaultWarehouse: config.RASK_WAREHOUSE,
     storageFor,
     vendor: noCredentials,
-    ...(config.RASK_WORK_QUEUE_TABLE
-      ? {
-          jobs: {
-            queue: new DynamoWorkQueue({
-              client: new DynamoDBClient({ region: config.AWS_REGION }),
-              tableName: config.RASK_WORK_QUEUE_TABLE,
-              project: config.RASK_PROJECT,
-            }),
-          },
-        }
-      : {}),
+    ...(jobs ? { jobs } : {}),
     now: () => new Date(),
     newId: () => randomUUID(),
   };

@@ -1,7 +1,5 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { STSClient } from '@aws-sdk/client-sts';
-import { DynamoWorkQueue } from '../adapters/aws/dynamo-work-queue.js';
 import { S3ObjectStore } from '../adapters/aws/s3-object-store.js';
 import { StsCredentialVendor } from '../adapters/aws/sts-vendor.js';
 import type { CatalogServices } from '../catalog/services.js';
@@ -13,6 +11,7 @@ import type { ObjectStore } from '../ports/object-store.js';
 import type { StorageRoot } from '../registry/records.js';
 import { noCredentials, type CredentialVendor } from '../ports/credential-vendor.js';
 import type { DatasetInspector } from '../ports/dataset-inspector.js';
+import { awsJobSettings } from './aws-jobs.js';
 import { buildApp, consoleLogger } from './build.js';
 import { lazyPublisher } from '../ports/event-publisher.js';
 
@@ -63,7 +62,7 @@ export async function createAwsApp(
       maxSyncVectorIndexRows: config.RASK_MAX_SYNC_VECTOR_INDEX_ROWS,
     },
     logger: observe.logger ?? consoleLogger,
-    jobs: jobsFor(config),
+    jobs: awsJobSettings(config),
     // API Gateway's authorizer authenticates; the guard authorizes from its context.
     // (No token verifier here: jose stays out of the function bundles.)
     auth: { mode: 'authorizer', log: (entry) => console.log(JSON.stringify(entry)) },
@@ -75,22 +74,6 @@ export async function createAwsApp(
 export interface AwsObservation {
   readonly logger?: ErrorLogger;
   readonly instrument?: <T>(client: T) => T;
-}
-
-/**
- * Jobs on the stack's DynamoDB table when RASK_WORK_QUEUE_TABLE is set (the stack sets it on
- * every function that enqueues, describes or runs jobs), else in the registry. Every function of
- * one deployment must agree, or a job enqueued by one is invisible to the others.
- */
-function jobsFor(config: AwsConfig): { queue: DynamoWorkQueue } | undefined {
-  if (!config.RASK_WORK_QUEUE_TABLE) return undefined;
-  return {
-    queue: new DynamoWorkQueue({
-      client: new DynamoDBClient({ region: config.AWS_REGION }),
-      tableName: config.RASK_WORK_QUEUE_TABLE,
-      project: config.RASK_PROJECT,
-    }),
-  };
 }
 
 /**

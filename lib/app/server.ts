@@ -6,6 +6,8 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import type { LocalConfig } from '../config.js';
 import { startJobLoop, type JobLoop } from '../jobs/loop.js';
+import { dataRunners } from '../jobs/runners/index.js';
+import { maintenanceRunners } from '../maintenance/table-jobs.js';
 import { startMaintenanceTimers, type MaintenanceTimers } from '../maintenance/timers.js';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { accessLog } from '../http/access-log.js';
@@ -89,13 +91,20 @@ export async function startLocalServer(
   const jobs = startJobLoop(app.services, {
     intervalMs: config.RASK_JOBS_INTERVAL_MS,
     owner: `local:${hostname()}:${process.pid}`,
+    runners: { ...dataRunners, ...maintenanceRunners },
   });
-  const maintenance = startMaintenanceTimers(app.services, {
-    sweep: config.RASK_SWEEP_INTERVAL_MS,
-    index: config.RASK_INDEX_INTERVAL_MS,
-    reconcile: config.RASK_RECONCILE_INTERVAL_MS,
-    orphans: config.RASK_ORPHANS_INTERVAL_MS,
-  });
+  const maintenance = startMaintenanceTimers(
+    app.services,
+    {
+      sweep: config.RASK_SWEEP_INTERVAL_MS,
+      index: config.RASK_INDEX_INTERVAL_MS,
+      reconcile: config.RASK_RECONCILE_INTERVAL_MS,
+      orphans: config.RASK_ORPHANS_INTERVAL_MS,
+    },
+    undefined,
+    // Per-table jobs only when this process runs the job loop; otherwise nobody would run them.
+    { fanOut: config.RASK_JOBS_INTERVAL_MS > 0 },
+  );
   const { port } = server.address() as AddressInfo;
   const host = config.RASK_HOST.includes(':') ? `[${config.RASK_HOST}]` : config.RASK_HOST;
   return {

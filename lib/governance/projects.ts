@@ -2,6 +2,7 @@ import { forgetProject } from './project-cache.js';
 import { optionalString, pageLimit } from '../catalog/params.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { InvalidInputError } from '../errors.js';
+import { jobContext } from '../jobs/context.js';
 import type { Caller, OperationRequest } from '../operations/types.js';
 import { ConditionFailedError } from '../ports/object-store.js';
 import { encodeSegment, keys, validateName } from '../registry/keys.js';
@@ -133,8 +134,9 @@ async function describeProjectContents(services: CatalogServices, name: string):
   }
   const tree = await store.list({ prefix: keys.subtree(name, []), limit: 1 });
   if (tree.objects.length) return `catalog objects such as ${tree.objects[0].key}`;
-  const jobs = await store.list({ prefix: keys.liveJobsPrefix(name), limit: 1 });
-  if (jobs.objects.length) return 'queued or running jobs';
+  // Through the project's own queue: on AWS its jobs are in DynamoDB, not in the registry.
+  const jobs = await jobContext({ ...services, project: name }).queue.listLive({ limit: 1 });
+  if (jobs.jobs.length || jobs.unreadable.length) return 'queued or running jobs';
   return undefined;
 }
 

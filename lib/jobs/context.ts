@@ -5,7 +5,13 @@ import { RegistryWorkQueue } from './store.js';
 
 /** What CatalogServices may carry about jobs; absent means the registry's store and the defaults. */
 export interface JobSettings {
-  readonly queue?: WorkQueue;
+  /**
+   * The queue of one project (the DynamoDB adapter keys its items by project). A factory, not
+   * one queue: services scoped to another project (the guard's per-request scoping, the
+   * maintenance walks, the worker's walk over every project) must reach that project's jobs and
+   * never the deployment's default project's, or a job would be visible from the wrong project.
+   */
+  readonly queueFor?: (project: string) => WorkQueue;
   readonly policy?: Partial<JobPolicy>;
 }
 
@@ -22,7 +28,7 @@ export function jobContext(services: CatalogServices): JobContext {
   const settings = services.jobs ?? {};
   return {
     // The object-store queue holds no state of its own, so a new one per call costs nothing.
-    queue: settings.queue ?? new RegistryWorkQueue(services.registry, services.project),
+    queue: settings.queueFor?.(services.project) ?? new RegistryWorkQueue(services.registry, services.project),
     policy: { ...DEFAULT_JOB_POLICY, ...settings.policy },
     now: () => services.now(),
     retrying: (what, attempt) => services.registry.retrying(what, attempt),

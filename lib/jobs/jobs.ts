@@ -20,14 +20,17 @@ export interface NewJob {
   readonly table?: JobTable;
   readonly params: Record<string, unknown>;
   readonly summary?: Record<string, string>;
+  /** A job id the caller made with newJobId (so it could record it before the job exists); default: a new one. */
+  readonly id?: string;
 }
 
 export async function enqueue(ctx: JobContext, spec: NewJob): Promise<JobRecord> {
   const now = ctx.now();
   const at = now.toISOString();
+  if (spec.id !== undefined && !isJobId(spec.id)) throw new Error(`not a job id: ${JSON.stringify(spec.id)}`);
   const job: JobRecord = {
     kind: 'job',
-    id: newJobId(now),
+    id: spec.id ?? newJobId(now),
     type: spec.type,
     ...(spec.table ? { table: { id: [...spec.table.id], uid: spec.table.uid } } : {}),
     params: spec.params,

@@ -30,6 +30,8 @@ export interface JobsInvocationResult {
   readonly ran: number;
   readonly outcomes: Record<string, number>;
   readonly unreadable: number;
+  /** Projects whose queue could not be read (their names and errors are in the log). */
+  readonly problems: number;
   readonly pruned: number;
 }
 
@@ -46,6 +48,6 @@ export function jobsHandler(options: JobsHandlerOptions) {
     });
     const outcomes: Record<string, number> = {};
     for (const r of report.ran) outcomes[r.outcome] = (outcomes[r.outcome] ?? 0) + 1;
-    return { ran: report.ran.length, outcomes, unreadable: report.unreadable.length, pruned: report.pruned };
+    return { ran: report.ran.length, outcomes, unreadable: report.unreadable.length, problems: report.problems.length, pruned: report.pruned };
   };
 }

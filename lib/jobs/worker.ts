@@ -10,6 +10,7 @@ import { jobContext, type JobContext } from './context.js';
 import { type Claim, claimNext, complete, failAttempt, heartbeat, prune, releaseJob } from './jobs.js';
 import type { JobRecord } from './record.js';
 import { type Failure, LeaseLostError } from './transitions.js';
+import { encodeSegment, keys } from '../registry/keys.js';
 
 export interface RunnerContext {
   readonly services: CatalogServices;
@@ -48,34 +49,93 @@ export interface WorkerOptions {
 export type Outcome = 'succeeded' | 'retrying' | 'failed' | 'lost' | 'released';
 
 export interface WorkerReport {
-  readonly ran: { id: string; type: string; outcome: Outcome; error?: string }[];
+  readonly ran: { id: string; project: string; type: string; outcome: Outcome; error?: string }[];
+  /** Unreadable job records, as `<project>/<id>`. */
   readonly unreadable: string[];
+  /** Projects whose queue could not be read this pass (the others still ran). */
+  readonly problems: string[];
   pruned: number;
 }
 
 export const consoleWorkerLog: WorkerLog = (entry) => console.error(JSON.stringify({ level: 'info', component: 'jobs', ...entry }));
 
+interface ProjectQueue {
+  readonly project: string;
+  readonly services: CatalogServices;
+  readonly ctx: JobContext;
+}
+
+/**
+ * Runs ready jobs of every project in the registry (a job queued through `/projects/acme` lives
+ * in acme's queue, lib/jobs/context.ts). Projects take turns, one job each per round, so a
+ * project with a long queue cannot starve the others; a project whose queue has nothing ready
+ * leaves the rotation for this pass.
+ */
 export async function runJobsOnce(services: CatalogServices, options: WorkerOptions): Promise<WorkerReport> {
-  const ctx = jobContext(services);
   const log = options.log ?? consoleWorkerLog;
   const runners = options.runners ?? (await import('./runners/index.js')).dataRunners;
   const kinds = options.kinds ?? Object.keys(runners);
   const clock = options.clock ?? Date.now;
   const deadline = clock() + options.budgetMs;
-  const report: WorkerReport = { ran: [], unreadable: [], pruned: 0 };
-  while (!options.signal?.aborted && clock() < deadline) {
-    const scan = await claimNext(ctx, options.owner, kinds);
-    for (const id of scan.unreadable) if (!report.unreadable.includes(id)) report.unreadable.push(id);
-    if (!scan.claim) break;
-    const { job } = scan.claim;
-    log({ message: 'job claimed', id: job.id, type: job.type, attempt: job.attempts, owner: options.owner });
-    const result = await runClaimed(ctx, services, scan.claim, runners[job.type], options.signal, log);
-    log({ message: `job ${result.outcome}`, id: job.id, type: job.type, ...(result.error ? { error: result.error } : {}) });
-    report.ran.push({ id: job.id, type: job.type, ...result });
+  const report: WorkerReport = { ran: [], unreadable: [], problems: [], pruned: 0 };
+  const queues: ProjectQueue[] = (await projectsWithQueues(services)).map((project) => {
+    const scoped = project === services.project ? services : { ...services, project };
+    return { project, services: scoped, ctx: jobContext(scoped) };
+  });
+  const stop = () => Boolean(options.signal?.aborted) || clock() >= deadline;
+
+  let rotation = queues;
+  while (rotation.length > 0 && !stop()) {
+    const stillBusy: ProjectQueue[] = [];
+    for (const q of rotation) {
+      if (stop()) break;
+      let scan;
+      try {
+        scan = await claimNext(q.ctx, options.owner, kinds);
+      } catch (err) {
+        // One project's unreadable queue must not keep every other project's jobs waiting.
+        report.problems.push(`project ${JSON.stringify(q.project)}: ${String(err)}`);
+        log({ message: 'job queue unreadable', project: q.project, error: String(err) });
+        continue;
+      }
+      for (const id of scan.unreadable) {
+        const named = `${q.project}/${id}`;
+        if (!report.unreadable.includes(named)) report.unreadable.push(named);
+      }
+      if (!scan.claim) continue;
+      stillBusy.push(q);
+      const { job } = scan.claim;
+      log({ message: 'job claimed', id: job.id, project: q.project, type: job.type, attempt: job.attempts, owner: options.owner });
+      const result = await runClaimed(q.ctx, q.services, scan.claim, runners[job.type], options.signal, log);
+      log({ message: `job ${result.outcome}`, id: job.id, project: q.project, type: job.type, ...(result.error ? { error: result.error } : {}) });
+      report.ran.push({ id: job.id, project: q.project, type: job.type, ...result });
+    }
+    rotation = stillBusy;
   }
   if (report.unreadable.length > 0) log({ message: 'unreadable job records skipped', ids: report.unreadable });
-  report.pruned = await prune(ctx);
+  for (const q of queues) {
+    try {
+      report.pruned += await prune(q.ctx);
+    } catch (err) {
+      report.problems.push(`project ${JSON.stringify(q.project)}: pruning: ${String(err)}`);
+    }
+  }
   return report;
+}
+
+/**
+ * The services' own project first, then every other project in the registry. One LIST per page
+ * of project names per pass; the services' project is included even if its record is missing.
+ */
+async function projectsWithQueues(services: CatalogServices): Promise<string[]> {
+  const names = [services.project];
+  let startAfter: string | undefined;
+  for (;;) {
+    const page = await services.registry.listNames(keys.projectsPrefix(), { startAfter, limit: 1000, encode: encodeSegment });
+    for (const name of page.names) if (name !== services.project) names.push(name);
+    if (!page.more) return names;
+    startAfter = page.names[page.names.length - 1];
+  }
 }
 
 async function runClaimed(

@@ -33,14 +33,11 @@ export async function listWarehouses(services: CatalogServices, project: string)
 }
 
 /**
- * The same services, addressing another project of the registry. A configured work queue (the
- * DynamoDB one) is bound to the deployment's own project, so another project's jobs are reached
- * through the registry's store instead.
+ * The same services, addressing another project of the registry. Job settings carry a queue
+ * per project (lib/jobs/context.ts), so that project's jobs are the ones reached.
  */
 export function forProject(services: CatalogServices, project: string): CatalogServices {
-  if (project === services.project) return services;
-  const { jobs, ...rest } = services;
-  return { ...rest, project, ...(jobs?.policy ? { jobs: { policy: jobs.policy } } : {}) };
+  return project === services.project ? services : { ...services, project };
 }
 
 /** Every object under `prefix`, one LIST per page, starting after `startAfter` (a full key). */

@@ -19,6 +19,7 @@
  * Tables the sweep skips (mid-move, mid-purge, declared-only, trashed) are skipped here too.
  */
 import { announce } from './announce.js';
+import { fanOutPass } from './fan-out.js';
 import { DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS } from '../config.js';
 import { jobContext } from '../jobs/context.js';
 import { enqueue } from '../jobs/jobs.js';
@@ -82,7 +83,8 @@ async function queuedBuilds(unit: TableUnit): Promise<Map<string, string>> {
   }
 }
 
-async function buildTable(unit: TableUnit, options: PassOptions, data: IndexData) {
+/** One table's index work; also what a `maintenance_index` job runs (lib/maintenance/table-jobs.ts). */
+export async function buildTable(unit: TableUnit, options: PassOptions, data: IndexData) {
   const base = { project: unit.project, table: unit.id };
   const skip = await skipReason(unit);
   if (skip) return { item: { ...base, ...skip }, material: false };
@@ -194,16 +196,23 @@ async function buildMissing(
   }
 }
 
+/** The LanceDB calls, loaded on first use. */
+export async function loadIndexData(): Promise<IndexData> {
+  const m = await import('../data/maintenance.js');
+  const { sharedEngine } = await import('../data/shared-engine.js');
+  return { datasetState: m.datasetState, compactAndFold: m.compactAndFold, rebuildIndex: m.rebuildIndex, createIndex: (l: string, r: Record<string, unknown>) => sharedEngine().createIndex(l, r) };
+}
+
 export function makeIndexBuilder(data?: IndexData): MaintenancePass {
   return async (services, options) => {
+    if (options.fanOut && !options.dryRun) {
+      return fanOutPass(services, options, 'index', async (unit) => {
+        const skip = await skipReason(unit);
+        return skip ? { project: unit.project, table: unit.id, ...skip } : undefined;
+      });
+    }
     const startedAt = services.now().toISOString();
-    const calls: IndexData =
-      data ??
-      (await (async () => {
-        const m = await import('../data/maintenance.js');
-        const { sharedEngine } = await import('../data/shared-engine.js');
-        return { datasetState: m.datasetState, compactAndFold: m.compactAndFold, rebuildIndex: m.rebuildIndex, createIndex: (l: string, r: Record<string, unknown>) => sharedEngine().createIndex(l, r) };
-      })());
+    const calls: IndexData = data ?? (await loadIndexData());
     const items: Record<string, unknown>[] = [];
     let material = false;
     const walk = await forEachTable(services, options, async (unit) => {

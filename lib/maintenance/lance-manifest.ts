@@ -79,10 +79,32 @@ function uuidString(b: Uint8Array): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-export function readManifestRefs(file: Uint8Array): ManifestRefs {
+/** The Manifest message's fields. */
+function manifestOf(file: Uint8Array): Field[] {
   if (file.length < 16 || text(file.subarray(file.length - 4)) !== MAGIC) throw new Error('not a Lance manifest (no LANC footer)');
   const manifestPos = Number(new DataView(file.buffer, file.byteOffset + file.length - 16, 8).getBigInt64(0, true));
-  const manifest = fields(messageAt(file, manifestPos));
+  return fields(messageAt(file, manifestPos));
+}
+
+/**
+ * Live rows of each fragment of this version: DataFragment.physical_rows (field 4) minus its
+ * DeletionFile.num_deleted_rows (field 4). The sweep's compaction trigger
+ * (`target_rows_per_fragment`, lib/maintenance/sweep.ts) reads it; LanceDB's stats give only
+ * percentiles.
+ */
+export function readFragmentRows(file: Uint8Array): number[] {
+  return bytesOf(manifestOf(file), 2)
+    .map(fields)
+    .map((fragment) => {
+      const physical = numberOf(fragment, 4);
+      if (physical === undefined) throw new Error('a fragment without physical_rows (written by a Lance too old to say)');
+      const deleted = bytesOf(fragment, 3).map(fields).reduce((n, d) => n + (numberOf(d, 4) ?? 0n), 0n);
+      return Number(physical - deleted);
+    });
+}
+
+export function readManifestRefs(file: Uint8Array): ManifestRefs {
+  const manifest = manifestOf(file);
   const files: string[] = [];
   for (const fragment of bytesOf(manifest, 2).map(fields)) {
     const id = numberOf(fragment, 1) ?? 0n;

@@ -33,6 +33,12 @@ export interface PassOptions {
   readonly cursor?: string;
   /** Stop starting new units of work after this instant (epoch ms) and return a cursor. */
   readonly deadline?: number;
+  /**
+   * Sweep and index build: queue one job per table that needs work (lib/maintenance/fan-out.ts)
+   * for the jobs worker, instead of doing the work in this run. The scheduled functions and the
+   * local timers (when the job loop runs) set it; the CLI works in-process. Ignored by a dry run.
+   */
+  readonly fanOut?: boolean;
   /** Called as units of work finish, for a progress bar. */
   readonly onProgress?: (progress: { readonly done: number; readonly total?: number; readonly unit: string }) => void;
 }

@@ -304,7 +304,7 @@ async function checkJobs(ctx: WalkContext): Promise<void> {
   } while (startAfter !== undefined);
 }
 
-/** The project's job queue: the deployment's own (DynamoDB) for its project, else the registry's (estate.forProject). */
+/** The project's job queue (the services are scoped to it: estate.forProject). */
 function queueFor(svc: CatalogServices): WorkQueue {
   return jobContext(svc).queue;
 }

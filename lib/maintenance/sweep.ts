@@ -30,10 +30,12 @@
  * sweep and counts every row). A commit conflict that Lance gives up on is retried here.
  */
 import { announce } from './announce.js';
+import { fanOutPass } from './fan-out.js';
 import { hasData } from '../catalog/tables/lookup.js';
 import { isMain, listTags } from '../catalog/tables/lance-refs.js';
 import { versionsPrefix } from '../catalog/tables/manifests.js';
-import { readChain } from '../catalog/tables/version-chain.js';
+import { latestEntry, readChain } from '../catalog/tables/version-chain.js';
+import { readFragmentRows } from './lance-manifest.js';
 import { encodeSegment, keys } from '../registry/keys.js';
 import type { LocationClaimRecord } from '../registry/records.js';
 import type { MaintenancePass, PassOptions, PassReport } from './pass.js';
@@ -110,6 +112,24 @@ async function foldByRebuild(
   }
   const status = rebuilt.length === 0 ? 'skipped' : options.dryRun ? 'would-run' : 'done';
   return { status, method: 'rebuild', rebuilt, ...(blocked.length ? { blocked } : {}), ...(rebuilt.length === 0 ? { reason: 'no index can be folded without compaction' } : {}) };
+}
+
+/**
+ * How many of the latest version's fragments hold fewer live rows than `target`, read from its
+ * manifest. Unreadable (no manifest, a format this reader does not know): undefined, and the
+ * sweep compacts as it would without a target, saying why.
+ */
+async function fragmentSizes(unit: TableUnit, target: number): Promise<{ small: number; report: Record<string, unknown> } | undefined> {
+  try {
+    const latest = await latestEntry(unit.store, versionsPrefix(unit.record.path));
+    const obj = latest && (await unit.store.get(latest.info.key));
+    if (!obj) return undefined;
+    const rows = readFragmentRows(obj.body);
+    const small = rows.filter((n) => n < target).length;
+    return { small, report: { fragments: rows.length, small_fragments: small } };
+  } catch {
+    return undefined;
+  }
 }
 
 /** When the sweep last changed a table (keyed by uid, like policies: it dies with the table). */
@@ -224,32 +244,46 @@ async function removeManifests(unit: TableUnit, doomed: readonly number[]): Prom
   return { removed, bytes };
 }
 
-async function sweepTable(
+type Meta = Pick<SweepItem, 'project' | 'table' | 'policy_source' | 'overrides'>;
+
+/**
+ * What the sweep can decide from the registry alone (no dataset opened): a reason to leave the
+ * table alone, or its policy. The scheduled pass queues a job only for tables that pass it.
+ */
+async function precheck(unit: TableUnit, now: () => Date): Promise<{ skip: SweepItem } | { meta: Meta; policy: MaintenancePolicy }> {
+  const base = { project: unit.project, table: unit.id };
+  const skip = await skipReason(unit);
+  if (skip) return { skip: { ...base, ...skip } };
+  const effective = await unit.policy();
+  const { policy } = effective;
+  const meta = { ...base, policy_source: effective.source, ...(effective.overrides ? { overrides: effective.overrides } : {}) };
+  if (!policy.compact_enabled && !policy.optimize_indices_enabled && !policy.cleanup_enabled) {
+    return { skip: { ...meta, skipped: 'policy-disables-every-step', reason: 'the effective policy disables compaction, index optimization and cleanup' } };
+  }
+  // `interval_minutes`: the shortest time between two sweeps that changed this table. Only
+  // material sweeps are recorded, so an idle table costs one GET here and writes nothing.
+  if (policy.interval_minutes > 0) {
+    const last = await unit.services.registry.read<LastSweepRecord>(lastSweepKey(unit));
+    const due = last ? Date.parse(last.value.at) + policy.interval_minutes * 60_000 : 0;
+    if (due > now().getTime()) {
+      return { skip: { ...meta, skipped: 'interval', reason: `swept at ${last!.value.at}; the policy's interval is ${policy.interval_minutes} minutes` } };
+    }
+  }
+  return { meta, policy };
+}
+
+/** One table's sweep, in order; also what a `maintenance_sweep` job runs (lib/maintenance/table-jobs.ts). */
+export async function sweepTable(
   unit: TableUnit,
   options: PassOptions,
   data: SweepData,
   now: () => Date,
   safetyMs: number,
 ): Promise<{ item: SweepItem; material: boolean }> {
-  const base = { project: unit.project, table: unit.id };
-  const skip = await skipReason(unit);
-  if (skip) return { item: { ...base, ...skip }, material: false };
-  const effective = await unit.policy();
-  const { policy } = effective;
-  const meta = { ...base, policy_source: effective.source, ...(effective.overrides ? { overrides: effective.overrides } : {}) };
-  if (!policy.compact_enabled && !policy.optimize_indices_enabled && !policy.cleanup_enabled) {
-    return { item: { ...meta, skipped: 'policy-disables-every-step', reason: 'the effective policy disables compaction, index optimization and cleanup' }, material: false };
-  }
-  // `interval_minutes`: the shortest time between two sweeps that changed this table. Only
-  // material sweeps are recorded, so an idle table costs one GET here and writes nothing.
+  const checked = await precheck(unit, now);
+  if ('skip' in checked) return { item: checked.skip, material: false };
+  const { meta, policy } = checked;
   const lastKey = lastSweepKey(unit);
-  if (policy.interval_minutes > 0) {
-    const last = await unit.services.registry.read<LastSweepRecord>(lastKey);
-    const due = last ? Date.parse(last.value.at) + policy.interval_minutes * 60_000 : 0;
-    if (due > now().getTime()) {
-      return { item: { ...meta, skipped: 'interval', reason: `swept at ${last!.value.at}; the policy's interval is ${policy.interval_minutes} minutes` }, material: false };
-    }
-  }
 
   const before = await data.datasetState(unit.location);
   const unindexed = before.indices.reduce((n, i) => n + (i.num_unindexed_rows ?? 0), 0);
@@ -257,18 +291,36 @@ async function sweepTable(
   let indices: StepReport;
   let fragmentsRemoved = 0;
   let foldedByRebuild = 0;
+  // `target_rows_per_fragment` is the compaction trigger (the SDK's compaction takes no target):
+  // compact only when more than one fragment is smaller than it, or when indices need a fold,
+  // since the SDK folds only inside its compaction call.
+  const sizes = policy.compact_enabled ? await fragmentSizes(unit, policy.target_rows_per_fragment) : undefined;
+  const foldWanted = policy.optimize_indices_enabled && before.indices.length > 0 && unindexed > 0;
+  const mayCompact = policy.compact_enabled && (sizes === undefined || sizes.small > 1 || foldWanted);
+  const target = sizes ? { target_rows_per_fragment: policy.target_rows_per_fragment, ...sizes.report } : {};
   if (!policy.compact_enabled) {
     compact = { status: 'skipped', reason: 'disabled by the effective policy' };
+  } else if (!mayCompact) {
+    compact = { status: 'skipped', reason: 'fragments already at target', ...target };
   } else if (options.dryRun) {
-    compact = { status: before.fragments > 1 ? 'would-run' : 'nothing-to-do', fragments: before.fragments };
+    compact = { status: 'would-run', fragments: before.fragments, ...target };
   } else {
     const result = await withRetry(() => data.compactAndFold(unit.location));
     fragmentsRemoved = result.fragmentsRemoved;
-    compact = { status: 'done', fragments_removed: result.fragmentsRemoved, fragments_added: result.fragmentsAdded, files_removed: result.filesRemoved, files_added: result.filesAdded };
+    compact = {
+      status: 'done',
+      fragments_removed: result.fragmentsRemoved,
+      fragments_added: result.fragmentsAdded,
+      files_removed: result.filesRemoved,
+      files_added: result.filesAdded,
+      ...target,
+      ...(sizes && sizes.small <= 1 ? { reason: 'fragments are at target; run to fold unindexed rows into indices (the SDK folds only while compacting)' } : {}),
+      ...(sizes === undefined ? { reason: 'fragment sizes could not be read from the manifest; compacted as if every fragment were small' } : {}),
+    };
   }
   // The SDK folds index rows inside its compaction call and offers no other fold (lib/data/maintenance.ts).
   if (!policy.optimize_indices_enabled) {
-    indices = policy.compact_enabled && !options.dryRun
+    indices = mayCompact && !options.dryRun
       ? { status: 'ran-with-compaction', reason: 'disabled by the effective policy, but the Node SDK folds index rows inside its compaction call' }
       : { status: 'skipped', reason: 'disabled by the effective policy' };
   } else if (before.indices.length === 0 || unindexed === 0) {
@@ -287,7 +339,7 @@ async function sweepTable(
     cleanup = { status: 'skipped', reason: 'disabled by the effective policy' };
   } else {
     // Re-read after any rewrite: its commit is the new latest version, which cleanup must keep.
-    const mid = options.dryRun || (!policy.compact_enabled && foldedByRebuild === 0) ? before : await data.datasetState(unit.location);
+    const mid = options.dryRun || (!mayCompact && foldedByRebuild === 0) ? before : await data.datasetState(unit.location);
     const plan = await planCleanup(unit, policy, mid.versions, now(), safetyMs);
     const report = {
       cutoff: plan.cutoff.toISOString(),
@@ -298,8 +350,9 @@ async function sweepTable(
       const would = plan.stage2.length;
       cleanup = { status: would > 0 ? 'would-run' : 'nothing-to-do', versions: would, ...report };
     } else {
-      // Stage 1 is Lance's cleanup, which compacts first: only when the policy allows compaction.
-      if (plan.stage1Cutoff && policy.compact_enabled) {
+      // Stage 1 is Lance's cleanup, which compacts first: only when this sweep may compact
+      // (the policy allows it and the fragments are not at target).
+      if (plan.stage1Cutoff && mayCompact) {
         const pruned = await withRetry(() => data.pruneBefore(unit.location, plan.stage1Cutoff!));
         versionsRemoved += pruned.versionsRemoved;
         bytesRemoved += pruned.bytesRemoved;
@@ -344,6 +397,12 @@ async function sweepTable(
  */
 export function makeSweep(data?: SweepData, safetyMs = CUTOFF_SAFETY_MS): MaintenancePass {
   return async (services, options) => {
+    if (options.fanOut && !options.dryRun) {
+      return fanOutPass(services, options, 'sweep', async (unit) => {
+        const checked = await precheck(unit, () => services.now());
+        return 'skip' in checked ? checked.skip : undefined;
+      });
+    }
     const startedAt = services.now().toISOString();
     const calls = data ?? (await import('../data/maintenance.js'));
     const items: SweepItem[] = [];

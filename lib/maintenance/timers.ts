@@ -2,7 +2,8 @@
  * `npm start` runs the maintenance passes on timers, one per pass (RASK_SWEEP_INTERVAL_MS,
  * RASK_INDEX_INTERVAL_MS, RASK_RECONCILE_INTERVAL_MS, RASK_ORPHANS_INTERVAL_MS; 0 disables a
  * pass). Each pass is re-armed only after its previous run ends, so a slow sweep never overlaps
- * itself; a failed run is logged loudly and the next one still comes. On AWS the same passes run
+ * itself; a failed run is logged loudly and the next one still comes. When the server's job loop
+ * runs, the sweep and the index build queue one job per table for it (lib/maintenance/fan-out.ts). On AWS the same passes run
  * from their own Lambdas on EventBridge schedules.
  */
 import type { CatalogServices } from '../catalog/services.js';
@@ -30,10 +31,16 @@ export interface MaintenanceTimers {
 /** Longest a timer-driven run keeps starting new tables, so stop() is never kept waiting long. */
 const RUN_BUDGET_MS = 5 * 60_000;
 
+export interface TimerSettings {
+  /** Sweep and index build queue per-table jobs for the job loop instead of working in-process. */
+  readonly fanOut?: boolean;
+}
+
 export function startMaintenanceTimers(
   services: CatalogServices,
   intervals: PassIntervals,
   log: MaintenanceLog = consoleLog,
+  settings: TimerSettings = {},
 ): MaintenanceTimers {
   let stopped = false;
   const timers = new Map<PassName, NodeJS.Timeout>();
@@ -48,7 +55,11 @@ export function startMaintenanceTimers(
         log({ level: 'warn', message: `maintenance pass ${name} is not available in this build` });
         return undefined;
       }
-      const report = await pass(services, { cursor: cursors.get(name), deadline: Date.now() + RUN_BUDGET_MS });
+      const report = await pass(services, {
+        cursor: cursors.get(name),
+        deadline: Date.now() + RUN_BUDGET_MS,
+        ...(settings.fanOut && (name === 'sweep' || name === 'index') ? { fanOut: true } : {}),
+      });
       // Continue where the budget stopped the run; a finished run starts over next time.
       cursors.set(name, report.cursor);
       const loud = !report.complete || report.problems.length > 0;

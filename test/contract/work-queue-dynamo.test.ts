@@ -4,7 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WORK_QUEUE_SCHEMA } from '../../infra/constructs/queue.js';
 import { DYNAMO_QUEUE_ATTRIBUTES, DynamoWorkQueue } from '../../lib/adapters/aws/dynamo-work-queue.js';
 import { jobContext } from '../../lib/jobs/context.js';
-import { claimNext, complete, enqueue } from '../../lib/jobs/jobs.js';
+import { claimNext, complete, describeJob, enqueue } from '../../lib/jobs/jobs.js';
+import { runJobsOnce } from '../../lib/jobs/worker.js';
+import { keys } from '../../lib/registry/keys.js';
 import { type Dynalite, startDynalite } from '../support/dynalite.js';
 import { servicesOver } from '../support/services.js';
 import { runWorkQueueContract } from './work-queue.suite.js';
@@ -25,7 +27,8 @@ async function dynamoServices() {
   const f = await servicesOver('memory', { retry: { attempts: 40, baseDelayMs: 5, maxDelayMs: 100 } });
   const tableName = await db.newQueueTable();
   const queue = new DynamoWorkQueue({ client, tableName, project: f.services.project });
-  return { f, tableName, queue, services: { ...f.services, jobs: { queue } } };
+  const queueFor = (project: string) => (project === f.services.project ? queue : new DynamoWorkQueue({ client, tableName, project }));
+  return { f, tableName, queue, services: { ...f.services, jobs: { queueFor } } };
 }
 
 runWorkQueueContract('DynamoDB on dynalite', async () => {
@@ -105,7 +108,7 @@ describe('the DynamoDB work queue', () => {
     const { f, tableName, services } = await dynamoServices();
     try {
       const queue = new DynamoWorkQueue({ client, tableName, project: services.project, retentionMs: 3_600_000 });
-      const ctx = jobContext({ ...services, jobs: { queue } });
+      const ctx = jobContext({ ...services, jobs: { queueFor: () => queue } });
       const job = await enqueue(ctx, { type: 't', params: {} });
       const held = (await claimNext(ctx, 'w', ['t'])).claim!;
       const done = await complete(ctx, held, {});
@@ -131,6 +134,24 @@ describe('the DynamoDB work queue', () => {
       // A live job is never removed, whatever its etag.
       await expect(queue.remove(job.id, (await queue.read(job.id))!.etag)).rejects.toMatchObject({ name: 'ConditionFailedError' });
       expect((await queue.read(job.id))!.value.summary).toEqual({ a: '1' });
+    } finally {
+      await f.cleanup();
+    }
+  });
+
+  it('keeps each project in its own partition, and the worker runs every project\'s jobs', async () => {
+    const { f, tableName, services } = await dynamoServices();
+    try {
+      await services.registry.create(keys.project('acme'), { kind: 'project', name: 'acme' });
+      const acme = { ...services, project: 'acme' };
+      const job = await enqueue(jobContext(acme), { type: 't', params: {} });
+      const { Item } = await client.send(new GetItemCommand({ TableName: tableName, Key: { pk: { S: 'jobs/acme' }, sk: { S: job.id } }, ConsistentRead: true }));
+      expect(Item?.state?.S).toBe('live');
+      await expect(describeJob(jobContext(services), job.id)).rejects.toThrow(/does not exist/);
+
+      const report = await runJobsOnce(services, { owner: 'w', budgetMs: 30_000, log: () => undefined, runners: { t: async (j) => ({ project: j.id }) } });
+      expect(report.ran).toEqual([{ id: job.id, project: 'acme', type: 't', outcome: 'succeeded' }]);
+      expect((await describeJob(jobContext(acme), job.id)).status).toBe('Succeeded');
     } finally {
       await f.cleanup();
     }

@@ -116,7 +116,7 @@ describe(`the job queue (${name})`, () => {
       log: quiet,
     });
     expect(ranBy).toBe('B');
-    expect(report.ran).toEqual([{ id: job.id, type: 'count', outcome: 'succeeded' }]);
+    expect(report.ran).toEqual([{ id: job.id, project: s.project, type: 'count', outcome: 'succeeded' }]);
     // A wakes up: its heartbeat and its result are refused, and change nothing.
     await expect(heartbeat(ctx, a)).rejects.toBeInstanceOf(LeaseLostError);
     await expect(complete(ctx, a, { from: 'A' })).rejects.toBeInstanceOf(LeaseLostError);
@@ -152,7 +152,7 @@ describe(`the job queue (${name})`, () => {
     expect(b.ran.map((r) => r.outcome)).toEqual(['succeeded']);
     const a = await aRun;
     // B was done before A's next beat; had it still been running, A would read "reclaimed by B".
-    expect(a.ran).toEqual([{ id: job.id, type: 'slow', outcome: 'lost', error: expect.stringMatching(/Succeeded now \(last held by B\)|reclaimed by B/) }]);
+    expect(a.ran).toEqual([{ id: job.id, project: s.project, type: 'slow', outcome: 'lost', error: expect.stringMatching(/Succeeded now \(last held by B\)|reclaimed by B/) }]);
     expect(aborted).toBeInstanceOf(LeaseLostError);
     expect(await describeJob(jobContext(s), job.id)).toMatchObject({ status: 'Succeeded', properties: { 'rask.by': 'B', 'rask.attempts': '2' } });
   });
@@ -253,7 +253,7 @@ describe(`the job queue (${name})`, () => {
       log: quiet,
       runners: { bad: async () => ((calls += 1), Promise.reject(new InvalidInputError('no such distance'))) },
     });
-    expect(r.ran).toEqual([{ id: job.id, type: 'bad', outcome: 'failed', error: 'no such distance' }]);
+    expect(r.ran).toEqual([{ id: job.id, project: s.project, type: 'bad', outcome: 'failed', error: 'no such distance' }]);
     expect(calls).toBe(1);
     expect(await describeJob(ctx, job.id)).toMatchObject({ status: 'Failed', properties: { 'rask.error_code': '13', 'rask.attempts': '1' } });
   });
@@ -316,7 +316,7 @@ describe(`the job queue (${name})`, () => {
     const canceled = await alterJob(ctx, job.id, [{ setStatusAction: { status: 'Canceled' } }]);
     expect(canceled.status).toBe('Canceled');
     const report = await run;
-    expect(report.ran).toEqual([{ id: job.id, type: 'loop', outcome: 'lost', error: 'the job is Canceled now (last held by A)' }]);
+    expect(report.ran).toEqual([{ id: job.id, project: s.project, type: 'loop', outcome: 'lost', error: 'the job is Canceled now (last held by A)' }]);
     expect(stoppedBecause).toBeInstanceOf(LeaseLostError);
     const view = await describeJob(ctx, job.id);
     expect(view).toMatchObject({ status: 'Canceled', properties: { owner: 'team-a' } });
@@ -388,7 +388,7 @@ describe(`the job queue (${name})`, () => {
     await f.plantUnreadable(bad);
     const job = await enqueue(ctx, { type: 'count', params: {} });
     const r = await runJobsOnce(s, { owner: 'A', budgetMs: 2000, log: quiet, runners: { count: async () => ({}) } });
-    expect(r.unreadable).toEqual([bad]);
+    expect(r.unreadable).toEqual([`${s.project}/${bad}`]);
     expect(r.ran.map((x) => x.id)).toEqual([job.id]);
   });
 

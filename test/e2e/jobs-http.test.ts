@@ -158,7 +158,7 @@ describe('jobs with the worker driven by hand (RASK_JOBS_INTERVAL_MS=0)', () => 
     expect(await describeTx(s, id)).toMatchObject({ status: 'Queued', properties: { 'rask.attempts': '0', 'rask.not_before': expect.any(String) } });
     expect(await names(t)).toEqual([]);
     const report = await s.jobs.runOnce();
-    expect(report.ran).toEqual([{ id, type: 'create_index', outcome: 'succeeded' }]);
+    expect(report.ran).toEqual([{ id, project: 'default', type: 'create_index', outcome: 'succeeded' }]);
     expect((await describeTx(s, id)).status).toBe('Succeeded');
     expect(await names(t)).toEqual(['v']);
   });

@@ -1,6 +1,6 @@
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
-import { PRINCIPAL_ID, createAuthorizer, handler, stageWildcardArn } from '../../functions/authorizer.js';
+import { PRINCIPAL_ID, createAuthorizer, handler, principalResolverFromEnv, stageWildcardArn } from '../../functions/authorizer.js';
 import { lambdaContext } from '../support/lambda-context.js';
 import { CachedKeys, KeyStoreError, matchesAnyKey, parseKeys, presentedKeys, type KeySource } from '../../lib/auth/api-key.js';
 
@@ -197,5 +197,14 @@ describe('with the API Gateway result cache on (keyed by x-api-key)', () => {
     expect(effect(await authorize(event({ 'x-api-key': KEY })))).toBe('Allow');
     const open = createAuthorizer(new CachedKeys(fakeSource(KEY), 60_000), () => {});
     expect(effect(await open(event({ 'x-api-key': OTHER, authorization: `Bearer ${KEY}` })))).toBe('Allow');
+  });
+});
+
+describe('the authorizer\'s mode from its environment (set by rask:jwt* context)', () => {
+  const JWT = { RASK_JWT_ISSUER: 'https://login.example.com/', RASK_JWT_AUDIENCE: 'rask-api', RASK_JWT_JWKS_URL: 'https://login.example.com/jwks.json' };
+  it('refuses jwt mode without the token settings instead of quietly accepting keys only', () => {
+    expect(() => principalResolverFromEnv({ RASK_REGISTRY_BUCKET: 'b', RASK_AUTH: 'jwt', RASK_JWT_ISSUER: JWT.RASK_JWT_ISSUER })).toThrow(/RASK_AUTH=jwt needs/);
+    expect(principalResolverFromEnv({ RASK_REGISTRY_BUCKET: 'b', RASK_AUTH: 'jwt', ...JWT })).toBeTypeOf('function');
+    expect(principalResolverFromEnv({ RASK_REGISTRY_BUCKET: 'b', RASK_AUTH: 'keys' })).toBeTypeOf('function');
   });
 });

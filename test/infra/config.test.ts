@@ -52,4 +52,25 @@ describe('deployment configuration', () => {
     }
     expect(() => resolveConfig({ trashGraceDays: -1 })).toThrow(/rask:trashGraceDays/);
   });
+
+  describe('OIDC token settings (rask:jwt*)', () => {
+    const JWT = { jwtIssuer: 'https://login.example.com/', jwtAudience: 'rask-api', jwtJwksUrl: 'https://login.example.com/.well-known/jwks.json' };
+
+    it('reads the issuer, audience, JWKS URL and principal claim from context', () => {
+      const app = new App({ context: { 'rask:jwtIssuer': JWT.jwtIssuer, 'rask:jwtAudience': JWT.jwtAudience, 'rask:jwtJwksUrl': JWT.jwtJwksUrl, 'rask:jwtPrincipalClaim': 'email' } });
+      expect(configFromContext(app.node)).toMatchObject({ ...JWT, jwtPrincipalClaim: 'email' });
+      expect(resolveConfig()).not.toHaveProperty('jwtIssuer', expect.anything());
+    });
+
+    it('refuses them partly set, with a cached authorizer, or malformed, naming the keys', () => {
+      expect(() => resolveConfig({ jwtIssuer: JWT.jwtIssuer, jwtAudience: JWT.jwtAudience })).toThrow(/missing rask:jwtJwksUrl/);
+      expect(() => resolveConfig({ jwtJwksUrl: JWT.jwtJwksUrl })).toThrow(/missing rask:jwtIssuer, rask:jwtAudience/);
+      expect(() => resolveConfig({ jwtPrincipalClaim: 'email' })).toThrow(/rask:jwtPrincipalClaim only applies/);
+      expect(() => resolveConfig({ ...JWT, authorizerCacheSeconds: 60 })).toThrow(/rask:authorizerCacheSeconds must be 0 with OIDC tokens/);
+      expect(() => resolveConfig({ ...JWT, jwtJwksUrl: 'http://login.example.com/jwks' })).toThrow(/rask:jwtJwksUrl must be an https:\/\/ URL/);
+      expect(() => resolveConfig({ ...JWT, jwtAudience: 'two words' })).toThrow(/rask:jwtAudience/);
+      expect(() => resolveConfig({ ...JWT, jwtPrincipalClaim: 'a claim' })).toThrow(/rask:jwtPrincipalClaim/);
+      expect(resolveConfig(JWT)).toMatchObject(JWT);
+    });
+  });
 });

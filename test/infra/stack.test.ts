@@ -83,6 +83,12 @@ describe('API routes come from the operation table', () => {
     expect(flat(authorizer.Properties!.AuthorizerUri)).toContain(`<${fnId('AuthAuthorizerFunction')}.Arn>`);
   });
 
+  it('runs the authorizer in keys mode without rask:jwt* context (jwt mode: test/infra/auth-context.test.ts)', () => {
+    const env = resourcesOfType(template(), 'AWS::Lambda::Function')[fnId('AuthAuthorizerFunction')].Properties!.Environment.Variables;
+    expect(env.RASK_AUTH).toBe('keys');
+    expect(Object.keys(env).filter((k) => k.startsWith('RASK_JWT_'))).toEqual([]);
+  });
+
   it('grants API Gateway one invoke permission per function, not two per method', () => {
     const permissions = Object.values(resourcesOfType(template(), 'AWS::Lambda::Permission'));
     const byApi = permissions.filter((p) => p.Properties!.Principal === 'apigateway.amazonaws.com');

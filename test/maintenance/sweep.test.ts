@@ -172,6 +172,41 @@ describe('sweep: what it never touches', () => {
   });
 });
 
+describe('sweep: target_rows_per_fragment is the compaction trigger', () => {
+  const compactStep = (report: { items: readonly Readonly<Record<string, unknown>>[] }) => itemOf(report, 'a.t').steps!.compact;
+
+  it('skips compaction while at most one fragment is below the target, and compacts once more are', async () => {
+    const e = (current = await estate('fs'));
+    const { location } = await tableWithAppends(e.services, ['a', 't'], 5); // five fragments of 10 rows
+    await setMaintenancePolicy(e.services, { level: 'table', id: ['a', 't'] }, { policy: { target_rows_per_fragment: 10, cleanup_enabled: false } });
+    const atTarget = await sweep(e.services, {});
+    expect(compactStep(atTarget)).toMatchObject({ status: 'skipped', reason: 'fragments already at target', target_rows_per_fragment: 10, fragments: 5, small_fragments: 0 });
+    expect((await datasetState(location)).fragments).toBe(5);
+
+    // Deleted rows count: one fragment down to 5 live rows is one small fragment, still no compaction.
+    const client = await openClient(location);
+    await client.delete('id < 5');
+    expect(compactStep(await sweep(e.services, {}))).toMatchObject({ status: 'skipped', small_fragments: 1 });
+    // A second one makes two: compaction runs.
+    await client.delete('id >= 10 AND id < 13');
+    client.close();
+    const compacted = await sweep(e.services, {});
+    expect(compactStep(compacted)).toMatchObject({ status: 'done', target_rows_per_fragment: 10, fragments: 5, small_fragments: 2 });
+    const after = await datasetState(location);
+    expect(after.fragments).toBeLessThan(5);
+    expect(after.rows).toBe(42);
+  });
+
+  it('with a larger target the same fragments are small, and a dry run says it would compact', async () => {
+    const e = (current = await estate('fs'));
+    const { location } = await tableWithAppends(e.services, ['a', 't'], 5);
+    await setMaintenancePolicy(e.services, { level: 'table', id: ['a', 't'] }, { policy: { target_rows_per_fragment: 11, cleanup_enabled: false } });
+    expect(compactStep(await sweep(e.services, { dryRun: true }))).toMatchObject({ status: 'would-run', small_fragments: 5 });
+    expect(compactStep(await sweep(e.services, {}))).toMatchObject({ status: 'done', small_fragments: 5 });
+    expect((await datasetState(location)).fragments).toBe(1);
+  });
+});
+
 describe('sweep: interval_minutes', () => {
   it('skips a table the sweep changed less than the policy\'s interval ago, and sweeps it once due', async () => {
     let clock = Date.parse('2026-06-01T00:00:00Z');

@@ -30,6 +30,15 @@ describe('local maintenance timers', () => {
     expect(logs.filter((l) => l.pass !== 'sweep')).toEqual([]);
   });
 
+  it('with the job loop on, the sweep and the index build queue per-table jobs; reconcile still runs in-process', async () => {
+    const e = (current = await estate('fs'));
+    await tableWithAppends(e.services, ['a', 't'], 3);
+    timers = startMaintenanceTimers(e.services, { sweep: 0, index: 0, reconcile: 0, orphans: 0 }, () => undefined, { fanOut: true });
+    expect((await timers.runOnce('sweep'))?.summary).toMatchObject({ tables_visited: 1, jobs_queued: 1 });
+    expect((await timers.runOnce('index'))?.summary).toMatchObject({ tables_visited: 1, jobs_queued: 1 });
+    expect((await timers.runOnce('reconcile'))?.summary).not.toHaveProperty('jobs_queued');
+  });
+
   it('runOnce answers undefined and warns for a pass this build does not include', async () => {
     const e = (current = await estate('fs'));
     const logs: Record<string, unknown>[] = [];

@@ -5,6 +5,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { jobContext } from '../../lib/jobs/context.js';
 import { describeJob, enqueue } from '../../lib/jobs/jobs.js';
+import { keys } from '../../lib/registry/keys.js';
+import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
+import { createProject, deleteProject } from '../../lib/governance/projects.js';
+import { RegistryWorkQueue } from '../../lib/jobs/store.js';
+import { Registry } from '../../lib/registry/registry.js';
 import { jobsHandler } from '../../lib/jobs/lambda.js';
 import { manualClock, type ManualClock } from '../support/clock.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
@@ -49,5 +54,43 @@ describe('jobs Lambda handler', () => {
     expect(await handler({}, lambdaContext(30_000, manualClock()))).toMatchObject({ ran: 0 });
     expect(ran).toBe(false);
     expect((await describeJob(jobContext(f.services), job.id)).status).toBe('Queued');
+  });
+
+  it('runs the jobs of every project in the registry, each visible only through its own project', async () => {
+    f = await servicesOver('memory');
+    for (const name of ['acme', 'zeta']) await f.services.registry.create(keys.project(name), { kind: 'project', name });
+    const scoped = (project: string) => jobContext({ ...f.services, project });
+    const queued = {
+      home: (await enqueue(scoped(f.services.project), { type: 't', params: {} })).id,
+      acme: (await enqueue(scoped('acme'), { type: 't', params: {} })).id,
+      zeta: (await enqueue(scoped('zeta'), { type: 't', params: {} })).id,
+    };
+    const ranIn: string[] = [];
+    const handler = jobsHandler({
+      services: async () => f.services,
+      reserveMs: 0,
+      log: () => undefined,
+      runners: { t: async (job) => (ranIn.push(job.id), {}) },
+    });
+    const result = await handler({}, { awsRequestId: 'req-2', getRemainingTimeInMillis: () => 60_000 });
+    expect(result).toMatchObject({ ran: 3, outcomes: { succeeded: 3 }, problems: 0 });
+    expect(ranIn.sort()).toEqual(Object.values(queued).sort());
+    expect((await describeJob(scoped('acme'), queued.acme)).status).toBe('Succeeded');
+    // No existence oracle: another project's job is as unknown as one that never existed.
+    await expect(describeJob(scoped(f.services.project), queued.acme)).rejects.toThrow(/does not exist/);
+    await expect(describeJob(scoped('zeta'), queued.acme)).rejects.toThrow(/does not exist/);
+    // A second pass finds nothing left to run in any project.
+    expect(await handler({}, { awsRequestId: 'req-3', getRemainingTimeInMillis: () => 60_000 })).toMatchObject({ ran: 0 });
+  });
+
+  it('refuses to delete a project whose own queue holds a job, wherever that queue lives', async () => {
+    f = await servicesOver('memory');
+    // A queue outside the registry (as DynamoDB is): the refusal must come from the project's queue, not a registry listing.
+    const queues = new Map<string, RegistryWorkQueue>();
+    const elsewhere = new Registry(new MemoryObjectStore());
+    const services = { ...f.services, jobs: { queueFor: (p: string) => queues.get(p) ?? queues.set(p, new RegistryWorkQueue(elsewhere, p)).get(p)! } };
+    await createProject(services, undefined, { name: 'busy' });
+    await enqueue(jobContext({ ...services, project: 'busy' }), { type: 't', params: {} });
+    await expect(deleteProject(services, 'busy')).rejects.toThrow(/queued or running jobs/);
   });
 });

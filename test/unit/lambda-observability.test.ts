@@ -218,7 +218,7 @@ describe('the jobs function', () => {
     const { Metrics } = await import('@aws-lambda-powertools/metrics');
     const { recordJobMetrics } = await import('../../lib/observability/jobs-metrics.js');
     const metrics = new Metrics({ namespace: 'rask', serviceName: 'jobs' });
-    recordJobMetrics(metrics, { ran: 3, outcomes: { succeeded: 2, failed: 1 }, unreadable: 0, pruned: 0 });
+    recordJobMetrics(metrics, { ran: 3, outcomes: { succeeded: 2, failed: 1 }, unreadable: 0, problems: 0, pruned: 0 });
     const { lines } = await capture(async () => metrics.publishStoredMetrics());
     expect(emf(lines)[0].values).toEqual({
       JobsSucceeded: 2,
