@@ -16,8 +16,10 @@ import { listTableVersions } from '../../lib/catalog/tables/versions.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 import { keys } from '../../lib/registry/keys.js';
 import type { NamespaceRecord, TableRecord, WarehouseRecord } from '../../lib/registry/records.js';
+import { Registry } from '../../lib/registry/registry.js';
+import { gateFirst } from '../support/jittery-store.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
-import { assertTableInvariants, warehouseStore, writeFakeDataset } from '../support/table-invariants.js';
+import { assertTableInvariants, outcome, warehouseStore, writeFakeDataset } from '../support/table-invariants.js';
 import { stageManifest } from '../support/versions.js';
 
 /**
@@ -77,6 +79,31 @@ describe('managed versioning: the catalog sees every first commit', () => {
     expect((await listTableVersions(s, { id: ['a', 'direct'], descending: true, limit: 1 })).versions).toHaveLength(1);
     expect((await record(['a', 'direct'])).dataMarker).toBe('data');
     expect(await withData(['a'])).toEqual(['direct']);
+  });
+
+  it('a first commit whose table is dropped (and re-created) meanwhile is refused and leaves the listing right', async () => {
+    for (const recreate of [false, true]) {
+      const id = ['a', recreate ? 'again' : 'gone'];
+      await declareTable(s, { id, properties: {}, identity });
+      const t = await record(id);
+      const root = (await s.registry.read<WarehouseRecord>(keys.warehouse(s.project, s.defaultWarehouse)))!.value.storage;
+      const staged = await stageManifest(store, t.path, 1, 'manifest-one');
+      // The commit stops right before it writes the marker (then the record's compare-and-swap).
+      const gate = gateFirst(s.registry.store, (c) => c.key === keys.dataMarker(s.project, 'data', id) && c.body.includes(t.uid));
+      const committing = outcome(
+        createTableVersion({ ...s, registry: new Registry(gate.store) }, { id, version: 1, manifestPath: storePath(root, staged.key), manifestSize: staged.size }),
+      );
+      await gate.reached;
+      await dropTable(s, id);
+      if (recreate) {
+        await writeFakeDataset(store, 'imports/again.lance');
+        await registerTable(s, { id, location: 'imports/again.lance', mode: 'create', properties: {} });
+      }
+      gate.release();
+      expect(await committing).toBe(4);
+      expect(await withData(['a'])).toEqual(recreate ? ['again'] : []);
+    }
+    await assertTableInvariants(s);
   });
 
   it('a registered table is listed at once', async () => {

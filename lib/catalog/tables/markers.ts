@@ -122,8 +122,12 @@ export async function ensureHasData(
     if (await markHasData(services, id, current.record, current.etag)) return;
     const now = await reread();
     if (!now || now.value.uid !== found.record.uid) {
-      // Ours, at a name the table has left: it would make a listing show the name.
-      await removeIfOwn(services, keys.dataMarker(services.project, 'data', id), found.record.uid).catch(() => undefined);
+      // Ours, at a name the table has left: it would make a listing show the name. Unless the
+      // table now at the name keeps a `data` marker, which our put may have overwritten: then
+      // it gets its own back.
+      const key = keys.dataMarker(services.project, 'data', id);
+      if (now?.value.dataMarker === 'data') await putMarkers(services, id, now.value.uid, ['data']);
+      else await removeIfOwn(services, key, found.record.uid).catch(() => undefined);
       throw gone();
     }
     current = { record: now.value, etag: now.etag };
