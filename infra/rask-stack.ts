@@ -48,7 +48,9 @@ export class RaskStack extends Stack {
     this.storage = state.storage;
     this.queue = state.queue;
     this.functions = new CatalogFunctions(this, 'Functions', { config, storage: this.storage, queue: this.queue });
-    this.changeEvents = new ChangeEvents(this, 'ChangeEvents', { logRetentionDays: config.logRetentionDays, removalPolicy: config.removalPolicy });
+    // The bus and its archive are the stateful stack's; the publishers' grants and the example
+    // subscription are code, here.
+    this.changeEvents = new ChangeEvents(this, 'ChangeEvents', { bus: state.eventBus, logRetentionDays: config.logRetentionDays, removalPolicy: config.removalPolicy });
     for (const f of [this.functions.meta, this.functions.data, this.functions.jobs]) this.changeEvents.grantPublish(f.fn);
     this.jobsFailures = failureQueue(this, 'JobsFailures');
     this.jobsSchedule = new JobsSchedule(this, 'JobsSchedule', { fn: this.functions.jobs.fn, failures: this.jobsFailures });
