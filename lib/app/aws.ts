@@ -1,9 +1,5 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { STSClient } from '@aws-sdk/client-sts';
-import { DynamoWorkQueue } from '../adapters/aws/dynamo-work-queue.js';
 import { S3ObjectStore } from '../adapters/aws/s3-object-store.js';
-import { StsCredentialVendor } from '../adapters/aws/sts-vendor.js';
 import type { CatalogServices } from '../catalog/services.js';
 import type { AwsConfig } from '../config.js';
 import type { ErrorLogger } from '../http/respond.js';
@@ -13,6 +9,8 @@ import type { ObjectStore } from '../ports/object-store.js';
 import type { StorageRoot } from '../registry/records.js';
 import { noCredentials, type CredentialVendor } from '../ports/credential-vendor.js';
 import type { DatasetInspector } from '../ports/dataset-inspector.js';
+import { lazyPort } from '../ports/lazy.js';
+import type { WorkQueue } from '../ports/work-queue.js';
 import { buildApp, consoleLogger } from './build.js';
 import { lazyPublisher } from '../ports/event-publisher.js';
 
@@ -77,34 +75,37 @@ export interface AwsObservation {
   readonly instrument?: <T>(client: T) => T;
 }
 
+const WORK_QUEUE_METHODS = { insert: true, read: true, replace: true, listLive: true, listDue: true, retire: true, listRetired: true, remove: true } as const;
+
 /**
  * Jobs on the stack's DynamoDB table when RASK_WORK_QUEUE_TABLE is set (the stack sets it on
  * every function that enqueues, describes or runs jobs), else in the registry. Every function of
- * one deployment must agree, or a job enqueued by one is invisible to the others.
+ * one deployment must agree, or a job enqueued by one is invisible to the others. The DynamoDB
+ * client is loaded by the first job operation, not by every cold start.
  */
-function jobsFor(config: AwsConfig): { queue: DynamoWorkQueue } | undefined {
-  if (!config.RASK_WORK_QUEUE_TABLE) return undefined;
-  return {
-    queue: new DynamoWorkQueue({
-      client: new DynamoDBClient({ region: config.AWS_REGION }),
-      tableName: config.RASK_WORK_QUEUE_TABLE,
-      project: config.RASK_PROJECT,
-    }),
-  };
+function jobsFor(config: AwsConfig): { queue: WorkQueue } | undefined {
+  const tableName = config.RASK_WORK_QUEUE_TABLE;
+  if (!tableName) return undefined;
+  const queue = lazyPort<WorkQueue>(async () => {
+    const { DynamoDBClient, DynamoWorkQueue } = await import('../adapters/aws/dynamo-work-queue.js');
+    return new DynamoWorkQueue({ client: new DynamoDBClient({ region: config.AWS_REGION }), tableName, project: config.RASK_PROJECT });
+  }, WORK_QUEUE_METHODS);
+  return { queue };
 }
 
 /**
  * STS vending when RASK_VENDING_ROLE_ARN is set (the stack always sets it). Without it nothing is
  * vended: declare/describe omit `storage_options` and clients must bring their own S3
- * access to the warehouse (docs/credential-vending.md).
+ * access to the warehouse (docs/credential-vending.md). The STS client is loaded by the first
+ * vend (namespace and listing requests never need it).
  */
 function vendorFor(config: AwsConfig, instrument: <T>(client: T) => T): CredentialVendor {
-  if (!config.RASK_VENDING_ROLE_ARN) return noCredentials;
-  return new StsCredentialVendor({
-    client: instrument(new STSClient({ region: config.AWS_REGION })),
-    roleArn: config.RASK_VENDING_ROLE_ARN,
-    region: config.AWS_REGION,
-  });
+  const roleArn = config.RASK_VENDING_ROLE_ARN;
+  if (!roleArn) return noCredentials;
+  return lazyPort<CredentialVendor>(async () => {
+    const { STSClient, StsCredentialVendor } = await import('../adapters/aws/sts-vendor.js');
+    return new StsCredentialVendor({ client: instrument(new STSClient({ region: config.AWS_REGION })), roleArn, region: config.AWS_REGION });
+  }, { vend: true });
 }
 
 /**
@@ -131,10 +132,7 @@ export function lazyAwsRouter(
 /** The EventBridge client is loaded on the first event, not on a cold start that may only read. */
 function busPublisher(busName: string, region: string | undefined) {
   return lazyPublisher(async () => {
-    const [{ EventBridgeClient }, { eventBridgePublisher }] = await Promise.all([
-      import('@aws-sdk/client-eventbridge'),
-      import('../adapters/aws/eventbridge-publisher.js'),
-    ]);
+    const { EventBridgeClient, eventBridgePublisher } = await import('../adapters/aws/eventbridge-publisher.js');
     return eventBridgePublisher({ client: new EventBridgeClient({ region }), busName, onError: consoleLogger.error });
   });
 }
