@@ -1,7 +1,7 @@
 import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { buildSync, type Metafile } from 'esbuild';
+import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
 
 /**
  * The esbuild settings of the Lambda bundles, and the one function that builds a function's
@@ -121,8 +121,12 @@ export const SPLITTING = { splitting: true, entryNames: 'index', chunkNames: 'ch
 
 /** Options for esbuild's JS API for `kind`'s asset, written under `outdir` (entry `index.mjs`). */
 export function esbuildOptions(kind: BundleKind, outdir: string) {
+  return { entryPoints: [ENTRY_POINTS[kind]], ...assetOptions(externalModules(kind), outdir) };
+}
+
+/** Everything but the entry: shared by the fixed entries and the generated per-operation ones. */
+export function assetOptions(external: string[], outdir: string) {
   return {
-    entryPoints: [ENTRY_POINTS[kind]],
     bundle: true,
     format: SHARED.format,
     platform: SHARED.platform,
@@ -132,7 +136,7 @@ export function esbuildOptions(kind: BundleKind, outdir: string) {
     keepNames: SHARED.keepNames,
     sourcemap: SHARED.sourcemap,
     banner: { js: SHARED.banner },
-    external: externalModules(kind),
+    external,
     outExtension: { '.js': '.mjs' },
     ...SPLITTING,
     outdir,
@@ -147,10 +151,15 @@ export function esbuildOptions(kind: BundleKind, outdir: string) {
  * against, with no network. Synchronous, as CDK's local bundling hook is.
  */
 export function bundleFunction(kind: BundleKind, outdir: string): { metafile: Metafile } {
+  return writeAsset(esbuildOptions(kind, outdir), installedModules(kind), outdir);
+}
+
+/** Runs esbuild with `options` into `outdir` (emptied first) and copies `installed` packages next to the bundle. */
+export function writeAsset(options: BuildOptions, installed: readonly string[], outdir: string): { metafile: Metafile } {
   rmSync(outdir, { recursive: true, force: true });
   mkdirSync(outdir, { recursive: true });
-  const result = buildSync({ ...esbuildOptions(kind, outdir), metafile: true, logLevel: 'warning' });
-  for (const name of installedModules(kind)) {
+  const result = buildSync({ ...options, outdir, metafile: true, logLevel: 'warning' });
+  for (const name of installed) {
     cpSync(path.join(REPO_ROOT, 'node_modules', name), path.join(outdir, 'node_modules', name), { recursive: true, dereference: true });
   }
   return { metafile: result.metafile! };

@@ -11,6 +11,7 @@ import { CatalogFunctions } from './constructs/functions.js';
 import { JobsSchedule } from './constructs/jobs-schedule.js';
 import { Maintenance, maintenanceSettingsFromContext } from './constructs/maintenance.js';
 import { Monitoring, raskMetric } from './constructs/monitoring.js';
+import { OperationFunctions } from './constructs/operation-functions.js';
 import { acknowledge } from './nag.js';
 import { importState, type RaskStateStack, type StateRefs, type StorageRefs } from './state-stack.js';
 
@@ -39,6 +40,8 @@ export class RaskStack extends Stack {
   readonly jobsSchedule: JobsSchedule;
   readonly changeEvents: ChangeEvents;
   readonly maintenance: Maintenance;
+  /** `rask:functionMode=per-operation` only. */
+  readonly operations?: OperationFunctions;
 
   constructor(scope: Construct, id: string, props: RaskStackProps) {
     super(scope, id, props);
@@ -73,9 +76,21 @@ export class RaskStack extends Stack {
       secret: state.adminKey,
       registry: { bucket: this.storage.registryBucket, prefix: this.storage.registryPrefix },
     });
+    if (config.functionMode === 'per-operation') {
+      this.operations = new OperationFunctions(this, 'Operations', {
+        config,
+        storage: this.storage,
+        queue: this.queue,
+        eventBus: state.eventBus,
+        layer: this.functions.layer,
+        dataFunction: this.functions.data.fn,
+        vendingRole: this.functions.vendingRole,
+      });
+    }
     this.api = new CatalogApi(this, 'Api', {
       config,
       handlers: { meta: this.functions.meta.fn, data: this.functions.data.fn },
+      operationHandlers: this.operations && new Map([...this.operations.functions].map(([id, f]) => [id, f.fn])),
       authorizer: this.auth.authorizer.fn,
     });
     const m = this.monitoring;

@@ -5,11 +5,14 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { REPO_ROOT, bundleFunction, type BundleKind } from '../bundling.js';
 import { acknowledge } from '../nag.js';
+import { bundleOperation } from '../operation-bundles.js';
+import type { OperationDef } from '../../lib/operations/table.js';
 
 export const RUNTIME = lambda.Runtime.NODEJS_22_X;
 
 export interface RaskFunctionProps {
-  readonly kind: BundleKind;
+  /** A fixed entry of infra/bundling.ts, or one operation's generated entry (per-operation mode). */
+  readonly kind: BundleKind | OperationDef;
   readonly description: string;
   readonly architecture: lambda.Architecture;
   readonly memorySize: number;
@@ -33,7 +36,7 @@ export class RaskFunction extends Construct {
     super(scope, id);
     this.role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: `rask ${props.kind} function`,
+      description: typeof props.kind === 'string' ? `rask ${props.kind} function` : `rask ${props.kind.operationId} function`,
     });
     this.logGroup = new logs.LogGroup(this, 'Logs', {
       retention: props.logRetentionDays as logs.RetentionDays,
@@ -77,17 +80,18 @@ export class RaskFunction extends Construct {
  * substitutes a placeholder. The image is never used: local bundling either succeeds or throws
  * (esbuild is a dependency of this repository, so no Docker is needed).
  */
-export function functionCode(kind: BundleKind): lambda.Code {
+export function functionCode(kind: BundleKind | OperationDef): lambda.Code {
   return lambda.Code.fromAsset(REPO_ROOT, {
     assetHashType: AssetHashType.OUTPUT,
     bundling: {
       image: RUNTIME.bundlingImage,
       // CDK caches bundling results by source path and these options, not by the `tryBundle`
       // closure: without a per-kind value every function would get the first one's bundle.
-      environment: { RASK_BUNDLE_KIND: kind },
+      environment: { RASK_BUNDLE_KIND: typeof kind === 'string' ? kind : `operation:${kind.operationId}` },
       local: {
         tryBundle(outputDir: string): boolean {
-          bundleFunction(kind, outputDir);
+          if (typeof kind === 'string') bundleFunction(kind, outputDir);
+          else bundleOperation(kind, outputDir);
           return true;
         },
       },
