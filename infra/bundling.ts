@@ -64,6 +64,14 @@ export const ENTRY_POINTS: Readonly<Record<BundleKind, string>> = {
  */
 export const POLICY_ENGINE_MODULE = '@cedar-policy/cedar-wasm';
 
+/**
+ * The parts of an installed package a Node.js function loads: cedar-wasm also ships browser and
+ * bundler builds (`web/`, `esm/`), 8 MB that no function imports.
+ */
+export const INSTALLED_PARTS: Readonly<Record<string, readonly string[]>> = {
+  [POLICY_ENGINE_MODULE]: ['package.json', 'nodejs'],
+};
+
 /** Packages installed into a function's asset instead of being bundled. */
 export function installedModules(kind: BundleKind): string[] {
   return kind === 'meta' || kind === 'data' ? [POLICY_ENGINE_MODULE] : [];
@@ -160,7 +168,9 @@ export function writeAsset(options: BuildOptions, installed: readonly string[], 
   mkdirSync(outdir, { recursive: true });
   const result = buildSync({ ...options, outdir, metafile: true, logLevel: 'warning' });
   for (const name of installed) {
-    cpSync(path.join(REPO_ROOT, 'node_modules', name), path.join(outdir, 'node_modules', name), { recursive: true, dereference: true });
+    for (const part of INSTALLED_PARTS[name] ?? ['.']) {
+      cpSync(path.join(REPO_ROOT, 'node_modules', name, part), path.join(outdir, 'node_modules', name, part), { recursive: true, dereference: true });
+    }
   }
   return { metafile: result.metafile! };
 }

@@ -6,12 +6,14 @@
  * fresh node processes.
  *
  *   npx tsx infra/measure-bundle.ts [--runs 10] [--kind meta|data|authorizer|…]
- *       [--compare-unsplit] [--against <file.mjs>]… [--compare-runtime-sdk]
+ *       [--compare-unsplit] [--against <file.mjs>]… [--operation <OperationId>]… [--compare-runtime-sdk]
  *
  * Every variant is timed in alternation (run 1 of each, then run 2 of each, …), so a busy
  * machine slows them alike and the ratios stay comparable:
  * - `--compare-unsplit`: the same entry bundled as one file (the NodejsFunction-era layout);
  * - `--against <file>`: any earlier bundle file (e.g. one built from another commit);
+ * - `--operation <id>`: that operation's asset in `rask:functionMode=per-operation`
+ *   (infra/operation-bundles.ts), with its sizes;
  * - `--compare-runtime-sdk`: @aws-sdk/* left to the Lambda runtime (the choice infra/bundling.ts
  *   explains against), imported from node_modules here.
  */
@@ -22,7 +24,9 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
+import { ALL_OPERATIONS } from '../lib/operations/control-table.js';
 import { REPO_ROOT, bundleFunction, esbuildOptions, type BundleKind } from './bundling.js';
+import { bundleOperation } from './operation-bundles.js';
 
 const FORBIDDEN = [/node_modules\/@lancedb\//, /node_modules\/apache-arrow\//];
 
@@ -32,16 +36,18 @@ interface Args {
   compareUnsplit: boolean;
   compareRuntimeSdk: boolean;
   against: string[];
+  operations: string[];
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { runs: 10, kind: 'meta', compareUnsplit: false, compareRuntimeSdk: false, against: [] };
+  const args: Args = { runs: 10, kind: 'meta', compareUnsplit: false, compareRuntimeSdk: false, against: [], operations: [] };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--runs') args.runs = Number(argv[++i]);
     else if (argv[i] === '--kind') args.kind = argv[++i] as BundleKind;
     else if (argv[i] === '--compare-unsplit') args.compareUnsplit = true;
     else if (argv[i] === '--compare-runtime-sdk') args.compareRuntimeSdk = true;
     else if (argv[i] === '--against') args.against.push(path.resolve(argv[++i]));
+    else if (argv[i] === '--operation') args.operations.push(argv[++i]);
     else throw new Error(`unknown argument ${argv[i]}`);
   }
   if (!Number.isInteger(args.runs) || args.runs < 1) throw new Error('--runs must be a positive integer');
@@ -124,6 +130,23 @@ export function staticClosure(metafile: Metafile, entry: string): string[] {
   return [...seen];
 }
 
+/** Prints an asset's sizes (entry, what a cold start loads, everything) and largest parts; returns its forbidden inputs. */
+function describeAsset(label: string, entry: string, metafile: Metafile): string[] {
+  const outputs = Object.keys(metafile.outputs);
+  const eager = staticClosure(metafile, entry);
+  const size = (rel: string) => statSync(path.join(REPO_ROOT, rel)).size;
+  const eagerBytes = eager.reduce((n, o) => n + size(o), 0);
+  const allBytes = outputs.reduce((n, o) => n + size(o), 0);
+  const bad = forbiddenInputs(metafile);
+  console.log(label);
+  console.log(`  entry:         ${kb(statSync(entry).size)} (index.mjs), gzip ${kb(gzipSync(readFileSync(entry), { level: 9 }).length)}`);
+  console.log(`  cold start loads: ${kb(eagerBytes)} in ${eager.length} file(s); all JavaScript: ${kb(allBytes)} in ${outputs.length} files`);
+  console.log(`  inputs:        ${Object.keys(metafile.inputs).length} modules; LanceDB/Arrow inputs: ${bad.length ? bad.join(', ') : 'none'}`);
+  console.log(`  largest (loaded at cold start): ${contributors(metafile, (o) => eager.includes(o))}`);
+  console.log(`  largest (lazy chunks):          ${contributors(metafile, (o) => !eager.includes(o))}`);
+  return bad;
+}
+
 interface Variant {
   label: string;
   files: string[];
@@ -135,19 +158,7 @@ async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   console.log(`node ${process.version} on ${process.platform}/${process.arch}`);
   const deployed = bundle(args.kind);
-  const outputs = Object.keys(deployed.metafile.outputs);
-  const eager = staticClosure(deployed.metafile, deployed.entry);
-  const size = (rel: string) => statSync(path.join(REPO_ROOT, rel)).size;
-  const entryBytes = size(outputs.find((o) => o.endsWith('/index.mjs'))!);
-  const eagerBytes = eager.reduce((n, o) => n + size(o), 0);
-  const allBytes = outputs.reduce((n, o) => n + size(o), 0);
-  const bad = forbiddenInputs(deployed.metafile);
-  console.log(`${args.kind} asset (stack settings: bundleFunction, split) in ${deployed.outdir}`);
-  console.log(`  entry:         ${kb(entryBytes)} (index.mjs), gzip ${kb(gzipSync(readFileSync(deployed.entry), { level: 9 }).length)}`);
-  console.log(`  cold start loads: ${kb(eagerBytes)} in ${eager.length} file(s); all JavaScript: ${kb(allBytes)} in ${outputs.length} files`);
-  console.log(`  inputs:        ${Object.keys(deployed.metafile.inputs).length} modules; LanceDB/Arrow inputs: ${bad.length ? bad.join(', ') : 'none'}`);
-  console.log(`  largest (loaded at cold start): ${contributors(deployed.metafile, (o) => eager.includes(o))}`);
-  console.log(`  largest (lazy chunks):          ${contributors(deployed.metafile, (o) => !eager.includes(o))}`);
+  const bad = describeAsset(`${args.kind} asset (stack settings: bundleFunction, split) in ${deployed.outdir}`, deployed.entry, deployed.metafile);
 
   const chunks = readdirSync(path.join(deployed.outdir, 'chunks')).map((f) => path.join(deployed.outdir, 'chunks', f));
   const engineFile = path.join(deployed.outdir, 'node_modules/@cedar-policy/cedar-wasm/nodejs/cedar_wasm.js');
@@ -155,6 +166,14 @@ async function main(): Promise<void> {
   const variants: Variant[] = [{ label: 'deployed entry (split)', files: [deployed.entry], times: [] }];
   if (withEngine) variants.push({ label: '  + policy engine (first authorization)', files: [deployed.entry], engine: engineFile, times: [] });
   variants.push({ label: '  + every lazy chunk (upper bound: all paths used)', files: [deployed.entry, ...chunks], times: [] });
+  for (const id of args.operations) {
+    const operation = ALL_OPERATIONS.find((o) => o.operationId === id);
+    if (!operation) throw new Error(`unknown operation ${id}`);
+    const outdir = mkdtempSync(path.join(tmpdir(), `rask-measure-${id}-`));
+    const { metafile } = bundleOperation(operation, outdir);
+    describeAsset(`${id} asset (per-operation mode, ${operation.bundle})`, path.join(outdir, 'index.mjs'), metafile);
+    variants.push({ label: `operation ${id} (per-operation mode)`, files: [path.join(outdir, 'index.mjs')], times: [] });
+  }
   if (args.compareUnsplit) {
     const one = await unsplitBundle(args.kind, [], 'unsplit');
     console.log(`unsplit (one file): ${kb(statSync(one.entry).size)}`);
