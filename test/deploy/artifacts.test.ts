@@ -194,7 +194,7 @@ describe('IAM coverage: every recorded call is allowed by its function role', ()
         if (!decision.allowed) denied.push(`${fn.logicalId}: ${c.action} on ${c.resource} ${JSON.stringify(c.context)} (${decision.reason})`);
         if (c.action === 'sts:AssumeRole') {
           const target = c.resource.split('/').pop()!;
-          if (!trustAllows(rolePolicies(world.assembly, target).trust, policies.roleArn)) denied.push(`${fn.logicalId}: ${target}'s trust policy does not let it assume the role`);
+          if (!trustAllows(rolePolicies(world.assembly, target).trust, policies.roleArn, policies.tags)) denied.push(`${fn.logicalId}: ${target}'s trust policy does not let it assume the role`);
         }
       }
       for (const unused of unusedGrants(policies, calls)) hints.push(`${fn.logicalId}: granted, not used here: ${unused}`);
