@@ -1,10 +1,12 @@
+import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
 
 /**
- * The esbuild settings of the Lambda bundles, in one place so that the stack
- * (NodejsFunction), infra/measure-bundle.ts and test/infra/bundle.test.ts build exactly the
- * same thing.
+ * The esbuild settings of the Lambda bundles, and the one function that builds a function's
+ * asset directory from them (`bundleFunction`): the stack (constructs/rask-function.ts),
+ * infra/measure-bundle.ts and test/infra/bundle.test.ts build exactly the same thing.
  */
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -58,9 +60,17 @@ export const ENTRY_POINTS: Readonly<Record<BundleKind, string>> = {
 /**
  * The Cedar policy engine (lib/governance/policy-engine.ts) loads a 4 MB WebAssembly file from
  * next to its own module, which a bundle cannot carry: it stays a real node_modules package in
- * the function's asset (NodejsFunction `nodeModules`), imported lazily on the first authorization.
+ * the function's asset (copied by `bundleFunction`), imported lazily on the first authorization.
  */
 export const POLICY_ENGINE_MODULE = '@cedar-policy/cedar-wasm';
+
+/**
+ * The parts of an installed package a Node.js function loads: cedar-wasm also ships browser and
+ * bundler builds (`web/`, `esm/`), 8 MB that no function imports.
+ */
+export const INSTALLED_PARTS: Readonly<Record<string, readonly string[]>> = {
+  [POLICY_ENGINE_MODULE]: ['package.json', 'nodejs'],
+};
 
 /** Packages installed into a function's asset instead of being bundled. */
 export function installedModules(kind: BundleKind): string[] {
@@ -89,7 +99,7 @@ export function externalModules(kind: BundleKind): string[] {
   }
 }
 
-/** Settings common to NodejsFunction and a direct esbuild call. */
+/** Settings common to every bundle. */
 export const SHARED = {
   format: 'esm',
   platform: 'node',
@@ -107,10 +117,24 @@ export const SHARED = {
   banner: ESM_REQUIRE_BANNER,
 } as const;
 
-/** Options for esbuild's JS API, equivalent to what NodejsFunction runs for `kind`. */
-export function esbuildOptions(kind: BundleKind) {
+/**
+ * Code splitting: the entry (`index.mjs`) holds what a cold start runs; every module reached
+ * only through a dynamic `import()` (the EventBridge client on the first event, the Lambda
+ * client on the first detailed DescribeTable, the SDK's SSO / ini credential providers, …) is a
+ * chunk of its own under `chunks/`, loaded on first use. Cold import time is dominated by V8
+ * compiling the entry, which is proportional to its size (docs/benchmarks.md). NodejsFunction
+ * cannot split (it passes `--outfile`), hence `bundleFunction` below.
+ */
+export const SPLITTING = { splitting: true, entryNames: 'index', chunkNames: 'chunks/[name]-[hash]' } as const;
+
+/** Options for esbuild's JS API for `kind`'s asset, written under `outdir` (entry `index.mjs`). */
+export function esbuildOptions(kind: BundleKind, outdir: string) {
+  return { entryPoints: [ENTRY_POINTS[kind]], ...assetOptions(externalModules(kind), outdir) };
+}
+
+/** Everything but the entry: shared by the fixed entries and the generated per-operation ones. */
+export function assetOptions(external: string[], outdir: string) {
   return {
-    entryPoints: [ENTRY_POINTS[kind]],
     bundle: true,
     format: SHARED.format,
     platform: SHARED.platform,
@@ -120,7 +144,33 @@ export function esbuildOptions(kind: BundleKind) {
     keepNames: SHARED.keepNames,
     sourcemap: SHARED.sourcemap,
     banner: { js: SHARED.banner },
-    external: externalModules(kind),
+    external,
     outExtension: { '.js': '.mjs' },
+    ...SPLITTING,
+    outdir,
+    absWorkingDir: REPO_ROOT,
   };
+}
+
+/**
+ * Builds `kind`'s Lambda asset into `outdir` (emptied first): the split bundle (handler
+ * `index.handler`) and, under `node_modules/`, the packages that are installed rather than bundled
+ * (`installedModules`), copied from the repository's node_modules — the versions the tests ran
+ * against, with no network. Synchronous, as CDK's local bundling hook is.
+ */
+export function bundleFunction(kind: BundleKind, outdir: string): { metafile: Metafile } {
+  return writeAsset(esbuildOptions(kind, outdir), installedModules(kind), outdir);
+}
+
+/** Runs esbuild with `options` into `outdir` (emptied first) and copies `installed` packages next to the bundle. */
+export function writeAsset(options: BuildOptions, installed: readonly string[], outdir: string): { metafile: Metafile } {
+  rmSync(outdir, { recursive: true, force: true });
+  mkdirSync(outdir, { recursive: true });
+  const result = buildSync({ ...options, outdir, metafile: true, logLevel: 'warning' });
+  for (const name of installed) {
+    for (const part of INSTALLED_PARTS[name] ?? ['.']) {
+      cpSync(path.join(REPO_ROOT, 'node_modules', name, part), path.join(outdir, 'node_modules', name, part), { recursive: true, dereference: true });
+    }
+  }
+  return { metafile: result.metafile! };
 }

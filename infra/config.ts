@@ -40,6 +40,12 @@ export interface RaskConfig {
   readonly dataMemoryMb: number;
   /** Memory of the metadata function. */
   readonly metaMemoryMb: number;
+  /**
+   * `grouped` (default): one metadata and one data function serve every operation.
+   * `per-operation`: one function per operation of the operation table, each with its own
+   * bundle and a role derived from the operation's facts (infra/constructs/operation-functions.ts).
+   */
+  readonly functionMode: 'grouped' | 'per-operation';
   /** Memory of the scheduled jobs function (index builds want CPU: ~2.3 vCPU at 4096 MB, 6 at 10240). */
   readonly jobsMemoryMb: number;
   /** An existing SNS topic for the alarms; when absent the stack creates one (constructs/monitoring.ts). */
@@ -79,6 +85,7 @@ export const DEFAULT_CONFIG: RaskConfig = {
   logRetentionDays: 90,
   dataMemoryMb: 2048,
   metaMemoryMb: 1024,
+  functionMode: 'grouped',
   jobsMemoryMb: 4096,
   createApiGatewayCloudWatchRole: true,
 };
@@ -138,6 +145,7 @@ export function resolveConfig(raw: Raw = {}): RaskConfig {
     dataMemoryMb: int(raw, 'dataMemoryMb', d.dataMemoryMb, 512, 10_240),
     metaMemoryMb: int(raw, 'metaMemoryMb', d.metaMemoryMb, 128, 10_240),
     jobsMemoryMb: int(raw, 'jobsMemoryMb', d.jobsMemoryMb, 1024, 10_240),
+    functionMode: oneOf(raw, 'functionMode', d.functionMode, ['grouped', 'per-operation'] as const),
     alarmTopicArn: optStr(raw, 'alarmTopicArn', /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/, 'an SNS topic ARN'),
     alarmEmail: optStr(raw, 'alarmEmail', /^[^@\s]+@[^@\s]+\.[^@\s]+$/, 'an e-mail address'),
     webAclArn: optStr(raw, 'webAclArn', /^arn:aws[a-z-]*:wafv2:[a-z0-9-]+:\d{12}:regional\/webacl\/.+$/, 'a regional WAFv2 web ACL ARN'),
@@ -220,4 +228,10 @@ function removal(raw: Raw): RaskConfig['removalPolicy'] {
   if (value === 'retain' || value === RemovalPolicy.RETAIN) return RemovalPolicy.RETAIN;
   if (value === 'destroy' || value === RemovalPolicy.DESTROY) return RemovalPolicy.DESTROY;
   return fail('removalPolicy', '"retain" or "destroy"', value);
+}
+
+function oneOf<T extends string>(raw: Raw, key: string, fallback: T, allowed: readonly T[]): T {
+  const value = raw[key] ?? fallback;
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
+  return fail(key, allowed.map((a) => `"${a}"`).join(' or '), value);
 }

@@ -41,7 +41,7 @@ export function createRaskApp(options: CreateRaskAppOptions = {}): {
   // removes only the stateless one.
   const stateStack = new RaskStateStack(app, `${config.stackName}-State`, {
     config,
-    description: 'rask: stateful resources (registry and warehouse buckets, work-queue table, admin key)',
+    description: 'rask: stateful resources (registry and warehouse buckets, work-queue table, admin key, change-event bus)',
   });
   const stack = new RaskStack(app, config.stackName, {
     config,

@@ -11,6 +11,7 @@ import { CatalogFunctions } from './constructs/functions.js';
 import { JobsSchedule } from './constructs/jobs-schedule.js';
 import { Maintenance, maintenanceSettingsFromContext } from './constructs/maintenance.js';
 import { Monitoring, raskMetric } from './constructs/monitoring.js';
+import { OperationFunctions } from './constructs/operation-functions.js';
 import { acknowledge } from './nag.js';
 import { importState, type RaskStateStack, type StateRefs, type StorageRefs } from './state-stack.js';
 
@@ -39,6 +40,8 @@ export class RaskStack extends Stack {
   readonly jobsSchedule: JobsSchedule;
   readonly changeEvents: ChangeEvents;
   readonly maintenance: Maintenance;
+  /** `rask:functionMode=per-operation` only. */
+  readonly operations?: OperationFunctions;
 
   constructor(scope: Construct, id: string, props: RaskStackProps) {
     super(scope, id, props);
@@ -48,7 +51,9 @@ export class RaskStack extends Stack {
     this.storage = state.storage;
     this.queue = state.queue;
     this.functions = new CatalogFunctions(this, 'Functions', { config, storage: this.storage, queue: this.queue });
-    this.changeEvents = new ChangeEvents(this, 'ChangeEvents', { logRetentionDays: config.logRetentionDays, removalPolicy: config.removalPolicy });
+    // The bus and its archive are the stateful stack's; the publishers' grants and the example
+    // subscription are code, here.
+    this.changeEvents = new ChangeEvents(this, 'ChangeEvents', { bus: state.eventBus, logRetentionDays: config.logRetentionDays, removalPolicy: config.removalPolicy });
     for (const f of [this.functions.meta, this.functions.data, this.functions.jobs]) this.changeEvents.grantPublish(f.fn);
     this.jobsFailures = failureQueue(this, 'JobsFailures');
     this.jobsSchedule = new JobsSchedule(this, 'JobsSchedule', { fn: this.functions.jobs.fn, failures: this.jobsFailures });
@@ -71,9 +76,21 @@ export class RaskStack extends Stack {
       secret: state.adminKey,
       registry: { bucket: this.storage.registryBucket, prefix: this.storage.registryPrefix },
     });
+    if (config.functionMode === 'per-operation') {
+      this.operations = new OperationFunctions(this, 'Operations', {
+        config,
+        storage: this.storage,
+        queue: this.queue,
+        eventBus: state.eventBus,
+        layer: this.functions.layer,
+        dataFunction: this.functions.data.fn,
+        vendingRole: this.functions.vendingRole,
+      });
+    }
     this.api = new CatalogApi(this, 'Api', {
       config,
       handlers: { meta: this.functions.meta.fn, data: this.functions.data.fn },
+      operationHandlers: this.operations && new Map([...this.operations.functions].map(([id, f]) => [id, f.fn])),
       authorizer: this.auth.authorizer.fn,
     });
     const m = this.monitoring;

@@ -1,11 +1,13 @@
 import { Stack, Token, type StackProps } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import type { RaskConfig } from './config.js';
 import { AdminKeySecret } from './constructs/auth.js';
+import { ChangeEventBus } from './constructs/change-events.js';
 import { WorkQueue } from './constructs/queue.js';
 import { Storage } from './constructs/storage.js';
 
@@ -15,15 +17,16 @@ export interface RaskStateStackProps extends StackProps {
 
 /**
  * Everything that holds state, and nothing else: the registry, warehouse and access-log buckets,
- * the work-queue table and the admin key secret, all with `rask:removalPolicy` (RETAIN by
- * default). The stateless stack (rask-stack.ts: functions, API, schedules, alarms) references
- * them through CloudFormation exports, so it can be destroyed and redeployed without touching
- * data. An events bus, when one is added, belongs here too.
+ * the work-queue table, the admin key secret and the change-event bus with its archive, all with
+ * `rask:removalPolicy` (RETAIN by default). The stateless stack (rask-stack.ts: functions, API,
+ * schedules, alarms, the bus's example rule) references them through CloudFormation exports, so
+ * it can be destroyed and redeployed without touching data or the bus consumers subscribe to.
  */
 export class RaskStateStack extends Stack {
   readonly storage: Storage;
   readonly queue: WorkQueue;
   readonly adminKey: AdminKeySecret;
+  readonly changeEvents: ChangeEventBus;
 
   constructor(scope: Construct, id: string, props: RaskStateStackProps) {
     super(scope, id, props);
@@ -32,6 +35,7 @@ export class RaskStateStack extends Stack {
     this.queue = new WorkQueue(this, 'WorkQueue', { removalPolicy: config.removalPolicy });
     // Same construct path as before the split ("Auth/AdminKey"), so the logical id is unchanged.
     this.adminKey = new AdminKeySecret(this, 'Auth', { removalPolicy: config.removalPolicy });
+    this.changeEvents = new ChangeEventBus(this, 'ChangeEvents', { logRetentionDays: config.logRetentionDays, removalPolicy: config.removalPolicy });
   }
 }
 
@@ -49,6 +53,7 @@ export interface StateRefs {
   readonly storage: StorageRefs;
   readonly queue: { readonly table: dynamodb.ITableV2; readonly tableName: string };
   readonly adminKey: secretsmanager.ISecret;
+  readonly eventBus: events.IEventBus;
 }
 
 /**
@@ -73,6 +78,12 @@ export function importState(scope: Construct, state: RaskStateStack): StateRefs 
   });
   const tableName = exported('WorkQueueTableName', state.queue.table.tableName);
   const adminKey = secretsmanager.Secret.fromSecretCompleteArn(scope, 'AdminKeySecret', exported('AdminKeySecretArn', state.adminKey.secret.secretArn));
+  const eventBus = events.EventBus.fromEventBusAttributes(scope, 'ChangeEventBus', {
+    eventBusArn: exported('EventBusArn', state.changeEvents.bus.eventBusArn),
+    eventBusName: exported('EventBusName', state.changeEvents.bus.eventBusName),
+    // Only used by CDK for bus policies, which the stateless stack does not add.
+    eventBusPolicy: '',
+  });
   return {
     storage: {
       registryBucket,
@@ -91,5 +102,6 @@ export function importState(scope: Construct, state: RaskStateStack): StateRefs 
     },
     queue: { table, tableName },
     adminKey,
+    eventBus,
   };
 }

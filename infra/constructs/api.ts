@@ -13,6 +13,8 @@ export interface CatalogApiProps {
   readonly config: RaskConfig;
   /** The function serving each bundle of the operation table. */
   readonly handlers: Readonly<Record<Bundle, lambda.IFunction>>;
+  /** Per-operation mode: the function of each operation that has one (others go to their bundle's function). */
+  readonly operationHandlers?: ReadonlyMap<string, lambda.IFunction>;
   readonly authorizer: lambda.IFunction;
 }
 
@@ -162,7 +164,7 @@ export class CatalogApi extends Construct {
     // the stack outputs `endpoint` instead.
     this.api.node.tryRemoveChild('Endpoint');
 
-    this.addOperations(props.handlers);
+    this.addOperations(props.handlers, props.operationHandlers ?? new Map());
 
     for (const mapping of GATEWAY_ERRORS) {
       this.api.addGatewayResponse(`Error${mapping.type.responseType}`, {
@@ -208,7 +210,7 @@ export class CatalogApi extends Construct {
   }
 
   /** One API Gateway method per (path, method) of the operation table. */
-  private addOperations(handlers: Readonly<Record<Bundle, lambda.IFunction>>): void {
+  private addOperations(handlers: Readonly<Record<Bundle, lambda.IFunction>>, perOperation: ReadonlyMap<string, lambda.IFunction>): void {
     // One integration per function, with a single API-wide invoke permission instead of two
     // per method (59 methods would otherwise add ~118 permissions and crowd the 500-resource
     // stack limit and the 20 KB function policy limit).
@@ -218,8 +220,10 @@ export class CatalogApi extends Construct {
     };
     for (const operation of ALL_OPERATIONS) {
       const resource = resourceFor(this.api.root, operation);
+      const own = perOperation.get(operation.operationId);
+      const integration = own ? new apigw.LambdaIntegration(own, { proxy: true, scopePermissionToMethod: false }) : integrations[operation.bundle];
       for (const method of operation.methods) {
-        resource.addMethod(method, integrations[operation.bundle], { operationName: operation.operationId });
+        resource.addMethod(method, integration, { operationName: operation.operationId });
       }
     }
     // Project base URIs (`/projects/{project}/v1/…`, docs/governance.md): one proxy resource

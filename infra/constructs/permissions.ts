@@ -9,9 +9,12 @@ import { acknowledgeWildcardResource } from '../nag.js';
  * catalog's prefixes of a shared (existing) warehouse bucket.
  */
 
-export type ObjectAccess = 'registry' | 'warehouse';
+/** `*-read`: what a function serving only reads gets (per-operation mode): objects read and listed, never written. */
+export type ObjectAccess = 'registry' | 'warehouse' | 'registry-read' | 'warehouse-read';
 
 const OBJECT_ACTIONS: Readonly<Record<ObjectAccess, string[]>> = {
+  'registry-read': ['s3:GetObject'],
+  'warehouse-read': ['s3:GetObject'],
   // Conditional writes need GetObject as well (If-Match compares against the current ETag).
   registry: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
   // Lance writes data files with multipart uploads and aborts them on failure.
@@ -37,7 +40,7 @@ export function prefixStatements(grant: PrefixGrant): { statements: iam.PolicySt
       conditions: { StringLike: { 's3:prefix': [`${grant.prefix}*`] } },
     }),
   ];
-  if (grant.access === 'warehouse') {
+  if (grant.access.startsWith('warehouse')) {
     // Lets Lance's object store resolve a bucket's region; reveals nothing about objects.
     statements.push(new iam.PolicyStatement({ actions: ['s3:GetBucketLocation'], resources: [grant.bucket.bucketArn] }));
   }

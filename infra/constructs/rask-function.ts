@@ -1,17 +1,18 @@
-import path from 'node:path';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { AssetHashType, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ENTRY_POINTS, REPO_ROOT, SHARED, externalModules, installedModules, type BundleKind } from '../bundling.js';
+import { REPO_ROOT, bundleFunction, type BundleKind } from '../bundling.js';
 import { acknowledge } from '../nag.js';
+import { bundleOperation } from '../operation-bundles.js';
+import type { OperationDef } from '../../lib/operations/table.js';
 
 export const RUNTIME = lambda.Runtime.NODEJS_22_X;
 
 export interface RaskFunctionProps {
-  readonly kind: BundleKind;
+  /** A fixed entry of infra/bundling.ts, or one operation's generated entry (per-operation mode). */
+  readonly kind: BundleKind | OperationDef;
   readonly description: string;
   readonly architecture: lambda.Architecture;
   readonly memorySize: number;
@@ -27,7 +28,7 @@ export interface RaskFunctionProps {
  * caller grants more, which keeps every permission visible in this repository.
  */
 export class RaskFunction extends Construct {
-  readonly fn: NodejsFunction;
+  readonly fn: lambda.Function;
   readonly role: iam.Role;
   readonly logGroup: logs.LogGroup;
 
@@ -35,7 +36,7 @@ export class RaskFunction extends Construct {
     super(scope, id);
     this.role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: `rask ${props.kind} function`,
+      description: typeof props.kind === 'string' ? `rask ${props.kind} function` : `rask ${props.kind.operationId} function`,
     });
     this.logGroup = new logs.LogGroup(this, 'Logs', {
       retention: props.logRetentionDays as logs.RetentionDays,
@@ -44,9 +45,9 @@ export class RaskFunction extends Construct {
     });
     this.logGroup.grantWrite(this.role);
 
-    this.fn = new NodejsFunction(this, 'Function', {
-      entry: ENTRY_POINTS[props.kind],
-      handler: 'handler',
+    this.fn = new lambda.Function(this, 'Function', {
+      code: functionCode(props.kind),
+      handler: 'index.handler',
       description: props.description,
       runtime: RUNTIME,
       architecture: props.architecture,
@@ -58,19 +59,6 @@ export class RaskFunction extends Construct {
       layers: props.layers,
       // X-Ray: Powertools Tracer records the AWS SDK calls as subsegments (lib/observability/).
       tracing: lambda.Tracing.ACTIVE,
-      projectRoot: REPO_ROOT,
-      depsLockFilePath: path.join(REPO_ROOT, 'package-lock.json'),
-      bundling: {
-        format: OutputFormat.ESM,
-        target: SHARED.target,
-        mainFields: [...SHARED.mainFields],
-        minify: SHARED.minify,
-        keepNames: SHARED.keepNames,
-        sourceMap: SHARED.sourcemap,
-        banner: SHARED.banner,
-        externalModules: externalModules(props.kind),
-        nodeModules: installedModules(props.kind),
-      },
     });
     acknowledge(
       this.role,
@@ -83,4 +71,30 @@ export class RaskFunction extends Construct {
       'nodejs22.x is the runtime this project targets and tests (the LanceDB native module and the development toolchain are validated on Node 22); it is supported until 2027-04-30 and moves to nodejs24.x with the toolchain.',
     );
   }
+}
+
+/**
+ * The function's code, bundled on this machine by `bundleFunction` (infra/bundling.ts) with code
+ * splitting, which NodejsFunction cannot do. The asset is hashed by its output, so the source
+ * directory (the repository) is never fingerprinted; with bundling skipped (template tests) CDK
+ * substitutes a placeholder. The image is never used: local bundling either succeeds or throws
+ * (esbuild is a dependency of this repository, so no Docker is needed).
+ */
+export function functionCode(kind: BundleKind | OperationDef): lambda.Code {
+  return lambda.Code.fromAsset(REPO_ROOT, {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      image: RUNTIME.bundlingImage,
+      // CDK caches bundling results by source path and these options, not by the `tryBundle`
+      // closure: without a per-kind value every function would get the first one's bundle.
+      environment: { RASK_BUNDLE_KIND: typeof kind === 'string' ? kind : `operation:${kind.operationId}` },
+      local: {
+        tryBundle(outputDir: string): boolean {
+          if (typeof kind === 'string') bundleFunction(kind, outputDir);
+          else bundleOperation(kind, outputDir);
+          return true;
+        },
+      },
+    },
+  });
 }

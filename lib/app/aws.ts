@@ -1,7 +1,5 @@
 import { S3Client } from '@aws-sdk/client-s3';
-import { STSClient } from '@aws-sdk/client-sts';
 import { S3ObjectStore } from '../adapters/aws/s3-object-store.js';
-import { StsCredentialVendor } from '../adapters/aws/sts-vendor.js';
 import type { CatalogServices } from '../catalog/services.js';
 import type { AwsConfig } from '../config.js';
 import type { ErrorLogger } from '../http/respond.js';
@@ -12,6 +10,7 @@ import type { StorageRoot } from '../registry/records.js';
 import { noCredentials, type CredentialVendor } from '../ports/credential-vendor.js';
 import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import { awsJobSettings } from './aws-jobs.js';
+import { lazyPort } from '../ports/lazy.js';
 import { buildApp, consoleLogger } from './build.js';
 import { lazyPublisher } from '../ports/event-publisher.js';
 
@@ -79,15 +78,16 @@ export interface AwsObservation {
 /**
  * STS vending when RASK_VENDING_ROLE_ARN is set (the stack always sets it). Without it nothing is
  * vended: declare/describe omit `storage_options` and clients must bring their own S3
- * access to the warehouse (docs/credential-vending.md).
+ * access to the warehouse (docs/credential-vending.md). The STS client is loaded by the first
+ * vend (namespace and listing requests never need it).
  */
 function vendorFor(config: AwsConfig, instrument: <T>(client: T) => T): CredentialVendor {
-  if (!config.RASK_VENDING_ROLE_ARN) return noCredentials;
-  return new StsCredentialVendor({
-    client: instrument(new STSClient({ region: config.AWS_REGION })),
-    roleArn: config.RASK_VENDING_ROLE_ARN,
-    region: config.AWS_REGION,
-  });
+  const roleArn = config.RASK_VENDING_ROLE_ARN;
+  if (!roleArn) return noCredentials;
+  return lazyPort<CredentialVendor>(async () => {
+    const { STSClient, StsCredentialVendor } = await import('../adapters/aws/sts-vendor.js');
+    return new StsCredentialVendor({ client: instrument(new STSClient({ region: config.AWS_REGION })), roleArn, region: config.AWS_REGION });
+  }, { vend: true });
 }
 
 /**
@@ -114,10 +114,7 @@ export function lazyAwsRouter(
 /** The EventBridge client is loaded on the first event, not on a cold start that may only read. */
 function busPublisher(busName: string, region: string | undefined) {
   return lazyPublisher(async () => {
-    const [{ EventBridgeClient }, { eventBridgePublisher }] = await Promise.all([
-      import('@aws-sdk/client-eventbridge'),
-      import('../adapters/aws/eventbridge-publisher.js'),
-    ]);
+    const { EventBridgeClient, eventBridgePublisher } = await import('../adapters/aws/eventbridge-publisher.js');
     return eventBridgePublisher({ client: new EventBridgeClient({ region }), busName, onError: consoleLogger.error });
   });
 }

@@ -20,6 +20,9 @@ export interface CfnResource {
 export interface StackTemplate {
   readonly stackName: string;
   readonly resources: Readonly<Record<string, CfnResource>>;
+  /** A nested stack: its parent and the parameter values the parent passes. */
+  readonly parent?: { readonly stackName: string; readonly parameters: Readonly<Record<string, unknown>> };
+  readonly outputs?: Readonly<Record<string, { Value: unknown }>>;
 }
 
 export interface FunctionArtifact {
@@ -58,6 +61,21 @@ export function readAssembly(dir: string): Assembly {
     if (artifact.type !== 'aws:cloudformation:stack' || !artifact.properties?.templateFile) continue;
     const template = JSON.parse(readFileSync(path.join(dir, artifact.properties.templateFile), 'utf8')) as { Resources: Record<string, CfnResource> };
     stacks.push({ stackName: name, resources: template.Resources });
+  }
+  // Nested stacks (per-operation mode's functions): their templates are assets of the parent,
+  // named `<parent>/<logical id>`; parameters come from the parent's resource, outputs go back.
+  for (const parent of [...stacks]) {
+    for (const [id, r] of Object.entries(parent.resources)) {
+      const file = r.Metadata?.['aws:asset:path'];
+      if (r.Type !== 'AWS::CloudFormation::Stack' || typeof file !== 'string') continue;
+      const nested = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as { Resources: Record<string, CfnResource>; Outputs?: Record<string, { Value: unknown }> };
+      stacks.push({
+        stackName: `${parent.stackName}/${id}`,
+        resources: nested.Resources,
+        outputs: nested.Outputs,
+        parent: { stackName: parent.stackName, parameters: (r.Properties?.Parameters ?? {}) as Record<string, unknown> },
+      });
+    }
   }
   if (stacks.length === 0) throw new Error(`the cloud assembly at ${dir} has no stacks`);
 
@@ -126,6 +144,8 @@ export function readAssembly(dir: string): Assembly {
   };
 
   const ref = (stack: string, id: string): string => {
+    const parent = byStack.get(stack)?.parent;
+    if (parent && id in parent.parameters) return String(resolve(parent.stackName, parent.parameters[id]));
     switch (id) {
       case 'AWS::Partition':
         return 'aws';
@@ -159,6 +179,12 @@ export function readAssembly(dir: string): Assembly {
 
   const getAtt = (stack: string, id: string, attribute: string): string => {
     const r = resource(stack, id);
+    if (r.Type === 'AWS::CloudFormation::Stack' && attribute.startsWith('Outputs.')) {
+      const nested = byStack.get(`${stack}/${id}`);
+      const output = nested?.outputs?.[attribute.slice('Outputs.'.length)];
+      if (!nested || !output) throw new Error(`no output ${attribute} of nested stack ${id}`);
+      return String(resolve(nested.stackName, output.Value));
+    }
     const name = ref(stack, id);
     const key = `${r.Type}.${attribute}`;
     switch (key) {
@@ -200,8 +226,15 @@ export function readAssembly(dir: string): Assembly {
       // Functions CDK itself adds (custom-resource providers, log retention) carry no asset of ours.
       if (typeof assetPath !== 'string' || typeof props.Handler !== 'string') continue;
       const layerDirs = ((props.Layers as unknown[] | undefined) ?? []).map((layer) => {
-        const layerRef = (layer as { Ref?: string }).Ref;
-        const layerAsset = layerRef ? resource(s.stackName, layerRef).Metadata?.['aws:asset:path'] : undefined;
+        // A nested stack receives the layer as a parameter: follow it to the parent's resource.
+        let owner = s.stackName;
+        let layerRef = (layer as { Ref?: string }).Ref;
+        const parent = s.parent;
+        if (parent && layerRef && layerRef in parent.parameters) {
+          owner = parent.stackName;
+          layerRef = (parent.parameters[layerRef] as { Ref?: string }).Ref;
+        }
+        const layerAsset = layerRef ? resource(owner, layerRef).Metadata?.['aws:asset:path'] : undefined;
         if (typeof layerAsset !== 'string') throw new Error(`${logicalId}: layer ${JSON.stringify(layer)} has no asset in the assembly`);
         return path.join(dir, layerAsset);
       });

@@ -140,6 +140,8 @@ export interface RolePolicies {
   readonly trust: readonly Statement[];
   /** Managed policies attached by ARN: not evaluated, so they are reported. */
   readonly managedPolicyArns: readonly string[];
+  /** The role's tags: `aws:PrincipalTag/<key>` of its sessions. */
+  readonly tags: Readonly<Record<string, string>>;
 }
 
 /** Every statement the synthesized app attaches to one role, with intrinsics resolved. */
@@ -151,6 +153,7 @@ export function rolePolicies(assembly: Assembly, roleLogicalId: string): RolePol
     Policies?: { PolicyDocument: unknown }[];
     AssumeRolePolicyDocument?: unknown;
     ManagedPolicyArns?: string[];
+    Tags?: { Key: string; Value: string }[];
   };
   const roleName = roleLogicalId;
   const roleArn = `arn:aws:iam::123456789012:role/${roleName}`;
@@ -170,20 +173,24 @@ export function rolePolicies(assembly: Assembly, roleLogicalId: string): RolePol
       }
     }
   }
-  return { roleArn, identity, resourceDenies, trust: statementsOf(props.AssumeRolePolicyDocument), managedPolicyArns: props.ManagedPolicyArns ?? [] };
+  const tags = Object.fromEntries((props.Tags ?? []).map((t) => [t.Key, String(t.Value)]));
+  return { roleArn, identity, resourceDenies, trust: statementsOf(props.AssumeRolePolicyDocument), managedPolicyArns: props.ManagedPolicyArns ?? [], tags };
 }
 
 export function principalMatches(principal: unknown, arn: string): boolean {
   if (principal === '*') return true;
   const aws = (principal as { AWS?: string | string[] } | undefined)?.AWS;
-  return list(aws).some((p) => p === '*' || p === arn);
+  // Trusting an account's root delegates to that account's identity policies: any of its principals.
+  const account = /^arn:aws:iam::(\d{12}):/.exec(arn)?.[1];
+  return list(aws).some((p) => p === '*' || p === arn || (account !== undefined && p === `arn:aws:iam::${account}:root`));
 }
 
 /** Whether `callerRoleArn` may assume the role whose trust policy is `trust`. */
-export function trustAllows(trust: readonly Statement[], callerRoleArn: string): boolean {
-  const request = { action: 'sts:AssumeRole', resource: '', context: {} };
+export function trustAllows(trust: readonly Statement[], callerRoleArn: string, callerTags: Readonly<Record<string, string>> = {}): boolean {
+  const context = Object.fromEntries(Object.entries(callerTags).map(([k, v]) => [`aws:PrincipalTag/${k}`, v]));
+  const request = { action: 'sts:AssumeRole', resource: '', context };
   const matching = (effect: 'Allow' | 'Deny') =>
-    trust.some((s) => s.Effect === effect && principalMatches(s.Principal, callerRoleArn) && matchesAction(s, request.action) && matchesConditions(s, {}));
+    trust.some((s) => s.Effect === effect && principalMatches(s.Principal, callerRoleArn) && matchesAction(s, request.action) && matchesConditions(s, context));
   return !matching('Deny') && matching('Allow');
 }
 

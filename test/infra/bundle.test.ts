@@ -1,7 +1,7 @@
 import { build, type Metafile } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { esbuildOptions, type BundleKind } from '../../infra/bundling.js';
-import { forbiddenInputs } from '../../infra/measure-bundle.js';
+import { forbiddenInputs, staticClosure } from '../../infra/measure-bundle.js';
 
 /**
  * Bundles the functions in memory with the stack's esbuild options and inspects the module
@@ -9,9 +9,10 @@ import { forbiddenInputs } from '../../infra/measure-bundle.js';
  */
 
 async function bundle(kind: BundleKind): Promise<{ metafile: Metafile; text: string }> {
-  const { outExtension: _unused, ...options } = esbuildOptions(kind);
-  const result = await build({ ...options, outfile: `${kind}.mjs`, write: false, metafile: true, logLevel: 'silent' });
-  return { metafile: result.metafile!, text: result.outputFiles![0].text };
+  const result = await build({ ...esbuildOptions(kind, `/tmp/rask-${kind}`), write: false, metafile: true, logLevel: 'silent' });
+  // The entry (what a cold start loads); chunks are loaded on first use.
+  const entry = result.outputFiles!.find((f) => f.path.endsWith('/index.mjs'))!;
+  return { metafile: result.metafile!, text: entry.text };
 }
 
 /** Modules the bundle imports at runtime instead of containing them. */
@@ -32,6 +33,20 @@ describe('Lambda bundles', () => {
     expect(externalImports(metafile).filter((p) => !isBuiltin(p))).toEqual(['@cedar-policy/cedar-wasm/nodejs']);
     // The createRequire banner is there for bundled CommonJS that requires built-ins.
     expect(text.startsWith("import { createRequire as __raskCreateRequire } from 'node:module';")).toBe(true);
+  });
+
+  it('metadata entry loads the S3 client at cold start and leaves the Lambda, DynamoDB, STS and EventBridge clients to lazily loaded chunks', async () => {
+    const { metafile } = await bundle('meta');
+    const eager = staticClosure(metafile, '/tmp/rask-meta/index.mjs');
+    expect(eager[0]).toMatch(/index\.mjs$/);
+    const packagesIn = (outputs: string[]) =>
+      new Set(outputs.flatMap((o) => Object.keys(metafile.outputs[o].inputs)).map((i) => /node_modules\/(@aws-sdk\/client-[^/]+)/.exec(i)?.[1]).filter(Boolean));
+    expect([...packagesIn(eager)]).toEqual(['@aws-sdk/client-s3']);
+    const lazy = Object.keys(metafile.outputs).filter((o) => !eager.includes(o));
+    expect([...packagesIn(lazy)].sort()).toEqual(['@aws-sdk/client-dynamodb', '@aws-sdk/client-eventbridge', '@aws-sdk/client-lambda', '@aws-sdk/client-sts']);
+    // Only what the adapters use is kept (a dynamic import of the SDK package would keep all its commands).
+    const lazyInputs = lazy.flatMap((o) => Object.keys(metafile.outputs[o].inputs));
+    expect(lazyInputs.some((i) => i.includes('client-dynamodb') && /ScanCommand|CreateTableCommand/.test(i))).toBe(false);
   });
 
   it('data bundle leaves LanceDB and Arrow to the layer (and the policy engine to its installed module)', async () => {

@@ -17,6 +17,7 @@ describe('deployment configuration', () => {
         'rask:managedVersioning': 'false',
         'rask:warehouseBucketName': 'existing-lake',
         'rask:authorizerCacheSeconds': 60,
+        'rask:functionMode': 'per-operation',
         'unrelated-context': 'ignored',
       },
     });
@@ -27,6 +28,7 @@ describe('deployment configuration', () => {
       managedVersioning: false,
       warehouseBucketName: 'existing-lake',
       authorizerCacheSeconds: 60,
+      functionMode: 'per-operation',
     });
   });
 
@@ -46,11 +48,14 @@ describe('deployment configuration', () => {
       { logRetentionDays: 100 },
       { throttleRateLimit: 500, throttleBurstLimit: 100 },
       { stagename: 'typo' },
+      { functionMode: 'per-op' },
+      { functionMode: true },
     ];
     for (const raw of bad) {
       expect(() => resolveConfig(raw as never), JSON.stringify(raw)).toThrow(RaskConfigError);
     }
     expect(() => resolveConfig({ trashGraceDays: -1 })).toThrow(/rask:trashGraceDays/);
+    expect(() => resolveConfig({ functionMode: 'per-op' } as never)).toThrow(/rask:functionMode.*"grouped" or "per-operation"/);
   });
 
   describe('OIDC token settings (rask:jwt*)', () => {

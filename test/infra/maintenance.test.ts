@@ -145,8 +145,7 @@ describe('maintenance passes', () => {
 
   it('bundles every pass without LanceDB or Arrow inside (sweep and index build import them from the layer)', async () => {
     for (const { kind, lancedb } of MAINTENANCE_PASSES) {
-      const { outExtension: _unused, ...options } = esbuildOptions(kind);
-      const result = await build({ ...options, outfile: `${kind}.mjs`, write: false, metafile: true, logLevel: 'silent' });
+      const result = await build({ ...esbuildOptions(kind, `/tmp/rask-${kind}`), write: false, metafile: true, logLevel: 'silent' });
       const inputs = Object.keys(result.metafile!.inputs);
       expect(inputs.some((i) => i.includes('lib/maintenance/')), kind).toBe(true);
       expect(inputs.filter((i) => i.includes('@lancedb') || i.includes('apache-arrow')), kind).toEqual([]);

@@ -1,9 +1,11 @@
 /**
  * Stacks split by state (issue 13, item 6): the stateful stack holds every bucket, the
- * work-queue table and the admin key — RETAIN by default — and nothing stateless; the stateless
+ * work-queue table, the admin key and the change-event bus with its archive — RETAIN by
+ * default — and nothing stateless; the stateless
  * stack holds the functions, API, schedule and alarms, and reaches the stateful resources only
  * through named exports of the stateful stack.
  */
+import { RemovalPolicy } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MAINTENANCE_PASSES } from '../../infra/constructs/maintenance.js';
 import { resourcesOfType, synthRask } from './helpers.js';
@@ -13,7 +15,14 @@ beforeAll(() => {
   built = synthRask();
 });
 
-const STATEFUL_TYPES = ['AWS::S3::Bucket', 'AWS::DynamoDB::GlobalTable', 'AWS::DynamoDB::Table', 'AWS::SecretsManager::Secret'];
+const STATEFUL_TYPES = [
+  'AWS::S3::Bucket',
+  'AWS::DynamoDB::GlobalTable',
+  'AWS::DynamoDB::Table',
+  'AWS::SecretsManager::Secret',
+  'AWS::Events::EventBus',
+  'AWS::Events::Archive',
+];
 const STATELESS_TYPES = [
   'AWS::Lambda::Function',
   'AWS::Lambda::LayerVersion',
@@ -34,10 +43,10 @@ describe('two stacks of one app', () => {
     expect(built.stack.dependencies).toContain(built.stateStack);
   });
 
-  it('the stateful stack holds every bucket, the work-queue table and the admin key, all retained', () => {
+  it('the stateful stack holds every bucket and table, the admin key and the bus, all retained', () => {
     const state = types(built.stateTemplate);
     expect([...state].sort()).toEqual(
-      expect.arrayContaining(['AWS::DynamoDB::GlobalTable', 'AWS::S3::Bucket', 'AWS::SecretsManager::Secret']),
+      expect.arrayContaining(['AWS::DynamoDB::GlobalTable', 'AWS::Events::Archive', 'AWS::Events::EventBus', 'AWS::S3::Bucket', 'AWS::SecretsManager::Secret']),
     );
     for (const type of STATEFUL_TYPES) {
       for (const [id, r] of Object.entries(resourcesOfType(built.stateTemplate, type))) {
@@ -46,6 +55,24 @@ describe('two stacks of one app', () => {
       expect(Object.keys(resourcesOfType(built.statelessTemplate, type)), type).toEqual([]);
     }
     expect(Object.keys(resourcesOfType(built.stateTemplate, 'AWS::S3::Bucket'))).toHaveLength(3); // registry, warehouse, access logs
+    expect(Object.keys(resourcesOfType(built.stateTemplate, 'AWS::Events::EventBus'))).toHaveLength(1);
+    const [archive] = Object.values(resourcesOfType(built.stateTemplate, 'AWS::Events::Archive'));
+    const [bus] = Object.keys(resourcesOfType(built.stateTemplate, 'AWS::Events::EventBus'));
+    expect(archive.Properties!.SourceArn).toEqual({ 'Fn::GetAtt': [bus, 'Arn'] });
+  });
+
+  it('with rask:removalPolicy=destroy the bus and its archive go with the stack', () => {
+    const b = synthRask({ removalPolicy: RemovalPolicy.DESTROY });
+    for (const type of ['AWS::Events::EventBus', 'AWS::Events::Archive']) {
+      for (const r of Object.values(resourcesOfType(b.stateTemplate, type))) expect(r.DeletionPolicy, type).toBe('Delete');
+    }
+  });
+
+  it('the stateless stack keeps the example subscription and the publishers\' grants, on the imported bus', () => {
+    const [rule] = Object.values(resourcesOfType(built.statelessTemplate, 'AWS::Events::Rule')).filter((r) => r.Properties!.EventBusName);
+    expect(rule.Properties!.EventBusName).toEqual({ 'Fn::ImportValue': 'Rask-State-EventBusName' });
+    const puts = JSON.stringify(built.statelessTemplate.toJSON()).match(/"Action":"events:PutEvents","Effect":"Allow","Resource":\{"Fn::ImportValue":"Rask-State-EventBusArn"\}/g);
+    expect(puts).toHaveLength(3); // meta, data, jobs
   });
 
   it('the stateful stack holds nothing stateless', () => {
@@ -63,6 +90,8 @@ describe('two stacks of one app', () => {
     expect([...exports.keys()].sort()).toEqual(
       [
         'Rask-State-AdminKeySecretArn',
+        'Rask-State-EventBusArn',
+        'Rask-State-EventBusName',
         'Rask-State-RegistryBucketArn',
         'Rask-State-RegistryBucketName',
         'Rask-State-WarehouseBucketArn',

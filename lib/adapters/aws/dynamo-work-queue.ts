@@ -306,3 +306,10 @@ function decodeCursor(cursor: string): Record<string, AttributeValue> {
   const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, string>;
   return Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, s(v)]));
 }
+
+/**
+ * The client class, re-exported for callers that load this adapter with a dynamic `import()`
+ * (lib/app/aws.ts, functions/api-meta.ts): importing the SDK package itself dynamically would
+ * keep every one of its commands in the bundle, since a module namespace cannot be tree-shaken.
+ */
+export { DynamoDBClient } from '@aws-sdk/client-dynamodb';

@@ -68,3 +68,10 @@ export function eventBridgePublisher(options: EventBridgePublisherOptions): Even
     },
   };
 }
+
+/**
+ * The client class, re-exported for callers that load this adapter with a dynamic `import()`
+ * (lib/app/aws.ts, functions/api-meta.ts): importing the SDK package itself dynamically would
+ * keep every one of its commands in the bundle, since a module namespace cannot be tree-shaken.
+ */
+export { EventBridgeClient };

@@ -35,3 +35,10 @@ export function lambdaInspector(client: LambdaClient, functionName: string): Dat
     },
   };
 }
+
+/**
+ * The client class, re-exported for callers that load this adapter with a dynamic `import()`
+ * (lib/app/aws.ts, functions/api-meta.ts): importing the SDK package itself dynamically would
+ * keep every one of its commands in the bundle, since a module namespace cannot be tree-shaken.
+ */
+export { LambdaClient } from '@aws-sdk/client-lambda';

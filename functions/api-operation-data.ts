@@ -1,0 +1,26 @@
+import { lazyAwsRouter } from '../lib/app/aws.js';
+import type { CatalogServices } from '../lib/catalog/services.js';
+import { engineInspector } from '../lib/data/inspector.js';
+import { sharedEngine } from '../lib/data/shared-engine.js';
+import { lambdaHandler } from '../lib/http/apigw-adapter.js';
+import { apiObserver } from '../lib/observability/api-metrics.js';
+import { lambdaObservability } from '../lib/observability/lambda.js';
+import { apiRequestId, withPowertools } from '../lib/observability/middy.js';
+import { namingTablesById } from '../lib/operations/data/naming.js';
+import type { HandlerMap } from '../lib/operations/types.js';
+
+/**
+ * The Lambda handler of one data-plane operation (`rask:functionMode=per-operation`): the data
+ * function's composition (functions/api-data.ts) with only that operation's handler, renamed
+ * errors included. Inspection events and project base URIs stay with the grouped data function.
+ */
+export function dataOperationHandler(operationId: string, handlers: HandlerMap<CatalogServices>) {
+  const observability = lambdaObservability(`op-${operationId}`);
+  const { logger, metrics, instrument } = observability;
+  const api = lambdaHandler(
+    lazyAwsRouter(namingTablesById(handlers), () => engineInspector(sharedEngine()), { logger, instrument }),
+    logger,
+    apiObserver(logger, metrics),
+  );
+  return withPowertools(api, observability, { correlationId: apiRequestId });
+}

@@ -1,0 +1,132 @@
+import { Duration, NestedStack, Tags } from 'aws-cdk-lib';
+import type * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { Construct } from 'constructs';
+import type { Action, OperationDef } from '../../lib/operations/table.js';
+import type { RaskConfig } from '../config.js';
+import { perOperationDefs } from '../operation-bundles.js';
+import type { StateRefs, StorageRefs } from '../state-stack.js';
+import { catalogEnvironment } from './functions.js';
+import { LAYER_ARCHITECTURE } from './lancedb-layer.js';
+import { grantPrefixes } from './permissions.js';
+import { WORK_QUEUE_SCHEMA } from './queue.js';
+import { RaskFunction } from './rask-function.js';
+
+/** What an operation may change: derived from its authorization action (lib/operations/table.ts). */
+export type OperationAccess = 'read' | 'write';
+
+/** Actions that only read: `*:read` and `project:list`. Everything else may write. */
+export function accessOf(action: Action): OperationAccess {
+  return action.endsWith(':read') || action === 'project:list' ? 'read' : 'write';
+}
+
+/**
+ * Table operations may hand out credentials (DeclareTable, CreateTable and DescribeTable vend; the
+ * guard vends read-only for reads): their roles may assume the vending role, no other role can.
+ */
+export const vends = (action: Action): boolean => action.startsWith('table:');
+
+/**
+ * The one operation whose handler uses the dataset-inspector port on AWS (DescribeTable with
+ * `load_detailed_metadata` invokes the grouped data function). Named here because nothing in
+ * the operation table says it.
+ */
+export const INSPECTING_OPERATIONS: ReadonlySet<string> = new Set(['DescribeTable']);
+
+/** Tag on the roles allowed to assume the vending role (its trust policy matches the tag, see below). */
+export const VENDING_TAG = 'rask-vending';
+
+export interface OperationFunctionsProps {
+  readonly config: RaskConfig;
+  readonly storage: StorageRefs;
+  readonly queue: StateRefs['queue'];
+  readonly eventBus: events.IEventBus;
+  readonly layer: lambda.ILayerVersion;
+  /** The grouped data function: inspection target of DescribeTable. */
+  readonly dataFunction: lambda.IFunction;
+  readonly vendingRole: iam.Role;
+}
+
+/**
+ * `rask:functionMode=per-operation`: one function per operation of the operation table that has
+ * a handler, in a nested stack of its own (≈ 5 resources per function would otherwise break the
+ * 500-resource limit of the stateless stack). Each bundle holds only its operation's handler
+ * module (infra/operation-bundles.ts); each role holds only what its operation needs, derived
+ * from the table's facts:
+ *
+ * - `bundle`: data operations get the LanceDB layer and x86_64, metadata ones arm64 and no layer;
+ * - `action` → read or write (`accessOf`): a read gets GetObject and prefix-scoped listing on the
+ *   registry and the warehouse and GetItem / Query on the work queue; a write gets the grouped
+ *   functions' object and item actions (PutObject, DeleteObject, multipart, UpdateItem, …);
+ * - `table:*` actions may assume the vending role (`vends`); DescribeTable may invoke the data
+ *   function (`INSPECTING_OPERATIONS`); every function may put change and audit events.
+ */
+export class OperationFunctions extends NestedStack {
+  readonly functions: ReadonlyMap<string, RaskFunction>;
+
+  constructor(scope: Construct, id: string, props: OperationFunctionsProps) {
+    super(scope, id, { description: 'rask: one function per operation (rask:functionMode=per-operation)' });
+    const { config } = props;
+    const functions = new Map<string, RaskFunction>();
+    for (const operation of perOperationDefs()) {
+      functions.set(operation.operationId, this.operationFunction(operation, props));
+    }
+    this.functions = functions;
+
+    // One trust statement for every vending role, by tag: listing ~45 role ARNs would exceed the
+    // trust policy's size limit. The tag alone is not enough — each role's own policy must also
+    // allow sts:AssumeRole on the vending role, which only the `vends` roles have.
+    props.vendingRole.assumeRolePolicy!.addStatements(
+      new iam.PolicyStatement({
+        actions: ['sts:AssumeRole'],
+        principals: [new iam.AccountRootPrincipal()],
+        conditions: { StringEquals: { [`aws:PrincipalTag/${VENDING_TAG}`]: config.stackName } },
+      }),
+    );
+  }
+
+  private operationFunction(operation: OperationDef, props: OperationFunctionsProps): RaskFunction {
+    const { config, storage, queue } = props;
+    const data = operation.bundle === 'data';
+    const access = accessOf(operation.action);
+    const fn = new RaskFunction(this, operation.operationId, {
+      kind: operation,
+      description: `rask ${operation.operationId} (${access}, per-operation mode)`,
+      architecture: data ? LAYER_ARCHITECTURE : lambda.Architecture.ARM_64,
+      memorySize: data ? config.dataMemoryMb : config.metaMemoryMb,
+      timeout: Duration.seconds(data ? 28 : 25),
+      environment: catalogEnvironment(config, storage),
+      logRetentionDays: config.logRetentionDays,
+      layers: data ? [props.layer] : undefined,
+    });
+    const suffix = access === 'read' ? '-read' : '';
+    grantPrefixes(fn.role, [
+      { bucket: storage.registryBucket, prefix: storage.registryPrefix, access: `registry${suffix}` as const },
+      { bucket: storage.warehouseBucket, prefix: storage.warehousePrefix, access: `warehouse${suffix}` as const },
+    ]);
+    fn.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions:
+          access === 'read'
+            ? ['dynamodb:GetItem', 'dynamodb:Query']
+            : ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem', 'dynamodb:Query'],
+        resources: [queue.table.tableArn, `${queue.table.tableArn}/index/${WORK_QUEUE_SCHEMA.index.name}`],
+      }),
+    );
+    fn.fn.addEnvironment('RASK_WORK_QUEUE_TABLE', queue.tableName);
+    // Change events for writes, the audit event for a refused request for every operation.
+    props.eventBus.grantPutEventsTo(fn.role);
+    fn.fn.addEnvironment('RASK_EVENT_BUS_NAME', props.eventBus.eventBusName);
+    if (vends(operation.action)) {
+      fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['sts:AssumeRole'], resources: [props.vendingRole.roleArn] }));
+      Tags.of(fn.role).add(VENDING_TAG, config.stackName);
+      fn.fn.addEnvironment('RASK_VENDING_ROLE_ARN', props.vendingRole.roleArn);
+    }
+    if (INSPECTING_OPERATIONS.has(operation.operationId)) {
+      fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [props.dataFunction.functionArn] }));
+      fn.fn.addEnvironment('RASK_DATA_FUNCTION_NAME', props.dataFunction.functionName);
+    }
+    return fn;
+  }
+}

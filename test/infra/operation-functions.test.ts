@@ -1,0 +1,151 @@
+/**
+ * `rask:functionMode=per-operation` (issue 13, item 5): one function per operation, each bundle
+ * holding only its handler module, each role derived from the operation table — a read cannot
+ * write or delete, a write has what it needs — and every API method routed to its own function.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { accessOf, INSPECTING_OPERATIONS, VENDING_TAG } from '../../infra/constructs/operation-functions.js';
+import { HANDLER_MODULES, handlerModuleOf, operationEntrySource, perOperationDefs } from '../../infra/operation-bundles.js';
+import { createRaskApp } from '../../infra/rask-app.js';
+import { allHandlers } from '../../lib/operations/handlers-all.js';
+import { ALL_OPERATIONS } from '../../lib/operations/control-table.js';
+import { OPERATIONS_BY_ID } from '../../lib/operations/table.js';
+import { asArray, flat, identityStatements, resourcesOfType, synthRask } from './helpers.js';
+
+describe('the handler index the per-operation entries are generated from', () => {
+  it('names, for every implemented operation, the one module whose map holds its handler', async () => {
+    for (const module of HANDLER_MODULES) {
+      const imported = (await import(path.join('../..', module.file))) as Record<string, Record<string, unknown>>;
+      for (const op of Object.keys(imported[module.exportName])) expect(handlerModuleOf(op), op).toEqual(module);
+    }
+    const implemented = ALL_OPERATIONS.filter((o) => allHandlers[o.operationId as keyof typeof allHandlers]).map((o) => o.operationId);
+    expect(perOperationDefs().map((o) => o.operationId).sort()).toEqual(implemented.sort());
+  });
+
+  it('an entry imports only its operation\'s handler module and passes only its handler', () => {
+    const source = operationEntrySource(OPERATIONS_BY_ID.get('DescribeTable')!);
+    expect(source).toContain('handlers-table.ts');
+    expect(source).toContain('metaOperationHandler("DescribeTable", { ["DescribeTable"]: handlers["DescribeTable"] })');
+    expect(source.match(/^import /gm)).toHaveLength(2);
+    expect(operationEntrySource(OPERATIONS_BY_ID.get('QueryTable')!)).toContain('api-operation-data.ts');
+  });
+
+  it('reads are the *:read actions and project:list', () => {
+    expect(accessOf('table:read')).toBe('read');
+    expect(accessOf('project:list')).toBe('read');
+    expect(accessOf('table:drop')).toBe('write');
+    expect(accessOf('namespace:create')).toBe('write');
+  });
+});
+
+describe('per-operation mode, synthesized from context', () => {
+  let built: ReturnType<typeof createRaskApp>;
+  let ops: Template;
+  let parent: Template;
+  beforeAll(() => {
+    built = createRaskApp({
+      context: { 'aws:cdk:bundling-stacks': [], 'rask:functionMode': 'per-operation' },
+      nag: false,
+      outdir: mkdtempSync(path.join(tmpdir(), 'rask-cdk-')),
+    });
+    ops = Template.fromStack(built.stack.operations!);
+    parent = Template.fromStack(built.stack);
+  }, 120_000);
+
+  const fnOf = (op: string) => {
+    const entries = Object.entries(resourcesOfType(ops, 'AWS::Lambda::Function')).filter(([id]) => id.startsWith(op) && id.slice(op.length).startsWith('Function'));
+    expect(entries, op).toHaveLength(1);
+    return { id: entries[0][0], fn: entries[0][1] };
+  };
+  /** Actions the operation's role is allowed, with their resources flattened. */
+  const allowed = (op: string) => {
+    const role = (fnOf(op).fn.Properties!.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    return identityStatements(ops)
+      .filter((s) => s.roles.includes(role) && s.statement.Effect === 'Allow')
+      .flatMap((s) => asArray(s.statement.Action).map((a) => ({ action: a, resource: flat(s.statement.Resource) })));
+  };
+  const actions = (op: string) => new Set(allowed(op).map((a) => a.action));
+
+  it('deploys one function per implemented operation, in a nested stack, with the grouped ones kept', () => {
+    expect(Object.keys(resourcesOfType(ops, 'AWS::Lambda::Function'))).toHaveLength(perOperationDefs().length);
+    expect(Object.keys(resourcesOfType(parent, 'AWS::CloudFormation::Stack'))).toHaveLength(1);
+    expect(Object.keys(parent.toJSON().Resources).length).toBeLessThan(500);
+    expect(Object.keys(ops.toJSON().Resources).length).toBeLessThan(500);
+    // Data operations carry the layer, metadata operations do not.
+    expect(fnOf('QueryTable').fn.Properties!.Layers).toHaveLength(1);
+    expect(fnOf('DescribeTable').fn.Properties!.Layers).toBeUndefined();
+    expect(fnOf('DescribeTable').fn.Properties!.Architectures).toEqual(['arm64']);
+  });
+
+  it('DescribeTable\'s role reads and vends but cannot write or delete anything', () => {
+    const a = actions('DescribeTable');
+    for (const forbidden of ['s3:DeleteObject', 's3:PutObject', 's3:AbortMultipartUpload', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']) {
+      expect(a.has(forbidden), forbidden).toBe(false);
+    }
+    for (const needed of ['s3:GetObject', 's3:ListBucket', 'sts:AssumeRole', 'lambda:InvokeFunction', 'events:PutEvents', 'dynamodb:GetItem']) expect(a.has(needed), needed).toBe(true);
+    expect(INSPECTING_OPERATIONS.has('DescribeTable')).toBe(true);
+  });
+
+  it('a write has what it needs: DropTable deletes objects, InsertIntoTable writes with multipart, AlterTransaction updates items', () => {
+    expect(actions('DropTable').has('s3:DeleteObject')).toBe(true);
+    for (const a of ['s3:PutObject', 's3:AbortMultipartUpload', 's3:DeleteObject']) expect(actions('InsertIntoTable').has(a), a).toBe(true);
+    expect(actions('AlterTransaction').has('dynamodb:UpdateItem')).toBe(true);
+    expect(actions('DescribeTransaction').has('dynamodb:UpdateItem')).toBe(false);
+  });
+
+  it('only table operations may vend, only DescribeTable may invoke the data function', () => {
+    const roles = resourcesOfType(ops, 'AWS::IAM::Role');
+    for (const op of perOperationDefs()) {
+      const a = actions(op.operationId);
+      expect(a.has('sts:AssumeRole'), op.operationId).toBe(op.action.startsWith('table:'));
+      expect(a.has('lambda:InvokeFunction'), op.operationId).toBe(op.operationId === 'DescribeTable');
+      if (accessOf(op.action) === 'read') expect(a.has('s3:DeleteObject') || a.has('s3:PutObject'), op.operationId).toBe(false);
+      const role = roles[(fnOf(op.operationId).fn.Properties!.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0]];
+      const tagged = asArray(role.Properties!.Tags).some((t: { Key: string }) => t.Key === VENDING_TAG);
+      expect(tagged, op.operationId).toBe(op.action.startsWith('table:'));
+    }
+    expect(actions('CreateNamespace').has('s3:PutObject')).toBe(true);
+    expect(actions('ListNamespaces').has('s3:PutObject')).toBe(false);
+  });
+
+  it('routes every method of an implemented operation to its own function', () => {
+    const methods = resourcesOfType(parent, 'AWS::ApiGateway::Method');
+    const byOperation = new Map<string, string[]>();
+    for (const m of Object.values(methods)) {
+      const name = m.Properties!.OperationName as string | undefined;
+      if (name) byOperation.set(name, [...(byOperation.get(name) ?? []), JSON.stringify(m.Properties!.Integration?.Uri)]);
+    }
+    for (const op of perOperationDefs()) {
+      const uris = byOperation.get(op.operationId)!;
+      expect(uris.length, op.operationId).toBe(op.methods.length);
+      // The URI names the nested stack's output for this operation's function, and no other.
+      for (const uri of uris) expect(uri, op.operationId).toMatch(new RegExp(`Operations${op.operationId}Function[0-9A-F]{8}Arn`));
+    }
+    // Operations without a handler (they answer Unsupported) stay on their bundle's function.
+    expect(byOperation.get('BatchCommitTables')![0]).toContain('FunctionsMetaFunction');
+  });
+
+  it('the vending role trusts the tagged roles of this stack only, besides the grouped functions', () => {
+    const vending = Object.entries(resourcesOfType(parent, 'AWS::IAM::Role')).find(([id]) => id.startsWith('FunctionsVendingRole'))![1];
+    const trust = JSON.stringify(vending.Properties!.AssumeRolePolicyDocument);
+    expect(trust).toContain(`"aws:PrincipalTag/${VENDING_TAG}":"Rask"`);
+  });
+
+  it('passes cdk-nag with no unacknowledged finding', () => {
+    const report = new AwsSolutionsChecks().validateScope(built.app);
+    expect(report.violations.map((v) => `${v.ruleName} at ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+  });
+});
+
+describe('grouped mode (default)', () => {
+  it('deploys no per-operation functions', () => {
+    const b = synthRask();
+    expect(b.stack.operations).toBeUndefined();
+    expect(Object.keys(resourcesOfType(b.statelessTemplate, 'AWS::CloudFormation::Stack'))).toEqual([]);
+  });
+});
