@@ -34,7 +34,7 @@ import { dropNamespace, readNamespace } from '../catalog/namespaces.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { liveHolder, releaseClaim } from '../catalog/tables/claims.js';
 import { PURGE_TABLE } from '../catalog/tables/drop.js';
-import { checkMarker, dataMarkerMissing, parseMarkerKey, removeLeftoverMarker, restoreDataMarker } from '../catalog/tables/marker-repair.js';
+import { checkMarker, dataMarkerMissing, removeLeftoverMarker, restoreDataMarker } from '../catalog/tables/marker-repair.js';
 import type { MarkerKind } from '../catalog/tables/markers.js';
 import { hasData } from '../catalog/tables/lookup.js';
 import { isLive, readRaw, readSettled } from '../catalog/tables/move.js';
@@ -44,7 +44,7 @@ import { enqueue } from '../jobs/jobs.js';
 import type { JobRecord } from '../jobs/record.js';
 import { compareKeys, type ObjectInfo } from '../ports/object-store.js';
 import type { WorkQueue } from '../ports/work-queue.js';
-import { keys, parseLocationClaimKey, parseTreeKey } from '../registry/keys.js';
+import { keys, parseDataMarkerKey, parseLocationClaimKey, parseTreeKey } from '../registry/keys.js';
 import type { LocationClaimRecord, NamespaceRecord, TableRecord, WarehouseRecord } from '../registry/records.js';
 import { type Cursor, decodeCursor, encodeCursor, forProject, inScope, listProjects, listWarehouses, walk } from './estate.js';
 import { finishReport, type MaintenancePass, type PassOptions, type PassReport } from './pass.js';
@@ -286,7 +286,7 @@ async function checkMarkers(ctx: WalkContext, after: string | undefined): Promis
 
 async function visitMarker(ctx: WalkContext, kind: MarkerKind, obj: ObjectInfo): Promise<void> {
   const { svc, project } = ctx;
-  const id = parseMarkerKey(project, kind, obj.key);
+  const id = parseDataMarkerKey(project, kind, obj.key);
   if (!id || !inScope(id, ctx.options.scope)) return;
   ctx.summary.markers++;
   // A create writes its marker before its record: a young marker may be one in flight.

@@ -1,5 +1,5 @@
 import { ConditionFailedError } from '../../ports/object-store.js';
-import { keys, parseTreeKey } from '../../registry/keys.js';
+import { keys } from '../../registry/keys.js';
 import type { TableRecord } from '../../registry/records.js';
 import type { CatalogServices } from '../services.js';
 import { type MarkerKind, putMarkers } from './markers.js';
@@ -22,14 +22,6 @@ import { readRaw } from './move.js';
 export function keepsMarker(record: Pick<TableRecord, 'dataMarker'>, kind: MarkerKind): boolean {
   if (record.dataMarker === 'none') return false;
   return kind === 'data' ? record.dataMarker === 'data' : record.dataMarker !== 'data';
-}
-
-/** The table id a key under `dataMarkersSubtree(project, kind, [])` marks. */
-export function parseMarkerKey(project: string, kind: MarkerKind, key: string): string[] | undefined {
-  const root = keys.dataMarkersSubtree(project, kind, []);
-  if (!key.startsWith(root)) return undefined;
-  const parsed = parseTreeKey(project, keys.subtree(project, []) + key.slice(root.length));
-  return parsed?.kind === 'table' ? parsed.id : undefined;
 }
 
 /** The uid a marker names; undefined for a body this code did not write. */
