@@ -46,6 +46,8 @@ export async function createProject(services: CatalogServices, caller: Caller | 
     name,
     createdAt: services.now().toISOString(),
     uid: services.newId(),
+    // Every table it will hold keeps its has-data marker (lib/catalog/tables/markers.ts).
+    tableMarkers: true,
     ...(description !== undefined ? { description } : {}),
     ...(caller && caller.via !== 'auth-off' ? { createdBy: caller.principal } : {}),
   } as ProjectRecord, protection);

@@ -6,6 +6,9 @@
  *           stuck `dropping`; a table stuck mid-rename (`moving`/`arriving`/`moved`); a table
  *           whose warehouse record is gone; a registered table whose location holds no dataset
  *           (no committed manifest). Declared tables may legitimately have none yet: counted;
+ *           A table whose record says it has data but whose `data` marker is missing;
+ *   markers every has-data marker (lib/catalog/tables/markers.ts): one whose id holds no record
+ *           or a record of another uid (a leftover);
  *   claims  every location claim: one no live record uses (stale); one stuck `purging`;
  *   jobs    every live job: running with an expired lease (the next worker claim reclaims it).
  *
@@ -20,6 +23,9 @@
  *   stuck dropping /     dropNamespace(restrict, skip): an empty namespace's drop is finished; a
  *   namespace w/o parent non-empty one is put back to active and reported (a cascade is explicit)
  *   stale claim          releaseClaim, after re-checking that no record uses it
+ *   leftover marker      removeLeftoverMarker: re-checked under the current record, removed only
+ *                        if no table there owns it (lib/catalog/tables/marker-repair.ts)
+ *   missing data marker  restoreDataMarker: written if the record still says it has data
  *   stuck purging        the purge_table job DropTable queues when a purge is cut short, unless
  *                        one is already queued for it
  *   the others           no repair path: reported for an operator (deregister, re-register…)
@@ -28,6 +34,8 @@ import { dropNamespace, readNamespace } from '../catalog/namespaces.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { liveHolder, releaseClaim } from '../catalog/tables/claims.js';
 import { PURGE_TABLE } from '../catalog/tables/drop.js';
+import { checkMarker, dataMarkerMissing, removeLeftoverMarker, restoreDataMarker } from '../catalog/tables/marker-repair.js';
+import type { MarkerKind } from '../catalog/tables/markers.js';
 import { hasData } from '../catalog/tables/lookup.js';
 import { isLive, readRaw, readSettled } from '../catalog/tables/move.js';
 import { NamespaceNotEmptyError } from '../errors.js';
@@ -36,7 +44,7 @@ import { enqueue } from '../jobs/jobs.js';
 import type { JobRecord } from '../jobs/record.js';
 import { compareKeys, type ObjectInfo } from '../ports/object-store.js';
 import type { WorkQueue } from '../ports/work-queue.js';
-import { keys, parseLocationClaimKey, parseTreeKey } from '../registry/keys.js';
+import { keys, parseDataMarkerKey, parseLocationClaimKey, parseTreeKey } from '../registry/keys.js';
 import type { LocationClaimRecord, NamespaceRecord, TableRecord, WarehouseRecord } from '../registry/records.js';
 import { type Cursor, decodeCursor, encodeCursor, forProject, inScope, listProjects, listWarehouses, walk } from './estate.js';
 import { finishReport, type MaintenancePass, type PassOptions, type PassReport } from './pass.js';
@@ -47,6 +55,8 @@ export type FindingKind =
   | 'stuck-move'
   | 'warehouse-missing'
   | 'missing-dataset'
+  | 'missing-marker'
+  | 'leftover-marker'
   | 'stale-claim'
   | 'stuck-purging'
   | 'expired-lease';
@@ -59,6 +69,10 @@ export interface Finding {
   readonly id?: readonly string[];
   readonly path?: string;
   readonly job?: string;
+  /** A table's uid (missing-marker); the uid a leftover marker names. */
+  readonly uid?: string;
+  /** Which has-data marker (leftover-marker, missing-marker). */
+  readonly marker?: MarkerKind;
   readonly state?: string;
   /** When the record was last written. */
   readonly since?: string;
@@ -74,7 +88,7 @@ export interface ReconcileSettings {
 
 export const DEFAULT_STUCK_AFTER_MS = 15 * 60_000;
 
-const PHASES = ['tree', 'claims', 'jobs'] as const;
+const PHASES = ['tree', 'markers', 'claims', 'jobs'] as const;
 type Phase = (typeof PHASES)[number];
 
 /** Stops the walk at the deadline; carries the position to resume from. */
@@ -94,7 +108,7 @@ async function run(services: CatalogServices, options: PassOptions, stuckAfterMs
   const startedAt = services.now().toISOString();
   const findings: Finding[] = [];
   const problems: string[] = [];
-  const summary: Record<string, number> = { projects: 0, warehouses: 0, namespaces: 0, tables: 0, declaredWithoutData: 0, claims: 0, jobs: 0 };
+  const summary: Record<string, number> = { projects: 0, warehouses: 0, namespaces: 0, tables: 0, declaredWithoutData: 0, markers: 0, claims: 0, jobs: 0 };
   const resume = decodeCursor(options.cursor);
   let complete = true;
   let cursor: Cursor | undefined;
@@ -132,6 +146,7 @@ async function run(services: CatalogServices, options: PassOptions, stuckAfterMs
         const after = here?.phase === phase ? here.after : undefined;
         try {
           if (phase === 'tree') await checkTree(ctx, after);
+          else if (phase === 'markers') await checkMarkers(ctx, after);
           else if (phase === 'claims') await checkClaims(ctx, after);
           else await checkJobs(ctx);
         } catch (err) {
@@ -224,6 +239,16 @@ async function visitTreeObject(ctx: WalkContext, obj: ObjectInfo, parentExists: 
     }
     return;
   }
+  // A young record may be a rename's destination whose marker is being written with it.
+  if (table.dataMarker === 'data' && ctx.stuck(obj.lastModified) && (await dataMarkerMissing(svc, parsed.id, table.uid))) {
+    ctx.findings.push({
+      kind: 'missing-marker',
+      ...base,
+      uid: table.uid,
+      marker: 'data',
+      detail: `table ${fmt(parsed.id)} has data but no data marker: ListTables include_declared=false hides it`,
+    });
+  }
   const warehouse = ctx.warehouses.get(table.warehouse);
   if (!warehouse) {
     ctx.findings.push({ kind: 'warehouse-missing', ...base, detail: `table ${fmt(parsed.id)} is bound to warehouse ${JSON.stringify(table.warehouse)}, which is not in the registry` });
@@ -243,6 +268,44 @@ async function visitTreeObject(ctx: WalkContext, obj: ObjectInfo, parentExists: 
   } else {
     ctx.summary.declaredWithoutData++;
   }
+}
+
+async function checkMarkers(ctx: WalkContext, after: string | undefined): Promise<void> {
+  const { svc, project } = ctx;
+  for (const kind of ['data', 'maybe'] as const) {
+    const prefix = keys.dataMarkersSubtree(project, kind, []);
+    // Resuming: a kind walked entirely before the cursor's key is done.
+    if (after !== undefined && !after.startsWith(prefix) && compareKeys(after, prefix) > 0) continue;
+    const startAfter = after?.startsWith(prefix) ? after : undefined;
+    for await (const obj of walk(svc, prefix, startAfter)) {
+      await visitMarker(ctx, kind, obj);
+      ctx.checkDeadline({ project, phase: 'markers', after: obj.key });
+    }
+  }
+}
+
+async function visitMarker(ctx: WalkContext, kind: MarkerKind, obj: ObjectInfo): Promise<void> {
+  const { svc, project } = ctx;
+  const id = parseDataMarkerKey(project, kind, obj.key);
+  if (!id || !inScope(id, ctx.options.scope)) return;
+  ctx.summary.markers++;
+  // A create writes its marker before its record: a young marker may be one in flight.
+  if (!ctx.stuck(obj.lastModified)) return;
+  const found = await svc.registry.store.get(obj.key);
+  if (!found) return;
+  const check = await checkMarker(svc, kind, id, found.body);
+  if (check.ok) return;
+  const since = obj.lastModified.toISOString();
+  const why = check.holder ? `the table there is another one (uid ${check.holder.uid})` : 'no table is there';
+  ctx.findings.push({
+    kind: 'leftover-marker',
+    project,
+    id,
+    marker: kind,
+    ...(check.uid !== undefined ? { uid: check.uid } : {}),
+    since,
+    detail: `${kind} marker of ${fmt(id)} names table uid ${check.uid ?? '(unreadable)'} but ${why}: a listing shows the name`,
+  });
 }
 
 async function checkClaims(ctx: WalkContext, after: string | undefined): Promise<void> {
@@ -339,6 +402,10 @@ async function repairOne(svc: CatalogServices, f: Finding): Promise<string> {
         return `namespace ${fmt(f.id!)} restored to active, not dropped: ${err.message}; drop it with cascade to remove it`;
       }
     }
+    case 'leftover-marker':
+      return removeLeftoverMarker(svc, f.marker!, f.id!);
+    case 'missing-marker':
+      return restoreDataMarker(svc, f.id!, f.uid!);
     case 'stale-claim': {
       const key = keys.locationClaim(svc.project, f.warehouse!, f.path!);
       const claim = (await svc.registry.read<LocationClaimRecord>(key))?.value;

@@ -199,3 +199,11 @@ export function parseTreeKey(project: string, key: string): { kind: 'namespace' 
   const id = [...parts.slice(0, -2), parts[parts.length - 1]].map(decodeSegment);
   return { kind: marker === '+n' ? 'namespace' : 'table', id };
 }
+
+/** The table id a key under `dataMarkersSubtree(project, kind, [])` marks (markers mirror table keys). */
+export function parseDataMarkerKey(project: string, kind: 'data' | 'maybe', key: string): string[] | undefined {
+  const root = keys.dataMarkersSubtree(project, kind, []);
+  if (!key.startsWith(root)) return undefined;
+  const parsed = parseTreeKey(project, keys.subtree(project, []) + key.slice(root.length));
+  return parsed?.kind === 'table' ? parsed.id : undefined;
+}

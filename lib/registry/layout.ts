@@ -56,6 +56,8 @@ export async function ensureDefaults(registry: Registry, spec: DefaultsSpec): Pr
     kind: 'project',
     name: spec.project,
     createdAt,
+    // A fresh registry: every table it will hold keeps its has-data marker (markers.ts).
+    tableMarkers: true,
   });
   await createIfAbsent<WarehouseRecord>(registry, keys.warehouse(spec.project, spec.warehouse), {
     kind: 'warehouse',

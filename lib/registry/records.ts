@@ -18,6 +18,12 @@ export interface ProjectRecord {
    */
   readonly deactivatedWarehouses?: readonly string[];
   /**
+   * Created since has-data markers exist (lib/catalog/tables/markers.ts): every table ever in it
+   * keeps its marker, so ListAllTables `include_declared=false` lists the project's markers.
+   * Absent: a project from before, which is probed table by table.
+   */
+  readonly tableMarkers?: boolean;
+  /**
    * Unique per creation. Grants carry it, so a grant left behind by a deleted project never
    * applies to a re-created one of the same name. Absent on the start-up default project.
    */

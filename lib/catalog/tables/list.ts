@@ -1,5 +1,6 @@
 import { TableNotFoundError } from '../../errors.js';
-import { encodeSegment, keys, parseTreeKey } from '../../registry/keys.js';
+import { encodeSegment, keys, parseDataMarkerKey, parseTreeKey } from '../../registry/keys.js';
+import type { ProjectRecord } from '../../registry/records.js';
 import { requireNamespace, validateId } from '../namespaces.js';
 import type { CatalogServices } from '../services.js';
 import { findManifest } from './manifests.js';
@@ -105,6 +106,7 @@ async function listMarked(
   input: { namespace: readonly string[]; limit?: number },
   data: Cursor,
   maybe: Cursor,
+  idOf: (name: string) => readonly string[] = (name) => [...input.namespace, name],
 ): Promise<{ tables: string[]; page_token?: string }> {
   const tables: string[] = [];
   for (;;) {
@@ -119,13 +121,31 @@ async function listMarked(
     } else {
       name = m;
       maybe.skip();
-      accept = await probeAndMark(services, [...input.namespace, name]);
+      accept = await probeAndMark(services, idOf(name));
     }
-    if (!accept) continue;
+    if (!accept || idOf(name).length === 0) continue;
     // A token only when another listed table really follows (spec: "only if more remain").
     if (input.limit !== undefined && tables.length === input.limit) return { tables, page_token: tables[tables.length - 1] };
     tables.push(name);
   }
+}
+
+const markerRoot = (services: CatalogServices, kind: 'data' | 'maybe') => keys.dataMarkersSubtree(services.project, kind, []);
+
+/**
+ * One page of the project's `kind` markers after `after` (a key below the kind's root), as keys
+ * relative to that root: the same relative key for both kinds, and in the tables' key order.
+ */
+async function listMarkerKeys(
+  services: CatalogServices,
+  kind: 'data' | 'maybe',
+  after: string | undefined,
+  limit: number,
+): Promise<{ names: string[]; more: boolean }> {
+  const root = markerRoot(services, kind);
+  const page = await services.registry.store.list({ prefix: root, startAfter: after === undefined ? undefined : root + after, limit });
+  const names = page.objects.map((o) => o.key.slice(root.length));
+  return { names, more: page.truncated && page.objects.length > 0 };
 }
 
 /** Names compare as their encoded keys do (encodeSegment preserves byte order). */
@@ -162,8 +182,36 @@ export async function listAllTables(
   input: { delimiter: string; pageToken?: string; limit?: number; includeDeclared: boolean },
 ): Promise<{ tables: string[]; page_token?: string }> {
   if (input.limit === 0) return { tables: [] };
+  const tokenId = input.pageToken ? input.pageToken.split(input.delimiter) : undefined;
+  if (!input.includeDeclared) {
+    // Markers mirror the table keys under one root per kind, so the project's markers list in
+    // the same key order as its table records: the token resumes both alike. A project created
+    // since markers exist (its record says so) is listed from them: the project read and both
+    // first marker LISTs in one round trip; an older one is probed table by table below.
+    const want = input.limit === undefined ? 1000 : Math.min(1000, input.limit + 1);
+    const marked = (kind: 'data' | 'maybe', after: string | undefined) => listMarkerKeys(services, kind, after, want);
+    const start = (kind: 'data' | 'maybe') => (tokenId ? keys.dataMarker(services.project, kind, tokenId).slice(markerRoot(services, kind).length) : undefined);
+    const [project, data, maybe] = await Promise.all([
+      services.registry.read<ProjectRecord>(keys.project(services.project)),
+      marked('data', start('data')),
+      marked('maybe', start('maybe')),
+    ]);
+    if (project?.value.tableMarkers) {
+      // A key that is no marker (none is written there) names no table: it is never accepted.
+      const idOf = (rest: string) => parseDataMarkerKey(services.project, 'data', markerRoot(services, 'data') + rest) ?? [];
+      const page = await listMarked(
+        services,
+        { namespace: [], limit: input.limit },
+        new Cursor(data, (after) => marked('data', after)),
+        new Cursor(maybe, (after) => marked('maybe', after)),
+        idOf,
+      );
+      const tables = page.tables.map((rest) => idOf(rest).join(input.delimiter));
+      return page.page_token === undefined ? { tables } : { tables, page_token: tables[tables.length - 1] };
+    }
+  }
   const prefix = keys.subtree(services.project, []);
-  let startAfter = input.pageToken ? keys.table(services.project, input.pageToken.split(input.delimiter)) : undefined;
+  let startAfter = tokenId ? keys.table(services.project, tokenId) : undefined;
   const tables: string[] = [];
   // One key past the page tells whether a token is due; namespace records in the subtree and
   // filtered tables only make the walk take another LIST.
