@@ -22,6 +22,8 @@ let root: string;
 beforeAll(async () => {
   server = await startTestServer();
   root = path.join(server.dataDir, 'warehouses', 'default');
+  // The warehouse root is made lazily by the first table; the links below are planted before any.
+  await mkdir(root, { recursive: true });
   outside = await mkdtemp(path.join(tmpdir(), 'rask-outside-'));
   // A real Lance dataset outside the data directory.
   const db = await loadLanceDb().connect(outside);
@@ -40,7 +42,6 @@ const register = (name: string, location: string) =>
 
 describe('symbolic links in a warehouse', () => {
   it('RegisterTable refuses a location that is a link to a dataset outside the root (400 / 13)', async () => {
-    await mkdir(root, { recursive: true });
     await symlink(path.join(outside, 'victim.lance'), path.join(root, 'linked.lance'));
     const body = expectError(await register('a', 'linked.lance'), 400, 13);
     expect(body.error).toMatch(/symbolic link/);
