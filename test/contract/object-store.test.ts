@@ -11,12 +11,14 @@ import {
   ListObjectsV2Command,
   NoSuchKey,
   PutObjectCommand,
+  S3Client,
 } from '@aws-sdk/client-s3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../lib/adapters/aws/s3-object-store.js';
 import { FsObjectStore } from '../../lib/adapters/local/fs-object-store.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import { ConditionFailedError } from '../../lib/ports/object-store.js';
+import { startAwsHttpFake } from '../support/aws-http-fake.js';
 import { createS3Fake, s3Error, type S3Fake } from '../support/s3-fake.js';
 import { lostRace, runObjectStoreContract } from './object-store.suite.js';
 
@@ -45,6 +47,20 @@ runObjectStoreContract('S3ObjectStore over the S3 fake, with a prefix', async ()
 runObjectStoreContract('S3ObjectStore over the S3 fake, without a prefix', async () => {
   const fake = createS3Fake();
   return { store: new S3ObjectStore({ client: fake.client, bucket: 'contract' }), cleanup: async () => fake.mock.restore() };
+});
+
+// The same contract over real HTTP, against the S3 the deploy suite and the s3:// data-plane test
+// run on: its conditional writes, byte-order listing and continuation are what they rely on.
+runObjectStoreContract('S3ObjectStore over HTTP, against the loopback AWS fake', async () => {
+  const fake = await startAwsHttpFake();
+  const client = new S3Client({ region: 'us-east-1', endpoint: fake.endpoint, forcePathStyle: true, credentials: fake.principal('contract') });
+  return {
+    store: new S3ObjectStore({ client, bucket: 'contract', prefix: 'tenant-a' }),
+    cleanup: async () => {
+      client.destroy();
+      await fake.close();
+    },
+  };
 });
 
 describe('MemoryObjectStore', () => {

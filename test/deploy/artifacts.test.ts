@@ -212,17 +212,20 @@ describe('IAM coverage: every recorded call is allowed by its function role', ()
       }
       for (const unused of unusedGrants(policies, calls)) hints.push(`${fn.logicalId}: granted, not used here: ${unused}`);
     }
+    let sessionCalls = 0;
     for (const [accessKey, session] of world.fake.sessions) {
       const vendingRole = session.roleArn.split('/').pop()!;
       const policies = rolePolicies(world.assembly, vendingRole);
       const sessionPolicy = session.policy === undefined ? undefined : parseSessionPolicy(session.policy);
-      for (const c of world.fake.calls.filter((x) => x.principal === `session:${session.sessionName}`)) {
+      for (const c of world.fake.calls.filter((x) => x.principal === `session:${accessKey}`)) {
+        sessionCalls++;
         const decision = decide(policies, c, sessionPolicy);
         if (!decision.allowed) denied.push(`vended session ${accessKey} (${session.assumedBy}): ${c.action} on ${c.resource} ${JSON.stringify(c.context)} (${decision.reason})`);
       }
     }
-    console.log(`IAM coverage: ${world.fake.calls.length} calls checked.\nLeast-privilege hints:\n  ${hints.join('\n  ') || '(none)'}`);
+    console.log(`IAM coverage: ${world.fake.calls.length} calls checked, ${sessionCalls} of them with vended credentials.\nLeast-privilege hints:\n  ${hints.join('\n  ') || '(none)'}`);
     expect(denied).toEqual([]);
+    expect(sessionCalls).toBeGreaterThan(0);
   });
 
   it('the evaluator notices a removed action (the check can fail)', () => {

@@ -1,14 +1,14 @@
 // @covers DeclareTable, DescribeTable
 /**
  * The data plane on s3:// with vended credentials: the catalog declares a table in an S3
- * warehouse and vends table-scoped credentials (STS mocked, the session policy it was asked
- * for is what the fake S3 enforces), and LanceDB itself, through the data engine, writes and
+ * warehouse and vends table-scoped credentials (AssumeRole on the loopback AWS fake; the session
+ * policy the vendor sent is what the fake's S3 enforces on every request, evaluated as IAM
+ * would), and LanceDB itself, through the data engine, writes and
  * reads the table on a stateful S3 endpoint with exactly those credentials. A credential vended
  * for one table cannot touch another table's location.
  */
 import { randomUUID } from 'node:crypto';
-import { AssumeRoleCommand, STSClient, type AssumeRoleCommandInput } from '@aws-sdk/client-sts';
-import { mockClient } from 'aws-sdk-client-mock';
+import { STSClient } from '@aws-sdk/client-sts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../lib/adapters/aws/s3-object-store.js';
 import { StsCredentialVendor } from '../../lib/adapters/aws/sts-vendor.js';
@@ -17,34 +17,24 @@ import { LanceDataEngine } from '../../lib/data/engine.js';
 import type { Router } from '../../lib/http/router.js';
 import { metaHandlers } from '../../lib/operations/handlers-meta.js';
 import { decode, ipcRows } from '../data/fixtures.js';
-import { startS3HttpFake, type S3HttpFake } from '../support/s3-http-fake.js';
+import { evaluate, parseSessionPolicy } from '../deploy/iam.js';
+import { startAwsHttpFake, type AwsHttpFake, type RecordedCall, type S3Authorization } from '../support/aws-http-fake.js';
 import { createS3Fake } from '../support/s3-fake.js';
-import { mintedCredentials } from '../support/sts.js';
 
 const ROLE = 'arn:aws:iam::123456789012:role/rask-vending';
 const WH = 'wh-bucket';
 
-const sts = mockClient(STSClient);
-let s3: S3HttpFake;
+let s3: AwsHttpFake;
 let router: Router;
-let issued = 0;
 let seq = 0;
 
+/** Only credentials AssumeRole issued, with their session token, within their session policy. */
+const withinSessionPolicy = ({ session, sessionToken, action, resource, context }: S3Authorization) =>
+  session !== undefined && sessionToken === session.sessionToken && evaluate(parseSessionPolicy(session.policy), { action, resource, context }).allowed;
+
 beforeAll(async () => {
-  s3 = await startS3HttpFake();
-  // STS mints a key per AssumeRole and the fake S3 grants it exactly what the session policy
-  // asked for: objects under each `arn:aws:s3:::<bucket>/<prefix>*` resource.
-  sts.on(AssumeRoleCommand).callsFake(async (input: AssumeRoleCommandInput) => {
-    const minted = mintedCredentials(++issued, Date.now(), input);
-    const policy = JSON.parse(input.Policy!) as { Statement: { Resource: string | string[] }[] };
-    for (const statement of policy.Statement) {
-      for (const resource of [statement.Resource].flat()) {
-        const m = /^arn:aws:s3:::([^/]+)\/(.*)\*$/.exec(resource);
-        if (m) s3.grant(minted.Credentials!.AccessKeyId!, minted.Credentials!.SessionToken, m[1], m[2]);
-      }
-    }
-    return minted;
-  });
+  s3 = await startAwsHttpFake({ authorize: withinSessionPolicy });
+  const sts = new STSClient({ region: 'us-east-1', endpoint: s3.endpoint, credentials: s3.principal('catalog') });
   const registry = createS3Fake();
   ({ router } = await buildApp({
     registryStore: new S3ObjectStore({ client: registry.client, bucket: 'registry-bucket', prefix: 'registry/' }),
@@ -60,12 +50,11 @@ beforeAll(async () => {
     trashGraceDays: 0,
     handlers: metaHandlers,
     maxBodyBytes: 1 << 20,
-    vendor: new StsCredentialVendor({ client: new STSClient({ region: 'us-east-1' }), roleArn: ROLE, now: () => Date.now() }),
+    vendor: new StsCredentialVendor({ client: sts, roleArn: ROLE, now: () => Date.now() }),
   }));
   await call('/v1/namespace/ns/create', { id: ['ns'] });
 });
 afterAll(async () => {
-  sts.restore();
   await s3?.close();
 });
 
@@ -88,7 +77,7 @@ async function declare(name: string) {
   const location = res.json.location as string;
   expect(location).toMatch(new RegExp(`^s3://${WH}/warehouse/tables/[0-9a-f]{16}/${name}\\.lance$`));
   const options = res.json.storage_options as Record<string, string>;
-  expect(options.aws_access_key_id).toMatch(/^ASIA\d+$/);
+  expect(s3.sessions.get(options.aws_access_key_id)?.roleArn).toBe(ROLE);
   return { location, prefix: location.slice(`s3://${WH}/`.length), options };
 }
 
@@ -100,11 +89,13 @@ function engineWith(options: Record<string, string>): LanceDataEngine {
   });
 }
 
-const keysUnder = (prefix: string) => [...(s3.buckets.get(WH)?.keys() ?? [])].filter((k) => k.startsWith(`${prefix}/`));
+const keysUnder = (prefix: string) => s3.keys(WH).filter((k) => k.startsWith(`${prefix}/`));
+/** Whether a call touched `prefix`: an object under it, or a listing of it. */
+const touches = (c: RecordedCall, prefix: string) => c.resource.startsWith(`arn:aws:s3:::${WH}/${prefix}`) || (c.context['s3:prefix'] ?? '').startsWith(prefix);
 
 describe('the data plane on s3:// with vended credentials', () => {
   it('writes, appends and reads a declared table with the credentials vended for it', async () => {
-    const logFrom = s3.log.length; // requests of earlier tests (another test's 403s) are not this test's
+    const callsFrom = s3.calls.length; // requests of earlier tests (another test's 403s) are not this test's
     const t = await declare(`t${++seq}`);
     const engine = engineWith(t.options);
     expect(await engine.createTable(t.location, ipcRows(10), 'create')).toEqual({ version: 1 });
@@ -116,7 +107,7 @@ describe('the data plane on s3:// with vended credentials', () => {
     const written = keysUnder(t.prefix);
     expect(written.some((k) => k.includes('/_versions/'))).toBe(true);
     expect(written.some((k) => k.includes('/data/'))).toBe(true);
-    expect(s3.log.slice(logFrom).filter((l) => l.endsWith(' 403'))).toEqual([]);
+    expect(s3.calls.slice(callsFrom).filter((c) => c.status === 403)).toEqual([]);
   });
 
   it("cannot touch another table's location with one table's credentials", async () => {
@@ -125,7 +116,7 @@ describe('the data plane on s3:// with vended credentials', () => {
     expect(theirs.options.aws_access_key_id).not.toBe(mine.options.aws_access_key_id);
     await expect(engineWith(mine.options).createTable(theirs.location, ipcRows(3), 'create')).rejects.toThrow();
     expect(keysUnder(theirs.prefix)).toEqual([]);
-    expect(s3.log.some((l) => l.includes(theirs.prefix) && l.endsWith(' 403'))).toBe(true);
+    expect(s3.calls.some((c) => touches(c, theirs.prefix) && c.status === 403)).toBe(true);
     // Its own credentials work there.
     expect(await engineWith(theirs.options).createTable(theirs.location, ipcRows(3), 'create')).toEqual({ version: 1 });
     expect(await engineWith(theirs.options).countRows(theirs.location)).toBe(3);

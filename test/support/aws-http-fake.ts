@@ -1,21 +1,25 @@
 /**
  * AWS over HTTP on loopback, for code we cannot reach in-process: the bundled Lambda artifacts
  * from `cdk.out` (their own copy of the SDK) and LanceDB's Rust object store. One server answers
- * S3 (path-style REST, with S3's conditional writes: If-None-Match / If-Match → 412, byte-order
- * listing, ranges, multipart, batch delete), STS AssumeRole, Secrets Manager GetSecretValue and
- * Lambda Invoke, and records every call as the IAM request it is (principal, action, resource,
+ * S3 (path-style REST, with S3's conditional writes: If-None-Match / If-Match → 412, also on
+ * copies and their source; byte-order listing, ranges, multipart, batch delete), STS AssumeRole,
+ * Secrets Manager GetSecretValue, Lambda Invoke, EventBridge PutEvents and DynamoDB (forwarded
+ * to dynalite), and records every call as the IAM request it is (principal, action, resource,
  * condition keys) so test/deploy/iam.ts can check it against the synthesized policies.
  *
  * Callers are told apart by access key id: each artifact runs with its own key
  * (`principals`), and credentials issued by AssumeRole map to the assumed role and the session
- * policy passed with them.
+ * policy passed with them. With `authorize`, S3 also decides each request at the time it is made,
+ * as IAM would (403 AccessDenied, nothing read or written): the data-plane test enforces the
+ * session policy of vended credentials there, while the deploy suite checks its recorded calls
+ * afterwards and leaves it unset.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface RecordedCall {
-  /** The principal's name as registered (a function), or the assumed role's session. */
+  /** The principal's name as registered (a function), or `session:<access key id>` for credentials AssumeRole issued. */
   readonly principal: string;
   readonly action: string;
   readonly resource: string;
@@ -31,6 +35,20 @@ export interface AssumedSession {
   /** The inline session policy sent with AssumeRole, parsed; absent when none was sent. */
   readonly policy?: unknown;
   readonly assumedBy: string;
+  /** The session token issued with the credentials, which every request with them must carry. */
+  readonly sessionToken: string;
+}
+
+/** One S3 request as IAM would see it, with the credentials that signed it. */
+export interface S3Authorization {
+  readonly accessKeyId: string;
+  /** `x-amz-security-token` as sent. */
+  readonly sessionToken?: string;
+  /** The AssumeRole session the key was issued by, if any. */
+  readonly session?: AssumedSession;
+  readonly action: string;
+  readonly resource: string;
+  readonly context: Readonly<Record<string, string>>;
 }
 
 export interface AwsHttpFakeOptions {
@@ -42,6 +60,8 @@ export interface AwsHttpFakeOptions {
   readonly invoke?: (functionName: string, payload: unknown) => Promise<unknown>;
   /** A DynamoDB endpoint (dynalite) that DynamoDB requests are forwarded to, and recorded. */
   readonly dynamodbEndpoint?: string;
+  /** Decides each S3 request before it runs (false → 403 AccessDenied); unset, all are allowed. */
+  readonly authorize?: (request: S3Authorization) => boolean;
 }
 
 export interface AwsHttpFake {
@@ -112,13 +132,14 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
     const accessKey = scope?.[1] ?? '';
     const service = scope?.[2] ?? '';
     const session = sessions.get(accessKey);
+    const caller = { accessKeyId: accessKey, sessionToken: header(req, 'x-amz-security-token'), session };
     const principal = principals.get(accessKey) ?? (session ? `session:${accessKey}` : `unknown:${accessKey}`);
     const record = (action: string, resource: string, status: number, context: Record<string, string> = {}) =>
       calls.push({ principal, action, resource, context, status });
     if (service === 'sts') return sts(req, res, body, principal, record);
     if (service === 'secretsmanager') return secretsManager(req, res, body, record);
     if (service === 'lambda') return lambdaInvoke(req, res, body, record);
-    if (service === 's3') return s3(req, res, body, record);
+    if (service === 's3') return s3(req, res, body, record, caller);
     if (service === 'dynamodb') return dynamodb(req, res, body, record);
     if (service === 'events') return eventBridge(req, res, body, record);
     throw new HttpError(400, 'UnknownService', `the fake does not serve "${service}" (authorization: ${auth.slice(0, 80)})`);
@@ -126,7 +147,9 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
 
   type Record_ = (action: string, resource: string, status: number, context?: Record<string, string>) => void;
 
-  function s3(req: IncomingMessage, res: ServerResponse, body: Buffer, record: Record_): void {
+  type Caller = Pick<S3Authorization, 'accessKeyId' | 'sessionToken' | 'session'>;
+
+  function s3(req: IncomingMessage, res: ServerResponse, body: Buffer, record: Record_, caller: Caller): void {
     const url = new URL(req.url ?? '/', 'http://fake');
     const [, bucket = '', ...rest] = url.pathname.split('/');
     const key = rest.map(decodeURIComponent).join('/');
@@ -141,6 +164,11 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
       record(action, resource, error.status, context);
       throw error;
     };
+    const allowed = (action: string, resource: string, context: Record<string, string> = {}) =>
+      options.authorize?.({ ...caller, action, resource, context }) ?? true;
+    const permit = (action: string, resource: string, context?: Record<string, string>) => {
+      if (!allowed(action, resource, context)) fail(action, resource, new HttpError(403, 'AccessDenied', 'Access Denied'), context);
+    };
     if (!bucket) throw new HttpError(400, 'InvalidRequest', 'path-style requests only');
 
     if (key === '') {
@@ -150,32 +178,45 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
         const maxKeys = Math.min(Number(q.get('max-keys') ?? 1000), 1000);
         const context: Record<string, string> = { 's3:prefix': prefix, 's3:max-keys': String(maxKeys) };
         if (delimiter) context['s3:delimiter'] = delimiter;
+        permit('s3:ListBucket', `arn:aws:s3:::${bucket}`, context);
         record('s3:ListBucket', `arn:aws:s3:::${bucket}`, 200, context);
         reply(200, { 'content-type': 'application/xml' }, listXml(bucket, objects(bucket), q, prefix, delimiter, maxKeys));
         return;
       }
       if (method === 'GET' && q.has('location')) {
+        permit('s3:GetBucketLocation', `arn:aws:s3:::${bucket}`);
         record('s3:GetBucketLocation', `arn:aws:s3:::${bucket}`, 200);
         reply(200, { 'content-type': 'application/xml' }, `<?xml version="1.0"?><LocationConstraint>${region}</LocationConstraint>`);
         return;
       }
       if (method === 'HEAD') {
+        permit('s3:ListBucket', `arn:aws:s3:::${bucket}`);
         record('s3:ListBucket', `arn:aws:s3:::${bucket}`, 200);
         reply(200, { 'x-amz-bucket-region': region });
         return;
       }
       if (method === 'POST' && q.has('delete')) {
         const keysToDelete = [...body.toString().matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => unxml(m[1]));
-        for (const k of keysToDelete) {
-          record('s3:DeleteObject', `arn:aws:s3:::${bucket}/${k}`, 200);
+        // S3 decides each key of a batch on its own and reports the refused ones in the result.
+        const results = keysToDelete.map((k) => {
+          const arn = `arn:aws:s3:::${bucket}/${k}`;
+          if (!allowed('s3:DeleteObject', arn)) {
+            record('s3:DeleteObject', arn, 403);
+            return `<Error><Key>${xml(k)}</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error>`;
+          }
+          record('s3:DeleteObject', arn, 200);
           objects(bucket).delete(k);
-        }
-        reply(200, { 'content-type': 'application/xml' }, `<?xml version="1.0"?><DeleteResult>${keysToDelete.map((k) => `<Deleted><Key>${xml(k)}</Key></Deleted>`).join('')}</DeleteResult>`);
+          return `<Deleted><Key>${xml(k)}</Key></Deleted>`;
+        });
+        reply(200, { 'content-type': 'application/xml' }, `<?xml version="1.0"?><DeleteResult>${results.join('')}</DeleteResult>`);
         return;
       }
       throw new HttpError(501, 'NotImplemented', `bucket operation ${method} ${url.search}`);
     }
 
+    const uploadId = q.get('uploadId');
+    const reading = method === 'GET' || method === 'HEAD';
+    permit(reading ? 's3:GetObject' : method !== 'DELETE' ? 's3:PutObject' : uploadId !== null ? 's3:AbortMultipartUpload' : 's3:DeleteObject', objectArn);
     const current = objects(bucket).get(key);
     const ifNoneMatch = header(req, 'if-none-match');
     const ifMatch = header(req, 'if-match');
@@ -194,7 +235,6 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
       reply(200, { 'content-type': 'application/xml' }, `<?xml version="1.0"?><InitiateMultipartUploadResult><Bucket>${xml(bucket)}</Bucket><Key>${xml(key)}</Key><UploadId>${uploadId}</UploadId></InitiateMultipartUploadResult>`);
       return;
     }
-    const uploadId = q.get('uploadId');
     if (uploadId !== null) {
       const upload = uploads.get(uploadId);
       if (!upload) return fail('s3:PutObject', objectArn, new HttpError(404, 'NoSuchUpload', 'no such upload'));
@@ -227,8 +267,11 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
       if (copySource !== undefined) {
         const [, srcBucket = '', ...srcRest] = decodeURIComponent(copySource.startsWith('/') ? copySource : `/${copySource}`).split('/');
         const srcKey = srcRest.join('/');
+        permit('s3:GetObject', `arn:aws:s3:::${srcBucket}/${srcKey}`);
         const source = objects(srcBucket).get(srcKey);
         if (!source) return fail('s3:GetObject', `arn:aws:s3:::${srcBucket}/${srcKey}`, new HttpError(404, 'NoSuchKey', 'The specified key does not exist.'));
+        const sourceIfMatch = header(req, 'x-amz-copy-source-if-match');
+        if (sourceIfMatch !== undefined && sourceIfMatch !== source.etag) fail('s3:GetObject', `arn:aws:s3:::${srcBucket}/${srcKey}`, new HttpError(412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold'));
         record('s3:GetObject', `arn:aws:s3:::${srcBucket}/${srcKey}`, 200);
         checkWrite('s3:PutObject');
         const object = put(bucket, key, source.body);
@@ -249,7 +292,7 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
       reply(204, {});
       return;
     }
-    if (method === 'GET' || method === 'HEAD') {
+    if (reading) {
       if (!current) return fail('s3:GetObject', objectArn, new HttpError(404, 'NoSuchKey', 'The specified key does not exist.'));
       if (ifMatch !== undefined && ifMatch !== current.etag) return fail('s3:GetObject', objectArn, new HttpError(412, 'PreconditionFailed', 'If-Match failed'));
       if (ifNoneMatch !== undefined && ifNoneMatch === current.etag) {
@@ -291,13 +334,14 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
     record('sts:AssumeRole', roleArn, 200);
     const accessKeyId = `ASIA${randomBytes(8).toString('hex').toUpperCase()}`;
     const policy = form.get('Policy');
-    sessions.set(accessKeyId, { roleArn, sessionName, policy: policy ? JSON.parse(policy) : undefined, assumedBy: principal });
+    const sessionToken = randomBytes(24).toString('hex');
+    sessions.set(accessKeyId, { roleArn, sessionName, policy: policy ? JSON.parse(policy) : undefined, assumedBy: principal, sessionToken });
     const expiration = new Date(Date.now() + Number(form.get('DurationSeconds') ?? 3600) * 1000).toISOString();
     res.writeHead(200, { 'content-type': 'text/xml' });
     res.end(
       `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials>` +
         `<AccessKeyId>${accessKeyId}</AccessKeyId><SecretAccessKey>${randomBytes(16).toString('hex')}</SecretAccessKey>` +
-        `<SessionToken>${randomBytes(24).toString('hex')}</SessionToken><Expiration>${expiration}</Expiration></Credentials>` +
+        `<SessionToken>${sessionToken}</SessionToken><Expiration>${expiration}</Expiration></Credentials>` +
         `<AssumedRoleUser><AssumedRoleId>AROA:${xml(sessionName)}</AssumedRoleId><Arn>${xml(roleArn)}/${xml(sessionName)}</Arn></AssumedRoleUser>` +
         `</AssumeRoleResult><ResponseMetadata><RequestId>${randomBytes(8).toString('hex')}</RequestId></ResponseMetadata></AssumeRoleResponse>`,
     );
@@ -381,6 +425,8 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
     },
     close: () =>
       new Promise<void>((resolve) => {
+        // Clients (LanceDB's object store, the SDK) keep connections alive: close them, or
+        // close() waits for their idle timeout.
         server.closeAllConnections();
         server.close(() => resolve());
       }),
