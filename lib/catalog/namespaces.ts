@@ -233,9 +233,9 @@ async function finishDrop(services: CatalogServices, id: readonly string[], mark
   await crashPoint(services, 'namespace-drop:emptied');
   // A recoverable cascade files the namespace (idempotent) before its record goes.
   if (marked.drop?.trash) await fileNamespace(services, marked, marked.drop.trash);
+  await removeMarked(services, id, nonce, recordedBehavior(marked));
   // No table is left below: any has-data marker there is a leftover of a crash.
   await clearMarkerSubtree(services, id);
-  await removeMarked(services, id, nonce);
 }
 
 /** Finishes (or undoes) a drop left `dropping` at `id`, if there is one: the undrop starts from a settled name. */
@@ -304,11 +304,16 @@ async function unmarkDropping(services: CatalogServices, id: readonly string[], 
  * undid the drop (a restrict drop that met a child being created) must not see its restored
  * namespace deleted under the child.
  */
-async function removeMarked(services: CatalogServices, id: readonly string[], nonce: string | undefined): Promise<void> {
+async function removeMarked(services: CatalogServices, id: readonly string[], nonce: string | undefined, behavior: DropBehavior): Promise<void> {
   const key = keys.namespace(services.project, id);
   await services.registry.retrying(`drop namespace ${fmtId(id)}`, async () => {
     const found = await readNamespace(services, id);
     if (!found) return;
+    // Only a restrict drop is ever undone by someone else, and only because it met a child being
+    // created (finishDrop): the namespace is not empty, which is this drop's answer too.
+    if (found.value.state === 'active' && behavior === 'restrict') {
+      throw new NamespaceNotEmptyError(`namespace ${fmtId(id)} is not empty: a table or namespace was created in it during the drop`);
+    }
     if (found.value.state !== 'dropping' || found.value.drop?.nonce !== nonce) {
       throw new ConcurrentModificationError(`namespace ${fmtId(id)} was restored by a concurrent request; retry the drop`);
     }

@@ -106,7 +106,7 @@ describe('vector index builds above the synchronous limit run as jobs (worker lo
     expectOk(await t.arrow('create', ipcRows(300)));
     // The name is taken by a (synchronous, scalar) index: a queued vector build of that name is refused.
     expectOk(await t.post('create_scalar_index', { column: 'id', index_type: 'BTREE', name: 'v_pq' }));
-    const jobsBefore = await s.jobKeys();
+    const jobsBefore = await s.settledJobKeys();
     expectError(await t.post('create_index', { column: 'vec', index_type: 'IVF_PQ', name: 'v_pq', num_partitions: 2 }), 409, 7);
     expectError(await t.post('create_index', { column: 'nope', index_type: 'IVF_PQ', num_partitions: 2 }), 404, 12);
     expectError(await t.post('create_index', { column: 'vec', index_type: 'IVF_PQ', m: 4 }), 400, 13);
@@ -311,7 +311,7 @@ describe('computed columns and AlterTableBackfillColumns', () => {
     expectOk(await t.post('add_columns', { new_columns: [{ name: 'twice', computed: 'id * 2' }] }));
     await settle(s, expectOk(await backfill(t, { column: 'twice' }), 202).job_id);
     const version = (await t.describe()).version;
-    const jobsBefore = await s.jobKeys();
+    const jobsBefore = await s.settledJobKeys();
     expect(expectError(await backfill(t, { column: 'text' }), 400, 13).error).toMatch(/"text" is not a computed column/);
     expectError(await backfill(t, { column: 'nope' }), 404, 12);
     expectError(await backfill(t, { column: 'twice', where: 'nope > 1' }), 404, 12);

@@ -11,6 +11,8 @@ export interface TestServer extends RunningServer {
   stop(): Promise<void>;
   /** Keys of the job records in the registry (queued, running and finished), for "nothing was queued" checks. */
   jobKeys(): Promise<string[]>;
+  /** jobKeys once no job is live: a finished job's move from live/ to done/ is not atomic to a listing. */
+  settledJobKeys(): Promise<string[]>;
 }
 
 export interface RawResponse {
@@ -28,6 +30,10 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     // Request lines at info would drown test output; warnings and errors still show.
     loadLocalConfig({ RASK_PORT: '0', RASK_DATA_DIR: dataDir, RASK_HOST: '127.0.0.1', RASK_LOG_LEVEL: 'warn', ...env }),
   );
+  const jobKeys = async (): Promise<string[]> => {
+    const registry = new FsObjectStore(path.join(dataDir, 'registry'));
+    return (await registry.list({ prefix: 'p/' })).objects.map((o) => o.key).filter((k) => k.includes('/jobs/'));
+  };
   return {
     ...running,
     async request(method, p, body, headers = {}) {
@@ -36,9 +42,14 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       const text = bytes.toString('utf8');
       return { status: res.status, headers: res.headers, text, bytes, json: () => JSON.parse(text) };
     },
-    async jobKeys() {
-      const registry = new FsObjectStore(path.join(dataDir, 'registry'));
-      return (await registry.list({ prefix: 'p/' })).objects.map((o) => o.key).filter((k) => k.includes('/jobs/'));
+    jobKeys,
+    async settledJobKeys() {
+      for (let i = 0; i < 200; i++) {
+        const found = await jobKeys();
+        if (!found.some((k) => k.includes('/jobs/live/'))) return found;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error('jobs still live after 10 s');
     },
     async stop() {
       await running.close();

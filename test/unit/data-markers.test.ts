@@ -1,6 +1,6 @@
 // @covers ListTables, DeclareTable, CreateTableVersion, RegisterTable, RenameTable, DropTable, DeregisterTable, UndropTable, DropNamespace
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createNamespace, dropNamespace } from '../../lib/catalog/namespaces.js';
+import { createNamespace, dropNamespace, settleNamespace } from '../../lib/catalog/namespaces.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { deregisterTable, dropTable } from '../../lib/catalog/tables/drop.js';
@@ -146,6 +146,45 @@ describe('managed versioning: the catalog sees every first commit', () => {
     expect(await markers('data')).toEqual([]);
     await createNamespace(s, { id: ['b'], mode: 'create', properties: {} });
     expect(await withData(['b'])).toEqual([]);
+  });
+});
+
+describe('a restrict drop racing a create (gated, deterministic)', () => {
+  it('a drop undone by a helper after its emptiness check answers 409 / 3 and never removes the new table\'s marker', async () => {
+    await writeFakeDataset(store, 'imports/late.lance');
+    const id = ['b', 'late'];
+    // Gate 1: the register has read its parent (active) and stops right before its marker.
+    const beforeMarker = gateFirst(s.registry.store, (c) => c.key === keys.dataMarker(s.project, 'data', id));
+    // Gate 2: it has written marker and record and stops before re-reading its parent.
+    let recordWritten = false;
+    const beforeRecheck = gateFirst(beforeMarker.store, (c) => {
+      if (c.key === keys.table(s.project, id) && c.op !== 'get') recordWritten = true;
+      return recordWritten && c.op === 'get' && c.key === keys.namespace(s.project, ['b']);
+    });
+    const registering = outcome(registerTable({ ...s, registry: new Registry(beforeRecheck.store) }, { id, location: 'imports/late.lance', mode: 'create', properties: {} }));
+    await beforeMarker.reached;
+    // The drop marks `dropping`, finds the namespace empty and, at its "emptied" step, the
+    // register lands; a request passing by settles the mark and undoes the drop (not empty),
+    // then the register's re-check finds its parent active.
+    let gated = false;
+    const racing: CatalogServices = {
+      ...s,
+      crashPoint: async (point) => {
+        if (point !== 'namespace-drop:emptied' || gated) return;
+        gated = true;
+        beforeMarker.release();
+        await beforeRecheck.reached;
+        await settleNamespace(s, ['b']);
+        beforeRecheck.release();
+        expect(await registering).toBe('ok');
+      },
+    };
+    expect(await outcome(dropNamespace(racing, { id: ['b'], mode: 'fail', behavior: 'restrict' }))).toBe(3);
+    expect(gated).toBe(true);
+    // The drop never deletes a live table's marker: the registered data stays listed.
+    expect(await s.registry.store.get(keys.dataMarker(s.project, 'data', id))).toBeDefined();
+    expect(await withData(['b'])).toEqual(['late']);
+    await assertTableInvariants(f.direct);
   });
 });
 

@@ -75,16 +75,30 @@ async function removeIfOwn(services: CatalogServices, key: string, uid: string):
   });
 }
 
-/** After a namespace is dropped: whatever markers are left under it belong to no table. */
+/**
+ * After a namespace's record is gone: markers left under it (crash leftovers of its tables)
+ * belong to no table. It must run only once the record is gone — before, a create racing the
+ * drop may already have put its marker (markers go before records) and would be hidden. Each
+ * delete is conditional on the etag listed, and nothing is deleted if the namespace exists again
+ * (re-created meanwhile: its tables' markers are theirs). What a crash leaves here, reconcile
+ * finds (`leftover-marker`).
+ */
 export async function clearMarkerSubtree(services: CatalogServices, namespace: readonly string[]): Promise<void> {
+  const found: { key: string; etag: string }[] = [];
   for (const kind of ['data', 'maybe'] as const) {
     const prefix = keys.dataMarkersSubtree(services.project, kind, namespace);
+    let startAfter: string | undefined;
     for (;;) {
-      const page = await services.registry.store.list({ prefix, limit: 1000 });
-      await Promise.all(page.objects.map((o) => services.registry.store.deleteIfMatch(o.key, o.etag).catch(() => undefined)));
-      if (!page.truncated || page.objects.length === 0) break;
+      const page = await services.registry.store.list({ prefix, startAfter, limit: 1000 });
+      found.push(...page.objects.map((o) => ({ key: o.key, etag: o.etag })));
+      const last = page.objects.at(-1);
+      if (!page.truncated || !last) break;
+      startAfter = last.key;
     }
   }
+  if (found.length === 0) return;
+  if (await services.registry.read(keys.namespace(services.project, namespace))) return;
+  await Promise.all(found.map((o) => services.registry.store.deleteIfMatch(o.key, o.etag).catch(() => undefined)));
 }
 
 /**
