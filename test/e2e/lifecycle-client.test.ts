@@ -24,19 +24,27 @@ describe('lifecycle doors with the official client', () => {
 
   it('a protected table refuses drop and rename (409 / 19) until force=true; protection reads back', async () => {
     await db.createTable('guarded', rows(0, 3), ['life']);
+    expect((await post('/v1/table/life%24guarded/describe')).json().protected).toBe(false);
     expect((await post('/v1/table/life%24guarded/protection', { protected: true })).json()).toMatchObject({ protected: true, id: ['life', 'guarded'] });
     expect((await get('/v1/table/life%24guarded/protection')).json()).toMatchObject({ protected: true });
-    // The detailed describe carries it as a top-level boolean; the plain one (every open) does not read it.
+    // Every describe carries it as a top-level boolean, the detailed and the plain one (every open).
     expect((await post('/v1/table/life%24guarded/describe', { load_detailed_metadata: true })).json()).toMatchObject({ protected: true, version: 1 });
-    expect((await post('/v1/table/life%24guarded/describe')).json().protected).toBeUndefined();
+    expect((await post('/v1/table/life%24guarded/describe')).json().protected).toBe(true);
     expect((await post('/v1/namespace/life/describe')).json()).toEqual({ properties: {}, protected: false });
     await expect(db.dropTable('guarded', ['life'])).rejects.toThrow();
     const refused = await post('/v1/table/life%24guarded/rename', { new_table_name: 'g2' });
     expect(refused.status).toBe(409);
     expect(refused.json()).toMatchObject({ code: 19 });
     expect(await (await db.openTable('guarded', ['life'])).countRows()).toBe(3);
+    // Unprotected again: the record still says it may be protected, the protection record decides.
+    expect((await post('/v1/table/life%24guarded/protection', { protected: false })).status).toBe(200);
+    expect((await post('/v1/table/life%24guarded/describe')).json().protected).toBe(false);
+    expect((await post('/v1/table/life%24guarded/protection', { protected: true })).status).toBe(200);
     expect((await post('/v1/table/life%24guarded/drop?force=true&purge=true')).status).toBe(200);
     await expect(db.openTable('guarded', ['life'])).rejects.toThrow();
+    // A re-created name is unprotected.
+    await db.createTable('guarded', rows(0, 1), ['life']);
+    expect((await post('/v1/table/life%24guarded/describe')).json().protected).toBe(false);
   });
 
   it('a namespace with a protected table refuses a cascade drop, naming the table', async () => {

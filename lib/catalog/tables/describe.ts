@@ -35,6 +35,12 @@ export interface DescribeInput {
 export async function describeTable(services: CatalogServices, input: DescribeInput): Promise<Record<string, unknown>> {
   const table = await resolveTable(services, input.id);
   const { record, warehouse } = table;
+  const protection: Promise<boolean> =
+    record.mayBeProtected === false
+      ? Promise.resolve(false)
+      : readProtectionRecord(services, 'table', record.id).then((p) => p?.uid === record.uid);
+  // Settled even when a later step throws first, so it never becomes an unhandled rejection.
+  protection.catch(() => undefined);
   const out: Record<string, unknown> = {
     location: table.location,
     properties: { ...record.properties },
@@ -68,11 +74,11 @@ export async function describeTable(services: CatalogServices, input: DescribeIn
       schema: details.schema,
     });
   }
+  // Our addition (docs/lifecycle.md): a top-level boolean the spec's schema admits (it does not
+  // close DescribeTableResponse) and clients ignore. Free for a table never protected (its record
+  // says so); one registry read, beside the rest, for one that is or was.
+  out.protected = await protection;
   if (input.loadDetailedMetadata) {
-    // Our addition (docs/lifecycle.md): a top-level boolean the spec's schema admits (it does
-    // not close DescribeTableResponse) and clients ignore. Only on the detailed answer: the plain
-    // describe is every client's open path and costs one registry read, kept so.
-    out.protected = (await readProtectionRecord(services, 'table', record.id))?.uid === record.uid;
     // Schema metadata set through UpdateTableSchemaMetadata lives in the record as an overlay
     // (schema-metadata.ts); it applies to a declared table too, which has no dataset yet.
     const metadata = effectiveMetadata(details?.metadata, record.schemaMetadata);
