@@ -31,7 +31,7 @@ export type MaintenancePassName = 'sweep' | 'index' | 'reconcile' | 'orphans';
  * - `orphans` with delete on: report access plus deleting warehouse objects;
  * - `sweep`, `index` (fan-out, lib/maintenance/fan-out-passes.ts): read the registry and list/read
  *   the warehouse (the registry-only table checks), write their own reports and their pending
- *   markers (`p/<project>/maint/pending/<pass>/`), and put/read jobs in the work queue. The
+ *   markers (`p/<project>/maint/pending/<pass>/`), and get/put job items in the work queue. The
  *   per-table rewrite happens in the jobs function, whose role writes table data; these cannot.
  */
 export interface MaintenancePassSpec {
@@ -259,12 +259,15 @@ export class Maintenance extends Construct {
     this.readPrefix(role, objects, storage.warehouseBucket.bucketArn, storage.warehousePrefix, 'warehouse');
     if (deletes) role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:DeleteObject'], resources: [objects] }));
 
-    // The work queue: repair may alter jobs; fanning out puts new ones (and reads a marker's job).
+    // The work queue: repair may alter jobs, a report lists them; fanning out only reads a
+    // marker's job and puts a new one (item actions on the table, never its index).
+    if (spec.fansOut && !repairs) {
+      role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], resources: [queue.table.tableArn] }));
+      return;
+    }
     const queueActions = repairs
       ? ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem', 'dynamodb:Query']
-      : spec.fansOut
-        ? ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query']
-        : ['dynamodb:GetItem', 'dynamodb:Query'];
+      : ['dynamodb:GetItem', 'dynamodb:Query'];
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({ actions: queueActions, resources: [queue.table.tableArn, `${queue.table.tableArn}/index/${WORK_QUEUE_SCHEMA.index.name}`] }),
     );
