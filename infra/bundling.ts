@@ -88,14 +88,13 @@ export function externalModules(kind: BundleKind): string[] {
       return [...LAYER_MODULES];
     case 'authorizer':
       return [];
-    // Reconcile and the orphan scan never open a dataset: no layer, nothing left out.
+    // No scheduled pass opens a dataset (sweep and index build queue per-table jobs that the jobs
+    // function runs): no layer, nothing left out.
     case 'maintenance-reconcile':
     case 'maintenance-orphans':
-      return [];
-    // Sweep and index build open datasets: LanceDB comes from the layer.
     case 'maintenance-sweep':
     case 'maintenance-index':
-      return [...LAYER_MODULES];
+      return [];
   }
 }
 

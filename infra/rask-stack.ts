@@ -68,7 +68,6 @@ export class RaskStack extends Stack {
       storage: this.storage,
       queue: this.queue,
       settings: maintenanceSettingsFromContext(this.node),
-      layer: this.functions.layer,
       alarmTopic: this.monitoring.topic,
     });
     this.auth = new AdminKeyAuth(this, 'Auth', {

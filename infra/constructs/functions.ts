@@ -42,7 +42,8 @@ export interface CatalogFunctionsProps {
  *   JavaScript, so arm64 (cheaper per GB-second) and no layer: it never loads LanceDB.
  * - data: Arrow IPC, queries, indices, schema changes. Runs LanceDB from the layer, on x86_64
  *   where LanceDB's binaries are published.
- * - jobs: runs queued jobs (large index builds, backfills; docs/jobs.md) off the request path,
+ * - jobs: runs queued jobs (large index builds, backfills, the per-table jobs the scheduled sweep
+ *   and index build queue; docs/jobs.md, docs/maintenance.md) off the request path,
  *   started by a schedule (./jobs-schedule.ts), with the layer and Lambda's longest timeout.
  */
 export class CatalogFunctions extends Construct {
@@ -85,7 +86,7 @@ export class CatalogFunctions extends Construct {
 
     this.jobs = new RaskFunction(this, 'Jobs', {
       kind: 'jobs',
-      description: 'rask scheduled jobs: index builds and backfills off the request path (LanceDB from the layer)',
+      description: 'rask scheduled jobs: index builds, backfills and per-table sweeps / index builds off the request path (LanceDB from the layer)',
       architecture: LAYER_ARCHITECTURE,
       memorySize: config.jobsMemoryMb,
       // Lambda's longest: a job started in the first five minutes has at least ten to finish

@@ -22,61 +22,70 @@ import type { StateRefs, StorageRefs } from '../state-stack.js';
 export type MaintenancePassName = 'sweep' | 'index' | 'reconcile' | 'orphans';
 
 /**
- * How each pass is deployed. `access` is the most its role may do:
- * - `report`: read the registry, list/read the warehouse and the work queue, and write only its
- *   own `reports/<pass>/` records (cursor and reports);
- * - `repair` (reconcile with repair on): registry read-write and enqueueing jobs; the warehouse
- *   stays read-only (purges run in the jobs function);
- * - `delete` (orphan scan with delete on): `report` plus deleting warehouse objects;
- * - `rewrite` (sweep, index build): registry and warehouse read-write and the work queue, with
- *   the LanceDB layer.
+ * How each pass is deployed. None opens a dataset, so none has the LanceDB layer: every one runs
+ * on arm64 with the memory a registry walk needs. What each role may do:
+ * - `reconcile`, `orphans` (report): read the registry, list/read the warehouse and the work
+ *   queue, and write only their own `reports/<pass>/` records (cursor and reports);
+ * - `reconcile` with repair on: registry read-write and enqueueing jobs; the warehouse stays
+ *   read-only (purges run in the jobs function);
+ * - `orphans` with delete on: report access plus deleting warehouse objects;
+ * - `sweep`, `index` (fan-out, lib/maintenance/fan-out-passes.ts): read the registry and list/read
+ *   the warehouse (the registry-only table checks), write their own reports and their pending
+ *   markers (`p/<project>/maint/pending/<pass>/`), and get/put job items in the work queue. The
+ *   per-table rewrite happens in the jobs function, whose role writes table data; these cannot.
  */
 export interface MaintenancePassSpec {
   readonly name: MaintenancePassName;
   readonly kind: BundleKind;
   readonly description: string;
-  readonly lancedb: boolean;
+  /** Default memory (context `rask:maintenance<Pass>MemoryMb` overrides it). */
   readonly memoryMb: number;
+  /** Walks the registry and queues one job per table (sweep, index build). */
+  readonly fansOut: boolean;
 }
 
 /**
  * The passes this construct deploys, one function each (functions/maintenance-<name>.ts). Sweep
- * and index build open datasets: x86_64 with the LanceDB layer (docs/maintenance.md, "Deployment").
+ * and index build only walk and enqueue; the jobs function runs their per-table work with
+ * LanceDB (docs/maintenance.md, "Deployment"). test/infra/bundle.test.ts checks that none of
+ * these bundles reaches LanceDB, Arrow or a native module.
  */
 export const MAINTENANCE_PASSES: readonly MaintenancePassSpec[] = [
   {
     name: 'sweep',
     kind: 'maintenance-sweep',
-    description: 'rask maintenance: sweep (compacts, folds indices, cleans up old versions per table policy)',
-    lancedb: true,
-    memoryMb: 4096,
+    description: 'rask maintenance: sweep (queues a per-table compact / fold / cleanup job for the jobs function)',
+    memoryMb: 512,
+    fansOut: true,
   },
   {
     name: 'index',
     kind: 'maintenance-index',
-    description: 'rask maintenance: index build (builds missing policy indices, folds past the threshold, reports health)',
-    lancedb: true,
-    memoryMb: 4096,
+    description: 'rask maintenance: index build (queues a per-table index build / fold / health job for the jobs function)',
+    memoryMb: 512,
+    fansOut: true,
   },
   {
     name: 'reconcile',
     kind: 'maintenance-reconcile',
     description: 'rask maintenance: reconcile (reports registry/storage drift; repairs only when enabled)',
-    lancedb: false,
     memoryMb: 512,
+    fansOut: false,
   },
   {
     name: 'orphans',
     kind: 'maintenance-orphans',
     description: 'rask maintenance: orphan scan (reports unreachable objects; deletes only when enabled)',
-    lancedb: false,
     memoryMb: 1024,
+    fansOut: false,
   },
 ];
 
 export interface MaintenanceSettings {
   /** Minutes between runs of each pass. */
   readonly everyMinutes: Readonly<Record<MaintenancePassName, number>>;
+  /** Memory of each pass's function, in MB. */
+  readonly memoryMb: Readonly<Record<MaintenancePassName, number>>;
   /** Reconcile runs each door's repair path (and its role may write the registry). */
   readonly reconcileRepair: boolean;
   /** The orphan scan deletes re-checked candidates (and its role may delete warehouse objects). */
@@ -86,6 +95,7 @@ export interface MaintenanceSettings {
 /** Index builds every 5 minutes, reconcile every 15, sweep hourly, orphan scan daily. */
 export const DEFAULT_MAINTENANCE: MaintenanceSettings = {
   everyMinutes: { index: 5, reconcile: 15, sweep: 60, orphans: 1440 },
+  memoryMb: { index: 512, reconcile: 512, sweep: 512, orphans: 1024 },
   reconcileRepair: false,
   orphansDelete: false,
 };
@@ -97,19 +107,29 @@ const CONTEXT_KEYS = {
   orphans: 'rask:maintenanceOrphansMinutes',
 } as const;
 
+const MEMORY_KEYS = {
+  index: 'rask:maintenanceIndexMemoryMb',
+  reconcile: 'rask:maintenanceReconcileMemoryMb',
+  sweep: 'rask:maintenanceSweepMemoryMb',
+  orphans: 'rask:maintenanceOrphansMemoryMb',
+} as const;
+
 /**
  * Reads the maintenance settings from CDK context (`-c rask:maintenanceSweepMinutes=120`,
- * `-c rask:maintenanceReconcileRepair=true`, `-c rask:maintenanceOrphansDelete=true`); a bad
- * value fails the synth with the key's name.
+ * `-c rask:maintenanceReconcileRepair=true`, `-c rask:maintenanceOrphansDelete=true`,
+ * `-c rask:maintenanceSweepMemoryMb=1024`); a bad value fails the synth with the key's name.
  */
 export function maintenanceSettingsFromContext(node: Node): MaintenanceSettings {
-  const minutes = (pass: MaintenancePassName): number => {
-    const raw = node.tryGetContext(CONTEXT_KEYS[pass]);
-    if (raw === undefined || raw === null || raw === '') return DEFAULT_MAINTENANCE.everyMinutes[pass];
+  const whole = (key: string, fallback: number, min: number, max: number, unit: string): number => {
+    const raw = node.tryGetContext(key);
+    if (raw === undefined || raw === null || raw === '') return fallback;
     const n = typeof raw === 'number' ? raw : /^\d+$/.test(String(raw)) ? Number(raw) : NaN;
-    if (!Number.isInteger(n) || n < 1 || n > 10_080) throw new Error(`${CONTEXT_KEYS[pass]} must be a whole number of minutes from 1 to 10080; got ${JSON.stringify(raw)}`);
+    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${key} must be a whole number of ${unit} from ${min} to ${max}; got ${JSON.stringify(raw)}`);
     return n;
   };
+  const minutes = (pass: MaintenancePassName) => whole(CONTEXT_KEYS[pass], DEFAULT_MAINTENANCE.everyMinutes[pass], 1, 10_080, 'minutes');
+  // Lambda's own bounds.
+  const memory = (pass: MaintenancePassName) => whole(MEMORY_KEYS[pass], DEFAULT_MAINTENANCE.memoryMb[pass], 128, 10_240, 'MB');
   const flag = (key: string): boolean => {
     const raw = node.tryGetContext(key);
     if (raw === undefined || raw === null || raw === '' || raw === false || raw === 'false') return false;
@@ -118,6 +138,7 @@ export function maintenanceSettingsFromContext(node: Node): MaintenanceSettings 
   };
   return {
     everyMinutes: { index: minutes('index'), reconcile: minutes('reconcile'), sweep: minutes('sweep'), orphans: minutes('orphans') },
+    memoryMb: { index: memory('index'), reconcile: memory('reconcile'), sweep: memory('sweep'), orphans: memory('orphans') },
     reconcileRepair: flag('rask:maintenanceReconcileRepair'),
     orphansDelete: flag('rask:maintenanceOrphansDelete'),
   };
@@ -128,8 +149,6 @@ export interface MaintenanceProps {
   readonly storage: StorageRefs;
   readonly queue: StateRefs['queue'];
   readonly settings: MaintenanceSettings;
-  /** The LanceDB layer, for the passes that open datasets (sweep, index build). */
-  readonly layer?: lambda.ILayerVersion;
   readonly passes?: readonly MaintenancePassSpec[];
   /** Where each pass's alarm notifies (the stack's monitoring topic); default: `config.alarmTopicArn`, if set. */
   readonly alarmTopic?: sns.ITopic;
@@ -172,12 +191,12 @@ export class Maintenance extends Construct {
       const fn = new RaskFunction(this, id, {
         kind: spec.kind,
         description: spec.description,
-        architecture: spec.lancedb ? lambda.Architecture.X86_64 : lambda.Architecture.ARM_64,
-        memorySize: spec.memoryMb,
+        // Nothing native in any of these bundles (test/infra/bundle.test.ts): arm64.
+        architecture: lambda.Architecture.ARM_64,
+        memorySize: settings.memoryMb[spec.name],
         timeout: Duration.minutes(15),
         environment,
         logRetentionDays: config.logRetentionDays,
-        ...(spec.lancedb && props.layer ? { layers: [props.layer] } : {}),
       });
       this.grant(fn.role, spec, props);
 
@@ -214,29 +233,39 @@ export class Maintenance extends Construct {
 
   private grant(role: iam.Role, spec: MaintenancePassSpec, props: MaintenanceProps): void {
     const { storage, queue, settings } = props;
-    const registry = { bucket: storage.registryBucket, prefix: storage.registryPrefix, access: 'registry' } as const;
-    const warehouse = { bucket: storage.warehouseBucket, prefix: storage.warehousePrefix, access: 'warehouse' } as const;
-    const rewrites = spec.name === 'sweep' || spec.name === 'index';
+    const registryPrefix = storage.registryPrefix;
     const repairs = spec.name === 'reconcile' && settings.reconcileRepair;
     const deletes = spec.name === 'orphans' && settings.orphansDelete;
 
-    if (rewrites) grantPrefixes(role, [registry, warehouse]);
+    // The registry: read everything; write only this pass's own reports (and, fanning out, its
+    // pending markers; repairing, all of it).
+    if (repairs) grantPrefixes(role, [{ bucket: storage.registryBucket, prefix: registryPrefix, access: 'registry' }]);
     else {
-      // The registry: read everything, write only this pass's own reports (and all of it when repairing).
-      if (repairs) grantPrefixes(role, [registry]);
-      else {
-        this.readPrefix(role, storage.registryBucket.arnForObjects(`${storage.registryPrefix}*`), storage.registryBucket.bucketArn, storage.registryPrefix, 'registry');
-        const reports = storage.registryBucket.arnForObjects(`${storage.registryPrefix}reports/${spec.name}/*`);
-        role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:PutObject', 's3:DeleteObject'], resources: [reports] }));
-        acknowledgeWildcardResource(role, reports, `The ${spec.name} pass writes only its own cursor and reports, under reports/${spec.name}/ of the registry prefix.`);
+      this.readPrefix(role, storage.registryBucket.arnForObjects(`${registryPrefix}*`), storage.registryBucket.bucketArn, registryPrefix, 'registry');
+      const reports = storage.registryBucket.arnForObjects(`${registryPrefix}reports/${spec.name}/*`);
+      role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:PutObject', 's3:DeleteObject'], resources: [reports] }));
+      acknowledgeWildcardResource(role, reports, `The ${spec.name} pass writes only its own cursor and reports, under reports/${spec.name}/ of the registry prefix.`);
+      if (spec.fansOut) {
+        // One marker per (pass, table) naming the job queued for it (lib/maintenance/fan-out.ts):
+        // created or replaced, never deleted, by the pass.
+        const pending = storage.registryBucket.arnForObjects(`${registryPrefix}p/*/maint/pending/${spec.name}/*`);
+        role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [pending] }));
+        acknowledgeWildcardResource(role, pending, `The ${spec.name} pass writes only its pending-job markers, under p/<project>/maint/pending/${spec.name}/ of the registry prefix.`);
       }
-      // The warehouse: list and read; delete only for an orphan scan with delete on.
-      const objects = storage.warehouseBucket.arnForObjects(`${storage.warehousePrefix}*`);
-      this.readPrefix(role, objects, storage.warehouseBucket.bucketArn, storage.warehousePrefix, 'warehouse');
-      if (deletes) role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:DeleteObject'], resources: [objects] }));
     }
+    // The warehouse: list and read; delete only for an orphan scan with delete on. No pass writes
+    // table data: the sweep's and index build's rewrites run in the jobs function.
+    const objects = storage.warehouseBucket.arnForObjects(`${storage.warehousePrefix}*`);
+    this.readPrefix(role, objects, storage.warehouseBucket.bucketArn, storage.warehousePrefix, 'warehouse');
+    if (deletes) role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:DeleteObject'], resources: [objects] }));
 
-    const queueActions = rewrites || repairs
+    // The work queue: repair may alter jobs, a report lists them; fanning out only reads a
+    // marker's job and puts a new one (item actions on the table, never its index).
+    if (spec.fansOut && !repairs) {
+      role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], resources: [queue.table.tableArn] }));
+      return;
+    }
+    const queueActions = repairs
       ? ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem', 'dynamodb:Query']
       : ['dynamodb:GetItem', 'dynamodb:Query'];
     role.addToPrincipalPolicy(

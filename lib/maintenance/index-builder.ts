@@ -19,7 +19,7 @@
  * Tables the sweep skips (mid-move, mid-purge, declared-only, trashed) are skipped here too.
  */
 import { announce } from './announce.js';
-import { fanOutPass } from './fan-out.js';
+import { indexFanOut } from './fan-out-passes.js';
 import { DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS } from '../config.js';
 import { jobContext } from '../jobs/context.js';
 import { enqueue } from '../jobs/jobs.js';
@@ -28,7 +28,7 @@ import type { DatasetState } from '../data/maintenance.js';
 import type { MaintenancePass, PassOptions, PassReport } from './pass.js';
 import type { DesiredIndex } from './policy.js';
 import { writeReport } from './reports.js';
-import { skipReason } from './sweep.js';
+import { skipReason } from './table-checks.js';
 import { forEachTable, type TableUnit } from './walker.js';
 
 export type IndexHealth = 'HEALTHY' | 'NEEDS_FOLD' | 'UNKNOWN';
@@ -205,12 +205,7 @@ export async function loadIndexData(): Promise<IndexData> {
 
 export function makeIndexBuilder(data?: IndexData): MaintenancePass {
   return async (services, options) => {
-    if (options.fanOut && !options.dryRun) {
-      return fanOutPass(services, options, 'index', async (unit) => {
-        const skip = await skipReason(unit);
-        return skip ? { project: unit.project, table: unit.id, ...skip } : undefined;
-      });
-    }
+    if (options.fanOut && !options.dryRun) return indexFanOut(services, options);
     const startedAt = services.now().toISOString();
     const calls: IndexData = data ?? (await loadIndexData());
     const items: Record<string, unknown>[] = [];

@@ -30,47 +30,24 @@
  * sweep and counts every row). A commit conflict that Lance gives up on is retried here.
  */
 import { announce } from './announce.js';
-import { fanOutPass } from './fan-out.js';
-import { hasData } from '../catalog/tables/lookup.js';
+import { sweepFanOut } from './fan-out-passes.js';
 import { isMain, listTags } from '../catalog/tables/lance-refs.js';
 import { versionsPrefix } from '../catalog/tables/manifests.js';
 import { latestEntry, readChain } from '../catalog/tables/version-chain.js';
 import { readFragmentRows } from './lance-manifest.js';
-import { encodeSegment, keys } from '../registry/keys.js';
-import type { LocationClaimRecord } from '../registry/records.js';
 import type { MaintenancePass, PassOptions, PassReport } from './pass.js';
-import type { MaintenancePolicy, PolicySource } from './policy.js';
+import type { MaintenancePolicy } from './policy.js';
 import { writeReport } from './reports.js';
+import { lastSweepKey, precheck, type LastSweepRecord, type StepReport, type SweepItem } from './table-checks.js';
 import { forEachTable, type TableUnit } from './walker.js';
+
+export { skipReason, type SkipReason, type StepReport, type SweepItem } from './table-checks.js';
 
 const DAY_MS = 86_400_000;
 /** Lance computes its cutoff from its own clock a moment after ours: keep stage 1 this far below a protected version. */
 export const CUTOFF_SAFETY_MS = 1000;
 const COMMIT_ATTEMPTS = 4;
 
-export type SkipReason = 'moving' | 'purging' | 'declared-only' | 'policy-disables-every-step' | 'interval';
-
-export interface StepReport {
-  readonly status: 'done' | 'skipped' | 'nothing-to-do' | 'would-run' | 'ran-with-compaction';
-  readonly reason?: string;
-  readonly [field: string]: unknown;
-}
-
-export type SweepItem = {
-  readonly project: string;
-  readonly table: readonly string[];
-  readonly skipped?: SkipReason;
-  readonly reason?: string;
-  readonly policy_source?: PolicySource;
-  readonly overrides?: Readonly<Record<string, number>>;
-  readonly rows_before?: number;
-  readonly rows_after?: number;
-  readonly fragments_before?: number;
-  readonly fragments_after?: number;
-  readonly versions_removed?: number;
-  readonly bytes_removed?: number;
-  readonly steps?: { readonly compact: StepReport; readonly optimize_indices: StepReport; readonly cleanup: StepReport };
-};
 
 /** The data-plane calls the sweep makes; injectable so a test can gate them deterministically. */
 export interface SweepData {
@@ -130,27 +107,6 @@ async function fragmentSizes(unit: TableUnit, target: number): Promise<{ small: 
   } catch {
     return undefined;
   }
-}
-
-/** When the sweep last changed a table (keyed by uid, like policies: it dies with the table). */
-interface LastSweepRecord {
-  readonly kind: 'last-sweep';
-  readonly uid: string;
-  readonly at: string;
-}
-
-const lastSweepKey = (unit: TableUnit) => `p/${encodeSegment(unit.project)}/maint/last-sweep/${encodeSegment(unit.record.uid)}`;
-
-/** Why a table must not be touched by maintenance now, or undefined. Shared with the index builder. */
-export async function skipReason(unit: TableUnit): Promise<{ skipped: SkipReason; reason: string } | undefined> {
-  const state = unit.record.state ?? 'active';
-  if (state !== 'active') return { skipped: 'moving', reason: `the table is mid-rename (state ${state}); the next sweep will see it settled` };
-  const claim = await unit.services.registry.read<LocationClaimRecord>(keys.locationClaim(unit.project, unit.record.warehouse, unit.record.path));
-  if (claim?.value.state === 'purging') return { skipped: 'purging', reason: 'the table is being purged (its location claim is purging)' };
-  if (!(await hasData(unit.store, unit.record.path))) {
-    return { skipped: 'declared-only', reason: 'the table is declared but has no committed version yet' };
-  }
-  return undefined;
 }
 
 async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
@@ -242,34 +198,6 @@ async function removeManifests(unit: TableUnit, doomed: readonly number[]): Prom
     bytes += entry.info.size;
   }
   return { removed, bytes };
-}
-
-type Meta = Pick<SweepItem, 'project' | 'table' | 'policy_source' | 'overrides'>;
-
-/**
- * What the sweep can decide from the registry alone (no dataset opened): a reason to leave the
- * table alone, or its policy. The scheduled pass queues a job only for tables that pass it.
- */
-async function precheck(unit: TableUnit, now: () => Date): Promise<{ skip: SweepItem } | { meta: Meta; policy: MaintenancePolicy }> {
-  const base = { project: unit.project, table: unit.id };
-  const skip = await skipReason(unit);
-  if (skip) return { skip: { ...base, ...skip } };
-  const effective = await unit.policy();
-  const { policy } = effective;
-  const meta = { ...base, policy_source: effective.source, ...(effective.overrides ? { overrides: effective.overrides } : {}) };
-  if (!policy.compact_enabled && !policy.optimize_indices_enabled && !policy.cleanup_enabled) {
-    return { skip: { ...meta, skipped: 'policy-disables-every-step', reason: 'the effective policy disables compaction, index optimization and cleanup' } };
-  }
-  // `interval_minutes`: the shortest time between two sweeps that changed this table. Only
-  // material sweeps are recorded, so an idle table costs one GET here and writes nothing.
-  if (policy.interval_minutes > 0) {
-    const last = await unit.services.registry.read<LastSweepRecord>(lastSweepKey(unit));
-    const due = last ? Date.parse(last.value.at) + policy.interval_minutes * 60_000 : 0;
-    if (due > now().getTime()) {
-      return { skip: { ...meta, skipped: 'interval', reason: `swept at ${last!.value.at}; the policy's interval is ${policy.interval_minutes} minutes` } };
-    }
-  }
-  return { meta, policy };
 }
 
 /** One table's sweep, in order; also what a `maintenance_sweep` job runs (lib/maintenance/table-jobs.ts). */
@@ -397,12 +325,7 @@ export async function sweepTable(
  */
 export function makeSweep(data?: SweepData, safetyMs = CUTOFF_SAFETY_MS): MaintenancePass {
   return async (services, options) => {
-    if (options.fanOut && !options.dryRun) {
-      return fanOutPass(services, options, 'sweep', async (unit) => {
-        const checked = await precheck(unit, () => services.now());
-        return 'skip' in checked ? checked.skip : undefined;
-      });
-    }
+    if (options.fanOut && !options.dryRun) return sweepFanOut(services, options);
     const startedAt = services.now().toISOString();
     const calls = data ?? (await import('../data/maintenance.js'));
     const items: SweepItem[] = [];

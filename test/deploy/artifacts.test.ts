@@ -14,6 +14,7 @@
  */
 import * as lancedb from '@lancedb/lancedb';
 import { tableFromIPC } from 'apache-arrow';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decide, evaluate, parseSessionPolicy, rolePolicies, trustAllows, unusedGrants, type Request } from './iam.js';
@@ -157,6 +158,51 @@ describe('synthesized artifacts answer sample events as deployed', () => {
       const result = await world.invoke(target.fn, target.input ?? scheduledEvent(target.rule));
       expect(result.ok ? 'ok' : result.error, `${target.fn.logicalId} on ${target.schedule}`).toBe('ok');
     }
+  });
+
+  it('the scheduled sweep and index build queue per-table jobs, and the jobs function runs them', async () => {
+    const scheduled = (prefix: string) => {
+      const target = world.schedules.find((t) => t.fn.logicalId.startsWith(prefix));
+      if (!target) throw new Error(`no schedule targets a ${prefix} function`);
+      return target;
+    };
+    const jobs = scheduled('FunctionsJobs');
+    const runJobs = async () => {
+      const r = await world.invoke(jobs.fn, jobs.input ?? scheduledEvent(jobs.rule));
+      if (!r.ok) throw new Error(r.error);
+      return r.value as { ran: number; outcomes: Record<string, number> };
+    };
+    // Whatever the schedules above queued runs first, so each pass below queues a fresh job.
+    await runJobs();
+
+    const sweepFn = scheduled('MaintenanceSweep');
+    const indexFn = scheduled('MaintenanceIndex');
+    // They open no dataset: no layer to take LanceDB from.
+    expect([sweepFn.fn.layerDirs, indexFn.fn.layerDirs]).toEqual([[], []]);
+    const env = sweepFn.fn.environment;
+    const reader = new S3Client({ endpoint: world.fake.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: world.fake.principal('deploy-test-reader') });
+    const queued: string[] = [];
+    for (const target of [sweepFn, indexFn]) {
+      const r = await world.invoke(target.fn, scheduledEvent(target.rule));
+      if (!r.ok) throw new Error(`${target.fn.logicalId}: ${r.error}`);
+      const run = r.value as { summary: { jobs_queued: number }; report?: string };
+      expect(run.summary.jobs_queued, target.fn.logicalId).toBe(1);
+      const body = await (await reader.send(new GetObjectCommand({ Bucket: env.RASK_REGISTRY_BUCKET, Key: `${env.RASK_REGISTRY_PREFIX}${run.report}` }))).Body!.transformToString();
+      const items = (JSON.parse(body) as { items: { table: string[]; job: string; transaction_id: string }[] }).items;
+      expect(items.map((i) => [i.table, i.job])).toEqual([[['smoke', 'events'], 'queued']]);
+      queued.push(items[0].transaction_id);
+    }
+    reader.destroy();
+
+    const ran = await runJobs();
+    expect(ran).toMatchObject({ ran: 2, outcomes: { succeeded: 2 } });
+    for (const id of queued) {
+      const described = json(await call('DescribeTransaction', `/v1/transaction/${encodeURIComponent(id)}/describe`, { json: {} }));
+      expect(described, id).toMatchObject({ status: 'Succeeded' });
+    }
+    // The sweep job compacted the table's two fragments in the warehouse, as the jobs role.
+    expect(world.fake.calls.some((c) => c.principal === jobs.fn.name && c.action === 's3:PutObject' && c.resource.includes('/warehouse/'))).toBe(true);
+    expect((await call('CountTableRows', '/v1/table/smoke%24events/count_rows', { json: {} })).body).toBe('5');
   });
 
   it('drops the table and the namespace', async () => {

@@ -69,6 +69,23 @@ describe('Lambda bundles', () => {
     expect(meta.filter((i) => i.startsWith('lib/jobs/runners/') || i.startsWith('lib/data/'))).toEqual([]);
   });
 
+  it('sweep and index-build bundles only walk and enqueue: no LanceDB, Arrow, data plane or native module in any file, nothing left out', async () => {
+    for (const kind of ['maintenance-sweep', 'maintenance-index'] as const) {
+      const result = await build({ ...esbuildOptions(kind, `/tmp/rask-${kind}`), write: false, metafile: true, logLevel: 'silent' });
+      const inputs = Object.keys(result.metafile!.inputs);
+      // The fan-out path is there…
+      for (const f of ['lib/maintenance/fan-out-passes.ts', 'lib/maintenance/fan-out.ts', 'lib/maintenance/table-checks.ts', 'lib/jobs/jobs.ts']) expect(inputs, kind).toContain(f);
+      // …and nothing that runs a table's work: lib/data (it loads LanceDB through createRequire,
+      // invisible to the metafile), the passes' in-process bodies, the job runners.
+      expect(inputs.filter((i) => /@lancedb|apache-arrow|\.node$/.test(i) || i.startsWith('lib/data/') || i.startsWith('lib/jobs/runners/')), kind).toEqual([]);
+      expect(inputs.filter((i) => ['lib/maintenance/sweep.ts', 'lib/maintenance/index-builder.ts', 'lib/maintenance/table-jobs.ts'].includes(i)), kind).toEqual([]);
+      expect(forbiddenInputs(result.metafile!), kind).toEqual([]);
+      // Every module the output imports at runtime is a Node built-in: nothing for a layer to supply.
+      expect(externalImports(result.metafile!).filter((p) => !isBuiltin(p)), kind).toEqual([]);
+      for (const file of result.outputFiles!) expect(/@lancedb\/lancedb|apache-arrow|\.node['"]/.test(file.text), `${kind} ${file.path}`).toBe(false);
+    }
+  });
+
   it('authorizer bundle carries its own Secrets Manager client and nothing of the catalog', async () => {
     const { metafile } = await bundle('authorizer');
     expect(externalImports(metafile).filter((p) => !isBuiltin(p))).toEqual([]);

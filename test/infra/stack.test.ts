@@ -307,9 +307,11 @@ describe('IAM', () => {
           checked++;
           continue;
         }
-        // The maintenance passes may also write their own reports under registry/reports/<pass>/.
-        expect(resource, owner).toMatch(/^<Storage(Registry|Warehouse)[A-Z0-9]+\.Arn>\/(registry|warehouse)\/(reports\/[a-z]+\/)?\*$/);
-        if (resource.includes('Registry')) expect(resource).toMatch(/\/registry\/(reports\/[a-z]+\/)?\*$/);
+        // The maintenance passes may also write their own reports under registry/reports/<pass>/,
+        // and the fan-out passes their pending markers under registry/p/*/maint/pending/<pass>/.
+        const own = '(reports\\/[a-z]+\\/|p\\/\\*\\/maint\\/pending\\/(sweep|index)\\/)?';
+        expect(resource, owner).toMatch(new RegExp(`^<Storage(Registry|Warehouse)[A-Z0-9]+\\.Arn>\\/(registry|warehouse)\\/${own}\\*$`));
+        if (resource.includes('Registry')) expect(resource).toMatch(new RegExp(`\\/registry\\/${own}\\*$`));
         if (resource.includes('Warehouse')) expect(resource).toMatch(/\/warehouse\/\*$/);
         checked++;
       }
@@ -378,7 +380,11 @@ describe('IAM', () => {
     for (const { roles, statement } of dynamo) {
       expect(roles.every((r) => jobRoles.includes(r) || r.startsWith('Maintenance'))).toBe(true);
       expect(asArray(statement.Action)).not.toContain('dynamodb:Scan');
-      expect(asArray(statement.Resource).map(flat).sort()).toEqual([`<${tableId}.Arn>`, `<${tableId}.Arn>/index/gsi1`]);
+      if (roles.every((r) => /^Maintenance(Sweep|Index)Role/.test(r))) {
+        // The fan-out passes only read a job and put a new one: the table, not its index.
+        expect(asArray(statement.Action).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
+        expect(asArray(statement.Resource).map(flat)).toEqual([`<${tableId}.Arn>`]);
+      } else expect(asArray(statement.Resource).map(flat).sort()).toEqual([`<${tableId}.Arn>`, `<${tableId}.Arn>/index/gsi1`]);
     }
   });
 

@@ -32,8 +32,9 @@ describe('configuration variants', () => {
       .filter((s) => asArray(s.statement.Action).includes('s3:PutObject'))
       .flatMap((s) => asArray(s.statement.Resource).map(flat));
     expect(objectResources).toContain('arn:<AWS::Partition>:s3:::my-lake/lance/tables/*');
-    // (maintenance passes may also write their own reports under registry/reports/<pass>/)
-    for (const r of objectResources) expect(r).toMatch(/(\/registry\/(reports\/[a-z]+\/)?\*|my-lake\/lance\/tables\/\*)$/);
+    // (maintenance passes may also write their own reports under registry/reports/<pass>/, the
+    // fan-out passes their pending markers under registry/p/*/maint/pending/<pass>/)
+    for (const r of objectResources) expect(r).toMatch(/(\/registry\/(reports\/[a-z]+\/|p\/\*\/maint\/pending\/(sweep|index)\/)?\*|my-lake\/lance\/tables\/\*)$/);
   });
 
   it('applies the DESTROY removal policy to the stack-owned buckets and the queue', () => {
