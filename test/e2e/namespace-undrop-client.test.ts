@@ -12,7 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { FsObjectStore } from '../../lib/adapters/local/fs-object-store.js';
 import { keys } from '../../lib/registry/keys.js';
 import type { NamespaceRecord } from '../../lib/registry/records.js';
@@ -26,10 +26,16 @@ interface Child {
   proc: ChildProcess;
   url: string;
   exited: Promise<number | null>;
+  /** The tail of the server's stderr (its error lines carry request ids): shown when a test fails. */
+  stderr: () => string;
 }
 
 const dirs: string[] = [];
 const children: Child[] = [];
+afterEach((ctx) => {
+  if (ctx.task.result?.state !== 'fail') return;
+  for (const c of children) if (c.stderr()) console.error(`server ${c.url} stderr:\n${c.stderr()}`);
+});
 afterAll(async () => {
   for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
   await Promise.all(children.map((c) => c.exited));
@@ -53,7 +59,7 @@ async function startChild(dataDir: string, killAfter?: string): Promise<Child> {
     });
     proc.once('exit', (code) => reject(new Error(`server exited (${code}) before it was ready: ${stderr}`)));
   });
-  const child = { proc, url, exited };
+  const child = { proc, url, exited, stderr: () => stderr };
   children.push(child);
   return child;
 }
