@@ -18,6 +18,7 @@ import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { describeTable } from '../../lib/catalog/tables/describe.js';
 import { listAllTables, listTables, tableExists } from '../../lib/catalog/tables/list.js';
 import { readTable } from '../../lib/catalog/tables/lookup.js';
+import { describeTableVersion, listTableVersions } from '../../lib/catalog/tables/versions.js';
 import { beginMove, liveRecord, readRaw } from '../../lib/catalog/tables/move.js';
 import { rememberWarehouse } from '../../lib/catalog/warehouses.js';
 import { keys } from '../../lib/registry/keys.js';
@@ -215,6 +216,27 @@ describe.each(KINDS)('a has-data probe (%s store): listed without writing the ma
     // The default mode answers the same and writes the marker.
     expect(await listTables(w.s, { namespace: ['a'], includeDeclared: false })).toEqual({ tables: ['y'] });
     expect(await dataMarkers()).toBe(1);
+  });
+});
+
+describe.each(KINDS)('versions of a managed table a client committed to directly (%s store): answered, not recorded', (kind) => {
+  it('ListTableVersions and DescribeTableVersion answer the version without marking the table as having data', async () => {
+    const w = await world(kind);
+    await createNamespace(w.s, { id: ['a'], mode: 'create', properties: {} });
+    await declareTable(w.s, { id: ['a', 't'], properties: {}, identity });
+    const record = async () => (await readTable(w.s, ['a', 't']))!.value;
+    expect((await record()).dataMarker).toBe('none');
+    await writeFakeDataset(await warehouseStore(w.s), (await record()).path);
+
+    const listed = await listTableVersions(w.ro, { id: ['a', 't'], descending: true });
+    expect(listed.versions.map((v) => v.version)).toEqual([1]);
+    expect((await describeTableVersion(w.ro, { id: ['a', 't'] })).version.version).toBe(1);
+    expect((await describeTableVersion(w.ro, { id: ['a', 't'], version: 1 })).version.version).toBe(1);
+    expect(w.attempts()).toEqual([]);
+    expect((await record()).dataMarker).toBe('none');
+    // The default mode answers the same and records the data.
+    expect(await listTableVersions(w.s, { id: ['a', 't'], descending: true })).toEqual(listed);
+    expect((await record()).dataMarker).toBe('data');
   });
 });
 
