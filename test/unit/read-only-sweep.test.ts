@@ -24,11 +24,15 @@ import type { ObjectStore } from '../../lib/ports/object-store.js';
 import { keys } from '../../lib/registry/keys.js';
 import type { TableRecord } from '../../lib/registry/records.js';
 import { accessOf } from '../../infra/constructs/operation-functions.js';
+import { writeFakeDataset } from '../support/table-invariants.js';
 import { refusingWrites, type WriteRefusingStore } from '../support/write-refusing-store.js';
 
 type Request = readonly [operation: string, method: 'GET' | 'POST', path: string, body?: unknown];
 
-/** a.t was renamed to a.u (decided, not finished); d was being cascade-dropped (marked, nothing removed). */
+/**
+ * a.t was renamed to a.u (decided, not finished); a.v is a managed table a client committed to
+ * directly (its record does not know); d was being cascade-dropped (marked, nothing removed).
+ */
 const REQUESTS: readonly Request[] = [
   ['ListNamespaces', 'GET', '/v1/namespace/d/list'],
   ['ListNamespaces', 'GET', '/v1/namespace/%24/list'],
@@ -44,6 +48,8 @@ const REQUESTS: readonly Request[] = [
   ['TableExists', 'POST', '/v1/table/a%24u/exists', {}],
   ['ListTableVersions', 'POST', '/v1/table/a%24u/version/list', {}],
   ['DescribeTableVersion', 'POST', '/v1/table/a%24u/version/describe', { version: 1 }],
+  ['ListTableVersions', 'POST', '/v1/table/a%24v/version/list', {}],
+  ['DescribeTableVersion', 'POST', '/v1/table/a%24v/version/describe', {}],
   ['DescribeTransaction', 'POST', '/v1/transaction/nope/describe', {}],
   ['ListProjects', 'GET', '/v1/projects'],
   ['DescribeProject', 'GET', '/v1/projects/default'],
@@ -87,16 +93,18 @@ async function send(router: Router, [, method, path, body]: Request): Promise<{ 
   return { status: res.status, body: res.body.toString() };
 }
 
-async function unsettledCatalog(s: CatalogServices, call: (r: Request) => Promise<{ status: number }>): Promise<void> {
+async function unsettledCatalog(s: CatalogServices, warehouse: ObjectStore, call: (r: Request) => Promise<{ status: number }>): Promise<void> {
   for (const r of [
     ['', 'POST', '/v1/namespace/a/create', {}],
     ['', 'POST', '/v1/namespace/d/create', {}],
     ['', 'POST', '/v1/namespace/d%24e/create', {}],
     ['', 'POST', '/v1/table/a%24t/declare', {}],
     ['', 'POST', '/v1/table/d%24x/declare', {}],
+    ['', 'POST', '/v1/table/a%24v/declare', {}],
   ] as const) {
     expect((await call(r)).status, r[2]).toBe(200);
   }
+  await writeFakeDataset(warehouse, (await readRaw(s, ['a', 'v']))!.value.path);
   const source = (await readRaw(s, ['a', 't']))!;
   const moving = await beginMove(s, ['a', 't'], source, ['a', 'u']);
   const arrival: TableRecord = { ...liveRecord(moving.value), id: ['a', 'u'], state: 'arriving', move: { nonce: moving.value.move!.nonce, from: ['a', 't'] } };
@@ -125,7 +133,7 @@ describe('every metadata read in read-only mode, against states reads repair', (
       const base = new MemoryObjectStore();
       const warehouseBase = new MemoryObjectStore();
       const writable = await buildApp(options(base, warehouseBase, false));
-      await unsettledCatalog(writable.services, (w) => send(writable.router, w));
+      await unsettledCatalog(writable.services, warehouseBase, (w) => send(writable.router, w));
       const registry: WriteRefusingStore = refusingWrites(base);
       const warehouse: WriteRefusingStore = refusingWrites(warehouseBase);
       const readOnly = await buildApp(options(registry, warehouse, true));
@@ -146,5 +154,6 @@ describe('every metadata read in read-only mode, against states reads repair', (
     expect(statuses['POST /v1/namespace/d/describe']).toBe(404);
     expect(statuses['GET /v1/namespace/d/table/list']).toBe(404);
     expect(statuses['GET /v1/namespace/a/table/list']).toBe(200);
+    expect(statuses['POST /v1/table/a%24v/version/list']).toBe(200);
   });
 });
