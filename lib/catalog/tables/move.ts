@@ -96,27 +96,34 @@ export async function readSettled(services: CatalogServices, id: readonly string
  *   uid (committed); an undecided source keeps the table there, and a source without the nonce
  *   means the move was undone (a stale arrival): nothing is at `id`.
  *
- * A table is seen under exactly one name whatever the interleaving: the decision is the one CAS
- * on the source record. The etag answered is the stored record's, which no read-only caller
+ * For any one state of the two records the table is at exactly one name: the decision is the one
+ * CAS on the source record. The etag answered is the stored record's, which no read-only caller
  * compares against (a writer always reads settled itself).
  */
 async function readAsDecided(services: CatalogServices, id: readonly string[]): Promise<Rec | undefined> {
-  const found = await readRaw(services, id);
-  if (!found || isLive(found.value)) return found;
-  switch (found.value.state) {
-    case 'moving':
-      return { value: liveRecord(found.value), etag: found.etag };
-    case 'moved':
-      return undefined;
-    case 'arriving': {
-      const { from: src, nonce } = found.value.move ?? {};
-      const source = src ? await readRaw(services, src) : undefined;
-      const committed =
-        source?.value.uid === found.value.uid && source.value.move?.nonce === nonce && source.value.state === 'moved';
-      return committed ? { value: liveRecord(found.value), etag: found.etag } : undefined;
+  let found = await readRaw(services, id);
+  for (let round = 0; round < ROUNDS; round++) {
+    if (!found || isLive(found.value)) return found;
+    switch (found.value.state) {
+      case 'moving':
+        return { value: liveRecord(found.value), etag: found.etag };
+      case 'moved':
+        return undefined;
     }
+    // `arriving`: the source's record decides.
+    const { from: src, nonce } = found.value.move ?? {};
+    const source = src ? await readRaw(services, src) : undefined;
+    if (source?.value.uid === found.value.uid && source.value.move?.nonce === nonce) {
+      return source.value.state === 'moved' ? { value: liveRecord(found.value), etag: found.etag } : undefined;
+    }
+    // The source no longer carries the nonce: an undone move, or a commit that activated this
+    // arrival and removed its marker since we read it (the activation comes first). Look again:
+    // an unchanged arrival is a stale one.
+    const again = await readRaw(services, id);
+    if (again?.etag === found.etag) return undefined;
+    found = again;
   }
-  return undefined;
+  throw new ConcurrentModificationError(`table ${fmtId(id)} is being renamed by concurrent requests; retry`);
 }
 
 async function settle(services: CatalogServices, id: readonly string[], found: Rec, depth: number): Promise<void> {
