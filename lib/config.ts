@@ -147,6 +147,11 @@ const awsSchema = z.object({
   RASK_EVENT_BUS_NAME: z.optional(text()),
   /** The stack's DynamoDB work-queue table; absent = jobs live in the registry (lib/jobs/store.ts). */
   RASK_WORK_QUEUE_TABLE: z.optional(text(3)),
+  /**
+   * Set by the per-operation deployment on the functions of read operations, whose roles may not
+   * write: read paths then answer without repairing what they meet (docs/protocols.md).
+   */
+  RASK_READ_ONLY: withDefault(bool, false),
   ...common,
 });
 

@@ -57,7 +57,8 @@ export interface OperationFunctionsProps {
  *
  * - `bundle`: data operations get the LanceDB layer and x86_64, metadata ones arm64 and no layer;
  * - `action` → read or write (`accessOf`): a read gets GetObject and prefix-scoped listing on the
- *   registry and the warehouse and GetItem / Query on the work queue; a write gets the grouped
+ *   registry and the warehouse and GetItem / Query on the work queue, and RASK_READ_ONLY=true so
+ *   its read paths never attempt the repairs they would make (lib/catalog/services.ts); a write gets the grouped
  *   functions' object and item actions (PutObject, DeleteObject, multipart, UpdateItem, …);
  * - `table:*` actions may assume the vending role (`vends`); DescribeTable may invoke the data
  *   function (`INSPECTING_OPERATIONS`); every function may put change and audit events.
@@ -96,7 +97,9 @@ export class OperationFunctions extends NestedStack {
       architecture: data ? LAYER_ARCHITECTURE : lambda.Architecture.ARM_64,
       memorySize: data ? config.dataMemoryMb : config.metaMemoryMb,
       timeout: Duration.seconds(data ? 28 : 25),
-      environment: catalogEnvironment(config, storage),
+      // A read's role cannot write, so its read paths must not try (repair on read is left to
+      // writers and reconcile: docs/protocols.md, "Repair on read").
+      environment: { ...catalogEnvironment(config, storage), ...(access === 'read' ? { RASK_READ_ONLY: 'true' } : {}) },
       logRetentionDays: config.logRetentionDays,
       layers: data ? [props.layer] : undefined,
     });

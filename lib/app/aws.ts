@@ -66,6 +66,7 @@ export async function createAwsApp(
     // (No token verifier here: jose stays out of the function bundles.)
     auth: { mode: 'authorizer', log: (entry) => console.log(JSON.stringify(entry)) },
     reservedRoots: [{ kind: 's3', bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX }],
+    readOnly: config.RASK_READ_ONLY,
   });
 }
 

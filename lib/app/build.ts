@@ -44,6 +44,8 @@ export interface BuildOptions {
   readonly fileRootBase?: string;
   /** Local directories that never appear in an error body (the data directory). */
   readonly redactPaths?: readonly string[];
+  /** Read-only mode (RASK_READ_ONLY, CatalogServices.readOnly): start-up and read paths never write. */
+  readonly readOnly?: boolean;
 }
 
 /** Wires ports into services and services into the router; shared by every entry point. */
@@ -55,7 +57,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     storage: options.warehouseRoot,
     managedVersioning: options.managedVersioning,
     trashGraceDays: options.trashGraceDays,
-  });
+  }, { readOnly: options.readOnly });
   rememberWarehouse(registry, options.project, warehouse, options.fileRootBase);
   const services: CatalogServices = {
     registry,
@@ -69,6 +71,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     ...(options.jobs ? { jobs: options.jobs } : {}),
     reservedRoots: options.reservedRoots,
     ...(options.fileRootBase === undefined ? {} : { fileRootBase: options.fileRootBase }),
+    ...(options.readOnly ? { readOnly: true } : {}),
     now: () => new Date(),
     newId: () => randomUUID(),
   };

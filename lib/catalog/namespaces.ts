@@ -36,14 +36,36 @@ export async function requireNamespace(
   if (id.length === 0) return undefined;
   let found = await readNamespace(services, id);
   if (found?.value.state === 'dropping') {
-    // An interrupted (or running) drop: finish or undo it, then answer from what is left.
-    await settleDrop(services, id, found);
-    found = await readNamespace(services, id);
+    if (services.readOnly) {
+      // No repair without write access: answer what settling would leave (decidedDrop).
+      found = await decidedDrop(services, id, found);
+    } else {
+      // An interrupted (or running) drop: finish or undo it, then answer from what is left.
+      await settleDrop(services, id, found);
+      found = await readNamespace(services, id);
+    }
   }
   if (!found || found.value.state !== 'active') {
     throw new NamespaceNotFoundError(`namespace ${fmtId(id)} does not exist${hint}`);
   }
   return found;
+}
+
+/**
+ * A `dropping` namespace as finishing its drop would leave it, read without writing (read-only
+ * mode): a cascade is always finished, so the namespace is gone; a restrict drop is undone when
+ * the namespace still holds something (the record back to active) and finished when it is empty.
+ * The answer carries the stored etag; read-only callers never compare-and-swap on it.
+ */
+async function decidedDrop(
+  services: CatalogServices,
+  id: readonly string[],
+  marked: Versioned<NamespaceRecord>,
+): Promise<Versioned<NamespaceRecord> | undefined> {
+  if (recordedBehavior(marked.value) !== 'restrict') return undefined;
+  if (!(await describeContents(services, id))) return undefined;
+  const { drop: _drop, ...rest } = marked.value;
+  return { value: { ...rest, state: 'active' }, etag: marked.etag };
 }
 
 /**

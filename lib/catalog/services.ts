@@ -47,6 +47,14 @@ export interface CatalogServices {
    * root overlaps one of these (lib/governance/warehouses.ts). Absent: none.
    */
   readonly reservedRoots?: readonly StorageRoot[];
+  /**
+   * Read-only mode (docs/protocols.md, "Repair on read"): set on functions whose role may only
+   * read (RASK_READ_ONLY, the per-operation deployment's read operations). Read paths then never
+   * write: they answer from the state they find as its protocol defines the outcome (a rename
+   * by its decision, a `dropping` namespace by its drop's rule, a table's data by probing) and
+   * leave the repair to the next writer or the reconcile pass. Absent: reads repair what they meet.
+   */
+  readonly readOnly?: boolean;
   now(): Date;
   newId(): string;
   /**

@@ -26,6 +26,9 @@
  *   leftover marker      removeLeftoverMarker: re-checked under the current record, removed only
  *                        if no table there owns it (lib/catalog/tables/marker-repair.ts)
  *   missing data marker  restoreDataMarker: written if the record still says it has data
+ *   unrecorded data      recordFoundData: a managed table a client committed to directly, seen
+ *                        so far only by read-only functions (which do not record it): the
+ *                        marker and `dataMarker: data`, as a version lookup would write them
  *   stuck purging        the purge_table job DropTable queues when a purge is cut short, unless
  *                        one is already queued for it
  *   the others           no repair path: reported for an operator (deregister, re-register…)
@@ -34,7 +37,7 @@ import { dropNamespace, readNamespace } from '../catalog/namespaces.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { liveHolder, releaseClaim } from '../catalog/tables/claims.js';
 import { PURGE_TABLE } from '../catalog/tables/drop.js';
-import { checkMarker, dataMarkerMissing, removeLeftoverMarker, restoreDataMarker } from '../catalog/tables/marker-repair.js';
+import { checkMarker, dataMarkerMissing, recordFoundData, removeLeftoverMarker, restoreDataMarker } from '../catalog/tables/marker-repair.js';
 import type { MarkerKind } from '../catalog/tables/markers.js';
 import { hasData } from '../catalog/tables/lookup.js';
 import { isLive, readRaw, readSettled } from '../catalog/tables/move.js';
@@ -56,6 +59,7 @@ export type FindingKind =
   | 'warehouse-missing'
   | 'missing-dataset'
   | 'missing-marker'
+  | 'unrecorded-data'
   | 'leftover-marker'
   | 'stale-claim'
   | 'stuck-purging'
@@ -262,7 +266,19 @@ async function visitTreeObject(ctx: WalkContext, obj: ObjectInfo, parentExists: 
     ctx.problems.push(`the location of table ${fmt(parsed.id)} could not be listed: ${message(err)}`);
     return;
   }
-  if (data) return;
+  if (data) {
+    // Data the record does not know of (a client committed straight to storage, and only
+    // read-only functions looked since: docs/protocols.md, "Repair on read"): hidden by listings.
+    if (table.dataMarker === 'none' && ctx.stuck(obj.lastModified)) {
+      ctx.findings.push({
+        kind: 'unrecorded-data',
+        ...base,
+        uid: table.uid,
+        detail: `table ${fmt(parsed.id)} has committed versions its record does not know of: ListTables include_declared=false hides it`,
+      });
+    }
+    return;
+  }
   if (table.origin === 'registered') {
     ctx.findings.push({ kind: 'missing-dataset', ...base, detail: `registered table ${fmt(parsed.id)}: its location ${table.path} holds no dataset (no committed manifest)` });
   } else {
@@ -406,6 +422,8 @@ async function repairOne(svc: CatalogServices, f: Finding): Promise<string> {
       return removeLeftoverMarker(svc, f.marker!, f.id!);
     case 'missing-marker':
       return restoreDataMarker(svc, f.id!, f.uid!);
+    case 'unrecorded-data':
+      return recordFoundData(svc, f.id!, f.uid!);
     case 'stale-claim': {
       const key = keys.locationClaim(svc.project, f.warehouse!, f.path!);
       const claim = (await svc.registry.read<LocationClaimRecord>(key))?.value;

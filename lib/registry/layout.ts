@@ -1,4 +1,4 @@
-import { InternalError } from '../errors.js';
+import { InternalError, ServiceUnavailableError } from '../errors.js';
 import { ConditionFailedError } from '../ports/object-store.js';
 import { keys } from './keys.js';
 import type { ProjectRecord, StorageRoot, WarehouseRecord } from './records.js';
@@ -59,15 +59,7 @@ export async function ensureDefaults(registry: Registry, spec: DefaultsSpec): Pr
     // A fresh registry: every table it will hold keeps its has-data marker (markers.ts).
     tableMarkers: true,
   });
-  await createIfAbsent<WarehouseRecord>(registry, keys.warehouse(spec.project, spec.warehouse), {
-    kind: 'warehouse',
-    project: spec.project,
-    name: spec.warehouse,
-    storage: spec.storage,
-    managedVersioning: spec.managedVersioning,
-    trashGraceDays: spec.trashGraceDays,
-    createdAt,
-  });
+  await createIfAbsent<WarehouseRecord>(registry, keys.warehouse(spec.project, spec.warehouse), defaultWarehouseRecord(spec, createdAt));
 }
 
 /**
@@ -78,12 +70,13 @@ export async function ensureDefaults(registry: Registry, spec: DefaultsSpec): Pr
  * three conditional PUTs that all failed with 412 plus a GET. Answers the warehouse record, so
  * the caller can serve the first request without reading it again.
  */
-export async function openRegistry(registry: Registry, spec: DefaultsSpec): Promise<WarehouseRecord> {
+export async function openRegistry(registry: Registry, spec: DefaultsSpec, options: { readOnly?: boolean } = {}): Promise<WarehouseRecord> {
   const [layout, project, warehouse] = await Promise.all([
     registry.read<LayoutRecord>(keys.layout()),
     registry.read<ProjectRecord>(keys.project(spec.project)),
     registry.read<WarehouseRecord>(keys.warehouse(spec.project, spec.warehouse)),
   ]);
+  if (options.readOnly) return openReadOnly(layout?.value.version, warehouse?.value, spec);
   // Anything but the current layout goes the long way (create, refuse newer, migrate older)
   // before the defaults are touched: a layout this server does not understand is never written to.
   if (layout?.value.version !== LAYOUT_VERSION) await ensureLayout(registry);
@@ -100,4 +93,35 @@ async function createIfAbsent<T>(registry: Registry, key: string, value: T): Pro
   } catch (err) {
     if (!(err instanceof ConditionFailedError)) throw err;
   }
+}
+
+/**
+ * Start-up of a function that may not write (read-only mode, docs/protocols.md): nothing is
+ * created or migrated. A fresh registry reads as an empty catalog whose default warehouse is the
+ * one a writer's start-up will record (`defaultWarehouseRecord`); a layout other than this
+ * server's is refused, an older one until a writer has migrated it.
+ */
+function openReadOnly(layout: number | undefined, warehouse: WarehouseRecord | undefined, spec: DefaultsSpec): WarehouseRecord {
+  if (layout !== undefined && layout > LAYOUT_VERSION) {
+    throw new InternalError(`registry layout ${layout} is newer than this server understands (${LAYOUT_VERSION}); upgrade rask`);
+  }
+  if (layout !== undefined && layout < LAYOUT_VERSION) {
+    throw new ServiceUnavailableError(
+      `registry layout ${layout} awaits its migration to ${LAYOUT_VERSION}, which a read-only function does not run; any write request runs it`,
+    );
+  }
+  return warehouse ?? defaultWarehouseRecord(spec, new Date().toISOString());
+}
+
+/** The default warehouse record as ensureDefaults writes it. */
+function defaultWarehouseRecord(spec: DefaultsSpec, createdAt: string): WarehouseRecord {
+  return {
+    kind: 'warehouse',
+    project: spec.project,
+    name: spec.warehouse,
+    storage: spec.storage,
+    managedVersioning: spec.managedVersioning,
+    trashGraceDays: spec.trashGraceDays,
+    createdAt,
+  };
 }

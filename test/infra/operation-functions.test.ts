@@ -98,6 +98,25 @@ describe('per-operation mode, synthesized from context', () => {
     expect(actions('DescribeTransaction').has('dynamodb:UpdateItem')).toBe(false);
   });
 
+  it('read operations run read-only (RASK_READ_ONLY=true), write operations do not carry the flag', () => {
+    const envOf = (op: string) => (fnOf(op).fn.Properties!.Environment as { Variables: Record<string, unknown> }).Variables;
+    let reads = 0;
+    for (const op of perOperationDefs()) {
+      const env = envOf(op.operationId);
+      if (accessOf(op.action) === 'read') {
+        reads++;
+        expect(env.RASK_READ_ONLY, op.operationId).toBe('true');
+        // The role matches: nothing that writes the registry or the queue.
+        expect([...actions(op.operationId)].filter((a) => /^(s3|dynamodb):.*(Put|Delete|Update)/.test(String(a))), op.operationId).toEqual([]);
+      } else {
+        expect(env, op.operationId).not.toHaveProperty('RASK_READ_ONLY');
+      }
+    }
+    expect(reads).toBeGreaterThan(20);
+    for (const op of ['DescribeTable', 'ListTables', 'ListAllTables', 'DescribeNamespace', 'QueryTable']) expect(envOf(op).RASK_READ_ONLY, op).toBe('true');
+    for (const op of ['RenameTable', 'DropNamespace', 'InsertIntoTable']) expect(envOf(op), op).not.toHaveProperty('RASK_READ_ONLY');
+  });
+
   it('only table operations may vend, only DescribeTable may invoke the data function', () => {
     const roles = resourcesOfType(ops, 'AWS::IAM::Role');
     for (const op of perOperationDefs()) {
@@ -147,5 +166,15 @@ describe('grouped mode (default)', () => {
     const b = synthRask();
     expect(b.stack.operations).toBeUndefined();
     expect(Object.keys(resourcesOfType(b.statelessTemplate, 'AWS::CloudFormation::Stack'))).toEqual([]);
+  });
+
+  it('no grouped function runs read-only: they serve writes and repair what reads meet', () => {
+    const b = synthRask();
+    const fns = Object.entries(resourcesOfType(b.statelessTemplate, 'AWS::Lambda::Function'));
+    expect(fns.length).toBeGreaterThan(0);
+    for (const [id, fn] of fns) {
+      const env = (fn.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
+      expect(env, id).not.toHaveProperty('RASK_READ_ONLY');
+    }
   });
 });

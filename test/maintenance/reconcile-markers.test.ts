@@ -113,6 +113,26 @@ describe('reconcile: has-data markers', () => {
     expect(found((await reconcile(anHourLater(s), {})).items)).toEqual([]);
   });
 
+  it('reports a managed table a client committed to directly (its record does not know), and records it with repair', async () => {
+    // Seen so far only by read-only functions, which answer its versions without recording them.
+    await writeFakeDataset(store, (await readRaw(s, ['m', 'declared']))!.value.path);
+    const unrecorded = (items: readonly Readonly<Record<string, unknown>>[]) =>
+      (items as unknown as Finding[]).filter((i) => i.kind === 'unrecorded-data').map((i) => `${i.id?.join('.')} ${i.repaired ?? ''}`);
+    expect(unrecorded((await reconcile(s, {})).items)).toEqual([]); // young: a commit may be in flight
+    const counter = { writes: [] as string[] };
+    const r = await reconcile(withWriteCounter(anHourLater(s), counter), {});
+    expect(unrecorded(r.items)).toEqual(['m.declared ']);
+    expect(r.summary).toMatchObject({ 'unrecorded-data': 1 });
+    expect(counter.writes).toEqual([]);
+    expect(await withData()).not.toContain('declared');
+
+    const repaired = await reconcile(anHourLater(s), { repair: true });
+    expect(unrecorded(repaired.items)).toEqual(['m.declared data marker and record written']);
+    expect((await readRaw(s, ['m', 'declared']))!.value.dataMarker).toBe('data');
+    expect(await withData()).toContain('declared');
+    expect(unrecorded((await reconcile(anHourLater(s), {})).items)).toEqual([]);
+  });
+
   it('keeps a marker whose table is created at the name while the repair looks at it', async () => {
     // The repair reads the marker; a table with data takes the name right then.
     const key = keys.dataMarker(s.project, 'data', ['m', 'gone']);

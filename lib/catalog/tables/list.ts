@@ -99,7 +99,7 @@ class Cursor {
 /**
  * The page from the markers: every `data` name, and each `maybe` name (a table whose client
  * commits straight to storage) whose storage shows a committed version. A probe that finds data
- * writes the `data` marker, so the table is not probed again.
+ * writes the `data` marker, so the table is not probed again (except in read-only mode).
  */
 async function listMarked(
   services: CatalogServices,
@@ -155,7 +155,9 @@ async function probeAndMark(services: CatalogServices, id: readonly string[]): P
   try {
     const t = await resolveTable(services, id);
     if (!(await hasData(t.store, t.record.path))) return false;
-    await putMarkers(services, id, t.record.uid, ['data']);
+    // Read-only mode: the answer is the probe's; the marker waits for a writer (or the next
+    // listing by a function that may write), so this table is probed again until then.
+    if (!services.readOnly) await putMarkers(services, id, t.record.uid, ['data']);
     return true;
   } catch (err) {
     if (err instanceof TableNotFoundError) return false; // dropped while we listed

@@ -2,8 +2,8 @@ import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys } from '../../registry/keys.js';
 import type { TableRecord } from '../../registry/records.js';
 import type { CatalogServices } from '../services.js';
-import { type MarkerKind, putMarkers } from './markers.js';
-import { readRaw } from './move.js';
+import { type MarkerKind, markHasData, putMarkers } from './markers.js';
+import { isLive, readRaw } from './move.js';
 
 /**
  * Finding and repairing has-data markers that disagree with the table records (the reconcile
@@ -92,4 +92,15 @@ export async function restoreDataMarker(services: CatalogServices, id: readonly 
   if (!(await dataMarkerMissing(services, id, uid))) return 'no change: the marker is there now';
   await putMarkers(services, id, uid, ['data']);
   return 'data marker written';
+}
+
+/**
+ * Records the data of table `uid` at `id` whose record still says `dataMarker: none` (a managed
+ * table a client committed to directly, so far read only in read-only mode): the `data` marker,
+ * then the record (compare-and-swap), exactly what a version lookup does outside read-only mode.
+ */
+export async function recordFoundData(services: CatalogServices, id: readonly string[], uid: string): Promise<string> {
+  const now = await readRaw(services, id);
+  if (!now || now.value.uid !== uid || !isLive(now.value) || now.value.dataMarker !== 'none') return 'no change: the table changed meanwhile';
+  return (await markHasData(services, id, now.value, now.etag)) ? 'data marker and record written' : 'no change: the record changed meanwhile';
 }

@@ -35,6 +35,8 @@ import { putMarkersOf, removeMarkers } from './markers.js';
  * settled state first. So a rename that crashed half-way is finished (or undone) by the next
  * request that touches either name, and a describe during a rename sees the table under exactly
  * one name. Listings read names only and may show both names for the duration of a rename.
+ * In read-only mode a reader answers as the decision on record says, without settling
+ * (`readAsDecided`): the next writer or the reconcile pass finishes the move.
  */
 
 type Rec = Versioned<TableRecord>;
@@ -66,8 +68,13 @@ export async function readRaw(services: CatalogServices, id: readonly string[]):
   return services.registry.read<TableRecord>(tableKey(services, id));
 }
 
-/** The table record at `id` once any rename touching it has been finished or undone. */
+/**
+ * The table record at `id` once any rename touching it has been finished or undone. In
+ * read-only mode (services.readOnly) nothing is finished or undone: the answer is what the
+ * settled state will be (`readAsDecided`).
+ */
 export async function readSettled(services: CatalogServices, id: readonly string[], depth = 0): Promise<Rec | undefined> {
+  if (services.readOnly) return readAsDecided(services, id);
   for (let round = 0; round < ROUNDS; round++) {
     const found = await readRaw(services, id);
     if (!found || isLive(found.value)) return found;
@@ -76,6 +83,45 @@ export async function readSettled(services: CatalogServices, id: readonly string
     } catch (err) {
       if (!(err instanceof ConditionFailedError)) throw err; // someone else moved it on: look again
     }
+  }
+  throw new ConcurrentModificationError(`table ${fmtId(id)} is being renamed by concurrent requests; retry`);
+}
+
+/**
+ * The record at `id` as settling would leave it, without writing (a read-only role cannot):
+ *
+ * - a `moving` source is undecided, so the table is still the source's: live at `id`;
+ * - a `moved` source is decided (committed): the table has left `id`;
+ * - an `arriving` destination is live exactly when its source is `moved` with the same nonce and
+ *   uid (committed); an undecided source keeps the table there, and a source without the nonce
+ *   means the move was undone (a stale arrival): nothing is at `id`.
+ *
+ * For any one state of the two records the table is at exactly one name: the decision is the one
+ * CAS on the source record. The etag answered is the stored record's, which no read-only caller
+ * compares against (a writer always reads settled itself).
+ */
+async function readAsDecided(services: CatalogServices, id: readonly string[]): Promise<Rec | undefined> {
+  let found = await readRaw(services, id);
+  for (let round = 0; round < ROUNDS; round++) {
+    if (!found || isLive(found.value)) return found;
+    switch (found.value.state) {
+      case 'moving':
+        return { value: liveRecord(found.value), etag: found.etag };
+      case 'moved':
+        return undefined;
+    }
+    // `arriving`: the source's record decides.
+    const { from: src, nonce } = found.value.move ?? {};
+    const source = src ? await readRaw(services, src) : undefined;
+    if (source?.value.uid === found.value.uid && source.value.move?.nonce === nonce) {
+      return source.value.state === 'moved' ? { value: liveRecord(found.value), etag: found.etag } : undefined;
+    }
+    // The source no longer carries the nonce: an undone move, or a commit that activated this
+    // arrival and removed its marker since we read it (the activation comes first). Look again:
+    // an unchanged arrival is a stale one.
+    const again = await readRaw(services, id);
+    if (again?.etag === found.etag) return undefined;
+    found = again;
   }
   throw new ConcurrentModificationError(`table ${fmtId(id)} is being renamed by concurrent requests; retry`);
 }

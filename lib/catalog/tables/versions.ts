@@ -74,10 +74,12 @@ export async function describeTableVersion(
 /**
  * A managed table whose record says it has no data yet, seen with versions: a client committed
  * straight to storage instead of through CreateTableVersion. Its has-data marker is written now
- * (once: the record then says `data`), so include_declared=false lists it (markers.ts).
+ * (once: the record then says `data`), so include_declared=false lists it (markers.ts). Not in
+ * read-only mode: the versions are answered all the same, and the next function that may write
+ * (this lookup outside read-only mode, or the reconcile pass's repair) records the data.
  */
 async function noticeData(services: CatalogServices, table: ResolvedTable): Promise<void> {
-  if (table.record.dataMarker !== 'none') return;
+  if (table.record.dataMarker !== 'none' || services.readOnly) return;
   await markHasData(services, table.record.id, table.record, table.etag);
 }
 
