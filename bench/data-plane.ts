@@ -76,7 +76,7 @@ export async function dataPlaneCosts(options: { creates?: number; appends?: numb
     const lanceHundreds = Array.from({ length: appends + 2 }, (_, i) => lanceTable(100, 10_000 + i * 100));
     const q = vectorOf(42);
 
-    const server = await startLocalServer(loadLocalConfig({ RASK_PORT: '0', RASK_DATA_DIR: path.join(dir, 'rask') }));
+    const server = await startLocalServer(loadLocalConfig({ RASK_PORT: '0', RASK_DATA_DIR: path.join(dir, 'rask'), RASK_LOG_LEVEL: 'warn' }));
     const url = (name: string, op: string) => `${server.url}/v1/table/bench%24${name}/${op}?delimiter=%24`;
     await post(`${server.url}/v1/namespace/bench/create`, Buffer.from('{}'), true);
     const ok = (r: { status: number; body: Buffer }) => {

@@ -22,7 +22,7 @@ export interface ListingCost {
 export async function listingCosts(rounds = 40): Promise<ListingCost[]> {
   const dir = await mkdtemp(path.join(tmpdir(), 'rask-bench-list-'));
   try {
-    const server = await startLocalServer(loadLocalConfig({ RASK_PORT: '0', RASK_DATA_DIR: dir }));
+    const server = await startLocalServer(loadLocalConfig({ RASK_PORT: '0', RASK_DATA_DIR: dir, RASK_LOG_LEVEL: 'warn' }));
     const registry = new FsObjectStore(path.join(dir, 'registry'));
     const name = (i: number) => `t${String(i).padStart(5, '0')}`;
     for (const [ns, n] of [['big', 10_000], ['small', 100]] as const) {

@@ -104,7 +104,7 @@ async function workloads(db: lancedb.Connection): Promise<Result[]> {
 async function main() {
   const dir = await mkdtemp(path.join(tmpdir(), 'rask-bench-'));
   try {
-    const server = await startLocalServer(loadLocalConfig({ RASK_PORT: '0', RASK_DATA_DIR: path.join(dir, 'rask') }));
+    const server = await startLocalServer(loadLocalConfig({ RASK_PORT: '0', RASK_DATA_DIR: path.join(dir, 'rask'), RASK_LOG_LEVEL: 'warn' }));
     const rask = await workloads(await lancedb.connectNamespace('rest', { uri: server.url }));
     await server.close();
     const peer = await workloads(await lancedb.connectNamespace('dir', { root: path.join(dir, 'dir') }));

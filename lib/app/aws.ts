@@ -26,6 +26,7 @@ export async function createAwsApp(
   observe: AwsObservation = {},
 ): Promise<{ router: Router; services: CatalogServices }> {
   const instrument = observe.instrument ?? (<T>(c: T) => c);
+  const logger = observe.logger ?? consoleLogger;
   const s3 = client ?? instrument(new S3Client({ region: config.AWS_REGION }));
   const stores = new Map<string, ObjectStore>();
   const storageFor = (root: StorageRoot): ObjectStore => {
@@ -60,11 +61,15 @@ export async function createAwsApp(
       maxResultBytes: config.RASK_MAX_RESULT_BYTES,
       maxSyncVectorIndexRows: config.RASK_MAX_SYNC_VECTOR_INDEX_ROWS,
     },
-    logger: observe.logger ?? consoleLogger,
+    logger,
     jobs: awsJobSettings(config),
     // API Gateway's authorizer authenticates; the guard authorizes from its context.
-    // (No token verifier here: jose stays out of the function bundles.)
-    auth: { mode: 'authorizer', log: (entry) => console.log(JSON.stringify(entry)) },
+    // (No token verifier here: jose stays out of the function bundles.) Decisions go through the
+    // function's logger, so they carry its request ids and obey RASK_LOG_LEVEL.
+    auth: {
+      mode: 'authorizer',
+      log: ({ message, ...fields }) => logger.info?.(String(message), fields),
+    },
     reservedRoots: [{ kind: 's3', bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX }],
     readOnly: config.RASK_READ_ONLY,
   });

@@ -93,4 +93,5 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
 export const consoleLogger: ErrorLogger = {
   error: (message, fields) => console.error(JSON.stringify({ level: 'error', message, ...fields })),
   warn: (message, fields) => console.error(JSON.stringify({ level: 'warn', message, ...fields })),
+  info: (message, fields) => console.log(JSON.stringify({ level: 'info', message, ...fields })),
 };

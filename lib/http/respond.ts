@@ -13,6 +13,8 @@ export interface ErrorLogger {
   error(message: string, fields: Record<string, unknown>): void;
   /** For a client's error whose text was redacted: worth keeping, but not an operator alarm. */
   warn(message: string, fields: Record<string, unknown>): void;
+  /** Routine facts worth a line (authorization decisions); absent where only problems are logged. */
+  info?(message: string, fields: Record<string, unknown>): void;
 }
 
 export interface ErrorResponseOptions {

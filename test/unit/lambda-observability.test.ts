@@ -124,6 +124,14 @@ describe('the metadata function', () => {
       cold_start: true,
     });
     expect(typeof request?.ms).toBe('number');
+    // The authorization decision goes through the same logger (level, service, request id).
+    expect(lines.find((l) => l.message === 'authorization')).toMatchObject({
+      level: 'INFO',
+      service: 'rask-meta',
+      requestId: event.requestContext.requestId,
+      operation: 'CreateNamespace',
+      decision: 'allow',
+    });
 
     const blobs = emf(lines);
     const op = blobs.find((b) => 'Latency' in b.values);
