@@ -80,6 +80,12 @@ export interface ObjectStore {
   delete(key: string): Promise<void>;
   list(options: ListOptions): Promise<ListResult>;
   /**
+   * The keys `list` would answer (no delimiter), without their etags, sizes or timestamps. Only a
+   * store that pays per object for those (the filesystem store: an lstat each) implements it;
+   * callers that need names alone (registry pages) use it when present and `list` otherwise.
+   */
+  listKeys?(options: Omit<ListOptions, 'delimiter'>): Promise<{ keys: string[]; truncated: boolean }>;
+  /**
    * Throws LinkRefusedError when `path` (a key, or a key prefix without its trailing `/`)
    * resolves through a symbolic link. Only stores that have links (the filesystem store)
    * implement it; callers about to hand a location to code that opens paths itself (LanceDB)

@@ -98,19 +98,26 @@ export class Registry {
     // and keep paging so a page is never short because of them.
     for (;;) {
       const want = options.limit === undefined ? undefined : options.limit - names.length + 1;
-      const page = await this.store.list({ prefix, startAfter, limit: want });
-      for (const obj of page.objects) {
-        const rest = obj.key.slice(prefix.length);
+      const page = await this.#listKeys({ prefix, startAfter, limit: want });
+      for (const key of page.keys) {
+        const rest = key.slice(prefix.length);
         if (rest.includes('/')) continue;
         names.push(decodeSegment(rest));
       }
-      const last = page.objects[page.objects.length - 1];
+      const last = page.keys[page.keys.length - 1];
       if (options.limit !== undefined && names.length > options.limit) {
         return { names: names.slice(0, options.limit), more: true };
       }
       if (!page.truncated || !last) return { names, more: false };
-      startAfter = last.key;
+      startAfter = last;
     }
+  }
+
+  /** Names need no etags: a store that pays per object for them lists keys alone. */
+  async #listKeys(options: { prefix: string; startAfter?: string; limit?: number }): Promise<{ keys: string[]; truncated: boolean }> {
+    if (this.store.listKeys) return this.store.listKeys(options);
+    const page = await this.store.list(options);
+    return { keys: page.objects.map((o) => o.key), truncated: page.truncated };
   }
 }
 

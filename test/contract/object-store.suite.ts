@@ -303,6 +303,15 @@ export function runObjectStoreContract(name: string, makeStore: () => Promise<St
         expect(paged).toEqual(everything);
         expect(new Set(paged).size).toBe(keys.length);
       });
+
+      it('answers with listKeys (where a store has it) exactly the keys and truncation list answers', async () => {
+        if (!store.listKeys) return;
+        await seed([...ORDERED_KEYS, 'list/sub/deep', 'lisp']);
+        for (const options of [{ prefix: 'list/' }, { prefix: 'lis' }, { prefix: 'list/a' }, { prefix: 'list/', startAfter: 'list/a', limit: 2 }, { prefix: 'list/', limit: 1 }, {}]) {
+          const full = await store.list(options);
+          expect(await store.listKeys(options)).toEqual({ keys: keysOf(full), truncated: full.truncated });
+        }
+      });
     });
 
     describe('contention', () => {

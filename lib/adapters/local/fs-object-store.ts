@@ -215,12 +215,28 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async list(options: ListOptions): Promise<ListResult> {
+    const { keys, commonPrefixes, truncated } = await this.#listKeys(options);
+    // A file deleted between the walk and this read is left out rather than failing the listing.
+    const infos = await mapConcurrently(keys, 16, (key) => this.#info(key));
+    return { objects: infos.filter((i): i is ObjectInfo => i !== undefined), commonPrefixes, truncated };
+  }
+
+  /**
+   * `list` without an lstat per key: a page of names costs the directory reads alone. A file
+   * deleted after the walk saw it may still be named, as a key deleted after an S3 LIST would be.
+   */
+  async listKeys(options: Omit<ListOptions, 'delimiter'>): Promise<{ keys: string[]; truncated: boolean }> {
+    const { keys, truncated } = await this.#listKeys({ ...options, delimiter: undefined });
+    return { keys, truncated };
+  }
+
+  async #listKeys(options: ListOptions): Promise<{ keys: string[]; commonPrefixes: string[]; truncated: boolean }> {
     checkLimit(options.limit);
     const limit = options.limit ?? Infinity;
     const query: Query = { ...options, prefix: options.prefix ?? '' };
     // Start at the deepest directory the prefix names; keys elsewhere cannot match.
     const startDir = query.prefix.slice(0, query.prefix.lastIndexOf('/') + 1);
-    if (startDir !== '' && !isValidKey(startDir.slice(0, -1))) return { objects: [], commonPrefixes: [], truncated: false };
+    if (startDir !== '' && !isValidKey(startDir.slice(0, -1))) return { keys: [], commonPrefixes: [], truncated: false };
     // The walk itself never enters a link; this keeps it from starting inside one.
     if (startDir !== '') await this.checkPath(startDir.slice(0, -1));
 
@@ -236,9 +252,7 @@ export class FsObjectStore implements ObjectStore {
       if ('prefix' in entry) commonPrefixes.push(entry.prefix);
       else keys.push(entry.key);
     }
-    // A file deleted between the walk and this read is left out rather than failing the listing.
-    const infos = await mapConcurrently(keys, 16, (key) => this.#info(key));
-    return { objects: infos.filter((i): i is ObjectInfo => i !== undefined), commonPrefixes, truncated };
+    return { keys, commonPrefixes, truncated };
   }
 
   /** The lock file guarding `key` (exposed so tests can plant stale or held locks). */
