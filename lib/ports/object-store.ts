@@ -120,7 +120,23 @@ export class ConditionFailedError extends Error {
   }
 }
 
-/** Byte-order comparison of two strings' UTF-8 encodings (JS `<` compares UTF-16 units). */
+/**
+ * Byte-order comparison of two strings' UTF-8 encodings (JS `<` compares UTF-16 units). UTF-8
+ * byte order is code point order, which UTF-16 unit order matches except where a surrogate (half
+ * of a code point above U+FFFF) meets a unit in U+E000–U+FFFF; so the first differing units decide,
+ * a surrogate ranking above every other unit. No encoding: a directory sort makes thousands of these.
+ */
 export function compareKeys(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const xs = isSurrogate(x);
+    if (xs !== isSurrogate(y)) return xs ? 1 : -1;
+    return x < y ? -1 : 1;
+  }
+  return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }
+
+const isSurrogate = (unit: number) => unit >= 0xd800 && unit <= 0xdfff;

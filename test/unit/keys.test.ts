@@ -30,6 +30,20 @@ const nastyName = fc
   .map((a) => a.join(''));
 const anyName = fc.oneof(validName, nastyName);
 
+describe('compareKeys', () => {
+  // Strings that mix ASCII, BMP units around the surrogate range and astral code points: where
+  // UTF-16 unit order and UTF-8 byte order part.
+  const unit = fc.constantFrom('a', 'z', '/', '-', '\u00e9', '\ud7ff', '\ue000', '\uff61', '\uffff', '\u{10000}', '\u{1f600}', '\u{10ffff}');
+  const key = fc.array(unit, { maxLength: 6 }).map((parts) => parts.join(''));
+
+  it('orders as the UTF-8 bytes do', () => {
+    fc.assert(
+      fc.property(key, key, (a, b) => Math.sign(compareKeys(a, b)) === Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))),
+      { numRuns: 5000 },
+    );
+  });
+});
+
 describe('registry key encoding', () => {
   it('round-trips every valid name', () => {
     fc.assert(fc.property(anyName, (n) => decodeSegment(encodeSegment(n)) === n), { numRuns: 2000 });
