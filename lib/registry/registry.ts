@@ -98,7 +98,7 @@ export class Registry {
     // and keep paging so a page is never short because of them.
     for (;;) {
       const want = options.limit === undefined ? undefined : options.limit - names.length + 1;
-      const page = await this.#listKeys({ prefix, startAfter, limit: want });
+      const page = await this.listKeys({ prefix, startAfter, limit: want });
       for (const key of page.keys) {
         const rest = key.slice(prefix.length);
         if (rest.includes('/')) continue;
@@ -113,8 +113,8 @@ export class Registry {
     }
   }
 
-  /** Names need no etags: a store that pays per object for them lists keys alone. */
-  async #listKeys(options: { prefix: string; startAfter?: string; limit?: number }): Promise<{ keys: string[]; truncated: boolean }> {
+  /** Keys alone, for callers that need no etags: a store that pays per object for them skips that. */
+  async listKeys(options: { prefix: string; startAfter?: string; limit?: number }): Promise<{ keys: string[]; truncated: boolean }> {
     if (this.store.listKeys) return this.store.listKeys(options);
     const page = await this.store.list(options);
     return { keys: page.objects.map((o) => o.key), truncated: page.truncated };

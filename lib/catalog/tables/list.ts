@@ -143,9 +143,9 @@ async function listMarkerKeys(
   limit: number,
 ): Promise<{ names: string[]; more: boolean }> {
   const root = markerRoot(services, kind);
-  const page = await services.registry.store.list({ prefix: root, startAfter: after === undefined ? undefined : root + after, limit });
-  const names = page.objects.map((o) => o.key.slice(root.length));
-  return { names, more: page.truncated && page.objects.length > 0 };
+  const page = await services.registry.listKeys({ prefix: root, startAfter: after === undefined ? undefined : root + after, limit });
+  const names = page.keys.map((key) => key.slice(root.length));
+  return { names, more: page.truncated && page.keys.length > 0 };
 }
 
 /** Names compare as their encoded keys do (encodeSegment preserves byte order). */
@@ -219,9 +219,9 @@ export async function listAllTables(
   // filtered tables only make the walk take another LIST.
   for (;;) {
     const want = input.limit === undefined ? 1000 : Math.min(1000, input.limit - tables.length + 1);
-    const page = await services.registry.store.list({ prefix, startAfter, limit: want });
-    for (const obj of page.objects) {
-      const parsed = parseTreeKey(services.project, obj.key);
+    const page = await services.registry.listKeys({ prefix, startAfter, limit: want });
+    for (const key of page.keys) {
+      const parsed = parseTreeKey(services.project, key);
       if (parsed?.kind !== 'table') continue;
       if (!input.includeDeclared && !(await tableHasData(services, parsed.id))) continue;
       if (input.limit !== undefined && tables.length === input.limit) {
@@ -229,9 +229,9 @@ export async function listAllTables(
       }
       tables.push(parsed.id.join(input.delimiter));
     }
-    const last = page.objects[page.objects.length - 1];
+    const last = page.keys[page.keys.length - 1];
     if (!page.truncated || !last) return { tables };
-    startAfter = last.key;
+    startAfter = last;
   }
 }
 
