@@ -21,7 +21,7 @@ import { isTerminal } from '../jobs/record.js';
 import { ConditionFailedError } from '../ports/object-store.js';
 import { encodeSegment } from '../registry/keys.js';
 import type { CatalogServices } from '../catalog/services.js';
-import type { PassOptions, PassReport, PolicyOverrides } from './pass.js';
+import { finishReport, type PassOptions, type PassReport, type PolicyOverrides } from './pass.js';
 import { writeReport } from './reports.js';
 import { forEachTable, type TableUnit } from './walker.js';
 
@@ -114,12 +114,11 @@ export async function fanOutPass(
     items.push(skipped ?? (await queueTableJob(unit, pass, params)));
   });
   const count = (job: FanOutItem['job']) => items.filter((i) => i.job === job).length;
-  const report: PassReport = {
+  const report = finishReport(services, {
     pass,
     startedAt,
-    finishedAt: services.now().toISOString(),
     complete: walk.complete,
-    ...(walk.cursor ? { cursor: walk.cursor } : {}),
+    cursor: walk.cursor,
     summary: {
       tables_visited: walk.visited,
       tables_skipped: items.filter((i) => i.skipped).length,
@@ -129,7 +128,7 @@ export async function fanOutPass(
     },
     items,
     problems: walk.problems,
-  };
+  });
   const material = report.summary.jobs_queued > 0;
   const reportKey = await writeReport(services.registry, report, material || walk.problems.length > 0);
   return { ...report, material, reportKey };

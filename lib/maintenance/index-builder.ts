@@ -25,7 +25,7 @@ import { jobContext } from '../jobs/context.js';
 import { enqueue } from '../jobs/jobs.js';
 import { CREATE_INDEX } from '../jobs/runners/create-index.js';
 import type { DatasetState } from '../data/maintenance.js';
-import type { MaintenancePass, PassOptions, PassReport } from './pass.js';
+import { finishReport, type MaintenancePass, type PassOptions } from './pass.js';
 import type { DesiredIndex } from './policy.js';
 import { writeReport } from './reports.js';
 import { skipReason } from './table-checks.js';
@@ -217,12 +217,11 @@ export function makeIndexBuilder(data?: IndexData): MaintenancePass {
     });
     const all = items.flatMap((i) => (i.indices as IndexFinding[] | undefined) ?? []);
     const count = (f: (x: IndexFinding) => boolean) => all.filter(f).length;
-    const report: PassReport = {
+    const report = finishReport(services, {
       pass: 'index',
       startedAt,
-      finishedAt: services.now().toISOString(),
       complete: walk.complete,
-      ...(walk.cursor ? { cursor: walk.cursor } : {}),
+      cursor: walk.cursor,
       summary: {
         tables_visited: walk.visited,
         tables_skipped: items.filter((i) => i.skipped).length,
@@ -236,7 +235,7 @@ export function makeIndexBuilder(data?: IndexData): MaintenancePass {
       },
       items,
       problems: walk.problems,
-    };
+    });
     if (options.dryRun) return { ...report, material };
     const loud = walk.problems.length > 0 || report.summary.build_failures > 0 || report.summary.indices_unknown > 0;
     const reportKey = await writeReport(services.registry, report, material || loud);

@@ -35,7 +35,7 @@ import { isMain, listTags } from '../catalog/tables/lance-refs.js';
 import { versionsPrefix } from '../catalog/tables/manifests.js';
 import { latestEntry, readChain } from '../catalog/tables/version-chain.js';
 import { readFragmentRows } from './lance-manifest.js';
-import type { MaintenancePass, PassOptions, PassReport } from './pass.js';
+import { finishReport, type MaintenancePass, type PassOptions } from './pass.js';
 import type { MaintenancePolicy } from './policy.js';
 import { writeReport } from './reports.js';
 import { lastSweepKey, precheck, type LastSweepRecord, type StepReport, type SweepItem } from './table-checks.js';
@@ -337,12 +337,11 @@ export function makeSweep(data?: SweepData, safetyMs = CUTOFF_SAFETY_MS): Mainte
     });
     const swept = items.filter((i) => !i.skipped);
     const sum = (f: (i: SweepItem) => number | undefined) => swept.reduce((n, i) => n + (f(i) ?? 0), 0);
-    const report: PassReport = {
+    const report = finishReport(services, {
       pass: 'sweep',
       startedAt,
-      finishedAt: services.now().toISOString(),
       complete: walk.complete,
-      ...(walk.cursor ? { cursor: walk.cursor } : {}),
+      cursor: walk.cursor,
       summary: {
         tables_visited: walk.visited,
         tables_swept: swept.length,
@@ -355,7 +354,7 @@ export function makeSweep(data?: SweepData, safetyMs = CUTOFF_SAFETY_MS): Mainte
       },
       items,
       problems: walk.problems,
-    };
+    });
     if (options.dryRun) return { ...report, material };
     const reportKey = await writeReport(services.registry, report, material || walk.problems.length > 0);
     if (material) await announce(services, report, reportKey);

@@ -16,7 +16,7 @@ import type { JobRunner, JobRunners } from '../jobs/worker.js';
 import { announce } from './announce.js';
 import { INDEX_TABLE_JOB, SWEEP_TABLE_JOB, type FanOutPass, type TableJobParams } from './fan-out.js';
 import { buildTable, loadIndexData, type IndexData, type IndexFinding } from './index-builder.js';
-import type { PassOptions, PassReport } from './pass.js';
+import { finishReport, type PassOptions } from './pass.js';
 import { writeReport } from './reports.js';
 import { CUTOFF_SAFETY_MS, sweepTable, type SweepData, type SweepItem } from './sweep.js';
 import { forEachTable, type TableUnit } from './walker.js';
@@ -51,15 +51,7 @@ const optionsOf = (job: JobRecord): PassOptions => {
 
 /** A one-table report for a job that changed (or found trouble with) its table, written and announced like a pass run's. */
 async function reportChange(services: CatalogServices, pass: FanOutPass, job: JobRecord, startedAt: string, item: Readonly<Record<string, unknown>>, summary: Record<string, number>): Promise<string> {
-  const report: PassReport = {
-    pass,
-    startedAt,
-    finishedAt: services.now().toISOString(),
-    complete: true,
-    summary,
-    items: [{ ...item, transaction_id: job.id }],
-    problems: [],
-  };
+  const report = finishReport(services, { pass, startedAt, complete: true, summary, items: [{ ...item, transaction_id: job.id }], problems: [] });
   const key = await writeReport(services.registry, report, true);
   await announce(services, report, key);
   return key;

@@ -16,7 +16,7 @@
  * has at most one request in flight at a kill and the model stays exact. `npm test` runs a few
  * lives (seeded, ~20 s); `npm run soak` (RASK_SOAK=1) runs many more.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawnServer, type SpawnedServer } from './spawn-server.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -47,30 +47,10 @@ function prng(seed: number) {
 
 // ---------------------------------------------------------------- the server process
 
-interface Child {
-  proc: ChildProcess;
-  url: string;
-  exited: Promise<void>;
-}
+type Child = SpawnedServer;
 
-async function startChild(dataDir: string): Promise<Child> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'child-server.ts')], {
-    env: { ...process.env, RASK_DATA_DIR: dataDir },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  let stderr = '';
-  proc.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /READY (\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    proc.once('exit', (code) => reject(new Error(`server exited (${code}) before it was ready: ${stderr}`)));
-  });
-  return { proc, url, exited };
+function startChild(dataDir: string): Promise<Child> {
+  return spawnServer(path.join(import.meta.dirname, 'child-server.ts'), { ...process.env, RASK_DATA_DIR: dataDir });
 }
 
 // ---------------------------------------------------------------- HTTP

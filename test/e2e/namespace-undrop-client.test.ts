@@ -7,7 +7,7 @@
  * (test/crash/kill-switch-server.ts kills it right after a chosen registry write: deterministic,
  * no timing), restarted on the same data directory, and the job finished by a second call.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawnServer, type SpawnedServer } from '../crash/spawn-server.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -22,13 +22,7 @@ const LEVELS: string[][] = [['life'], ['life', 'mid'], ['life', 'mid', 'deep']];
 const TABLE_AT = ['top', 'middle', 'bottom'];
 const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ id: from + i, vector: [from + i, 1] }));
 
-interface Child {
-  proc: ChildProcess;
-  url: string;
-  exited: Promise<number | null>;
-  /** The tail of the server's stderr (its error lines carry request ids): shown when a test fails. */
-  stderr: () => string;
-}
+type Child = SpawnedServer;
 
 const dirs: string[] = [];
 const children: Child[] = [];
@@ -46,20 +40,7 @@ async function startChild(dataDir: string, killAfter?: string): Promise<Child> {
   const env: Record<string, string | undefined> = { ...process.env, RASK_DATA_DIR: dataDir, RASK_TRASH_GRACE_DAYS: '7', RASK_LOG_LEVEL: 'warn' };
   if (killAfter) env.RASK_TEST_KILL_AFTER = killAfter;
   else delete env.RASK_TEST_KILL_AFTER;
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '../crash/kill-switch-server.ts')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  let stderr = '';
-  proc.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /READY (\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    proc.once('exit', (code) => reject(new Error(`server exited (${code}) before it was ready: ${stderr}`)));
-  });
-  const child = { proc, url, exited, stderr: () => stderr };
+  const child = await spawnServer(path.join(import.meta.dirname, '../crash/kill-switch-server.ts'), env);
   children.push(child);
   return child;
 }
