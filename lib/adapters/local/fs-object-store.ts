@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { constants as fsConstants, type BigIntStats, type Stats } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, readSync, realpathSync, type BigIntStats, type Stats } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
@@ -35,6 +35,15 @@ interface Child {
   readonly key: string;
   readonly isDir: boolean;
 }
+
+/**
+ * Objects up to this size are read with synchronous calls. A registry record or a manifest is a
+ * few KiB: opening, stating and reading it takes microseconds, while each step through libuv's
+ * thread pool costs a wake-up and a hop back to the event loop — most of a metadata request's
+ * time on the local server. Larger objects are read off the loop, so one big read never stalls
+ * other requests.
+ */
+const SYNC_READ_MAX_BYTES = 256 * 1024;
 
 /** A directory changed more recently than this may change again without its mtime moving. */
 const LISTING_SETTLE_NS = 2_000_000_000n;
@@ -101,7 +110,7 @@ export class FsObjectStore implements ObjectStore {
   readonly #tmpDir: string;
   readonly #lockDir: string;
   readonly #lockStaleMs: number;
-  #realRoot?: Promise<string>;
+  #realRoot?: string;
   /** Sorted directory listings of large, settled directories (#sortedChildren). */
   readonly #listings = new Map<string, { mtimeNs: bigint; ctimeNs: bigint; children: readonly Child[] }>();
 
@@ -115,8 +124,10 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async get(key: string): Promise<StoredObject | undefined> {
-    const file = await this.#checkedPath(key);
+    const file = this.#checkedPath(key);
     try {
+      const small = readSmallFile(file);
+      if (small !== undefined) return small ?? undefined;
       return await withFile(file, async (handle, stat) => {
         const body = await handle.readFile();
         return { body, etag: fileEtag(stat), size: body.length, lastModified: stat.mtime };
@@ -128,7 +139,7 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async head(key: string): Promise<ObjectInfo | undefined> {
-    await this.#checkedPath(key);
+    this.#checkedPath(key);
     return this.#info(key);
   }
 
@@ -138,13 +149,12 @@ export class FsObjectStore implements ObjectStore {
    */
   readonly checkPath = async (keyOrPrefix: string): Promise<void> => {
     const file = this.#path(keyOrPrefix);
-    await this.#checkDir(path.dirname(file), keyOrPrefix);
-    const stat = await fs.lstat(file).catch(() => undefined);
-    if (stat?.isSymbolicLink()) throw new LinkRefusedError(keyOrPrefix, keyOrPrefix);
+    this.#checkDir(path.dirname(file), keyOrPrefix);
+    if (lstatOrUndefined(file)?.isSymbolicLink()) throw new LinkRefusedError(keyOrPrefix, keyOrPrefix);
   };
 
   async putIfAbsent(key: string, body: Buffer | string): Promise<{ etag: string }> {
-    const target = await this.#checkedPath(key);
+    const target = this.#checkedPath(key);
     const data = Buffer.from(body);
     const staged = await this.#stage(data);
     let etag: string;
@@ -173,8 +183,8 @@ export class FsObjectStore implements ObjectStore {
     // Neither side may pass through a symbolic link: the copy must not reach out of the root.
     await this.checkPath(source);
     const from = this.#path(source);
-    const target = await this.#checkedPath(key);
-    const before = await this.#info(source);
+    const target = this.#checkedPath(key);
+    const before = this.#info(source);
     if (before === undefined) return undefined;
     if (options.sourceEtag !== undefined && before.etag !== options.sourceEtag) {
       throw new ConditionFailedError(source, 'etag-mismatch');
@@ -188,7 +198,7 @@ export class FsObjectStore implements ObjectStore {
       if (existing?.isDirectory()) throw new Error(`key ${JSON.stringify(key)} is a directory of other keys`);
       throw new ConditionFailedError(key, 'exists');
     }
-    const after = await this.#info(key);
+    const after = this.#info(key);
     if (after === undefined) return undefined; // deleted again at once; the copy happened, report none
     if (options.sourceEtag !== undefined && after.etag !== options.sourceEtag) {
       // The source was replaced between the check and the link: undo, as S3 would have refused.
@@ -217,7 +227,7 @@ export class FsObjectStore implements ObjectStore {
   async list(options: ListOptions): Promise<ListResult> {
     const { keys, commonPrefixes, truncated } = await this.#listKeys(options);
     // A file deleted between the walk and this read is left out rather than failing the listing.
-    const infos = await mapConcurrently(keys, 16, (key) => this.#info(key));
+    const infos = keys.map((key) => this.#info(key));
     return { objects: infos.filter((i): i is ObjectInfo => i !== undefined), commonPrefixes, truncated };
   }
 
@@ -261,7 +271,7 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async #replace(key: string, body: Buffer | string, etag: string | undefined): Promise<{ etag: string }> {
-    const target = await this.#checkedPath(key);
+    const target = this.#checkedPath(key);
     const data = Buffer.from(body);
     // Stage before locking, so the lock is held only for the check and the rename.
     const staged = await this.#stage(data);
@@ -279,7 +289,7 @@ export class FsObjectStore implements ObjectStore {
 
   async #remove(key: string, etag: string | undefined): Promise<void> {
     // A link itself may be removed (unlink never follows the last component); a link on the way may not.
-    const target = await this.#checkedPath(key);
+    const target = this.#checkedPath(key);
     await this.#withLock(key, async () => {
       if (etag !== undefined) await this.#expect(key, etag);
       try {
@@ -293,18 +303,14 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async #expect(key: string, etag: string): Promise<void> {
-    const current = await this.#info(key);
+    const current = this.#info(key);
     if (current === undefined) throw new ConditionFailedError(key, 'missing');
     if (current.etag !== etag) throw new ConditionFailedError(key, 'etag-mismatch');
   }
 
-  /** The key's object: a regular file, or a link as itself (lstat: never its target). */
-  async #info(key: string): Promise<ObjectInfo | undefined> {
-    const file = this.#path(key);
-    const stat = await fs.lstat(file, { bigint: true }).catch((error: unknown) => {
-      if (isAbsent(error)) return undefined;
-      throw error;
-    });
+  /** The key's object: a regular file, or a link as itself (lstat: never its target). Synchronous: see SYNC_READ_MAX_BYTES. */
+  #info(key: string): ObjectInfo | undefined {
+    const stat = lstatOrUndefined(this.#path(key));
     if (!stat?.isFile() && !stat?.isSymbolicLink()) return undefined;
     return { key, etag: fileEtag(stat), size: Number(stat.size), lastModified: stat.mtime };
   }
@@ -432,10 +438,8 @@ export class FsObjectStore implements ObjectStore {
    */
   async #sortedChildren(dirKey: string): Promise<readonly Child[]> {
     const dir = path.join(this.#root, ...dirKey.split('/'));
-    const stat = await fs.stat(dir, { bigint: true }).catch((error: unknown) => {
-      if (isAbsent(error)) return undefined;
-      throw error;
-    });
+    // Synchronous like #info: on a cached listing this stat is the whole cost of a page.
+    const stat = lstatOrUndefined(dir);
     if (stat === undefined || !stat.isDirectory()) return [];
     const cached = this.#listings.get(dirKey);
     if (cached && cached.mtimeNs === stat.mtimeNs && cached.ctimeNs === stat.ctimeNs) return cached.children;
@@ -479,30 +483,29 @@ export class FsObjectStore implements ObjectStore {
   }
 
   /** The key's file path, once the directory it lies in is known to be reached without a link. */
-  async #checkedPath(key: string): Promise<string> {
+  #checkedPath(key: string): string {
     const file = this.#path(key);
-    await this.#checkDir(path.dirname(file), key);
+    this.#checkDir(path.dirname(file), key);
     return file;
   }
 
   /**
    * Throws LinkRefusedError unless `dir` (under the root) resolves to itself under the root's
    * real path: one realpath (of its deepest existing ancestor) instead of an lstat per segment.
+   * Synchronous: one libc realpath of a local path costs less than a thread-pool round trip.
    */
-  async #checkDir(dir: string, key: string): Promise<void> {
+  #checkDir(dir: string, key: string): void {
     const rel = path.relative(this.#root, dir);
     this.#realRoot ??= realpathOfExisting(this.#root);
-    const [real, realRoot] = await Promise.all([realpathOfExisting(dir), this.#realRoot]);
-    if (real === path.join(realRoot, rel)) return;
-    throw new LinkRefusedError(key, await this.#firstLink(rel));
+    if (realpathOfExisting(dir) === path.join(this.#realRoot, rel)) return;
+    throw new LinkRefusedError(key, this.#firstLink(rel));
   }
 
   /** The key prefix of the first link on the way to `rel` (for the error; the slow path). */
-  async #firstLink(rel: string): Promise<string> {
+  #firstLink(rel: string): string {
     const segments = rel.split(path.sep).filter(Boolean);
     for (let i = 1; i <= segments.length; i++) {
-      const stat = await fs.lstat(path.join(this.#root, ...segments.slice(0, i))).catch(() => undefined);
-      if (stat?.isSymbolicLink()) return segments.slice(0, i).join('/');
+      if (lstatOrUndefined(path.join(this.#root, ...segments.slice(0, i)))?.isSymbolicLink()) return segments.slice(0, i).join('/');
     }
     return segments.join('/');
   }
@@ -513,11 +516,11 @@ export class FsObjectStore implements ObjectStore {
  * existing ancestor joined with the missing rest (a write creates those as plain directories).
  * A link loop resolves to nothing real, so it never matches.
  */
-async function realpathOfExisting(p: string): Promise<string> {
+function realpathOfExisting(p: string): string {
   const missing: string[] = [];
   for (let current = p; ; ) {
     try {
-      return path.join(await fs.realpath(current), ...missing.reverse());
+      return path.join(realpathSync.native(current), ...missing.reverse());
     } catch (error) {
       if (code(error) === 'ELOOP') return `\0loop:${p}`;
       if (!isAbsent(error)) throw error;
@@ -554,7 +557,6 @@ function commonPrefix(s: string, prefix: string, delimiter: string | undefined):
   return at >= 0 && at + delimiter.length <= s.length ? s.slice(0, at + delimiter.length) : undefined;
 }
 
-/** Runs `use` on the regular file at `file`; undefined when it is missing or not a file. */
 function fileEtag(stat: BigIntStats): string {
   const id = `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}`;
   return `"${createHash('md5').update(id).digest('hex')}"`;
@@ -568,6 +570,48 @@ function uniqueStamp(): number {
   return lastStampMicros / 1e6;
 }
 
+/** lstat without following a final link; undefined when nothing is there. */
+function lstatOrUndefined(file: string): BigIntStats | undefined {
+  try {
+    return lstatSync(file, { bigint: true });
+  } catch (error) {
+    if (isAbsent(error)) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * The object at `file` read synchronously when it is at most SYNC_READ_MAX_BYTES (O_NOFOLLOW,
+ * stat and read through one descriptor, as withFile); `undefined` for a larger file, which the
+ * caller reads off the event loop. Missing or not a regular file: `null`.
+ */
+function readSmallFile(file: string): StoredObject | null | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+  } catch (error) {
+    if (isAbsent(error)) return null;
+    throw error;
+  }
+  try {
+    const stat = fstatSync(fd, { bigint: true });
+    if (!stat.isFile()) return null;
+    if (stat.size > SYNC_READ_MAX_BYTES) return undefined;
+    // Stored files are never written in place (every write stages a new inode), so the size holds.
+    const body = Buffer.allocUnsafe(Number(stat.size));
+    let read = 0;
+    while (read < body.length) {
+      const n = readSync(fd, body, read, body.length - read, read);
+      if (n === 0) break;
+      read += n;
+    }
+    return { body: body.subarray(0, read), etag: fileEtag(stat), size: read, lastModified: stat.mtime };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Runs `use` on the regular file at `file`; undefined when it is missing or not a file. */
 async function withFile<T>(file: string, use: (handle: FileHandle, stat: BigIntStats) => Promise<T>): Promise<T | undefined> {
   let handle: FileHandle;
   try {
@@ -599,19 +643,6 @@ async function inDir<T>(dir: string, write: () => Promise<T>): Promise<T> {
     }
     await fs.mkdir(dir, { recursive: true });
   }
-}
-
-async function mapConcurrently<T, R>(items: readonly T[], width: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
-  return results;
 }
 
 function code(error: unknown): string | undefined {
