@@ -1,7 +1,30 @@
 import { createHash, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, readSync, realpathSync, type BigIntStats, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants as fsConstants,
+  fstatSync,
+  fsync,
+  futimesSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  realpathSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  write,
+  writeSync,
+  type BigIntStats,
+  type Stats,
+} from 'node:fs';
+import { promisify } from 'node:util';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
@@ -37,13 +60,22 @@ interface Child {
 }
 
 /**
- * Objects up to this size are read with synchronous calls. A registry record or a manifest is a
- * few KiB: opening, stating and reading it takes microseconds, while each step through libuv's
+ * Objects up to this size are read and staged with synchronous calls, as are the metadata calls
+ * around them (lstat, realpath, link, rename, unlink, lock files). A registry record or a
+ * manifest is a few KiB: each such call takes microseconds, while each step through libuv's
  * thread pool costs a wake-up and a hop back to the event loop — most of a metadata request's
- * time on the local server. Larger objects are read off the loop, so one big read never stalls
- * other requests.
+ * time on the local server. Larger bodies are read and written off the loop, so one big object
+ * never stalls other requests; so is the fsync that makes a staged write durable.
  */
-const SYNC_READ_MAX_BYTES = 256 * 1024;
+const SYNC_IO_MAX_BYTES = 256 * 1024;
+
+/**
+ * A directory whose own size (its entry blocks) is at most this is read synchronously: a few
+ * hundred names. Larger ones are read off the loop (and cached once settled, #sortedChildren).
+ */
+const SYNC_IO_MAX_DIR_BYTES = 16_384n;
+
+const fsyncFd = promisify(fsync);
 
 /** A directory changed more recently than this may change again without its mtime moving. */
 const LISTING_SETTLE_NS = 2_000_000_000n;
@@ -93,8 +125,8 @@ interface Query {
  *
  * Symbolic links are never followed (a link can point out of the root, and the catalog must not
  * read, write or delete bytes it does not own): every operation checks that the directory it
- * resolves a key in is reached without a link (one `realpath` compared with the root's), a read
- * opens with `O_NOFOLLOW`, and a listing reports a link as a leaf object of its own, never
+ * resolves a key in is reached without a link (one `realpath` compared with the root's; a `get`
+ * checks once its file is open, so a miss, which reads nothing, skips it), a read opens with `O_NOFOLLOW`, and a listing reports a link as a leaf object of its own, never
  * descending into it, so deleting what a listing found removes the link and not its target.
  * Anything else throws LinkRefusedError. The root's own ancestors may be links (`/tmp` on macOS).
  *
@@ -124,9 +156,11 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async get(key: string): Promise<StoredObject | undefined> {
-    const file = this.#checkedPath(key);
+    const file = this.#path(key);
     try {
-      const small = readSmallFile(file);
+      // The link check runs once the file is open: a key that is not there reads nothing through
+      // any link, so a miss (a registry lookup of a free name) costs one failed open.
+      const small = readSmallFile(file, () => this.#checkDir(path.dirname(file), key));
       if (small !== undefined) return small ?? undefined;
       return await withFile(file, async (handle, stat) => {
         const body = await handle.readFile();
@@ -155,21 +189,17 @@ export class FsObjectStore implements ObjectStore {
 
   async putIfAbsent(key: string, body: Buffer | string): Promise<{ etag: string }> {
     const target = this.#checkedPath(key);
-    const data = Buffer.from(body);
-    const staged = await this.#stage(data);
-    let etag: string;
+    // link keeps the inode and mtime, so the staged file's etag is the stored object's.
+    const { staged, etag } = await this.#stage(body);
     try {
-      // link keeps the inode and mtime, so the staged file's etag is the stored object's.
-      etag = fileEtag(await fs.stat(staged, { bigint: true }));
-      await inDir(path.dirname(target), () => fs.link(staged, target));
+      inDir(path.dirname(target), () => linkSync(staged, target));
     } catch (error) {
       if (code(error) !== 'EEXIST') throw error;
       // Checked loosely: the winner may already have been deleted again, which is still a lost race.
-      const existing = await fs.lstat(target).catch(() => undefined);
-      if (existing?.isDirectory()) throw new Error(`key ${JSON.stringify(key)} is a directory of other keys`);
+      if (lstatOrUndefined(target)?.isDirectory()) throw new Error(`key ${JSON.stringify(key)} is a directory of other keys`);
       throw new ConditionFailedError(key, 'exists');
     } finally {
-      await fs.rm(staged, { force: true });
+      rmSync(staged, { force: true });
     }
     return { etag };
   }
@@ -190,12 +220,11 @@ export class FsObjectStore implements ObjectStore {
       throw new ConditionFailedError(source, 'etag-mismatch');
     }
     try {
-      await inDir(path.dirname(target), () => fs.link(from, target));
+      inDir(path.dirname(target), () => linkSync(from, target));
     } catch (error) {
       if (isAbsent(error)) return undefined; // the source went between the stat and the link
       if (code(error) !== 'EEXIST') throw error;
-      const existing = await fs.lstat(target).catch(() => undefined);
-      if (existing?.isDirectory()) throw new Error(`key ${JSON.stringify(key)} is a directory of other keys`);
+      if (lstatOrUndefined(target)?.isDirectory()) throw new Error(`key ${JSON.stringify(key)} is a directory of other keys`);
       throw new ConditionFailedError(key, 'exists');
     }
     const after = this.#info(key);
@@ -272,17 +301,15 @@ export class FsObjectStore implements ObjectStore {
 
   async #replace(key: string, body: Buffer | string, etag: string | undefined): Promise<{ etag: string }> {
     const target = this.#checkedPath(key);
-    const data = Buffer.from(body);
     // Stage before locking, so the lock is held only for the check and the rename.
-    const staged = await this.#stage(data);
-    const newEtag = fileEtag(await fs.stat(staged, { bigint: true }));
+    const { staged, etag: newEtag } = await this.#stage(body);
     try {
-      await this.#withLock(key, async () => {
-        if (etag !== undefined) await this.#expect(key, etag);
-        await inDir(path.dirname(target), () => fs.rename(staged, target));
+      await this.#withLock(key, () => {
+        if (etag !== undefined) this.#expect(key, etag);
+        inDir(path.dirname(target), () => renameSync(staged, target));
       });
     } finally {
-      await fs.rm(staged, { force: true });
+      rmSync(staged, { force: true });
     }
     return { etag: newEtag };
   }
@@ -290,71 +317,80 @@ export class FsObjectStore implements ObjectStore {
   async #remove(key: string, etag: string | undefined): Promise<void> {
     // A link itself may be removed (unlink never follows the last component); a link on the way may not.
     const target = this.#checkedPath(key);
-    await this.#withLock(key, async () => {
-      if (etag !== undefined) await this.#expect(key, etag);
+    await this.#withLock(key, () => {
+      if (etag !== undefined) this.#expect(key, etag);
       try {
-        await fs.unlink(target);
+        unlinkSync(target);
       } catch (error) {
         if (!isAbsent(error)) throw error;
         return;
       }
-      await this.#pruneEmptyDirs(path.dirname(target));
+      this.#pruneEmptyDirs(path.dirname(target));
     });
   }
 
-  async #expect(key: string, etag: string): Promise<void> {
+  #expect(key: string, etag: string): void {
     const current = this.#info(key);
     if (current === undefined) throw new ConditionFailedError(key, 'missing');
     if (current.etag !== etag) throw new ConditionFailedError(key, 'etag-mismatch');
   }
 
-  /** The key's object: a regular file, or a link as itself (lstat: never its target). Synchronous: see SYNC_READ_MAX_BYTES. */
+  /** The key's object: a regular file, or a link as itself (lstat: never its target). Synchronous: see SYNC_IO_MAX_BYTES. */
   #info(key: string): ObjectInfo | undefined {
     const stat = lstatOrUndefined(this.#path(key));
     if (!stat?.isFile() && !stat?.isSymbolicLink()) return undefined;
     return { key, etag: fileEtag(stat), size: Number(stat.size), lastModified: stat.mtime };
   }
 
-  async #stage(data: Buffer): Promise<string> {
+  /**
+   * Writes `body` to a new file in `.tmp/`, flushed to disk, with a unique mtime; answers its path
+   * and the etag it keeps under any key it is linked or renamed to.
+   */
+  async #stage(body: Buffer | string): Promise<{ staged: string; etag: string }> {
+    const data = typeof body === 'string' ? Buffer.from(body) : body;
     const staged = path.join(this.#tmpDir, `${process.pid}-${randomUUID()}`);
-    const handle = await inDir(this.#tmpDir, () => fs.open(staged, 'wx'));
+    const fd = inDir(this.#tmpDir, () => openSync(staged, 'wx'));
     try {
-      await handle.writeFile(data);
+      if (data.length <= SYNC_IO_MAX_BYTES) {
+        for (let written = 0; written < data.length; ) written += writeSync(fd, data, written, data.length - written, written);
+      } else {
+        await writeAllOffLoop(fd, data);
+      }
       const stamp = uniqueStamp();
-      await handle.utimes(stamp, stamp);
+      futimesSync(fd, stamp, stamp);
       // Flushed before it becomes visible under its key, so a crash cannot expose a torn file.
-      await handle.sync();
+      await fsyncFd(fd);
+      return { staged, etag: fileEtag(fstatSync(fd, { bigint: true })) };
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
-    return staged;
   }
 
-  async #withLock<T>(key: string, critical: () => Promise<T>): Promise<T> {
+  async #withLock<T>(key: string, critical: () => T): Promise<T> {
     const lock = this.lockPath(key);
     const ours = await this.#acquire(lock);
     try {
-      return await critical();
+      return critical();
     } finally {
       // If our lock was broken as stale and someone else now holds the path, it is theirs.
-      const current = await fs.stat(lock).catch(() => undefined);
-      if (current !== undefined && sameFile(current, ours)) await fs.rm(lock, { force: true });
+      const current = statOrUndefined(lock);
+      if (current !== undefined && sameFile(current, ours)) rmSync(lock, { force: true });
     }
   }
 
   async #acquire(lock: string): Promise<Stats> {
     for (let attempt = 0; ; attempt++) {
       try {
-        const handle = await inDir(this.#lockDir, () => fs.open(lock, 'wx'));
+        const fd = inDir(this.#lockDir, () => openSync(lock, 'wx'));
         try {
-          return await handle.stat();
+          return fstatSync(fd);
         } finally {
-          await handle.close();
+          closeSync(fd);
         }
       } catch (error) {
         if (code(error) !== 'EEXIST') throw error;
       }
-      await this.#breakIfStale(lock);
+      this.#breakIfStale(lock);
       await sleep(Math.min(2 ** attempt, 32) * (0.5 + Math.random()));
     }
   }
@@ -364,25 +400,31 @@ export class FsObjectStore implements ObjectStore {
    * rename-then-compare dance keeps the slower one from deleting the fresh lock the faster
    * one has just taken (it puts that lock back instead).
    */
-  async #breakIfStale(lock: string): Promise<void> {
-    const seen = await fs.stat(lock).catch(() => undefined);
+  #breakIfStale(lock: string): void {
+    const seen = statOrUndefined(lock);
     if (seen === undefined || Date.now() - seen.mtimeMs < this.#lockStaleMs) return;
     const grave = `${lock}.stale-${randomUUID()}`;
     try {
-      await fs.rename(lock, grave);
+      renameSync(lock, grave);
     } catch (error) {
       if (isAbsent(error)) return;
       throw error;
     }
-    if (!sameFile(await fs.stat(grave), seen)) await fs.link(grave, lock).catch(() => undefined);
-    await fs.rm(grave, { force: true });
+    if (!sameFile(statSync(grave), seen)) {
+      try {
+        linkSync(grave, lock);
+      } catch {
+        // Someone took the lock meanwhile: theirs now.
+      }
+    }
+    rmSync(grave, { force: true });
   }
 
   /** Keeps directories from outliving their last key, so they never show up as common prefixes. */
-  async #pruneEmptyDirs(dir: string): Promise<void> {
+  #pruneEmptyDirs(dir: string): void {
     for (let current = dir; current.startsWith(this.#root + path.sep); current = path.dirname(current)) {
       try {
-        await fs.rmdir(current);
+        rmdirSync(current);
       } catch {
         return; // not empty, so neither is anything above it (or a concurrent delete is pruning it)
       }
@@ -443,7 +485,7 @@ export class FsObjectStore implements ObjectStore {
     if (stat === undefined || !stat.isDirectory()) return [];
     const cached = this.#listings.get(dirKey);
     if (cached && cached.mtimeNs === stat.mtimeNs && cached.ctimeNs === stat.ctimeNs) return cached.children;
-    const children = await this.#children(dirKey, '');
+    const children = await this.#children(dirKey, '', stat.size <= SYNC_IO_MAX_DIR_BYTES);
     const settled = BigInt(Date.now()) * 1_000_000n - stat.mtimeNs > LISTING_SETTLE_NS;
     if (settled && children.length >= LISTING_CACHE_MIN) {
       this.#listings.delete(dirKey);
@@ -454,11 +496,11 @@ export class FsObjectStore implements ObjectStore {
   }
 
   /** The children of a key directory that can hold keys under `prefix`, in key byte order. */
-  async #children(dirKey: string, prefix: string): Promise<Child[]> {
+  async #children(dirKey: string, prefix: string, small: boolean): Promise<Child[]> {
     const dir = path.join(this.#root, ...dirKey.split('/'));
     let dirents;
     try {
-      dirents = await fs.readdir(dir, { withFileTypes: true });
+      dirents = small ? readdirSync(dir, { withFileTypes: true }) : await fs.readdir(dir, { withFileTypes: true });
     } catch (error) {
       if (isAbsent(error)) return [];
       throw error;
@@ -581,11 +623,11 @@ function lstatOrUndefined(file: string): BigIntStats | undefined {
 }
 
 /**
- * The object at `file` read synchronously when it is at most SYNC_READ_MAX_BYTES (O_NOFOLLOW,
+ * The object at `file` read synchronously when it is at most SYNC_IO_MAX_BYTES (O_NOFOLLOW,
  * stat and read through one descriptor, as withFile); `undefined` for a larger file, which the
  * caller reads off the event loop. Missing or not a regular file: `null`.
  */
-function readSmallFile(file: string): StoredObject | null | undefined {
+function readSmallFile(file: string, checkDir: () => void): StoredObject | null | undefined {
   let fd: number;
   try {
     fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
@@ -594,9 +636,10 @@ function readSmallFile(file: string): StoredObject | null | undefined {
     throw error;
   }
   try {
+    checkDir();
     const stat = fstatSync(fd, { bigint: true });
     if (!stat.isFile()) return null;
-    if (stat.size > SYNC_READ_MAX_BYTES) return undefined;
+    if (stat.size > SYNC_IO_MAX_BYTES) return undefined;
     // Stored files are never written in place (every write stages a new inode), so the size holds.
     const body = Buffer.allocUnsafe(Number(stat.size));
     let read = 0;
@@ -632,16 +675,31 @@ async function withFile<T>(file: string, use: (handle: FileHandle, stat: BigIntS
 
 /**
  * Runs a write into `dir`, creating the directory when missing. Retries because a concurrent
- * delete may prune the (momentarily empty) directory between our mkdir and our write.
+ * delete (another process's) may prune the momentarily empty directory between our mkdir and our write.
  */
-async function inDir<T>(dir: string, write: () => Promise<T>): Promise<T> {
+function inDir<T>(dir: string, write: () => T): T {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await write();
+      return write();
     } catch (error) {
       if (code(error) !== 'ENOENT' || attempt === 5) throw error;
     }
-    await fs.mkdir(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true });
+  }
+}
+
+const writeFd = promisify(write);
+
+/** Writes a large body through the thread pool, chunk after chunk. */
+async function writeAllOffLoop(fd: number, data: Buffer): Promise<void> {
+  for (let written = 0; written < data.length; ) written += (await writeFd(fd, data, written, data.length - written, written)).bytesWritten;
+}
+
+function statOrUndefined(file: string): Stats | undefined {
+  try {
+    return statSync(file);
+  } catch {
+    return undefined;
   }
 }
 
