@@ -1,7 +1,8 @@
 /**
  * Server-side data operations (what thin clients and push-down engines use): CreateTable,
  * InsertIntoTable and QueryTable over HTTP with Arrow IPC bodies, against LanceDB in-process on
- * the same machine and data in the same run. 10,000 rows of 128-d float32 vectors.
+ * the same machine and data in the same run. 10,000 rows of 128-d float32 vectors; the sides
+ * alternate for three rounds and each figure is the median.
  *
  *   npx tsx bench/data-plane.ts
  */
@@ -50,6 +51,12 @@ export interface DataPlaneResult {
   readonly lanceMs: number;
 }
 
+function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 async function per(ops: number, run: (i: number) => Promise<void>): Promise<number> {
   // Warm-up, not timed: the first data request loads LanceDB (~0.5 s) and the second still JITs.
   await run(-2);
@@ -59,7 +66,10 @@ async function per(ops: number, run: (i: number) => Promise<void>): Promise<numb
   return (performance.now() - start) / ops;
 }
 
-export async function dataPlaneCosts(options: { creates?: number; appends?: number; queries?: number } = {}): Promise<DataPlaneResult[]> {
+export async function dataPlaneCosts(
+  options: { creates?: number; appends?: number; queries?: number; rounds?: number } = {},
+): Promise<DataPlaneResult[]> {
+  const rounds = options.rounds ?? 3;
   const creates = options.creates ?? 5;
   const appends = options.appends ?? 20;
   const queries = options.queries ?? 50;
@@ -77,32 +87,46 @@ export async function dataPlaneCosts(options: { creates?: number; appends?: numb
     const q = vectorOf(42);
 
     const server = await startLocalServer(loadLocalConfig({ RASK_PORT: '0', RASK_DATA_DIR: path.join(dir, 'rask'), RASK_LOG_LEVEL: 'warn' }));
-    const url = (name: string, op: string) => `${server.url}/v1/table/bench%24${name}/${op}?delimiter=%24`;
-    await post(`${server.url}/v1/namespace/bench/create`, Buffer.from('{}'), true);
-    const ok = (r: { status: number; body: Buffer }) => {
-      if (r.status !== 200) throw new Error(`${r.status}: ${r.body.toString().slice(0, 200)}`);
-    };
-    const raskCreate = await per(creates, async (i) => ok(await post(url(`c${i + 2}`, 'create'), big)));
-    const hundreds = Array.from({ length: appends + 2 }, (_, i) => Buffer.from(tableToIPC(hundred(i - 2), 'stream')));
-    const raskAppend = await per(appends, async (i) => ok(await post(url('c0', 'insert'), hundreds[i + 2])));
-    const raskQuery = await per(queries, async () =>
-      ok(await post(url('c0', 'query'), Buffer.from(JSON.stringify({ vector: q, k: 10 })), true)),
-    );
-    await server.close();
-
     const db = await lancedb.connect(path.join(dir, 'lance'));
-    const lanceCreate = await per(creates, async (i) => void (await db.createTable(`c${i + 2}`, bigTable)));
-    const table = await db.openTable('c0');
-    const lanceAppend = await per(appends, async (i) => void (await table.add(lanceHundreds[i + 2])));
-    const lanceQuery = await per(queries, async () => {
-      const hits = await table.search(q).limit(10).toArray();
-      if (hits.length !== 10) throw new Error('wrong hits');
-    });
-    return [
-      { workload: 'CreateTable, 10,000 rows of 128-d', ops: creates, raskMs: raskCreate, lanceMs: lanceCreate },
-      { workload: 'InsertIntoTable, 100 rows', ops: appends, raskMs: raskAppend, lanceMs: lanceAppend },
-      { workload: 'QueryTable, vector k=10', ops: queries, raskMs: raskQuery, lanceMs: lanceQuery },
-    ];
+    try {
+      const url = (name: string, op: string) => `${server.url}/v1/table/bench%24${name}/${op}?delimiter=%24`;
+      const ok = (r: { status: number; body: Buffer }) => {
+        if (r.status !== 200) throw new Error(`${r.status}: ${r.body.toString().slice(0, 200)}`);
+      };
+      const hundreds = Array.from({ length: appends + 2 }, (_, i) => Buffer.from(tableToIPC(hundred(i - 2), 'stream')));
+      const queryBody = Buffer.from(JSON.stringify({ vector: q, k: 10 }));
+      // The append and query target of each side, 10,000 rows to start with.
+      ok(await post(`${server.url}/v1/namespace/bench/create`, Buffer.from('{}'), true));
+      ok(await post(url('c0', 'create'), big));
+      await db.createTable('c0', bigTable);
+      const table = await db.openTable('c0');
+
+      // The sides alternate round by round (both grow c0 alike) and each figure is the median of
+      // its rounds, so a burst of load on the shared machine does not decide a ratio.
+      const rask = { create: [] as number[], append: [] as number[], query: [] as number[] };
+      const lance = { create: [] as number[], append: [] as number[], query: [] as number[] };
+      for (let round = 0; round < rounds; round++) {
+        rask.create.push(await per(creates, async (i) => ok(await post(url(`r${round}n${i + 2}`, 'create'), big))));
+        rask.append.push(await per(appends, async (i) => ok(await post(url('c0', 'insert'), hundreds[i + 2]))));
+        rask.query.push(await per(queries, async () => ok(await post(url('c0', 'query'), queryBody, true))));
+        lance.create.push(await per(creates, async (i) => void (await db.createTable(`r${round}n${i + 2}`, bigTable))));
+        lance.append.push(await per(appends, async (i) => void (await table.add(lanceHundreds[i + 2]))));
+        lance.query.push(
+          await per(queries, async () => {
+            const hits = await table.search(q).limit(10).toArray();
+            if (hits.length !== 10) throw new Error('wrong hits');
+          }),
+        );
+      }
+      return [
+        { workload: 'CreateTable, 10,000 rows of 128-d', ops: creates, raskMs: median(rask.create), lanceMs: median(lance.create) },
+        { workload: 'InsertIntoTable, 100 rows', ops: appends, raskMs: median(rask.append), lanceMs: median(lance.append) },
+        { workload: 'QueryTable, vector k=10', ops: queries, raskMs: median(rask.query), lanceMs: median(lance.query) },
+      ];
+    } finally {
+      db.close();
+      await server.close();
+    }
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

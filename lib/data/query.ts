@@ -41,6 +41,9 @@ export async function buildQuery(table: Table, lib: LanceDb, request: unknown): 
   const body = asObject(request);
   const k = readK(body.k);
   const vectors = readVectors(body.vector);
+  // A search clamps k to the row count (below): read it alongside the schema check, not after.
+  const rowCount = vectors.length > 0 || body.full_text_query != null ? table.countRows() : undefined;
+  rowCount?.catch(() => undefined); // awaited below; a check that throws first must not leave it unhandled
   if (vectors.length > 0) await checkVectorColumn(table, optString(body.vector_column, 'vector_column'));
   const fts = await readFullText(body.full_text_query, table, lib);
 
@@ -70,7 +73,7 @@ export async function buildQuery(table: Table, lib: LanceDb, request: unknown): 
     // A search keeps its top k + offset rows in memory, allocated up front: k = 2^31 aborted the
     // process (out of memory, no error). It can never return more rows than the table has, so
     // both are clamped to the row count (a metadata read) without changing the answer.
-    const rows = await table.countRows();
+    const rows = await (rowCount ?? table.countRows());
     limit = Math.min(limit, rows);
     offset = Math.min(offset, rows);
     if (limit === 0) return { query, zeroRows: true };
