@@ -140,6 +140,16 @@ const MUTATIONS: readonly Mutation[] = [
     apply: once('    await confirmParentOrWithdraw(services, namespace, key, etag);\n', ''),
     tests: ['test/unit/protocol-gates.test.ts'],
   },
+  {
+    id: 'M6c',
+    what: 'RegisterTable: a claim lost to a drop of the new record reported as a concurrent registration',
+    file: 'lib/catalog/tables/register.ts',
+    apply: once(
+      '      if (!(await withdrawOwnRecord(services, record, key, etag))) return { location, properties: { ...record.properties } };\n',
+      '      await withdrawOwnRecord(services, record, key, etag);\n',
+    ),
+    tests: ['test/unit/protocol-gates.test.ts'],
+  },
   // ---- issue #12: the protection flag and the has-data markers ----
   {
     id: 'P1',

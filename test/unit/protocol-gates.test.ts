@@ -6,6 +6,7 @@ import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { readTable } from '../../lib/catalog/tables/lookup.js';
 import { addClaimId } from '../../lib/catalog/tables/claims.js';
 import { beginMove, liveRecord, readRaw } from '../../lib/catalog/tables/move.js';
+import { registerTable } from '../../lib/catalog/tables/register.js';
 import { renameTable } from '../../lib/catalog/tables/rename.js';
 import { keys } from '../../lib/registry/keys.js';
 import type { TableRecord } from '../../lib/registry/records.js';
@@ -175,6 +176,31 @@ describe('DeclareTable: the namespace re-check after the record is written', () 
     release();
     expect(await declared).toBe('ok');
     expect((await readRaw(s, ['n', 't']))?.value.state).toBeUndefined();
+    await assertTableInvariants(s);
+  });
+});
+
+describe('RegisterTable: a drop that takes the new table before its claim is confirmed', () => {
+  it('a cascade that drops the table between its record and the claim confirmation: the registration answers ok, the drop answers for the claim and bytes', async () => {
+    const { s, store } = await fixture();
+    await createNamespace(s, { id: ['n'], mode: 'create', properties: {} });
+    await writeFakeDataset(store, 'imports/x.lance');
+    const claim = keys.locationClaim(s.project, s.defaultWarehouse, 'imports/x.lance');
+    // The register's first read of its claim after its record landed is the confirmation.
+    let recordWritten = false;
+    const gate = gateFirst(s.registry.store, (c: StoreCall) => {
+      if (c.op === 'putIfAbsent' && c.key === keys.table(s.project, ['n', 'r'])) recordWritten = true;
+      return recordWritten && c.op === 'get' && c.key === claim;
+    });
+    const registered = outcome(registerTable(over(s, gate.store), { id: ['n', 'r'], location: 'imports/x.lance', mode: 'create', properties: {} }));
+    await gate.reached; // record written, claim still pending
+    expect(await outcome(dropNamespace(s, { id: ['n'], mode: 'fail', behavior: 'cascade' }))).toBe('ok');
+    gate.release();
+    // Before: 13 "registered by a concurrent request", about data the cascade had already deleted.
+    expect(await registered).toBe('ok');
+    expect(await allTableRecords(s)).toEqual([]);
+    expect(await allClaims(s)).toEqual([]);
+    expect(await objectsUnder(store, 'imports/x.lance')).toEqual([]);
     await assertTableInvariants(s);
   });
 });

@@ -91,7 +91,9 @@ export async function registerTable(
       throw err; // a create of the name won meanwhile: the retry answers 5 (or overwrites it)
     }
     if (!(await confirmClaim(services, record))) {
-      await withdrawOwnRecord(services, record, key, etag);
+      // The claim is gone or another table's. If our record is gone too, a drop removed it (and
+      // answers for its claim and bytes): the registration happened, as in the cascade case below.
+      if (!(await withdrawOwnRecord(services, record, key, etag))) return { location, properties: { ...record.properties } };
       throw new InvalidInputError(`location ${location} was registered by a concurrent request; a location can belong to one table at a time`);
     }
     await confirmParentOrWithdrawRegistration(services, namespace, record, key, etag);
