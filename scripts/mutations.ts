@@ -150,6 +150,16 @@ const MUTATIONS: readonly Mutation[] = [
     ),
     tests: ['test/unit/protocol-gates.test.ts'],
   },
+  {
+    id: 'M6d',
+    what: 'claims: the confirmation without a read made an unconditional put (a takeover would be overwritten)',
+    file: 'lib/catalog/tables/claims.ts',
+    apply: once(
+      "      await services.registry.replace<LocationClaimRecord>(key, { ...written.claim, state: 'held' }, written.etag);\n",
+      "      await services.registry.store.put(key, JSON.stringify({ ...written.claim, state: 'held' }));\n",
+    ),
+    tests: ['test/unit/protocol-gates.test.ts'],
+  },
   // ---- issue #12: the protection flag and the has-data markers ----
   {
     id: 'P1',

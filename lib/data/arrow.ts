@@ -33,6 +33,8 @@ export type ArrowDataType = ArrowModule.DataType;
  * table without columns, so anything without at least one column is rejected here.
  */
 export function decodeIpc(buf: Uint8Array): ArrowTable {
+  const known = decodedBodies.get(buf);
+  if (known) return known;
   if (buf.byteLength === 0) throw new InvalidInputError('request body is empty; expected Arrow IPC data');
   let table: ArrowTable;
   try {
@@ -47,8 +49,16 @@ export function decodeIpc(buf: Uint8Array): ArrowTable {
     throw new InvalidInputError('request body is not Arrow IPC data with a schema (no columns found)');
   }
   checkArrowSchema(table.schema, 'the Arrow schema of the request body');
+  decodedBodies.set(buf, table);
   return table;
 }
+
+/**
+ * A request body is checked before anything is written and decoded again by the write: the same
+ * bytes (a body is never changed once received) give the same table, so the second decode of a
+ * multi-megabyte body is a lookup.
+ */
+const decodedBodies = new WeakMap<Uint8Array, ArrowTable>();
 
 /** Arrow IPC *file* bytes (ARROW1 magic), the QueryTable response format. */
 export function encodeIpcFile(table: ArrowTable): Buffer {

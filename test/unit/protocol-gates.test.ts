@@ -186,11 +186,11 @@ describe('RegisterTable: a drop that takes the new table before its claim is con
     await createNamespace(s, { id: ['n'], mode: 'create', properties: {} });
     await writeFakeDataset(store, 'imports/x.lance');
     const claim = keys.locationClaim(s.project, s.defaultWarehouse, 'imports/x.lance');
-    // The register's first read of its claim after its record landed is the confirmation.
+    // The register's first call on its claim after its record landed is the confirmation.
     let recordWritten = false;
     const gate = gateFirst(s.registry.store, (c: StoreCall) => {
       if (c.op === 'putIfAbsent' && c.key === keys.table(s.project, ['n', 'r'])) recordWritten = true;
-      return recordWritten && c.op === 'get' && c.key === claim;
+      return recordWritten && c.key === claim;
     });
     const registered = outcome(registerTable(over(s, gate.store), { id: ['n', 'r'], location: 'imports/x.lance', mode: 'create', properties: {} }));
     await gate.reached; // record written, claim still pending
@@ -201,6 +201,22 @@ describe('RegisterTable: a drop that takes the new table before its claim is con
     expect(await allTableRecords(s)).toEqual([]);
     expect(await allClaims(s)).toEqual([]);
     expect(await objectsUnder(store, 'imports/x.lance')).toEqual([]);
+    await assertTableInvariants(s);
+  });
+
+  it('a competitor that takes the still-pending claim over before the record lands wins; the owner\'s confirmation (a compare-and-swap on the etag it wrote) fails and it withdraws (13)', async () => {
+    const { s, store } = await fixture();
+    await createNamespace(s, { id: ['n'], mode: 'create', properties: {} });
+    await writeFakeDataset(store, 'imports/x.lance');
+    const gate = gateFirst(s.registry.store, (c: StoreCall) => c.op === 'putIfAbsent' && c.key === keys.table(s.project, ['n', 'first']));
+    const first = outcome(registerTable(over(s, gate.store), { id: ['n', 'first'], location: 'imports/x.lance', mode: 'create', properties: {} }));
+    await gate.reached; // its claim is written (pending), its record not yet: the claim looks stale
+    expect(await outcome(registerTable(s, { id: ['n', 'second'], location: 'imports/x.lance', mode: 'create', properties: {} }))).toBe('ok');
+    gate.release();
+    expect(await first).toBe(13);
+    expect((await allTableRecords(s)).map((r) => r.id.join('.'))).toEqual(['n.second']);
+    const claims = await allClaims(s);
+    expect(claims.map((c) => [c.ids, c.state])).toEqual([[[['n', 'second']], 'held']]);
     await assertTableInvariants(s);
   });
 });

@@ -58,7 +58,7 @@ export async function claimLocation(
   services: CatalogServices,
   table: TableRecord,
   options: { readTable: TableReader; checkNesting: boolean; displayLocation: string },
-): Promise<void> {
+): Promise<PendingClaim> {
   const key = claimKey(services, table);
   const claim: LocationClaimRecord = {
     kind: 'location-claim',
@@ -70,10 +70,9 @@ export async function claimLocation(
     createdAt: services.now().toISOString(),
   };
   if (options.checkNesting) await refuseNested(services, table, options);
-  await services.registry.retrying(`claim location ${options.displayLocation}`, async () => {
+  return services.registry.retrying(`claim location ${options.displayLocation}`, async () => {
     try {
-      await services.registry.create(key, claim);
-      return;
+      return { claim, etag: await services.registry.create(key, claim) };
     } catch (err) {
       if (!(err instanceof ConditionFailedError)) throw err;
     }
@@ -81,8 +80,14 @@ export async function claimLocation(
     if (!existing) throw new ConditionFailedError(key, 'missing'); // released meanwhile: claim again
     await refuseIfHeld(existing.value, options);
     // Stale: its owner is gone. Take it over; a concurrent claimant's CAS loses to ours or wins.
-    await services.registry.replace(key, claim, existing.etag);
+    return { claim, etag: await services.registry.replace(key, claim, existing.etag) };
   });
+}
+
+/** The `pending` claim claimLocation wrote, with the etag its write answered. */
+export interface PendingClaim {
+  readonly claim: LocationClaimRecord;
+  readonly etag: string;
 }
 
 /**
@@ -131,8 +136,17 @@ async function refuseIfHeld(
  * Confirms `table`'s pending claim once its record is written. False when another claimant took
  * the claim over meanwhile: the caller must withdraw its record, the location is not its own.
  */
-export async function confirmClaim(services: CatalogServices, table: TableRecord): Promise<boolean> {
+export async function confirmClaim(services: CatalogServices, table: TableRecord, written?: PendingClaim): Promise<boolean> {
   const key = claimKey(services, table);
+  if (written) {
+    // Usually the claim is still exactly as written: confirm it without reading it first.
+    try {
+      await services.registry.replace<LocationClaimRecord>(key, { ...written.claim, state: 'held' }, written.etag);
+      return true;
+    } catch (err) {
+      if (!(err instanceof ConditionFailedError)) throw err; // changed meanwhile: read what it is now
+    }
+  }
   return services.registry.retrying(`confirm location of table ${fmtId(table.id)}`, async () => {
     const found = await services.registry.read<LocationClaimRecord>(key);
     if (!found || found.value.uid !== table.uid) return false;

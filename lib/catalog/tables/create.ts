@@ -89,7 +89,9 @@ async function createNew(services: CatalogServices, input: CreateTableInput, wri
     throw err;
   }
   try {
-    const created = await createTableRecord(services, { id: input.id, properties: input.properties, path });
+    // The warehouse read before the data was written: the record's own parent re-check covers a
+    // drop that began since, so the parent is not read again before the record.
+    const created = await createTableRecord(services, { id: input.id, properties: input.properties, path, warehouse });
     return answer(services, input, { version, location, warehouse, path, properties: created.record.properties });
   } catch (err) {
     await discard(store, path);

@@ -53,12 +53,22 @@ export async function createTableRecord(
      * before the record exists). Must be fresh and random like the ones allocated here.
      */
     readonly path?: string;
+    /**
+     * The warehouse of the parent namespace, as the caller read it just before writing the data
+     * at `path`. Given, the parent is not read again up front: the re-check after the record is
+     * written is what keeps a table from outliving its namespace, and it still runs.
+     */
+    readonly warehouse?: WarehouseRecord;
   },
 ): Promise<CreatedTableRecord> {
   validateTableId(input.id);
   const namespace = input.id.slice(0, -1);
-  const parent = await requireNamespace(services, namespace, '; create the namespace first');
-  const warehouse = await requireWarehouse(services, parent?.value.warehouse ?? services.defaultWarehouse);
+  const warehouse =
+    input.warehouse ??
+    (await requireWarehouse(
+      services,
+      (await requireNamespace(services, namespace, '; create the namespace first'))?.value.warehouse ?? services.defaultWarehouse,
+    ));
   const key = tableKey(services, input.id);
   const record: TableRecord = {
     kind: 'table',
@@ -76,8 +86,6 @@ export async function createTableRecord(
     createdAt: services.now().toISOString(),
   };
   const location = absoluteLocation(warehouse.storage, record.path);
-  // The marker before the record that says it exists (markers.ts: never hide data).
-  await putMarkersOf(services, record.id, record);
   const etag =
     input.path === undefined
       ? await writeWithFreshClaim(services, record, key)
@@ -111,6 +119,8 @@ async function writeRecord(services: CatalogServices, record: TableRecord, key: 
  * claim and the record are written together: one round trip for both.
  */
 async function writeWithFreshClaim(services: CatalogServices, record: TableRecord, key: string): Promise<string> {
+  // The marker before the record that says it exists (markers.ts: never hide data).
+  await putMarkersOf(services, record.id, record);
   const [claimed, written] = await Promise.allSettled([claimFreshLocation(services, record), writeRecord(services, record, key)]);
   if (written.status === 'rejected') {
     if (claimed.status === 'fulfilled') await releaseClaim(services, record);
@@ -132,14 +142,22 @@ async function writeWithFreshClaim(services: CatalogServices, record: TableRecor
  * claim goes first as `pending` and is confirmed by compare-and-swap once the record exists.
  */
 async function writeAfterClaim(services: CatalogServices, record: TableRecord, key: string, location: string): Promise<string> {
-  await claimLocation(services, record, {
-    readTable: (id) => readTable(services, id),
-    checkNesting: false, // a fresh random directory cannot nest with anything
-    displayLocation: location,
-  });
+  // The has-data marker and the claim are independent; both must precede the record (markers.ts:
+  // never hide data), so they are written together.
+  const [marked, claiming] = await Promise.allSettled([
+    putMarkersOf(services, record.id, record),
+    claimLocation(services, record, {
+      readTable: (id) => readTable(services, id),
+      checkNesting: false, // a fresh random directory cannot nest with anything
+      displayLocation: location,
+    }),
+  ]);
+  if (claiming.status === 'rejected') throw claiming.reason;
+  const claimed = claiming.value;
   try {
+    if (marked.status === 'rejected') throw marked.reason;
     const etag = await writeRecord(services, record, key);
-    if (!(await confirmClaim(services, record))) {
+    if (!(await confirmClaim(services, record, claimed))) {
       await services.registry.remove(key, etag).catch((e: unknown) => {
         if (!(e instanceof ConditionFailedError)) throw e;
       });

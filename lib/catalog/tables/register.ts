@@ -76,7 +76,7 @@ export async function registerTable(
       await services.registry.remove(key, existing.etag); // lost race: retry from the top
       await releaseClaim(services, existing.value);
     }
-    await claimLocation(services, record, {
+    const claimed = await claimLocation(services, record, {
       readTable: (id) => readTable(services, id),
       checkNesting: true,
       displayLocation: location,
@@ -90,7 +90,7 @@ export async function registerTable(
       await releaseClaim(services, record);
       throw err; // a create of the name won meanwhile: the retry answers 5 (or overwrites it)
     }
-    if (!(await confirmClaim(services, record))) {
+    if (!(await confirmClaim(services, record, claimed))) {
       // The claim is gone or another table's. If our record is gone too, a drop removed it (and
       // answers for its claim and bytes): the registration happened, as in the cascade case below.
       if (!(await withdrawOwnRecord(services, record, key, etag))) return { location, properties: { ...record.properties } };
