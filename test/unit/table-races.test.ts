@@ -14,6 +14,7 @@ import {
   allTableRecords,
   assertTableInvariants,
   later,
+  laterMs,
   objectsUnder,
   outcome,
   warehouseStore,
@@ -37,9 +38,12 @@ describe.each(['memory', 'fs'] as const)('table doors under real concurrency (%s
   let s: CatalogServices;
   let store: ObjectStore;
   afterEach(() => f?.cleanup());
-  // A round trip to the fs store is real file I/O, many event-loop turns long: start offsets
-  // scale with it so that the doors still start anywhere in each other's span.
-  const delayed = <T>(run: () => Promise<T>, maxTurns = 15) => later(run, kind === 'memory' ? maxTurns : maxTurns * FS_TURNS);
+  // A round trip to the fs store is a few synchronous syscalls plus an fsync through the thread
+  // pool, whose length in event-loop turns depends on how loaded the machine is: an offset in
+  // turns alone can end up always shorter (or longer) than a door. So half the offsets are drawn
+  // in turns and half in milliseconds: either way the doors start anywhere in each other's span.
+  const delayed = <T>(run: () => Promise<T>, maxTurns = 15) =>
+    kind === 'memory' ? later(run, maxTurns) : Math.random() < 0.5 ? later(run, maxTurns * FS_TURNS) : laterMs(run, maxTurns / 5);
 
   async function setup() {
     // Memory: latency in event-loop turns (fast, and the interleavings vary as much). The fs store
