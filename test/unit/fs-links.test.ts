@@ -73,6 +73,9 @@ describe('FsObjectStore and symbolic links', () => {
     await viaLink.put('fresh/deep/key', 'new');
     expect((await viaLink.get('fresh/deep/key'))?.body.toString()).toBe('new');
     await viaLink.checkPath('not/yet/there');
+    // Listing starts at the root itself, which here is the link: it is followed, as for reads.
+    expect((await viaLink.list({ prefix: '' })).objects.map((o) => o.key)).toContain('fresh/deep/key');
+    expect((await viaLink.listKeys({ prefix: 'fresh/' })).keys).toEqual(['fresh/deep/key']);
     expect(await readlink(linkedRoot)).toBe(root);
   });
 });

@@ -22,7 +22,6 @@ import {
   write,
   writeSync,
   type BigIntStats,
-  type Stats,
 } from 'node:fs';
 import { promisify } from 'node:util';
 import * as path from 'node:path';
@@ -126,8 +125,9 @@ interface Query {
  * Symbolic links are never followed (a link can point out of the root, and the catalog must not
  * read, write or delete bytes it does not own): every operation checks that the directory it
  * resolves a key in is reached without a link (one `realpath` compared with the root's; a `get`
- * checks once its file is open, so a miss, which reads nothing, skips it), a read opens with `O_NOFOLLOW`, and a listing reports a link as a leaf object of its own, never
- * descending into it, so deleting what a listing found removes the link and not its target.
+ * checks once its file is open, so a miss, which reads nothing, skips it), a read opens with
+ * `O_NOFOLLOW`, and a listing reports a link as a leaf object of its own, never descending into
+ * it, so deleting what a listing found removes the link and not its target.
  * Anything else throws LinkRefusedError. The root's own ancestors may be links (`/tmp` on macOS).
  *
  * Etags identify a file version by (device, inode, size, mtime), never by content, so listing a
@@ -373,17 +373,17 @@ export class FsObjectStore implements ObjectStore {
       return critical();
     } finally {
       // If our lock was broken as stale and someone else now holds the path, it is theirs.
-      const current = statOrUndefined(lock);
+      const current = statOrAbsent(lock);
       if (current !== undefined && sameFile(current, ours)) rmSync(lock, { force: true });
     }
   }
 
-  async #acquire(lock: string): Promise<Stats> {
+  async #acquire(lock: string): Promise<BigIntStats> {
     for (let attempt = 0; ; attempt++) {
       try {
         const fd = inDir(this.#lockDir, () => openSync(lock, 'wx'));
         try {
-          return fstatSync(fd);
+          return fstatSync(fd, { bigint: true });
         } finally {
           closeSync(fd);
         }
@@ -401,8 +401,8 @@ export class FsObjectStore implements ObjectStore {
    * one has just taken (it puts that lock back instead).
    */
   #breakIfStale(lock: string): void {
-    const seen = statOrUndefined(lock);
-    if (seen === undefined || Date.now() - seen.mtimeMs < this.#lockStaleMs) return;
+    const seen = statOrAbsent(lock);
+    if (seen === undefined || Date.now() - Number(seen.mtimeMs) < this.#lockStaleMs) return;
     const grave = `${lock}.stale-${randomUUID()}`;
     try {
       renameSync(lock, grave);
@@ -410,7 +410,7 @@ export class FsObjectStore implements ObjectStore {
       if (isAbsent(error)) return;
       throw error;
     }
-    if (!sameFile(statSync(grave), seen)) {
+    if (!sameFile(statSync(grave, { bigint: true }), seen)) {
       try {
         linkSync(grave, lock);
       } catch {
@@ -480,8 +480,9 @@ export class FsObjectStore implements ObjectStore {
    */
   async #sortedChildren(dirKey: string): Promise<readonly Child[]> {
     const dir = path.join(this.#root, ...dirKey.split('/'));
-    // Synchronous like #info: on a cached listing this stat is the whole cost of a page.
-    const stat = lstatOrUndefined(dir);
+    // Synchronous like #info: on a cached listing this stat is the whole cost of a page. It
+    // follows a link only where one can be: the root itself (the walk never enters one below it).
+    const stat = statOrAbsent(dir);
     if (stat === undefined || !stat.isDirectory()) return [];
     const cached = this.#listings.get(dirKey);
     if (cached && cached.mtimeNs === stat.mtimeNs && cached.ctimeNs === stat.ctimeNs) return cached.children;
@@ -575,7 +576,7 @@ function realpathOfExisting(p: string): string {
 }
 
 /** Inode numbers are reused quickly once freed, so a lock's identity is its inode plus its mtime. */
-function sameFile(a: Stats, b: Stats): boolean {
+function sameFile(a: BigIntStats, b: BigIntStats): boolean {
   return a.dev === b.dev && a.ino === b.ino && a.mtimeMs === b.mtimeMs;
 }
 
@@ -615,7 +616,17 @@ function uniqueStamp(): number {
 /** lstat without following a final link; undefined when nothing is there. */
 function lstatOrUndefined(file: string): BigIntStats | undefined {
   try {
-    return lstatSync(file, { bigint: true });
+    return lstatSync(file, { bigint: true, throwIfNoEntry: false });
+  } catch (error) {
+    if (isAbsent(error)) return undefined;
+    throw error;
+  }
+}
+
+/** stat (following a final link); undefined when nothing is there. */
+function statOrAbsent(file: string): BigIntStats | undefined {
+  try {
+    return statSync(file, { bigint: true, throwIfNoEntry: false });
   } catch (error) {
     if (isAbsent(error)) return undefined;
     throw error;
@@ -693,14 +704,6 @@ const writeFd = promisify(write);
 /** Writes a large body through the thread pool, chunk after chunk. */
 async function writeAllOffLoop(fd: number, data: Buffer): Promise<void> {
   for (let written = 0; written < data.length; ) written += (await writeFd(fd, data, written, data.length - written, written)).bytesWritten;
-}
-
-function statOrUndefined(file: string): Stats | undefined {
-  try {
-    return statSync(file);
-  } catch {
-    return undefined;
-  }
 }
 
 function code(error: unknown): string | undefined {
