@@ -91,8 +91,9 @@ export interface PendingClaim {
 }
 
 /**
- * Claims a location allocated a moment ago at random (DeclareTable, CreateTable): nobody else can
- * know it before the request answers, so nobody can contend for it, and the claim is written
+ * Claims a location allocated a moment ago at random that holds no data yet (DeclareTable):
+ * nobody else can know it before the request answers, so nobody can contend for it (CreateTable's
+ * location holds data before its record exists, so it claims `pending`), and the claim is written
  * `held` at once (no pending → held confirmation) and may be written together with the table
  * record. Throws ConditionFailedError in the one case a claim is already there: a drop of the
  * just-written record marked it `purging` first (the caller withdraws).
