@@ -8,6 +8,7 @@ import { createNamespace } from '../../lib/catalog/namespaces.js';
 import { createTable, type DatasetWrite } from '../../lib/catalog/tables/create.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { readTable, tableKey } from '../../lib/catalog/tables/lookup.js';
+import { registerTable } from '../../lib/catalog/tables/register.js';
 import { CatalogError, InvalidInputError, TableAlreadyExistsError } from '../../lib/errors.js';
 import type { TableRecord } from '../../lib/registry/records.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
@@ -100,6 +101,21 @@ describe('createTable', () => {
     expect(calls[1][0]).toBe(declared);
     expect(await filesUnder(calls[0][0])).toEqual([]);
     expect((await readTable(f.services, ['ns', 'c']))?.value.properties).toEqual({});
+  });
+
+  it('a location another table registered between the data write and the claim is left to it (its bytes are not ours to empty)', async () => {
+    let written = '';
+    const write: DatasetWrite = async (location) => {
+      written = location;
+      await markWritten(location);
+      // A RegisterTable of the fresh directory lands before this create claims it.
+      await registerTable(f.services, { id: ['ns', 'other'], location, mode: 'create', properties: {} });
+      return { version: 1 };
+    };
+    expect(await code(createTable(f.services, input('mine'), write))).toBe(13);
+    expect(await readTable(f.services, ['ns', 'mine'])).toBeUndefined();
+    expect((await readTable(f.services, ['ns', 'other']))?.value.path).toBe(path.relative(await warehouseRoot(), written));
+    expect(await filesUnder(written)).toEqual([`${path.relative(await warehouseRoot(), written)}/_versions/1.manifest`]);
   });
 
   it('an existing record with data gets the caller\'s mode at its own location and keeps its properties', async () => {

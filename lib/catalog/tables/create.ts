@@ -5,6 +5,7 @@ import type { WarehouseRecord } from '../../registry/records.js';
 import { type CreateMode, requireNamespace } from '../namespaces.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
+import { claimKey } from './claims.js';
 import { createTableRecord, vendTableAccess } from './declare.js';
 import { absoluteLocation, allocateTablePath } from './location.js';
 import { writeFirstVersion } from './first-version.js';
@@ -85,7 +86,7 @@ async function createNew(services: CatalogServices, input: CreateTableInput, wri
   try {
     ({ version } = await write(location, 'create'));
   } catch (err) {
-    await discard(store, path);
+    await discard(services, warehouse, store, path);
     throw err;
   }
   try {
@@ -94,7 +95,7 @@ async function createNew(services: CatalogServices, input: CreateTableInput, wri
     const created = await createTableRecord(services, { id: input.id, properties: input.properties, path, warehouse });
     return answer(services, input, { version, location, warehouse, path, properties: created.record.properties });
   } catch (err) {
-    await discard(store, path);
+    await discard(services, warehouse, store, path);
     // Another request created the table meanwhile: from here on it is an existing table.
     if (err instanceof TableAlreadyExistsError) return writeIntoExisting(services, input, write);
     throw err;
@@ -150,10 +151,15 @@ async function answer(
 }
 
 /**
- * Empties a location only this request knows about. Best effort: whatever stays behind is an
- * unreferenced directory under a random name, which the orphan scan reports.
+ * Empties the location this request wrote, unless another table claims it now: the directory
+ * was visible in storage once the data landed, and a RegisterTable of it that got there before
+ * our claim made those bytes that table's (a failed create has released its own claim by now,
+ * so any claim is another's). Best effort: whatever stays behind is an unreferenced directory
+ * under a random name, which the orphan scan reports.
  */
-async function discard(store: ObjectStore, path: string): Promise<void> {
+async function discard(services: CatalogServices, warehouse: WarehouseRecord, store: ObjectStore, path: string): Promise<void> {
+  const claim = await services.registry.read(claimKey(services, { warehouse: warehouse.name, path })).catch(() => undefined);
+  if (claim) return;
   await deleteTableObjects(store, path).catch(() => undefined);
 }
 
