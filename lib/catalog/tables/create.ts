@@ -54,7 +54,8 @@ export type DatasetWrite = (location: string, mode: CreateMode) => Promise<{ ver
  * (dataless) table are serialized by the first-version protocol (first-version.ts), not by
  * LanceDB's create-if-absent check, which lets two creators both commit.
  *
- * A failed write leaves no table: no record was created, and the fresh location is emptied.
+ * A failed write leaves no table: no record was created, and the fresh location is emptied
+ * unless another table has claimed it meanwhile (discard).
  */
 export async function createTable(
   services: CatalogServices,
