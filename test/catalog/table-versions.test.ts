@@ -130,9 +130,16 @@ describe('managed versioning (fs store)', () => {
     await stageManifest(store, tablePath, 6, 'crashed');
     await store.put(`${tablePath}/_versions/latest_version_hint.json`, '{}');
 
+    // One listing, of names with details (S3, memory) or of names alone (the filesystem store,
+    // which then reads the details of the one version answered).
     let lists = 0;
-    const counting: ObjectStore = Object.create(store, {
-      list: { value: (o: Parameters<ObjectStore['list']>[0]) => (lists++, store.list(o)) },
+    const counting = new Proxy(store, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop) as unknown;
+        if (typeof value !== 'function') return value;
+        const bound = (value as (...args: unknown[]) => unknown).bind(target);
+        return prop === 'list' || prop === 'listKeys' ? (...args: unknown[]) => (lists++, bound(...args)) : bound;
+      },
     });
     const svcCounting = { ...svc, storageFor: () => counting };
     const head = await listTableVersions(svcCounting, { id, descending: true, limit: 1 });

@@ -65,23 +65,49 @@ export async function latestEntry(store: ObjectStore, prefix: string): Promise<C
 async function newestFirst(store: ObjectStore, prefix: string, query: ChainQuery): Promise<ChainPage | undefined> {
   const want = query.limit ?? Infinity;
   const pageSize = Number.isFinite(want) ? Math.min(MAX_PAGE, Math.max(SCAN_PAGE, 2 * (want + 1))) : MAX_PAGE;
-  const entries: ChainEntry[] = [];
+  const found: { version: number; scheme: NamingScheme; key: string; info?: ObjectInfo }[] = [];
+  let more = false;
   let startAfter = query.after === undefined ? undefined : prefix + manifestName(query.after, 'V2');
-  for (;;) {
-    const page = await store.list({ prefix, startAfter, limit: pageSize });
-    for (const info of page.objects) {
-      const parsed = parseManifestName(info.key.slice(prefix.length));
+  walk: for (;;) {
+    const page = await listNames(store, { prefix, startAfter, limit: pageSize });
+    for (const key of page.keys) {
+      const parsed = parseManifestName(key.slice(prefix.length));
       if (!parsed) continue;
       if (parsed.scheme !== 'V2') return undefined;
-      if (entries.length === want) return { entries, more: true };
-      entries.push({ ...parsed, info });
+      if (found.length === want) {
+        more = true;
+        break walk;
+      }
+      found.push({ ...parsed, key, info: page.infos?.get(key) });
     }
-    const last = page.objects[page.objects.length - 1];
+    const last = page.keys[page.keys.length - 1];
     if (!page.truncated || !last) break;
-    startAfter = last.key;
+    startAfter = last;
   }
-  if (query.after !== undefined) return undefined;
-  return { entries, more: false };
+  if (!more && query.after !== undefined) return undefined;
+  // Details only for the versions answered (on the filesystem store, one lstat each instead of
+  // one per listed file); a manifest deleted since the listing is left out, as a listing would.
+  const entries = await Promise.all(
+    found.map(async ({ version, scheme, key, info }) => {
+      const known = info ?? (await store.head(key));
+      return known && { version, scheme, info: known };
+    }),
+  );
+  return { entries: entries.filter((e): e is ChainEntry => e !== undefined), more };
+}
+
+/**
+ * A page of keys, with the details a store's listing carries anyway (S3, memory). A store that
+ * pays per object for those (the filesystem store) answers names alone, and the chain reader
+ * asks for the details of the few versions it keeps.
+ */
+async function listNames(
+  store: ObjectStore,
+  options: { prefix: string; startAfter?: string; limit: number },
+): Promise<{ keys: string[]; infos?: Map<string, ObjectInfo>; truncated: boolean }> {
+  if (store.listKeys) return store.listKeys(options);
+  const page = await store.list(options);
+  return { keys: page.objects.map((o) => o.key), infos: new Map(page.objects.map((o) => [o.key, o])), truncated: page.truncated };
 }
 
 /** Every manifest, sorted by version; a version present under both names counts once (V2). */
