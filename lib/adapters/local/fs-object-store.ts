@@ -506,7 +506,9 @@ export class FsObjectStore implements ObjectStore {
       if (isAbsent(error)) return [];
       throw error;
     }
-    const children: { key: string; isDir: boolean }[] = [];
+    // Sorted by name within the directory (a directory as `name/`): every key here shares the
+    // directory's prefix, so comparing whole keys would walk that prefix in every comparison.
+    const named: { child: Child; sortName: string }[] = [];
     for (const dirent of dirents) {
       if (dirKey === '' && RESERVED_ROOT_DIRS.includes(dirent.name)) continue;
       const key = dirKey + dirent.name;
@@ -514,10 +516,9 @@ export class FsObjectStore implements ObjectStore {
       const isDir = dirent.isDirectory();
       if (!isDir && !dirent.isFile() && !dirent.isSymbolicLink()) continue;
       const relevant = isDir ? `${key}/`.startsWith(prefix) || prefix.startsWith(`${key}/`) : key.startsWith(prefix);
-      if (relevant) children.push({ key, isDir });
+      if (relevant) named.push({ child: { key, isDir }, sortName: isDir ? `${dirent.name}/` : dirent.name });
     }
-    const sortKey = (c: { key: string; isDir: boolean }) => (c.isDir ? `${c.key}/` : c.key);
-    return children.sort((a, b) => compareKeys(sortKey(a), sortKey(b)));
+    return named.sort((a, b) => compareKeys(a.sortName, b.sortName)).map((n) => n.child);
   }
 
   #path(key: string): string {
