@@ -2,7 +2,7 @@
  * Server-side data operations (what thin clients and push-down engines use): CreateTable,
  * InsertIntoTable and QueryTable over HTTP with Arrow IPC bodies, against LanceDB in-process on
  * the same machine and data in the same run. 10,000 rows of 128-d float32 vectors; the sides
- * alternate for three rounds and each figure is the median.
+ * alternate for five rounds and each figure is the median.
  *
  *   npx tsx bench/data-plane.ts
  */
@@ -69,7 +69,7 @@ async function per(ops: number, run: (i: number) => Promise<void>): Promise<numb
 export async function dataPlaneCosts(
   options: { creates?: number; appends?: number; queries?: number; rounds?: number } = {},
 ): Promise<DataPlaneResult[]> {
-  const rounds = options.rounds ?? 3;
+  const rounds = options.rounds ?? 5;
   const creates = options.creates ?? 5;
   const appends = options.appends ?? 20;
   const queries = options.queries ?? 50;
