@@ -44,6 +44,21 @@ describe('a table record\'s etag can come back (ABA)', () => {
     expect((await readRaw(s, ['a', 't']))!.etag).toBe(before.etag);
   });
 
+  it('a rename there and back writes the source back byte for byte (the record leaves the name and returns)', async () => {
+    // A rename keeps every field but the id (liveRecord strips only state/move), so moving a
+    // table away and back restores the source's bytes. A rule that treats "the source record is
+    // gone" (or holds another uid) as "a request's If-Match on its old etag can never land" must
+    // account for this door too: a token the rename keeps does not make the bytes unrepeatable.
+    const { services: s } = await servicesOver('memory');
+    await createNamespace(s, { id: ['a'], mode: 'create', properties: {} });
+    await declareTable(s, { id: ['a', 't'], properties: {}, identity });
+    const before = (await readRaw(s, ['a', 't']))!;
+    await renameTable(s, { id: ['a', 't'], newName: 'x' });
+    expect(await readRaw(s, ['a', 't'])).toBeUndefined();
+    await renameTable(s, { id: ['a', 'x'], newName: 't' });
+    expect((await readRaw(s, ['a', 't']))!.etag).toBe(before.etag);
+  });
+
   it('a recoverable drop and its undrop write the record back byte for byte', async () => {
     const { services: s } = await servicesOver('memory');
     const wkey = keys.warehouse(s.project, s.defaultWarehouse);
