@@ -184,7 +184,7 @@ export class FsObjectStore implements ObjectStore {
   readonly checkPath = async (keyOrPrefix: string): Promise<void> => {
     const file = this.#path(keyOrPrefix);
     this.#checkDir(path.dirname(file), keyOrPrefix);
-    if (lstatOrUndefined(file)?.isSymbolicLink()) throw new LinkRefusedError(keyOrPrefix, keyOrPrefix);
+    if (statOrAbsent(file)?.isSymbolicLink()) throw new LinkRefusedError(keyOrPrefix, keyOrPrefix);
   };
 
   async putIfAbsent(key: string, body: Buffer | string): Promise<{ etag: string }> {
@@ -196,7 +196,7 @@ export class FsObjectStore implements ObjectStore {
     } catch (error) {
       if (code(error) !== 'EEXIST') throw error;
       // Checked loosely: the winner may already have been deleted again, which is still a lost race.
-      if (lstatOrUndefined(target)?.isDirectory()) throw new Error(`key ${JSON.stringify(key)} is a directory of other keys`);
+      if (statOrAbsent(target)?.isDirectory()) throw new Error(`key ${JSON.stringify(key)} is a directory of other keys`);
       throw new ConditionFailedError(key, 'exists');
     } finally {
       rmSync(staged, { force: true });
@@ -224,7 +224,7 @@ export class FsObjectStore implements ObjectStore {
     } catch (error) {
       if (isAbsent(error)) return undefined; // the source went between the stat and the link
       if (code(error) !== 'EEXIST') throw error;
-      if (lstatOrUndefined(target)?.isDirectory()) throw new Error(`key ${JSON.stringify(key)} is a directory of other keys`);
+      if (statOrAbsent(target)?.isDirectory()) throw new Error(`key ${JSON.stringify(key)} is a directory of other keys`);
       throw new ConditionFailedError(key, 'exists');
     }
     const after = this.#info(key);
@@ -337,7 +337,7 @@ export class FsObjectStore implements ObjectStore {
 
   /** The key's object: a regular file, or a link as itself (lstat: never its target). Synchronous: see SYNC_IO_MAX_BYTES. */
   #info(key: string): ObjectInfo | undefined {
-    const stat = lstatOrUndefined(this.#path(key));
+    const stat = statOrAbsent(this.#path(key));
     if (!stat?.isFile() && !stat?.isSymbolicLink()) return undefined;
     return { key, etag: fileEtag(stat), size: Number(stat.size), lastModified: stat.mtime };
   }
@@ -373,7 +373,7 @@ export class FsObjectStore implements ObjectStore {
       return critical();
     } finally {
       // If our lock was broken as stale and someone else now holds the path, it is theirs.
-      const current = statOrAbsent(lock);
+      const current = statOrAbsent(lock, { follow: true });
       if (current !== undefined && sameFile(current, ours)) rmSync(lock, { force: true });
     }
   }
@@ -401,7 +401,7 @@ export class FsObjectStore implements ObjectStore {
    * one has just taken (it puts that lock back instead).
    */
   #breakIfStale(lock: string): void {
-    const seen = statOrAbsent(lock);
+    const seen = statOrAbsent(lock, { follow: true });
     if (seen === undefined || Date.now() - Number(seen.mtimeMs) < this.#lockStaleMs) return;
     const grave = `${lock}.stale-${randomUUID()}`;
     try {
@@ -482,7 +482,7 @@ export class FsObjectStore implements ObjectStore {
     const dir = path.join(this.#root, ...dirKey.split('/'));
     // Synchronous like #info: on a cached listing this stat is the whole cost of a page. It
     // follows a link only where one can be: the root itself (the walk never enters one below it).
-    const stat = statOrAbsent(dir);
+    const stat = statOrAbsent(dir, { follow: true });
     if (stat === undefined || !stat.isDirectory()) return [];
     const cached = this.#listings.get(dirKey);
     if (cached && cached.mtimeNs === stat.mtimeNs && cached.ctimeNs === stat.ctimeNs) return cached.children;
@@ -549,7 +549,7 @@ export class FsObjectStore implements ObjectStore {
   #firstLink(rel: string): string {
     const segments = rel.split(path.sep).filter(Boolean);
     for (let i = 1; i <= segments.length; i++) {
-      if (lstatOrUndefined(path.join(this.#root, ...segments.slice(0, i)))?.isSymbolicLink()) return segments.slice(0, i).join('/');
+      if (statOrAbsent(path.join(this.#root, ...segments.slice(0, i)))?.isSymbolicLink()) return segments.slice(0, i).join('/');
     }
     return segments.join('/');
   }
@@ -614,20 +614,14 @@ function uniqueStamp(): number {
   return lastStampMicros / 1e6;
 }
 
-/** lstat without following a final link; undefined when nothing is there. */
-function lstatOrUndefined(file: string): BigIntStats | undefined {
+/**
+ * The file's stat — of a final link itself unless `follow` — or undefined when nothing is there.
+ * Synchronous, and a miss does not throw (see SYNC_IO_MAX_BYTES).
+ */
+function statOrAbsent(file: string, options: { follow?: boolean } = {}): BigIntStats | undefined {
   try {
-    return lstatSync(file, { bigint: true, throwIfNoEntry: false });
-  } catch (error) {
-    if (isAbsent(error)) return undefined;
-    throw error;
-  }
-}
-
-/** stat (following a final link); undefined when nothing is there. */
-function statOrAbsent(file: string): BigIntStats | undefined {
-  try {
-    return statSync(file, { bigint: true, throwIfNoEntry: false });
+    const how = { bigint: true, throwIfNoEntry: false } as const;
+    return options.follow ? statSync(file, how) : lstatSync(file, how);
   } catch (error) {
     if (isAbsent(error)) return undefined;
     throw error;
