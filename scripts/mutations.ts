@@ -155,8 +155,8 @@ const MUTATIONS: readonly Mutation[] = [
     what: 'claims: the confirmation without a read made an unconditional put (a takeover would be overwritten)',
     file: 'lib/catalog/tables/claims.ts',
     apply: once(
-      "      await services.registry.replace<LocationClaimRecord>(key, { ...written.claim, state: 'held' }, written.etag);\n",
-      "      await services.registry.store.put(key, JSON.stringify({ ...written.claim, state: 'held' }));\n",
+      "    await services.registry.replace<LocationClaimRecord>(key, { ...written.claim, state: 'held' }, written.etag);\n",
+      "    await services.registry.store.put(key, JSON.stringify({ ...written.claim, state: 'held' }));\n",
     ),
     tests: ['test/unit/protocol-gates.test.ts'],
   },

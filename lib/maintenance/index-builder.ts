@@ -215,8 +215,6 @@ export function makeIndexBuilder(data?: IndexData): MaintenancePass {
       items.push(r.item);
       material ||= r.material;
     });
-    const all = items.flatMap((i) => (i.indices as IndexFinding[] | undefined) ?? []);
-    const count = (f: (x: IndexFinding) => boolean) => all.filter(f).length;
     const report = finishReport(services, {
       pass: 'index',
       startedAt,
@@ -225,12 +223,7 @@ export function makeIndexBuilder(data?: IndexData): MaintenancePass {
       summary: {
         tables_visited: walk.visited,
         tables_skipped: items.filter((i) => i.skipped).length,
-        indices_healthy: count((x) => x.health === 'HEALTHY'),
-        indices_unknown: count((x) => x.health === 'UNKNOWN'),
-        indices_built: count((x) => x.action === 'built'),
-        indices_queued: count((x) => x.action === 'queued'),
-        indices_folded: count((x) => x.action === 'folded'),
-        build_failures: count((x) => x.action === 'build-failed'),
+        ...indexCounters(items.flatMap((i) => (i.indices as IndexFinding[] | undefined) ?? [])),
         problems: walk.problems.length,
       },
       items,
@@ -245,3 +238,16 @@ export function makeIndexBuilder(data?: IndexData): MaintenancePass {
 }
 
 export const indexBuild: MaintenancePass = makeIndexBuilder();
+
+/** What a pass or one table's job reports of its index findings. */
+export function indexCounters(findings: readonly IndexFinding[]) {
+  const count = (f: (x: IndexFinding) => boolean) => findings.filter(f).length;
+  return {
+    indices_healthy: count((x) => x.health === 'HEALTHY'),
+    indices_unknown: count((x) => x.health === 'UNKNOWN'),
+    indices_built: count((x) => x.action === 'built'),
+    indices_queued: count((x) => x.action === 'queued'),
+    indices_folded: count((x) => x.action === 'folded'),
+    build_failures: count((x) => x.action === 'build-failed'),
+  };
+}

@@ -15,7 +15,7 @@ import type { JobRecord } from '../jobs/record.js';
 import type { JobRunner, JobRunners } from '../jobs/worker.js';
 import { announce } from './announce.js';
 import { INDEX_TABLE_JOB, SWEEP_TABLE_JOB, type FanOutPass, type TableJobParams } from './fan-out.js';
-import { buildTable, loadIndexData, type IndexData, type IndexFinding } from './index-builder.js';
+import { buildTable, indexCounters, loadIndexData, type IndexData, type IndexFinding } from './index-builder.js';
 import { finishReport, type PassOptions } from './pass.js';
 import { writeReport } from './reports.js';
 import { CUTOFF_SAFETY_MS, sweepTable, type SweepData, type SweepItem } from './sweep.js';
@@ -91,16 +91,7 @@ export function indexTableRunner(data?: IndexData): JobRunner {
     const calls = data ?? (await loadIndexData());
     signal.throwIfAborted();
     const { item, material } = await onJobTable(services, job, optionsOf(job), (unit) => buildTable(unit, optionsOf(job), calls));
-    const found = ((item as { indices?: IndexFinding[] }).indices ?? []);
-    const count = (f: (x: IndexFinding) => boolean) => found.filter(f).length;
-    const counters = {
-      indices_healthy: count((x) => x.health === 'HEALTHY'),
-      indices_unknown: count((x) => x.health === 'UNKNOWN'),
-      indices_built: count((x) => x.action === 'built'),
-      indices_queued: count((x) => x.action === 'queued'),
-      indices_folded: count((x) => x.action === 'folded'),
-      build_failures: count((x) => x.action === 'build-failed'),
-    };
+    const counters = indexCounters((item as { indices?: IndexFinding[] }).indices ?? []);
     // Like the pass: a run that found trouble writes its report even when it changed nothing.
     const loud = counters.build_failures > 0 || counters.indices_unknown > 0;
     const report = material || loud ? await reportChange(services, 'index', job, startedAt, item, counters) : undefined;

@@ -486,7 +486,7 @@ export class FsObjectStore implements ObjectStore {
     if (stat === undefined || !stat.isDirectory()) return [];
     const cached = this.#listings.get(dirKey);
     if (cached && cached.mtimeNs === stat.mtimeNs && cached.ctimeNs === stat.ctimeNs) return cached.children;
-    const children = await this.#children(dirKey, '', stat.size <= SYNC_IO_MAX_DIR_BYTES);
+    const children = await this.#children(dirKey, stat.size <= SYNC_IO_MAX_DIR_BYTES);
     const settled = BigInt(Date.now()) * 1_000_000n - stat.mtimeNs > LISTING_SETTLE_NS;
     if (settled && children.length >= LISTING_CACHE_MIN) {
       this.#listings.delete(dirKey);
@@ -496,8 +496,8 @@ export class FsObjectStore implements ObjectStore {
     return children;
   }
 
-  /** The children of a key directory that can hold keys under `prefix`, in key byte order. */
-  async #children(dirKey: string, prefix: string, small: boolean): Promise<Child[]> {
+  /** The children of a key directory, in key byte order. */
+  async #children(dirKey: string, small: boolean): Promise<Child[]> {
     const dir = path.join(this.#root, ...dirKey.split('/'));
     let dirents;
     try {
@@ -515,8 +515,7 @@ export class FsObjectStore implements ObjectStore {
       // A link is a leaf of its own (see the class comment): never descended into.
       const isDir = dirent.isDirectory();
       if (!isDir && !dirent.isFile() && !dirent.isSymbolicLink()) continue;
-      const relevant = isDir ? `${key}/`.startsWith(prefix) || prefix.startsWith(`${key}/`) : key.startsWith(prefix);
-      if (relevant) named.push({ child: { key, isDir }, sortName: isDir ? `${dirent.name}/` : dirent.name });
+      named.push({ child: { key, isDir }, sortName: isDir ? `${dirent.name}/` : dirent.name });
     }
     return named.sort((a, b) => compareKeys(a.sortName, b.sortName)).map((n) => n.child);
   }

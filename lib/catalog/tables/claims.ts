@@ -137,16 +137,14 @@ async function refuseIfHeld(
  * Confirms `table`'s pending claim once its record is written. False when another claimant took
  * the claim over meanwhile: the caller must withdraw its record, the location is not its own.
  */
-export async function confirmClaim(services: CatalogServices, table: TableRecord, written?: PendingClaim): Promise<boolean> {
+export async function confirmClaim(services: CatalogServices, table: TableRecord, written: PendingClaim): Promise<boolean> {
   const key = claimKey(services, table);
-  if (written) {
-    // Usually the claim is still exactly as written: confirm it without reading it first.
-    try {
-      await services.registry.replace<LocationClaimRecord>(key, { ...written.claim, state: 'held' }, written.etag);
-      return true;
-    } catch (err) {
-      if (!(err instanceof ConditionFailedError)) throw err; // changed meanwhile: read what it is now
-    }
+  // Usually the claim is still exactly as written: confirm it without reading it first.
+  try {
+    await services.registry.replace<LocationClaimRecord>(key, { ...written.claim, state: 'held' }, written.etag);
+    return true;
+  } catch (err) {
+    if (!(err instanceof ConditionFailedError)) throw err; // changed meanwhile: read what it is now
   }
   return services.registry.retrying(`confirm location of table ${fmtId(table.id)}`, async () => {
     const found = await services.registry.read<LocationClaimRecord>(key);

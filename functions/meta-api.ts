@@ -1,0 +1,31 @@
+import { lazyAwsRouter } from '../lib/app/aws.js';
+import type { CatalogServices } from '../lib/catalog/services.js';
+import { lambdaHandler } from '../lib/http/apigw-adapter.js';
+import { apiObserver } from '../lib/observability/api-metrics.js';
+import { lambdaObservability } from '../lib/observability/lambda.js';
+import { apiRequestId, withPowertools } from '../lib/observability/middy.js';
+import type { HandlerMap } from '../lib/operations/types.js';
+import type { DatasetInspector } from '../lib/ports/dataset-inspector.js';
+import { lazyPort } from '../lib/ports/lazy.js';
+
+/**
+ * The metadata functions' composition (no LanceDB), shared by the grouped function
+ * (functions/api-meta.ts) and the per-operation ones (functions/api-operation-meta.ts): the
+ * router over `handlers`, Powertools around it under `service`. Detailed table metadata is read
+ * by invoking the data function; the Lambda client for that is loaded on the first such request
+ * (a chunk of its own, infra/bundling.ts), not on every cold start.
+ */
+export function metaApi(service: string, handlers: HandlerMap<CatalogServices>) {
+  const observability = lambdaObservability(service);
+  const { logger, metrics, instrument } = observability;
+  const inspector = (config: { RASK_DATA_FUNCTION_NAME?: string; AWS_REGION?: string }): DatasetInspector | undefined => {
+    const functionName = config.RASK_DATA_FUNCTION_NAME;
+    if (!functionName) return undefined;
+    return lazyPort<DatasetInspector>(async () => {
+      const { LambdaClient, lambdaInspector } = await import('../lib/adapters/aws/lambda-inspector.js');
+      return lambdaInspector(instrument(new LambdaClient({ region: config.AWS_REGION })), functionName);
+    }, { inspect: true });
+  };
+  const api = lambdaHandler(lazyAwsRouter(handlers, inspector, { logger, instrument }), logger, apiObserver(logger, metrics));
+  return { observability, handler: withPowertools(api, observability, { correlationId: apiRequestId }) };
+}
