@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ConcurrentModificationError, InternalError } from '../errors.js';
 import { ConditionFailedError, type ObjectStore } from '../ports/object-store.js';
 import { decodeSegment } from './keys.js';
@@ -19,6 +20,17 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 10, baseDelayMs: 5, maxDelayMs: 250 };
 
 /**
+ * The field every registry write adds to the record it stores: a fresh id, so no two writes at a
+ * key store the same bytes. An S3 etag is the MD5 of the body; without this, a door that writes a
+ * record back to a value it held before (an undone rename, a drop and its undrop, a rename there
+ * and back) would bring an old etag back, and an If-Match held on it since could land again. With
+ * it, an etag a key has left never returns, so "the record is no longer at etag E (or is gone)"
+ * proves that no conditional write on E can ever succeed (docs/protocols.md, "Etags never come
+ * back"). Readers never see it: `read` takes it off.
+ */
+export const WRITE_ID = '_write';
+
+/**
  * JSON records on an object store, guarded by conditional writes. This is the registry's only
  * way to touch storage, so every read-modify-write is a compare-and-swap and every lost race is
  * retried the same way.
@@ -33,7 +45,9 @@ export class Registry {
     const obj = await this.store.get(key);
     if (!obj) return undefined;
     try {
-      return { value: JSON.parse(obj.body.toString('utf8')) as T, etag: obj.etag };
+      const value = JSON.parse(obj.body.toString('utf8')) as T;
+      if (value !== null && typeof value === 'object') delete (value as Record<string, unknown>)[WRITE_ID];
+      return { value, etag: obj.etag };
     } catch (cause) {
       // A destructive decision must never be made on a record we cannot read (brief rule 8).
       throw new InternalError(`registry record ${key} is unreadable`, { cause });
@@ -42,12 +56,12 @@ export class Registry {
 
   /** Put-if-absent; throws ConditionFailedError when the key exists. */
   async create<T>(key: string, value: T): Promise<string> {
-    return (await this.store.putIfAbsent(key, JSON.stringify(value))).etag;
+    return (await this.store.putIfAbsent(key, stamped(value))).etag;
   }
 
   /** Put-if-match; throws ConditionFailedError when the record changed or vanished. */
   async replace<T>(key: string, value: T, etag: string): Promise<string> {
-    return (await this.store.putIfMatch(key, JSON.stringify(value), etag)).etag;
+    return (await this.store.putIfMatch(key, stamped(value), etag)).etag;
   }
 
   /** Delete-if-match; throws ConditionFailedError when the record changed or vanished. */
@@ -119,6 +133,11 @@ export class Registry {
     const page = await this.store.list(options);
     return { keys: page.objects.map((o) => o.key), truncated: page.truncated };
   }
+}
+
+/** The record's JSON with a fresh write id (see WRITE_ID). */
+function stamped<T>(value: T): string {
+  return JSON.stringify({ ...value, [WRITE_ID]: randomUUID() });
 }
 
 function jitter(policy: RetryPolicy, attempt: number): number {

@@ -7,24 +7,27 @@ import { renameTable } from '../../lib/catalog/tables/rename.js';
 import { undropTable } from '../../lib/catalog/tables/trash.js';
 import { keys } from '../../lib/registry/keys.js';
 import type { WarehouseRecord } from '../../lib/registry/records.js';
-import { Registry } from '../../lib/registry/registry.js';
+import { Registry, WRITE_ID } from '../../lib/registry/registry.js';
+import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import { gateFirst } from '../support/jittery-store.js';
 import { servicesOver } from '../support/services.js';
 import { outcome } from '../support/table-invariants.js';
 
 /**
  * Etags are the md5 of the body (S3, and the memory store that mimics it), and several doors
- * write a table record back to bytes it held before. So "the source's etag differs from the one
- * a request read" does not prove that request's If-Match on that etag can never land: the etag
- * can come back. Any rule that deletes something on that inference must first make the
- * source's bytes unrepeatable (docs/protocols.md, "RenameTable", on why the source is marked
- * before the arrival is written).
+ * write a table record back to the value it held before: an undone rename, a rename there and
+ * back, a recoverable drop and its undrop. The registry stamps every write with a fresh id
+ * (registry.ts, WRITE_ID), so the bytes, and with them the etag, still differ: "the source's etag
+ * differs from the one a request read, or the source is gone" proves that request's If-Match on
+ * that etag can never land. RenameTable's parallel mark and arrival rely on it
+ * (docs/protocols.md, "Etags never come back"). Each test here failed before the stamp: the etag
+ * came back.
  */
 
 const identity = {};
 
-describe('a table record\'s etag can come back (ABA)', () => {
-  it('a rename that is undone writes the source back byte for byte', async () => {
+describe('a table record\'s etag never comes back (no ABA)', () => {
+  it('a rename that is undone writes the source\'s value back, under a new etag', async () => {
     const { services: s } = await servicesOver('memory');
     await createNamespace(s, { id: ['a'], mode: 'create', properties: {} });
     await declareTable(s, { id: ['a', 't'], properties: {}, identity });
@@ -41,14 +44,14 @@ describe('a table record\'s etag can come back (ABA)', () => {
     await declareTable(s, { id: ['a', 'y'], properties: {}, identity });
     gate.release();
     expect(await rename).toBe(5);
-    expect((await readRaw(s, ['a', 't']))!.etag).toBe(before.etag);
+    const after = (await readRaw(s, ['a', 't']))!;
+    expect(after.value).toEqual(before.value);
+    expect(after.etag).not.toBe(before.etag);
   });
 
-  it('a rename there and back writes the source back byte for byte (the record leaves the name and returns)', async () => {
+  it('a rename there and back writes the source\'s value back, under a new etag', async () => {
     // A rename keeps every field but the id (liveRecord strips only state/move), so moving a
-    // table away and back restores the source's bytes. A rule that treats "the source record is
-    // gone" (or holds another uid) as "a request's If-Match on its old etag can never land" must
-    // account for this door too: a token the rename keeps does not make the bytes unrepeatable.
+    // table away and back restores the source's value; only the write id tells the records apart.
     const { services: s } = await servicesOver('memory');
     await createNamespace(s, { id: ['a'], mode: 'create', properties: {} });
     await declareTable(s, { id: ['a', 't'], properties: {}, identity });
@@ -56,10 +59,12 @@ describe('a table record\'s etag can come back (ABA)', () => {
     await renameTable(s, { id: ['a', 't'], newName: 'x' });
     expect(await readRaw(s, ['a', 't'])).toBeUndefined();
     await renameTable(s, { id: ['a', 'x'], newName: 't' });
-    expect((await readRaw(s, ['a', 't']))!.etag).toBe(before.etag);
+    const after = (await readRaw(s, ['a', 't']))!;
+    expect(after.value).toEqual(before.value);
+    expect(after.etag).not.toBe(before.etag);
   });
 
-  it('a recoverable drop and its undrop write the record back byte for byte', async () => {
+  it('a recoverable drop and its undrop write the record\'s value back, under a new etag', async () => {
     const { services: s } = await servicesOver('memory');
     const wkey = keys.warehouse(s.project, s.defaultWarehouse);
     const wh = (await s.registry.read<WarehouseRecord>(wkey))!;
@@ -70,6 +75,18 @@ describe('a table record\'s etag can come back (ABA)', () => {
     await dropTable(s, ['a', 't']);
     expect(await readRaw(s, ['a', 't'])).toBeUndefined();
     await undropTable(s, { id: ['a', 't'] });
-    expect((await readRaw(s, ['a', 't']))!.etag).toBe(before.etag);
+    const after = (await readRaw(s, ['a', 't']))!;
+    expect(after.value).toEqual(before.value);
+    expect(after.etag).not.toBe(before.etag);
+  });
+
+  it('the registry stores a fresh write id with every write and never hands it to a reader', async () => {
+    const registry = new Registry(new MemoryObjectStore());
+    const first = await registry.create('k', { a: 1 });
+    const second = await registry.replace('k', { a: 1 }, first);
+    expect(second).not.toBe(first);
+    const stored = JSON.parse((await registry.store.get('k'))!.body.toString('utf8'));
+    expect(typeof stored[WRITE_ID]).toBe('string');
+    expect(await registry.read('k')).toEqual({ value: { a: 1 }, etag: second });
   });
 });
