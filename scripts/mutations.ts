@@ -182,12 +182,30 @@ const MUTATIONS: readonly Mutation[] = [
     apply: once("  if (table.record.dataMarker === 'none') {", '  if (false) {'),
     tests: ['test/unit/data-markers.test.ts'],
   },
+  // ---- RenameTable's mark and arrival in one round trip (issue #12) ----
+  {
+    id: 'F1',
+    what: 'rename: an arrival judged stale while its source is still at the etag the mark expects, without fencing the source first',
+    file: 'lib/catalog/tables/move.ts',
+    apply: once(
+      '    await services.registry.replace(tableKey(services, src!), source.value, source.etag);\n',
+      '',
+    ),
+    tests: ['test/unit/protocol-gates.test.ts'],
+  },
+  {
+    id: 'F2',
+    what: 'registry: writes no longer stamped with a fresh write id (a record written back to an old value brings its old etag back)',
+    file: 'lib/registry/registry.ts',
+    apply: once('return JSON.stringify({ ...value, [WRITE_ID]: randomUUID() });', 'return JSON.stringify(value);'),
+    tests: ['test/unit/protocol-gates.test.ts'],
+  },
   // ---- seven that were already caught (kept so they stay caught) ----
   {
     id: 'C1',
     what: 'registry: create (put-if-absent) made a plain put',
     file: 'lib/registry/registry.ts',
-    apply: once('return (await this.store.putIfAbsent(key, JSON.stringify(value))).etag;', 'return (await this.store.put(key, JSON.stringify(value))).etag;'),
+    apply: once('return (await this.store.putIfAbsent(key, stamped(value))).etag;', 'return (await this.store.put(key, stamped(value))).etag;'),
     tests: ['test/unit/namespace-races.test.ts'],
   },
   {
@@ -202,8 +220,8 @@ const MUTATIONS: readonly Mutation[] = [
     what: 'rename: the contended CAS (source active → moving) made an unconditional put',
     file: 'lib/catalog/tables/move.ts',
     apply: once(
-      'const etag = await services.registry.replace(tableKey(services, sourceId), moving, source.etag);',
-      'const etag = (await services.registry.store.put(tableKey(services, sourceId), JSON.stringify(moving))).etag;',
+      'services.registry.replace(tableKey(services, sourceId), moving, source.etag),',
+      'services.registry.store.put(tableKey(services, sourceId), JSON.stringify(moving)).then((r) => r.etag),',
     ),
     tests: ['test/unit/table-races.test.ts'],
   },

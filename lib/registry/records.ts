@@ -173,6 +173,12 @@ export interface TableMove {
   readonly nonce: string;
   readonly to?: readonly string[];
   readonly from?: readonly string[];
+  /**
+   * On an arrival written alongside its source's mark: the etag that mark is conditional on.
+   * While the source is still at it, the mark may yet land (docs/protocols.md, "RenameTable").
+   * Absent on an arrival written once the source carried the nonce.
+   */
+  readonly sourceEtag?: string;
 }
 
 /**

@@ -8,7 +8,8 @@ import { createNamespace, readNamespace } from '../../lib/catalog/namespaces.js'
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { markPurging } from '../../lib/catalog/tables/claims.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
-import { beginMove, readRaw } from '../../lib/catalog/tables/move.js';
+import { readRaw } from '../../lib/catalog/tables/move.js';
+import { markMoving } from '../support/renames.js';
 import { registerTable } from '../../lib/catalog/tables/register.js';
 import { jobContext } from '../../lib/jobs/context.js';
 import { claimNext, enqueue } from '../../lib/jobs/jobs.js';
@@ -77,7 +78,7 @@ describe('reconcile', () => {
 
     // A rename that died after its first step.
     await declare(s, ['a', 'mv']);
-    await beginMove(s, ['a', 'mv'], (await readRaw(s, ['a', 'mv']))!, ['b', 'mv2']);
+    await markMoving(s, ['a', 'mv'], (await readRaw(s, ['a', 'mv']))!, ['b', 'mv2']);
 
     // A namespace drop that died after marking: empty 'c'.
     const c = (await readNamespace(s, ['c']))!;

@@ -5,7 +5,8 @@ import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { readTable } from '../../lib/catalog/tables/lookup.js';
 import { addClaimId } from '../../lib/catalog/tables/claims.js';
-import { beginMove, liveRecord, readRaw } from '../../lib/catalog/tables/move.js';
+import { liveRecord, readRaw } from '../../lib/catalog/tables/move.js';
+import { markMoving } from '../support/renames.js';
 import { registerTable } from '../../lib/catalog/tables/register.js';
 import { renameTable } from '../../lib/catalog/tables/rename.js';
 import { keys } from '../../lib/registry/keys.js';
@@ -81,6 +82,74 @@ describe('RenameTable: the decisive compare-and-swap (source moving → moved)',
   });
 });
 
+describe('RenameTable: the arrival written alongside the source\'s mark', () => {
+  // The mark (source active → moving) and the arrival go out together; here the mark is held at
+  // the store until the test lets it go, so the arrival is on record while the source is still
+  // live at the etag the mark is conditional on.
+  const markOf = (s: CatalogServices) => (c: StoreCall) => c.key === keys.table(s.project, ['a', 't']) && c.body.includes('"state":"moving"');
+
+  it('a reader of the destination fences the source before it deletes the arrival: the held mark then fails and the rename starts over', async () => {
+    const { s, store } = await fixture();
+    await createNamespace(s, { id: ['a'], mode: 'create', properties: {} });
+    const t = await tableIn(s, store, ['a', 't']);
+    const before = (await readRaw(s, ['a', 't']))!;
+    const gate = gateFirst(s.registry.store, markOf(s));
+    const rename = outcome(renameTable(over(s, gate.store), { id: ['a', 't'], newName: 'u' }));
+    await gate.reached;
+    // Let the arrival land beside the held mark (a few turns: it was sent in the same breath).
+    for (let i = 0; i < 20 && !(await readRaw(s, ['a', 'u'])); i++) await new Promise((r) => setImmediate(r));
+    const arrival = (await readRaw(s, ['a', 'u']))!;
+    expect(arrival.value.state).toBe('arriving');
+    expect(arrival.value.move?.sourceEtag).toBe(before.etag);
+    // A reader of a.u: the move is undecided (the source is unmarked), so a.u holds nothing. It
+    // rewrites the source (same value, a new etag) so the held mark can never land, and deletes
+    // the arrival.
+    expect(await readTable(s, ['a', 'u'])).toBeUndefined();
+    expect(await readRaw(s, ['a', 'u'])).toBeUndefined();
+    const fenced = (await readRaw(s, ['a', 't']))!;
+    expect(fenced.value).toEqual(before.value);
+    expect(fenced.etag).not.toBe(before.etag);
+    // The held mark fails; the rename reads the source again and completes.
+    gate.release();
+    expect(await rename).toBe('ok');
+    expect(await whereIs(s, t.uid)).toEqual(['a.u']);
+    expect(await objectsUnder(store, t.path)).toHaveLength(2);
+    await assertTableInvariants(s);
+  });
+
+  it('a source that another rename marked and undid meanwhile is not the one the held mark expects: the arrival is stale, and the held mark fails (etags never come back)', async () => {
+    const { s, store } = await fixture();
+    await createNamespace(s, { id: ['a'], mode: 'create', properties: {} });
+    const t = await tableIn(s, store, ['a', 't']);
+    const before = (await readRaw(s, ['a', 't']))!;
+    const gate = gateFirst(s.registry.store, markOf(s));
+    const first = outcome(renameTable(over(s, gate.store), { id: ['a', 't'], newName: 'u' }));
+    await gate.reached;
+    for (let i = 0; i < 20 && !(await readRaw(s, ['a', 'u'])); i++) await new Promise((r) => setImmediate(r));
+    expect((await readRaw(s, ['a', 'u']))?.value.state).toBe('arriving');
+    // A second rename marks the source and is undone (its destination is taken while its own
+    // arrival is held back): the source holds its old value again, under a new etag.
+    const arrivalAtY = (c: StoreCall) => c.op === 'putIfAbsent' && c.key === keys.table(s.project, ['a', 'y']);
+    const second = gateFirst(s.registry.store, arrivalAtY);
+    const undoneRename = outcome(renameTable(over(s, second.store), { id: ['a', 't'], newName: 'y' }));
+    await second.reached;
+    await declareTable(s, { id: ['a', 'y'], properties: {}, identity });
+    second.release();
+    expect(await undoneRename).toBe(5);
+    const undone = (await readRaw(s, ['a', 't']))!;
+    expect(undone.value).toEqual(before.value);
+    expect(undone.etag).not.toBe(before.etag);
+    // A reader of a.u: the source is not at the etag the arrival names, so no mark can land on
+    // it any more: the arrival is deleted, nothing is fenced.
+    expect(await readTable(s, ['a', 'u'])).toBeUndefined();
+    expect((await readRaw(s, ['a', 't']))!.etag).toBe(undone.etag);
+    gate.release();
+    expect(await first).toBe('ok');
+    expect(await whereIs(s, t.uid)).toEqual(['a.u']);
+    await assertTableInvariants(s);
+  });
+});
+
 describe('RenameTable crashing after any one of its writes', () => {
   /**
    * Runs the rename on a store that crashes after its n-th write, for n = 1, 2, … until the
@@ -127,7 +196,7 @@ describe('RenameTable crashing after any one of its writes', () => {
       await createNamespace(s, { id: ['b'], mode: 'create', properties: {} });
       const t = await tableIn(s, store, ['a', 't']);
       // The state a rename leaves when it dies right after its decisive compare-and-swap.
-      const moving = await beginMove(s, ['a', 't'], (await readRaw(s, ['a', 't']))!, ['b', 'dest']);
+      const moving = await markMoving(s, ['a', 't'], (await readRaw(s, ['a', 't']))!, ['b', 'dest']);
       await addClaimId(s, moving.value, ['b', 'dest']);
       await s.registry.create<TableRecord>(keys.table(s.project, ['b', 'dest']), {
         ...liveRecord(moving.value),

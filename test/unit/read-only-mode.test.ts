@@ -19,7 +19,8 @@ import { describeTable } from '../../lib/catalog/tables/describe.js';
 import { listAllTables, listTables, tableExists } from '../../lib/catalog/tables/list.js';
 import { readTable } from '../../lib/catalog/tables/lookup.js';
 import { describeTableVersion, listTableVersions } from '../../lib/catalog/tables/versions.js';
-import { beginMove, liveRecord, readRaw } from '../../lib/catalog/tables/move.js';
+import { liveRecord, readRaw } from '../../lib/catalog/tables/move.js';
+import { markMoving } from '../support/renames.js';
 import { rememberWarehouse } from '../../lib/catalog/warehouses.js';
 import { keys } from '../../lib/registry/keys.js';
 import { LAYOUT_VERSION, openRegistry } from '../../lib/registry/layout.js';
@@ -83,7 +84,7 @@ describe.each(KINDS)('a table caught mid-rename (%s store): answered as decided,
     await createNamespace(w.s, { id: ['a'], mode: 'create', properties: {} });
     await declareTable(w.s, { id: ['a', 't'], properties: { k: 'v' }, identity });
     const source = (await readRaw(w.s, ['a', 't']))!;
-    return beginMove(w.s, ['a', 't'], source, ['a', 'u']);
+    return markMoving(w.s, ['a', 't'], source, ['a', 'u']);
   }
   async function arrive(w: World, m: Awaited<ReturnType<typeof moving>>): Promise<void> {
     const arrival: TableRecord = { ...liveRecord(m.value), id: ['a', 'u'], state: 'arriving', move: { nonce: m.value.move!.nonce, from: ['a', 't'] } };
@@ -147,6 +148,20 @@ describe.each(KINDS)('a table caught mid-rename (%s store): answered as decided,
     await w.s.registry.create(keys.table(w.s.project, ['a', 'u']), { ...liveRecord(m.value), id: ['a', 'u'] });
     await decide(w, m);
     await expectDecided(w, m.value.uid, { t: false, u: true });
+  });
+
+  it('an arrival written alongside a mark that has not landed (the source still at the etag it names): the source', async () => {
+    const w = await world(kind);
+    await createNamespace(w.s, { id: ['a'], mode: 'create', properties: {} });
+    await declareTable(w.s, { id: ['a', 't'], properties: { k: 'v' }, identity });
+    const source = (await readRaw(w.s, ['a', 't']))!;
+    const move = { nonce: 'held-mark', from: ['a', 't'], sourceEtag: source.etag };
+    await w.s.registry.create(keys.table(w.s.project, ['a', 'u']), { ...source.value, id: ['a', 'u'], state: 'arriving', move });
+    await expectDecided(w, source.value.uid, { t: true, u: false });
+    // The default mode's read of a.u fenced the source (a new etag, so the held mark can never
+    // land) before it deleted the arrival.
+    expect((await readRaw(w.s, ['a', 't']))!.etag).not.toBe(source.etag);
+    expect(await readRaw(w.s, ['a', 'u'])).toBeUndefined();
   });
 
   it('an arrival whose source no longer carries its nonce (undone): the source', async () => {

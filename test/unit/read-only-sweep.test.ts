@@ -15,7 +15,8 @@ import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import { buildApp, type BuildOptions } from '../../lib/app/build.js';
 import { dropNamespace } from '../../lib/catalog/namespaces.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
-import { beginMove, liveRecord, readRaw } from '../../lib/catalog/tables/move.js';
+import { liveRecord, readRaw } from '../../lib/catalog/tables/move.js';
+import { markMoving } from '../support/renames.js';
 import type { Router } from '../../lib/http/router.js';
 import { ALL_OPERATIONS } from '../../lib/operations/control-table.js';
 import { metaHandlers } from '../../lib/operations/handlers-meta.js';
@@ -106,7 +107,7 @@ async function unsettledCatalog(s: CatalogServices, warehouse: ObjectStore, call
   }
   await writeFakeDataset(warehouse, (await readRaw(s, ['a', 'v']))!.value.path);
   const source = (await readRaw(s, ['a', 't']))!;
-  const moving = await beginMove(s, ['a', 't'], source, ['a', 'u']);
+  const moving = await markMoving(s, ['a', 't'], source, ['a', 'u']);
   const arrival: TableRecord = { ...liveRecord(moving.value), id: ['a', 'u'], state: 'arriving', move: { nonce: moving.value.move!.nonce, from: ['a', 't'] } };
   await s.registry.create(keys.table(s.project, ['a', 'u']), arrival);
   await s.registry.replace(keys.table(s.project, ['a', 't']), { ...moving.value, state: 'moved' }, moving.etag);

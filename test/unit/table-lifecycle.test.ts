@@ -7,7 +7,8 @@ import { describeTable } from '../../lib/catalog/tables/describe.js';
 import { deregisterTable, dropTable } from '../../lib/catalog/tables/drop.js';
 import { listTables } from '../../lib/catalog/tables/list.js';
 import { readTable } from '../../lib/catalog/tables/lookup.js';
-import { beginMove, readRaw } from '../../lib/catalog/tables/move.js';
+import { readRaw } from '../../lib/catalog/tables/move.js';
+import { markMoving } from '../support/renames.js';
 import { registerTable } from '../../lib/catalog/tables/register.js';
 import { renameTable } from '../../lib/catalog/tables/rename.js';
 import { purgeExpiredTrash, tableTasks, undropTable } from '../../lib/catalog/tables/trash.js';
@@ -332,7 +333,7 @@ describe.each(['memory', 'fs'] as const)('table lifecycle doors (%s store)', (ki
     describe('a rename interrupted between its steps is finished or undone by the next reader', () => {
       it('source marked moving, nothing else: a describe of the source commits it', async () => {
         const t = await table(['a', 't']);
-        await beginMove(s, ['a', 't'], (await readRaw(s, ['a', 't']))!, ['b', 'dest']);
+        await markMoving(s, ['a', 't'], (await readRaw(s, ['a', 't']))!, ['b', 'dest']);
         // The destination does not know yet: the rename has not happened as far as it can tell.
         expect(await describeCode(['b', 'dest'])).toBe(4);
         expect(await describeCode(['a', 't'])).toBe(4);
@@ -342,7 +343,7 @@ describe.each(['memory', 'fs'] as const)('table lifecycle doors (%s store)', (ki
 
       it('source moving and destination arriving: a describe of the destination commits it', async () => {
         const t = await table(['a', 't']);
-        const moving = await beginMove(s, ['a', 't'], (await readRaw(s, ['a', 't']))!, ['b', 'dest']);
+        const moving = await markMoving(s, ['a', 't'], (await readRaw(s, ['a', 't']))!, ['b', 'dest']);
         await s.registry.create<TableRecord>(keys.table(s.project, ['b', 'dest']), {
           ...t,
           id: ['b', 'dest'],
@@ -370,7 +371,7 @@ describe.each(['memory', 'fs'] as const)('table lifecycle doors (%s store)', (ki
 
       it('a move into a name taken meanwhile is undone by the next reader', async () => {
         const t = await table(['a', 't']);
-        await beginMove(s, ['a', 't'], (await readRaw(s, ['a', 't']))!, ['b', 'dest']);
+        await markMoving(s, ['a', 't'], (await readRaw(s, ['a', 't']))!, ['b', 'dest']);
         await table(['b', 'dest']);
         expect((await readTable(s, ['a', 't']))!.value).toMatchObject({ uid: t.uid });
         expect((await readTable(s, ['a', 't']))!.value.state).toBeUndefined();
@@ -379,7 +380,7 @@ describe.each(['memory', 'fs'] as const)('table lifecycle doors (%s store)', (ki
 
       it('a move into a namespace dropped meanwhile is undone; a cascade never loses the table', async () => {
         const t = await table(['a', 't']);
-        await beginMove(s, ['a', 't'], (await readRaw(s, ['a', 't']))!, ['b', 'dest']);
+        await markMoving(s, ['a', 't'], (await readRaw(s, ['a', 't']))!, ['b', 'dest']);
         await dropNamespace(s, { id: ['b'], mode: 'fail', behavior: 'cascade' });
         expect((await readTable(s, ['a', 't']))!.value.uid).toBe(t.uid);
         expect(await objectsUnder(store, t.path)).toHaveLength(2);
@@ -388,7 +389,7 @@ describe.each(['memory', 'fs'] as const)('table lifecycle doors (%s store)', (ki
 
       it('a cascade of the source namespace lets a committed move get away', async () => {
         const t = await table(['a', 't']);
-        await beginMove(s, ['a', 't'], (await readRaw(s, ['a', 't']))!, ['b', 'dest']);
+        await markMoving(s, ['a', 't'], (await readRaw(s, ['a', 't']))!, ['b', 'dest']);
         await dropNamespace(s, { id: ['a'], mode: 'fail', behavior: 'cascade' });
         expect((await readTable(s, ['b', 'dest']))!.value.uid).toBe(t.uid);
         expect(await objectsUnder(store, t.path)).toHaveLength(2);

@@ -15,21 +15,24 @@ import { putMarkersOf, removeMarkers } from './markers.js';
  * record and can be finished or undone by whoever finds it:
  *
  *   S active ──CAS──▶ S moving{to D, nonce}            the contended step: one rename wins
- *   D absent ──put-if-absent──▶ D arriving{from S, nonce}
+ *   D absent ──put-if-absent──▶ D arriving{from S, nonce, sourceEtag}   (together with the mark)
  *   (D's namespace re-checked: it must still be active after the arrival landed)
  *   S moving ──CAS──▶ S moved                          THE DECISION: committed
  *      or    ──CAS──▶ S active, then D arriving deleted   THE DECISION: undone
  *   D arriving ──CAS──▶ D active, claim ids S → D      then the S marker is deleted
  *
  * Each step reuses what the one before answered (the arrival's etag, the claim read alongside
- * the first write) instead of reading it again: seven requests in a row is the floor of this
- * chain (docs/protocols.md, "Request pattern").
+ * the first write) instead of reading it again: six requests in a row (docs/protocols.md,
+ * "Request pattern").
  *
  * Both outcomes are decided by one compare-and-swap on S's `moving` record, so a commit and an
  * undo can never both happen. A committed move activates D before it deletes the S marker, so
- * an arrival whose source no longer carries its nonce was undone (a stale arrival) and is
- * deleted. The nonce is fresh per attempt: a stale arrival never has the same content (and so
- * the same etag) as a current one, which would let a conditional delete remove the wrong one.
+ * an arrival whose source no longer carries its nonce was undone, or its mark never landed (a
+ * stale arrival), and is deleted; while the source is still at the etag the arrival names, its
+ * mark may be in flight, so the source is rewritten first (a fence: etags never come back, so
+ * that mark can then never land). The nonce is fresh per attempt: a stale arrival never has the
+ * same content (and so the same etag) as a current one, which would let a conditional delete
+ * remove the wrong one.
  *
  * Readers never answer from a non-live record: `readSettled` drives whatever it finds to a
  * settled state first. So a rename that crashed half-way is finished (or undone) by the next
@@ -94,7 +97,7 @@ export async function readSettled(services: CatalogServices, id: readonly string
  * - a `moved` source is decided (committed): the table has left `id`;
  * - an `arriving` destination is live exactly when its source is `moved` with the same nonce and
  *   uid (committed); an undecided source keeps the table there, and a source without the nonce
- *   means the move was undone (a stale arrival): nothing is at `id`.
+ *   means the move was undone or its mark has not landed: nothing is at `id`.
  *
  * For any one state of the two records the table is at exactly one name: the decision is the one
  * CAS on the source record. The etag answered is the stored record's, which no read-only caller
@@ -116,9 +119,9 @@ async function readAsDecided(services: CatalogServices, id: readonly string[]): 
     if (source?.value.uid === found.value.uid && source.value.move?.nonce === nonce) {
       return source.value.state === 'moved' ? { value: liveRecord(found.value), etag: found.etag } : undefined;
     }
-    // The source no longer carries the nonce: an undone move, or a commit that activated this
-    // arrival and removed its marker since we read it (the activation comes first). Look again:
-    // an unchanged arrival is a stale one.
+    // The source does not carry the nonce: an undone move, a mark that has not landed (or never
+    // will), or a commit that activated this arrival and removed its marker since we read it
+    // (the activation comes first). Look again: an unchanged arrival is not the table.
     const again = await readRaw(services, id);
     if (again?.etag === found.etag) return undefined;
     found = again;
@@ -143,26 +146,52 @@ async function settle(services: CatalogServices, id: readonly string[], found: R
   }
 }
 
-/** Starts a rename: the conditional write that two concurrent renames of one table contend on. */
+/**
+ * Starts a rename: marks the source (the conditional write two concurrent renames of one table
+ * contend on) and writes the arrival at D in the same round trip. The arrival names the etag the
+ * mark is conditional on, so a reader that meets it before the mark lands can fence the mark
+ * off instead of guessing (settleArrival). A mark that loses withdraws the arrival written with
+ * it. `arrival` is absent when D was taken first: finishMove looks at what holds it.
+ */
 export async function beginMove(
   services: CatalogServices,
   sourceId: readonly string[],
   source: Rec,
   destination: readonly string[],
-): Promise<Rec> {
+): Promise<{ moving: Rec; arrival?: Rec }> {
   const moving: TableRecord = {
     ...liveRecord(source.value),
     state: 'moving',
     move: { nonce: services.newId(), to: [...destination] },
   };
-  const etag = await services.registry.replace(tableKey(services, sourceId), moving, source.etag);
-  return { value: moving, etag };
+  const arrival = arrivalOf(moving, sourceId, destination, source.etag);
+  const destKey = tableKey(services, destination);
+  const [marked, arrived] = await Promise.allSettled([
+    services.registry.replace(tableKey(services, sourceId), moving, source.etag),
+    services.registry.create(destKey, arrival),
+  ]);
+  if (marked.status === 'rejected') {
+    if (arrived.status === 'fulfilled') await services.registry.remove(destKey, arrived.value).catch(ignoreLostRace);
+    throw marked.reason;
+  }
+  const begun = { value: moving, etag: marked.value };
+  if (arrived.status === 'rejected') {
+    ignoreLostRace(arrived.reason);
+    return { moving: begun };
+  }
+  return { moving: begun, arrival: { value: arrival, etag: arrived.value } };
+}
+
+/** The destination's record while the move is undecided. */
+function arrivalOf(moving: TableRecord, sourceId: readonly string[], dest: readonly string[], sourceEtag?: string): TableRecord {
+  const move = { nonce: moving.move!.nonce, from: [...sourceId], ...(sourceEtag === undefined ? {} : { sourceEtag }) };
+  return { ...liveRecord(moving), id: [...dest], state: 'arriving', move };
 }
 
 /** What the request that began a move already knows; saves re-reading it (first round only). */
 export interface MoveHints {
-  /** The destination was read and found free just before the move began. */
-  readonly destinationAbsent?: boolean;
+  /** The arrival written alongside the mark (absent: D was taken, or not written yet). */
+  readonly arrival?: Rec;
   /** The location claim, read alongside the move's first write. */
   readonly claim?: KnownClaim;
 }
@@ -182,9 +211,9 @@ export async function finishMove(
   const { to: dest, nonce } = moving.value.move ?? {};
   if (!dest || !nonce) throw new ConcurrentModificationError(`table ${fmtId(sourceId)} has a malformed rename record`);
   const destKey = tableKey(services, dest);
-  // What the destination holds, when known without reading it: free (the caller read it so),
-  // or our own arrival just written (its etag is the create's answer).
-  let known: { arrived: Rec | undefined } | undefined = hints.destinationAbsent ? { arrived: undefined } : undefined;
+  // What the destination holds, when known without reading it: our own arrival just written
+  // (its etag is the create's answer).
+  let known: { arrived: Rec | undefined } | undefined = hints.arrival ? { arrived: hints.arrival } : undefined;
   for (let round = 0; round < ROUNDS; round++) {
     const arrived = known ? known.arrived : await readRaw(services, dest);
     known = undefined;
@@ -200,12 +229,7 @@ export async function finishMove(
       continue;
     }
     if (!arrived) {
-      const arrival: TableRecord = {
-        ...liveRecord(moving.value),
-        id: [...dest],
-        state: 'arriving',
-        move: { nonce, from: [...sourceId] },
-      };
+      const arrival = arrivalOf(moving.value, sourceId, dest);
       try {
         known = { arrived: { value: arrival, etag: await services.registry.create(destKey, arrival) } };
       } catch (err) {
@@ -316,11 +340,14 @@ async function observe(services: CatalogServices, sourceId: readonly string[], m
 
 /**
  * An `arriving` record: its source's move is still undecided (finish it), or committed (make
- * it live), or was undone, which is the case exactly when the source no longer carries the
- * arrival's nonce, since a commit keeps the `moved` marker until the arrival is live.
+ * it live), or was undone or never begun, which is the case exactly when the source no longer
+ * carries the arrival's nonce, since a commit keeps the `moved` marker until the arrival is
+ * live, once no mark can land on the source any more: a source still at the etag the arrival
+ * names may yet take the mark written alongside it, so it is rewritten first (the fence), after
+ * which that mark's If-Match can never succeed (etags never come back, registry.ts).
  */
 async function settleArrival(services: CatalogServices, destId: readonly string[], arriving: Rec, depth: number): Promise<void> {
-  const { from: src, nonce } = arriving.value.move ?? {};
+  const { from: src, nonce, sourceEtag } = arriving.value.move ?? {};
   const source = src ? await readRaw(services, src) : undefined;
   if (source && source.value.uid === arriving.value.uid && source.value.move?.nonce === nonce) {
     if (source.value.state === 'moving') {
@@ -331,6 +358,10 @@ async function settleArrival(services: CatalogServices, destId: readonly string[
       await completeMoved(services, src!, source);
       return;
     }
+  }
+  if (source && sourceEtag !== undefined && source.etag === sourceEtag) {
+    // Losing this CAS means the source changed (the mark may have landed): the caller looks again.
+    await services.registry.replace(tableKey(services, src!), source.value, source.etag);
   }
   await services.registry.remove(tableKey(services, destId), arriving.etag);
   await dropClaimId(services, arriving.value, destId);

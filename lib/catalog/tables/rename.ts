@@ -25,9 +25,9 @@ export interface RenameInput {
 
 /**
  * RenameTable: moves the pointer, never the bytes (the record keeps its location, uid and
- * properties). Retire-first: the source record is switched to `moving` with a compare-and-swap,
- * which is the step two concurrent renames of one table contend on, so only one can win; the
- * destination is then created with put-if-absent and the move is committed or undone by one
+ * properties). The source record is switched to `moving` with a compare-and-swap, which is the
+ * step two concurrent renames of one table contend on, so only one can win; the destination is
+ * created with put-if-absent in the same round trip, and the move is committed or undone by one
  * more compare-and-swap on the source (move.ts has the state machine, docs/protocols.md the
  * reasoning). Check order: shape (13) → source exists (4) → not protected unless forced (19)
  * → destination namespace exists (1) → same warehouse (0) → destination free (5) → write.
@@ -70,9 +70,10 @@ export async function renameTable(services: CatalogServices, input: RenameInput)
     }
     if (settled(destRead)) throw new TableAlreadyExistsError(`table ${fmtId(dest)} already exists`);
 
-    // The claim is read alongside the first write: the commit rewrites it (move.ts).
-    const [moving, claim] = await Promise.all([beginMove(services, input.id, source, dest), readClaim(services, source.value)]);
-    const outcome = await finishMove(services, input.id, moving, 1, { destinationAbsent: true, claim });
+    // The claim is read alongside the first writes (the mark and the arrival): the commit
+    // rewrites it (move.ts).
+    const [{ moving, arrival }, claim] = await Promise.all([beginMove(services, input.id, source, dest), readClaim(services, source.value)]);
+    const outcome = await finishMove(services, input.id, moving, 1, { arrival, claim });
     switch (outcome.kind) {
       case 'committed':
         if (isProtected) await carryProtection(services, input.id, dest, protection!);
