@@ -2,9 +2,11 @@
  * The data plane: spec data operations on a Lance table identified by its storage location.
  *
  * Requests are the spec's decoded JSON bodies (snake_case); responses are the spec's response
- * objects; failures are CatalogErrors. Each call opens its own table handle (and closes it), so
- * a handle never serves two requests and reads are as fresh as the storage; connections are
- * cached per (parent, storage options) for the life of the process.
+ * objects; failures are CatalogErrors. Connections are cached per (parent, storage options) for
+ * the life of the process. Calls on the latest version of the main branch that never move their
+ * handle (queries, counts, describes, inserts, merges, updates, deletes) share one kept handle per
+ * table (table-handles.ts); every other call opens its own and closes it. Either way reads are as
+ * fresh as the storage: the connections check for a newer version on every call.
  */
 import { readFile } from 'node:fs/promises';
 import { InvalidInputError } from '../errors.js';
@@ -17,6 +19,7 @@ import { checkIndex, createIndex, dropIndex, type IndexContent, indexStats, type
 import { type Connection, type LanceDb, loadLanceDb, type Table } from './lancedb.js';
 import { localPathInside, parseLocation, type TableLocation } from './location.js';
 import { buildQuery, resultTooLarge, runQuery } from './query.js';
+import { forgetHandle, latestHandle } from './table-handles.js';
 import * as refs from './refs.js';
 import { optRefName } from './names.js';
 import * as schema from './schema.js';
@@ -85,20 +88,20 @@ export class LanceDataEngine {
   ): Promise<{ version: number; num_inserted_rows: number }> {
     const m = writes.readInsertMode(mode);
     const data = decodeIpc(ipcBody);
-    return this.use(location, writeTarget(options), (t) => writes.insert(t, data, m));
+    return this.use(location, writeTarget(options), (t) => writes.insert(t, data, m), SHARED);
   }
 
   async mergeInsert(location: string, ipcBody: Buffer, request: object): Promise<writes.MergeInsertResponse> {
     const data = decodeIpc(ipcBody);
-    return this.use(location, writeTarget(request), (t) => writes.mergeInsert(t, data, request));
+    return this.use(location, writeTarget(request), (t) => writes.mergeInsert(t, data, request), SHARED);
   }
 
   async update(location: string, request: object): Promise<{ updated_rows: number; version: number }> {
-    return this.use(location, writeTarget(request), (t) => writes.update(t, request));
+    return this.use(location, writeTarget(request), (t) => writes.update(t, request), SHARED);
   }
 
   async delete(location: string, request: object): Promise<{ version: number }> {
-    return this.use(location, writeTarget(request), (t) => writes.deleteRows(t, request));
+    return this.use(location, writeTarget(request), (t) => writes.deleteRows(t, request), SHARED);
   }
 
   async restore(location: string, request: object | number): Promise<{ version: number }> {
@@ -123,7 +126,7 @@ export class LanceDataEngine {
       // Buffers were counted while reading; the encoded file adds framing on top of them.
       if (bytes.length > maxBytes) throw resultTooLarge(maxBytes);
       return bytes;
-    });
+    }, SHARED);
   }
 
   async explainPlan(location: string, request: object): Promise<string> {
@@ -131,25 +134,25 @@ export class LanceDataEngine {
     const query = asObject(body.query, 'query');
     const verbose = optBool(body.verbose, 'verbose') ?? false;
     const selection = readSelection({ ...query, branch: query.branch ?? body.branch });
-    return this.use(location, selection, async (t, lib) => (await buildQuery(t, lib, query)).query.explainPlan(verbose));
+    return this.use(location, selection, async (t, lib) => (await buildQuery(t, lib, query)).query.explainPlan(verbose), SHARED);
   }
 
   /** AnalyzeTableQueryPlan: runs the query and reports its metrics. */
   async analyzePlan(location: string, request: object): Promise<string> {
-    return this.use(location, readSelection(request), async (t, lib) => (await buildQuery(t, lib, request)).query.analyzePlan());
+    return this.use(location, readSelection(request), async (t, lib) => (await buildQuery(t, lib, request)).query.analyzePlan(), SHARED);
   }
 
   async countRows(location: string, request: object = {}): Promise<number> {
     const predicate = optSql(asObject(request).predicate, 'predicate');
-    return this.use(location, readSelection(request), (t) => t.countRows(predicate));
+    return this.use(location, readSelection(request), (t) => t.countRows(predicate), SHARED);
   }
 
   async stats(location: string, request: object = {}): Promise<TableStats> {
-    return this.use(location, readSelection(request), (t) => stats(t));
+    return this.use(location, readSelection(request), (t) => stats(t), SHARED);
   }
 
   async describe(location: string, request: object = {}): Promise<TableDescription> {
-    return this.use(location, readSelection(request), (t) => describe(t));
+    return this.use(location, readSelection(request), (t) => describe(t), SHARED);
   }
 
   /** The dataset's own version list (for the table's view; the catalog keeps its own records). */
@@ -214,7 +217,7 @@ export class LanceDataEngine {
   }
 
   async createBranch(location: string, request: object): Promise<Empty> {
-    return this.use(location, {}, (t) => refs.createBranch(t, request), { creatingBranch: true });
+    return this.use(location, {}, (t) => refs.createBranch(t, request), { context: { creatingBranch: true } });
   }
 
   async deleteBranch(location: string, request: object): Promise<Empty> {
@@ -265,19 +268,32 @@ export class LanceDataEngine {
 
   // ---- plumbing ----
 
+  /**
+   * Runs `fn` on a handle for `selection`: the table's kept handle when `options.shared` says `fn`
+   * never moves it and the selection is the latest of main (table-handles.ts), otherwise one of
+   * its own, closed afterwards.
+   */
   private async use<T>(
     location: string,
     selection: ReadSelection,
     fn: (table: Table, lib: LanceDb) => Promise<T>,
-    context?: MapContext,
+    options: { shared?: boolean; context?: MapContext } = {},
   ): Promise<T> {
     const loc = parseLocation(location);
+    const latest = selection.version === undefined && selection.branch === undefined && selection.tag === undefined;
+    let kept: { db: Connection; handle: Promise<Table> } | undefined;
     let table: Table | undefined;
     try {
+      if (options.shared && latest) {
+        const db = await this.connect(loc.parent);
+        kept = { db, handle: latestHandle(db, loc.name) };
+        return await fn(await kept.handle, loadLanceDb());
+      }
       table = await this.open(loc, selection);
       return await fn(table, loadLanceDb());
     } catch (err) {
-      throw mapLanceError(err, context);
+      if (kept) forgetHandle(kept.db, loc.name, kept.handle);
+      throw mapLanceError(err, options.context);
     } finally {
       table?.close();
     }
@@ -316,6 +332,9 @@ export class LanceDataEngine {
     }
   }
 }
+
+/** For `use`: `fn` never moves its handle, so it may run on the table's kept one. */
+const SHARED = { shared: true } as const;
 
 function branchOf(body: Json): string | undefined {
   const branch = optRefName(body.branch, 'branch');

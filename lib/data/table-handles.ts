@@ -1,0 +1,41 @@
+import type { Connection, Table } from './lancedb.js';
+
+/**
+ * Open handles on the latest version of tables' main branch, kept per process and shared by
+ * concurrent requests. Opening a table reads its manifest (on S3 a LIST and a GET before the
+ * request's own work starts); a kept handle on a connection opened with
+ * `readConsistencyInterval: 0` (connections.ts) only checks for a newer version on each call, so
+ * what it reads and writes is as fresh as the storage, including commits by other processes and
+ * a dataset deleted and written anew at the same location.
+ *
+ * Only calls that never move a handle use these: a checkout (of a version, tag or branch)
+ * changes what every later call on the handle sees, so such calls open a handle of their own.
+ * Kept per connection (a connection evicted from its cache takes its handles with it) and capped;
+ * an evicted handle is not closed, since a request may still be using it, and holds no more than
+ * caches. A call that fails drops the handle it used, so a broken one is never served twice.
+ */
+const MAX_HANDLES_PER_CONNECTION = 64;
+const handles = new WeakMap<Connection, Map<string, Promise<Table>>>();
+
+export function latestHandle(db: Connection, name: string): Promise<Table> {
+  let tables = handles.get(db);
+  if (!tables) handles.set(db, (tables = new Map()));
+  const kept = tables.get(name);
+  if (kept) {
+    // Map order is insertion order; re-inserting marks the entry as recently used.
+    tables.delete(name);
+    tables.set(name, kept);
+    return kept;
+  }
+  const opened = db.openTable(name);
+  opened.catch(() => forgetHandle(db, name, opened));
+  tables.set(name, opened);
+  while (tables.size > MAX_HANDLES_PER_CONNECTION) tables.delete(tables.keys().next().value as string);
+  return opened;
+}
+
+/** Drops `handle` if it is still the one kept for `name`: the next call opens the table afresh. */
+export function forgetHandle(db: Connection, name: string, handle: Promise<Table>): void {
+  const tables = handles.get(db);
+  if (tables?.get(name) === handle) tables.delete(name);
+}
