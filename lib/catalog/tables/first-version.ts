@@ -1,3 +1,4 @@
+import { forEachLimited } from '../../concurrency.js';
 import { ConditionFailedError, type ObjectStore } from '../../ports/object-store.js';
 import { parseManifestName } from './manifests.js';
 import { deleteTableObjects } from './purge.js';
@@ -17,7 +18,7 @@ import { deleteTableObjects } from './purge.js';
  *    and transaction files carry random names, so they never collide and are harmless while no
  *    manifest references them;
  * 3. it publishes the staging dataset's version-1 manifest at the table's `_versions/` with
- *    put-if-absent — the same conditional write Lance itself (and CreateTableVersion) uses for
+ *    copy-if-absent — the same conditional create Lance itself (and CreateTableVersion) uses for
  *    every commit. Exactly one writer wins; the others delete the files they copied and are
  *    told they lost, so they retry as an ordinary write (an append lands on top of the winner's
  *    version) or answer a conflict — never 200 for rows that are not there;
@@ -59,28 +60,37 @@ export async function writeFirstVersion<T>(
   }
 }
 
-/** Steps 2–3: copy the files, then put-if-absent the manifest. True when this writer won. */
+/** Files copied at once while publishing; each copy is one request on S3. */
+const COPY_WIDTH = 16;
+
+/**
+ * Steps 2–3: copy the files, then copy-if-absent the manifest. True when this writer won. The
+ * copies are the store's own (a hard link on disk, CopyObject on S3), so the bytes never pass
+ * through this process: a create of 5 MB read and rewrote them here (and fsynced them) before.
+ */
 async function publish(store: ObjectStore, stagingPath: string, tablePath: string): Promise<boolean> {
   const files = await listAll(store, `${stagingPath}/`);
   const manifests: string[] = [];
-  const copied: string[] = [];
+  const data: string[] = [];
   for (const rel of files) {
     const versionsFile = rel.startsWith('_versions/') ? rel.slice('_versions/'.length) : undefined;
-    if (versionsFile !== undefined) {
-      // The version hint is a cache Lance rebuilds by listing; only manifests are versions.
-      if (parseManifestName(versionsFile)) manifests.push(rel);
-      continue;
-    }
-    const obj = await store.get(`${stagingPath}/${rel}`);
-    if (!obj) throw new Error(`staged file ${rel} vanished before it was published`);
-    await store.put(`${tablePath}/${rel}`, obj.body);
-    copied.push(rel);
+    // The version hint is a cache Lance rebuilds by listing; only manifests are versions.
+    if (versionsFile === undefined) data.push(rel);
+    else if (parseManifestName(versionsFile)) manifests.push(rel);
   }
   if (manifests.length !== 1) throw new Error(`a new dataset should have exactly one manifest, found ${manifests.length}`);
-  const manifest = await store.get(`${stagingPath}/${manifests[0]}`);
-  if (!manifest) throw new Error('the staged manifest vanished before it was published');
+  const copied: string[] = [];
+  await forEachLimited(data, COPY_WIDTH, async (rel) => {
+    // Random names: an existing file here is not ours to overwrite (ConditionFailedError stops the write).
+    if (!(await store.copyIfAbsent(`${stagingPath}/${rel}`, `${tablePath}/${rel}`))) {
+      throw new Error(`staged file ${rel} vanished before it was published`);
+    }
+    copied.push(rel);
+  });
   try {
-    await store.putIfAbsent(`${tablePath}/${manifests[0]}`, manifest.body);
+    if (!(await store.copyIfAbsent(`${stagingPath}/${manifests[0]}`, `${tablePath}/${manifests[0]}`))) {
+      throw new Error('the staged manifest vanished before it was published');
+    }
     return true;
   } catch (err) {
     if (!(err instanceof ConditionFailedError)) throw err;

@@ -1,3 +1,4 @@
+import { forEachLimited } from '../../concurrency.js';
 import { InternalError } from '../../errors.js';
 import { LinkRefusedError, type ObjectStore } from '../../ports/object-store.js';
 
@@ -85,11 +86,3 @@ async function listOrUnlink(store: ObjectStore, tablePath: string, options: Para
 }
 
 export const purgeComplete = (r: PurgeResult) => r.failedCount === 0 && r.listingError === undefined;
-
-async function forEachLimited<T>(items: readonly T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++]);
-  };
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
-}
