@@ -86,14 +86,14 @@ describe('RenameTable: the arrival written alongside the source\'s mark', () => 
   // The mark (source active → moving) and the arrival go out together; here the mark is held at
   // the store until the test lets it go, so the arrival is on record while the source is still
   // live at the etag the mark is conditional on.
-  const markOf = (s: CatalogServices) => (c: StoreCall) => c.key === keys.table(s.project, ['a', 't']) && c.body.includes('"state":"moving"');
-
-  it('a reader of the destination fences the source before it deletes the arrival: the held mark then fails and the rename starts over', async () => {
+  /** a.t renamed to a.u with its mark held: answers once the arrival is on record beside it. */
+  async function heldMark() {
     const { s, store } = await fixture();
     await createNamespace(s, { id: ['a'], mode: 'create', properties: {} });
     const t = await tableIn(s, store, ['a', 't']);
     const before = (await readRaw(s, ['a', 't']))!;
-    const gate = gateFirst(s.registry.store, markOf(s));
+    const mark = (c: StoreCall) => c.key === keys.table(s.project, ['a', 't']) && c.body.includes('"state":"moving"');
+    const gate = gateFirst(s.registry.store, mark);
     const rename = outcome(renameTable(over(s, gate.store), { id: ['a', 't'], newName: 'u' }));
     await gate.reached;
     // Let the arrival land beside the held mark (a few turns: it was sent in the same breath).
@@ -101,6 +101,11 @@ describe('RenameTable: the arrival written alongside the source\'s mark', () => 
     const arrival = (await readRaw(s, ['a', 'u']))!;
     expect(arrival.value.state).toBe('arriving');
     expect(arrival.value.move?.sourceEtag).toBe(before.etag);
+    return { s, store, t, before, gate, rename };
+  }
+
+  it('a reader of the destination fences the source before it deletes the arrival: the held mark then fails and the rename starts over', async () => {
+    const { s, store, t, before, gate, rename } = await heldMark();
     // A reader of a.u: the move is undecided (the source is unmarked), so a.u holds nothing. It
     // rewrites the source (same value, a new etag) so the held mark can never land, and deletes
     // the arrival.
@@ -118,15 +123,7 @@ describe('RenameTable: the arrival written alongside the source\'s mark', () => 
   });
 
   it('a source that another rename marked and undid meanwhile is not the one the held mark expects: the arrival is stale, and the held mark fails (etags never come back)', async () => {
-    const { s, store } = await fixture();
-    await createNamespace(s, { id: ['a'], mode: 'create', properties: {} });
-    const t = await tableIn(s, store, ['a', 't']);
-    const before = (await readRaw(s, ['a', 't']))!;
-    const gate = gateFirst(s.registry.store, markOf(s));
-    const first = outcome(renameTable(over(s, gate.store), { id: ['a', 't'], newName: 'u' }));
-    await gate.reached;
-    for (let i = 0; i < 20 && !(await readRaw(s, ['a', 'u'])); i++) await new Promise((r) => setImmediate(r));
-    expect((await readRaw(s, ['a', 'u']))?.value.state).toBe('arriving');
+    const { s, t, before, gate, rename: first } = await heldMark();
     // A second rename marks the source and is undone (its destination is taken while its own
     // arrival is held back): the source holds its old value again, under a new etag.
     const arrivalAtY = (c: StoreCall) => c.op === 'putIfAbsent' && c.key === keys.table(s.project, ['a', 'y']);
