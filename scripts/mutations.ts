@@ -109,7 +109,7 @@ const MUTATIONS: readonly Mutation[] = [
     id: 'M4c',
     what: 'router: the logger is not passed to errorResponse',
     file: 'lib/http/router.ts',
-    apply: once('errorResponse(err, request.requestId, options.logger)', 'errorResponse(err, request.requestId)'),
+    apply: once('errorResponse(err, request.requestId, options.logger, {', 'errorResponse(err, request.requestId, undefined, {'),
     tests: ['test/unit/errors.test.ts'],
   },
   {
@@ -210,9 +210,9 @@ const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: 'C2',
-    what: 'DeclareTable: the location-claim confirmation removed',
+    what: 'CreateTable: the location-claim confirmation removed (a registration that took the pending claim over would share the location)',
     file: 'lib/catalog/tables/declare.ts',
-    apply: once('if (!(await confirmClaim(services, record))) {', 'if (!(await Promise.resolve(true))) {'),
+    apply: once('if (!(await confirmClaim(services, record, claimed))) {', 'if (!(await Promise.resolve(true))) {'),
     tests: ['test/unit/table-lifecycle.test.ts', 'test/unit/create-table.test.ts', 'test/unit/protocol-gates.test.ts'],
   },
   {
@@ -227,9 +227,12 @@ const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: 'C4',
-    what: 'CreateTableVersion: put-if-absent of the final manifest made a plain put',
+    what: 'CreateTableVersion: the copy-if-absent of the final manifest (the commit point) made an unconditional copy',
     file: 'lib/catalog/tables/version-create.ts',
-    apply: once('await store.putIfAbsent(finalKey, staging.body);', 'await store.put(finalKey, staging.body);'),
+    apply: once(
+      'copied = await store.copyIfAbsent(stagingKey, finalKey, { sourceEtag: pinned ? input.eTag : staging!.etag });',
+      'copied = { ...(await store.put(finalKey, (await store.get(stagingKey))!.body)), lastModified: new Date() };',
+    ),
     tests: ['test/catalog/table-versions.test.ts'],
   },
   {
@@ -243,14 +246,20 @@ const MUTATIONS: readonly Mutation[] = [
     id: 'C6',
     what: 'rename: readers answer from unsettled records (no help-on-read)',
     file: 'lib/catalog/tables/move.ts',
-    apply: once('    if (!found || isLive(found.value)) return found;', '    return found;'),
+    apply: once(
+      '    const found = await readRaw(services, id);\n    if (!found || isLive(found.value)) return found;',
+      '    const found = await readRaw(services, id);\n    return found;',
+    ),
     tests: RENAME_TESTS,
   },
   {
     id: 'C7',
     what: 'location claims: put-if-absent of the claim made a plain put',
     file: 'lib/catalog/tables/claims.ts',
-    apply: once('      await services.registry.create(key, claim);\n      return;', '      await services.registry.store.put(key, JSON.stringify(claim));\n      return;'),
+    apply: once(
+      '      return { claim, etag: await services.registry.create(key, claim) };',
+      '      return { claim, etag: (await services.registry.store.put(key, JSON.stringify(claim))).etag };',
+    ),
     tests: ['test/unit/table-races.test.ts'],
   },
 ];

@@ -11,6 +11,8 @@ import { readTable, tableKey } from '../../lib/catalog/tables/lookup.js';
 import { registerTable } from '../../lib/catalog/tables/register.js';
 import { CatalogError, InvalidInputError, TableAlreadyExistsError } from '../../lib/errors.js';
 import type { TableRecord } from '../../lib/registry/records.js';
+import { Registry } from '../../lib/registry/registry.js';
+import { gateFirst } from '../support/jittery-store.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
 
 let f: ServicesFixture;
@@ -116,6 +118,28 @@ describe('createTable', () => {
     expect(await readTable(f.services, ['ns', 'mine'])).toBeUndefined();
     expect((await readTable(f.services, ['ns', 'other']))?.value.path).toBe(path.relative(await warehouseRoot(), written));
     expect(await filesUnder(written)).toEqual([`${path.relative(await warehouseRoot(), written)}/_versions/1.manifest`]);
+  });
+
+  it('a RegisterTable that takes the still-pending claim over before the record lands keeps the location: the create withdraws its record (14) and leaves the bytes', async () => {
+    // The create's record write is held at the store: its data is written and its claim is
+    // pending, so a registration of that directory finds no live holder and takes the claim.
+    const gate = gateFirst(f.services.registry.store, (c) => c.op === 'putIfAbsent' && c.key === tableKey(f.services, ['ns', 'mine']));
+    let written = '';
+    const write: DatasetWrite = async (location) => {
+      written = location;
+      await markWritten(location);
+      return { version: 1 };
+    };
+    const created = code(createTable({ ...f.services, registry: new Registry(gate.store) }, input('mine'), write));
+    await gate.reached;
+    await registerTable(f.services, { id: ['ns', 'other'], location: written, mode: 'create', properties: {} });
+    gate.release();
+    // Its confirmation (a compare-and-swap on the claim it wrote) fails: the claim is another's.
+    expect(await created).toBe(14);
+    expect(await readTable(f.services, ['ns', 'mine'])).toBeUndefined();
+    const rel = path.relative(await warehouseRoot(), written);
+    expect((await readTable(f.services, ['ns', 'other']))?.value.path).toBe(rel);
+    expect(await filesUnder(written)).toEqual([`${rel}/_versions/1.manifest`]);
   });
 
   it('an existing record with data gets the caller\'s mode at its own location and keeps its properties', async () => {
