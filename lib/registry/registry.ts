@@ -135,8 +135,11 @@ export class Registry {
   }
 }
 
-/** The record's JSON with a fresh write id (see WRITE_ID). */
+/** The record's JSON with a fresh write id (see WRITE_ID). Records are JSON objects. */
 function stamped<T>(value: T): string {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new InternalError('a registry record must be a JSON object');
+  }
   return JSON.stringify({ ...value, [WRITE_ID]: randomUUID() });
 }
 

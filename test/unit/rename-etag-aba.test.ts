@@ -88,5 +88,8 @@ describe('a table record\'s etag never comes back (no ABA)', () => {
     const stored = JSON.parse((await registry.store.get('k'))!.body.toString('utf8'));
     expect(typeof stored[WRITE_ID]).toBe('string');
     expect(await registry.read('k')).toEqual({ value: { a: 1 }, etag: second });
+    // Only objects can carry the id: anything else is refused before a write.
+    await expect(registry.create('list', [1, 2])).rejects.toThrow('must be a JSON object');
+    expect(await registry.store.get('list')).toBeUndefined();
   });
 });
