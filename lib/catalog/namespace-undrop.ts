@@ -7,7 +7,7 @@ import { crashPoint } from './crash-points.js';
 import { confirmParentOrWithdraw, fmtId, readNamespace, requireNamespace, settleNamespace, validateId } from './namespaces.js';
 import type { CatalogServices } from './services.js';
 import { hasData } from './tables/lookup.js';
-import { restoreTable } from './tables/trash.js';
+import { restoreTable } from './tables/undrop.js';
 import { requireWarehouse } from './warehouses.js';
 
 /**
@@ -15,7 +15,7 @@ import { requireWarehouse } from './warehouses.js';
  * cascade drop (namespaces.ts with namespace-trash-records.ts) leaves one trash record per
  * namespace and per table of the subtree, all carrying the drop's `dropId` and one deadline. The
  * undrop rebuilds the namespaces shallowest-first (same uid, properties, warehouse binding),
- * then re-registers every table (tables/trash.ts, restoreTable), then removes the namespace
+ * then re-registers every table (tables/undrop.ts, restoreTable), then removes the namespace
  * records, the root's last: as long as the root's record is there the job is not finished, and
  * any number of later calls pick it up where it stopped. Every step is put-if-absent or
  * delete-if-match; an object already back under its uid counts as restored.

@@ -22,7 +22,7 @@ import { InvalidInputError, TableColumnNotFoundError } from '../errors.js';
 import type { ArrowField } from './arrow.js';
 import { loadArrow } from './arrow.js';
 import type { Connection, LanceDb, Table } from './lancedb.js';
-import { splitFieldPath } from './schema.js';
+import { splitFieldPath } from './names.js';
 import { checkSql } from './sql-bounds.js';
 
 /** Field-metadata key of a computed column's binding (its SQL expression). */

@@ -69,3 +69,27 @@ export function reqRefName(value: unknown, field: string): string {
   if (name === undefined) throw new InvalidInputError(`"${field}" must be a non-empty string`);
   return name;
 }
+
+/** Lance field path: dot-separated segments, backtick-quoted where a name holds a dot. */
+export function splitFieldPath(path: string): string[] {
+  const segments: string[] = [];
+  let i = 0;
+  while (i <= path.length) {
+    if (path[i] === '`') {
+      let seg = '';
+      i++;
+      while (i < path.length && !(path[i] === '`' && path[i + 1] !== '`')) {
+        seg += path[i];
+        i += path[i] === '`' ? 2 : 1;
+      }
+      segments.push(seg);
+      i += 2; // closing backtick and the dot after it
+    } else {
+      const dot = path.indexOf('.', i);
+      const end = dot < 0 ? path.length : dot;
+      segments.push(path.slice(i, end));
+      i = end + 1;
+    }
+  }
+  return segments;
+}

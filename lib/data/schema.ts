@@ -7,7 +7,7 @@ import { InvalidInputError, UnsupportedError } from '../errors.js';
 import { type ArrowField, type ArrowSchema, fromJsonArrowField, fromJsonArrowType } from './arrow.js';
 import { computedField } from './computed.js';
 import type { LanceDb, Table } from './lancedb.js';
-import { checkFieldName } from './names.js';
+import { checkFieldName, splitFieldPath } from './names.js';
 import { optSql } from './sql-bounds.js';
 import { asObject, optBool, optString, optStringArray, reqString } from './validate.js';
 
@@ -103,30 +103,6 @@ export async function updateFieldMetadata(
     if (field) fields[u.path] = Object.fromEntries(field.metadata);
   }
   return { version, fields };
-}
-
-/** Lance field path: dot-separated segments, backtick-quoted where a name holds a dot. */
-export function splitFieldPath(path: string): string[] {
-  const segments: string[] = [];
-  let i = 0;
-  while (i <= path.length) {
-    if (path[i] === '`') {
-      let seg = '';
-      i++;
-      while (i < path.length && !(path[i] === '`' && path[i + 1] !== '`')) {
-        seg += path[i];
-        i += path[i] === '`' ? 2 : 1;
-      }
-      segments.push(seg);
-      i += 2; // closing backtick and the dot after it
-    } else {
-      const dot = path.indexOf('.', i);
-      const end = dot < 0 ? path.length : dot;
-      segments.push(path.slice(i, end));
-      i = end + 1;
-    }
-  }
-  return segments;
 }
 
 function resolveField(schema: ArrowSchema, path: string): ArrowField | undefined {

@@ -2,7 +2,8 @@ import { optionalBoolean, optionalString } from '../catalog/params.js';
 import { namespaceTasks, undropNamespace } from '../catalog/namespace-undrop.js';
 import { describeProtection, setProtection, type ProtectedKind } from '../catalog/protection.js';
 import type { CatalogServices } from '../catalog/services.js';
-import { tableTasks, undropTable } from '../catalog/tables/trash.js';
+import { tableTasks } from '../catalog/tables/trash.js';
+import { undropTable } from '../catalog/tables/undrop.js';
 import { InvalidInputError } from '../errors.js';
 import type { HandlerMap, OperationRequest } from './types.js';
 

@@ -10,7 +10,7 @@ import {
   toJsonArrowSchema,
 } from '../../lib/data/arrow.js';
 import { localPathInside, parseLocation } from '../../lib/data/location.js';
-import { splitFieldPath } from '../../lib/data/schema.js';
+import { splitFieldPath } from '../../lib/data/names.js';
 import { parseDuration } from '../../lib/data/validate.js';
 import { ErrorCode, InvalidInputError } from '../../lib/errors.js';
 import { ipcRows, schema } from './fixtures.js';

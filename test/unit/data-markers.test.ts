@@ -8,7 +8,7 @@ import { listTables } from '../../lib/catalog/tables/list.js';
 import { readTable } from '../../lib/catalog/tables/lookup.js';
 import { registerTable } from '../../lib/catalog/tables/register.js';
 import { renameTable } from '../../lib/catalog/tables/rename.js';
-import { undropTable } from '../../lib/catalog/tables/trash.js';
+import { undropTable } from '../../lib/catalog/tables/undrop.js';
 import { storePath } from '../../lib/catalog/tables/version-chain.js';
 import { rememberWarehouse } from '../../lib/catalog/warehouses.js';
 import { createTableVersion } from '../../lib/catalog/tables/version-create.js';

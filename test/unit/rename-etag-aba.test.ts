@@ -4,7 +4,7 @@ import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { dropTable } from '../../lib/catalog/tables/drop.js';
 import { readRaw } from '../../lib/catalog/tables/move.js';
 import { renameTable } from '../../lib/catalog/tables/rename.js';
-import { undropTable } from '../../lib/catalog/tables/trash.js';
+import { undropTable } from '../../lib/catalog/tables/undrop.js';
 import { keys } from '../../lib/registry/keys.js';
 import type { WarehouseRecord } from '../../lib/registry/records.js';
 import { Registry, WRITE_ID } from '../../lib/registry/registry.js';

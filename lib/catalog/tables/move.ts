@@ -1,4 +1,4 @@
-import { fmtId } from '../namespaces.js';
+import { fmtId } from '../ids.js';
 import { ConcurrentModificationError } from '../../errors.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys } from '../../registry/keys.js';

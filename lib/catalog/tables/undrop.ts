@@ -1,0 +1,103 @@
+/**
+ * Undoing a table drop: the UndropTable door and the re-registration a namespace undrop runs for
+ * each of its tables (namespace-undrop.ts). Apart from trash.ts because it needs the namespace
+ * doors' reads and re-check, while dropping (trash.ts) is what a namespace's cascade drop runs:
+ * kept together they made namespaces.ts and tables/* import each other.
+ */
+import { TableAlreadyExistsError, TableNotFoundError } from '../../errors.js';
+import { ConditionFailedError } from '../../ports/object-store.js';
+import { keys, validateName } from '../../registry/keys.js';
+import type { TableRecord, TrashRecord } from '../../registry/records.js';
+import type { Versioned } from '../../registry/registry.js';
+import { confirmParentOrWithdraw, requireNamespace } from '../namespaces.js';
+import type { CatalogServices } from '../services.js';
+import { requireWarehouse } from '../warehouses.js';
+import { setClaimState } from './claims.js';
+import { absoluteLocation } from './location.js';
+import { fmtId, readTable, tableKey, validateTableId } from './lookup.js';
+import { putMarkersOf } from './markers.js';
+import { trashAt } from './trash.js';
+
+export interface UndropInput {
+  readonly id: readonly string[];
+  /** Restore under another name (when the old one was re-used meanwhile). */
+  readonly newName?: string;
+  readonly newNamespace?: readonly string[];
+}
+
+/**
+ * `POST /v1/table/{id}/undrop`: re-registers the most recently dropped table at `id` (or under a
+ * new name). 404 / 4 when nothing is in trash there; 409 / 5 naming the table that now uses the
+ * target name; 404 / 1 when the target namespace is gone.
+ */
+export async function undropTable(services: CatalogServices, input: UndropInput): Promise<{ id: string[]; location: string; restored: boolean }> {
+  validateTableId(input.id);
+  if (input.newName !== undefined) validateName('table', input.newName);
+  const namespace = input.newNamespace ?? input.id.slice(0, -1);
+  const target = [...namespace, input.newName ?? input.id[input.id.length - 1]];
+  validateTableId(target);
+
+  return services.registry.retrying(`undrop table ${fmtId(input.id)}`, async () => {
+    const live = await readTable(services, target);
+    const [latest] = await trashAt(services, input.id);
+    if (!latest) {
+      // Restored already (an undrop that finished, or was interrupted after re-registering)?
+      const leftover = live ? await services.registry.read<TrashRecord>(keys.trash(services.project, input.id, live.value.uid)) : undefined;
+      if (live && leftover) {
+        await finishUndrop(services, live.value, leftover);
+        return restored(services, live.value);
+      }
+      throw new TableNotFoundError(`table ${fmtId(input.id)} has nothing in trash to undrop`);
+    }
+    await requireNamespace(services, namespace, '; create it (or undrop it) before undropping a table into it');
+    return restored(services, await restoreTable(services, latest, target, live));
+  });
+}
+
+/**
+ * Re-registers one trashed table at `target` (the table undrop, and each table of a namespace
+ * undrop): put-if-absent of its record as it was, then claim `held`, then the trash record goes.
+ * A table already back under that uid is finished (claim, trash record), not an error; another
+ * table at `target` is 409 / 5 naming it. The caller has checked the namespace exists.
+ */
+export async function restoreTable(
+  services: CatalogServices,
+  trash: Versioned<TrashRecord>,
+  target: readonly string[],
+  known?: Versioned<TableRecord>,
+): Promise<TableRecord> {
+  const { table } = trash.value;
+  const live = known ?? (await readTable(services, target));
+  if (live) {
+    if (live.value.uid === table.uid) {
+      await finishUndrop(services, live.value, trash);
+      return live.value;
+    }
+    throw new TableAlreadyExistsError(
+      `table ${fmtId(target)} exists (created after the drop); undrop under another name with new_table_name`,
+    );
+  }
+  const back: TableRecord = { ...table, id: [...target], state: undefined, move: undefined };
+  const key = tableKey(services, target);
+  // The has-data marker before the record that says it exists (markers.ts: never hide data).
+  await putMarkersOf(services, target, back);
+  // Put-if-absent: if someone takes the name meanwhile, the retry looks again and answers 5.
+  const etag = await services.registry.create(key, back);
+  await confirmParentOrWithdraw(services, target.slice(0, -1), key, etag);
+  await finishUndrop(services, back, trash);
+  return back;
+}
+
+async function finishUndrop(services: CatalogServices, table: TableRecord, trash: Versioned<TrashRecord>): Promise<void> {
+  await setClaimState(services, table, 'held', [table.id]);
+  try {
+    await services.registry.remove(keys.trash(services.project, trash.value.table.id, trash.value.table.uid), trash.etag);
+  } catch (err) {
+    if (!(err instanceof ConditionFailedError)) throw err; // another undrop finished it
+  }
+}
+
+async function restored(services: CatalogServices, table: TableRecord) {
+  const warehouse = await requireWarehouse(services, table.warehouse);
+  return { id: [...table.id], location: absoluteLocation(warehouse.storage, table.path), restored: true };
+}
