@@ -18,8 +18,6 @@ import { assertNoProtectedDescendants, clearProtection, clearProtectionSubtree, 
 
 import { fmtId, validateId } from './ids.js';
 
-export { fmtId, validateId };
-
 export async function readNamespace(
   services: CatalogServices,
   id: readonly string[],

@@ -1,5 +1,5 @@
 import { cachedProject } from './project-cache.js';
-import { fmtId, validateId } from '../catalog/namespaces.js';
+import { fmtId, validateId } from '../catalog/ids.js';
 import type { CatalogServices } from '../catalog/services.js';
 import {
   NamespaceNotFoundError,

@@ -1,5 +1,6 @@
 import { forgetProject } from './project-cache.js';
-import { createNamespace, fmtId, readNamespace } from '../catalog/namespaces.js';
+import { createNamespace, readNamespace } from '../catalog/namespaces.js';
+import { fmtId } from '../catalog/ids.js';
 import { optionalBoolean, optionalInteger, optionalString, pageLimit, stringMap } from '../catalog/params.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { ConcurrentModificationError, InternalError, InvalidInputError, InvalidTableStateError, NamespaceNotFoundError } from '../errors.js';

@@ -9,7 +9,7 @@
  * and announces it, as a pass run does.
  */
 import type { CatalogServices } from '../catalog/services.js';
-import { fmtId } from '../catalog/tables/lookup.js';
+import { fmtId } from '../catalog/ids.js';
 import { InvalidInputError, ServiceUnavailableError, TableNotFoundError } from '../errors.js';
 import type { JobRecord } from '../jobs/record.js';
 import type { JobRunner, JobRunners } from '../jobs/worker.js';

@@ -10,7 +10,8 @@ import { createTableRecord, vendTableAccess } from './declare.js';
 import { absoluteLocation, allocateTablePath } from './location.js';
 import { writeFirstVersion } from './first-version.js';
 import { ensureHasData } from './markers.js';
-import { fmtId, hasData, readTable, type ResolvedTable, resolveTable, validateTableId } from './lookup.js';
+import { hasData, readTable, type ResolvedTable, resolveTable, validateTableId } from './lookup.js';
+import { fmtId } from '../ids.js';
 import { deleteTableObjects } from './purge.js';
 
 export interface CreateTableInput {

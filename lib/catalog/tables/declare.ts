@@ -9,7 +9,8 @@ import { requireWarehouse } from '../warehouses.js';
 import { putMarkersOf } from './markers.js';
 import { absoluteLocation, allocateTablePath } from './location.js';
 import { claimFreshLocation, claimLocation, confirmClaim, releaseClaim } from './claims.js';
-import { fmtId, readTable, tableKey, validateTableId } from './lookup.js';
+import { readTable, tableKey, validateTableId } from './lookup.js';
+import { fmtId } from '../ids.js';
 
 export interface DeclareInput {
   readonly id: readonly string[];

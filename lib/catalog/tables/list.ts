@@ -1,7 +1,8 @@
 import { TableNotFoundError } from '../../errors.js';
 import { encodeSegment, keys, parseDataMarkerKey, parseTreeKey } from '../../registry/keys.js';
 import type { ProjectRecord } from '../../registry/records.js';
-import { requireNamespace, validateId } from '../namespaces.js';
+import { requireNamespace } from '../namespaces.js';
+import { validateId } from '../ids.js';
 import type { CatalogServices } from '../services.js';
 import { findManifest } from './manifests.js';
 import { hasData, resolveTable } from './lookup.js';

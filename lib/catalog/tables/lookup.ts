@@ -11,7 +11,6 @@ import { absoluteLocation } from './location.js';
 import { readSettled } from './move.js';
 
 /** Re-exported: the table modules format ids from here. */
-export { fmtId };
 
 export function tableKey(services: CatalogServices, id: readonly string[]): string {
   return keys.table(services.project, id);

@@ -8,7 +8,8 @@ import { putMarkersOf } from './markers.js';
 import { claimKey, claimLocation, confirmClaim, liveHolder, releaseClaim } from './claims.js';
 import { refuseLinks } from './links.js';
 import { absoluteLocation, relativeToRoot } from './location.js';
-import { fmtId, hasData, readTable, tableKey, validateTableId } from './lookup.js';
+import { hasData, readTable, tableKey, validateTableId } from './lookup.js';
+import { fmtId } from '../ids.js';
 
 export interface RegisterInput {
   readonly id: readonly string[];

@@ -7,9 +7,10 @@ import {
 } from '../../errors.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { validateName } from '../../registry/keys.js';
-import { readNamespace, requireNamespace, validateId } from '../namespaces.js';
+import { readNamespace, requireNamespace } from '../namespaces.js';
 import type { CatalogServices } from '../services.js';
-import { fmtId, readTable, tableKey, validateTableId } from './lookup.js';
+import { readTable, tableKey, validateTableId } from './lookup.js';
+import { fmtId, validateId } from '../ids.js';
 import { beginMove, finishMove } from './move.js';
 import { readClaim } from './claims.js';
 import { carryProtection, protectedError, readProtectionRecord } from '../protection.js';

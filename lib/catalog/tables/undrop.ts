@@ -14,7 +14,8 @@ import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
 import { setClaimState } from './claims.js';
 import { absoluteLocation } from './location.js';
-import { fmtId, readTable, tableKey, validateTableId } from './lookup.js';
+import { readTable, tableKey, validateTableId } from './lookup.js';
+import { fmtId } from '../ids.js';
 import { putMarkersOf } from './markers.js';
 import { trashAt } from './trash.js';
 

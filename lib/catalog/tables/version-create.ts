@@ -3,7 +3,8 @@ import { ConditionFailedError, type ObjectInfo, type ObjectStore } from '../../p
 import type { CatalogServices } from '../services.js';
 import { isMain, readBranch, validateBranch } from './lance-refs.js';
 import { storePathToRelative } from './location.js';
-import { fmtId, readTable, resolveTable, type ResolvedTable } from './lookup.js';
+import { readTable, resolveTable, type ResolvedTable } from './lookup.js';
+import { fmtId } from '../ids.js';
 import { ensureHasData } from './markers.js';
 import { manifestName, parseManifestName, versionsPrefix, type NamingScheme } from './manifests.js';
 import { requireWarehouse } from '../warehouses.js';

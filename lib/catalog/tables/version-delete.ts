@@ -1,7 +1,8 @@
 import { InvalidInputError, InvalidTableStateError } from '../../errors.js';
 import type { CatalogServices } from '../services.js';
 import { isMain, listTags, validateBranch } from './lance-refs.js';
-import { fmtId, resolveTable } from './lookup.js';
+import { resolveTable } from './lookup.js';
+import { fmtId } from '../ids.js';
 import { versionsPrefix } from './manifests.js';
 import { readChain } from './version-chain.js';
 

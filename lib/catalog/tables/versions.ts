@@ -1,7 +1,8 @@
 import { InvalidInputError, TableBranchNotFoundError, TableVersionNotFoundError } from '../../errors.js';
 import type { CatalogServices } from '../services.js';
 import { readBranch, validateBranch } from './lance-refs.js';
-import { fmtId, resolveTable, type ResolvedTable } from './lookup.js';
+import { resolveTable, type ResolvedTable } from './lookup.js';
+import { fmtId } from '../ids.js';
 import { findManifest, versionsPrefix } from './manifests.js';
 import { markHasData } from './markers.js';
 import { latestEntry, readChain, tableVersionOf, type TableVersionJson } from './version-chain.js';

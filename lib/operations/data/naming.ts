@@ -1,4 +1,4 @@
-import { fmtId } from '../../catalog/namespaces.js';
+import { fmtId } from '../../catalog/ids.js';
 import type { CatalogServices } from '../../catalog/services.js';
 import { CatalogError } from '../../errors.js';
 import type { HandlerMap, OperationRequest } from '../types.js';
