@@ -28,6 +28,12 @@ import { optSql, reqSql } from './sql-bounds.js';
 export const DEFAULT_QUERY_LIMIT = 10;
 /** napi reads limits as u32 and wraps larger values (2^32 returns 0 rows), so stay below. */
 export const MAX_QUERY_LIMIT = 2 ** 31 - 1;
+/**
+ * Searches for more rows than this (k + offset) are clamped to the table's row count first;
+ * smaller ones are not worth the extra read (a LIST on S3): their top-k buffer is small, and
+ * LanceDB answers a k above the row count, or an offset past it, with the rows there are.
+ */
+export const CLAMP_SEARCHES_ABOVE = 100_000;
 
 const DISTANCE_TYPES = ['l2', 'cosine', 'dot', 'hamming'] as const;
 
@@ -41,8 +47,11 @@ export async function buildQuery(table: Table, lib: LanceDb, request: unknown): 
   const body = asObject(request);
   const k = readK(body.k);
   const vectors = readVectors(body.vector);
-  // A search clamps k to the row count (below): read it alongside the schema check, not after.
-  const rowCount = vectors.length > 0 || body.full_text_query != null ? table.countRows() : undefined;
+  let offset = optInt(body.offset, 'offset', { max: MAX_QUERY_LIMIT }) ?? 0;
+  let limit = Math.min(k, MAX_QUERY_LIMIT);
+  // A large search is clamped to the row count (below): read it alongside the schema check.
+  const clamped = (vectors.length > 0 || body.full_text_query != null) && limit + offset > CLAMP_SEARCHES_ABOVE;
+  const rowCount = clamped ? table.countRows() : undefined;
   rowCount?.catch(() => undefined); // awaited below; a check that throws first must not leave it unhandled
   if (vectors.length > 0) await checkVectorColumn(table, optString(body.vector_column, 'vector_column'));
   const fts = await readFullText(body.full_text_query, table, lib);
@@ -65,11 +74,9 @@ export async function buildQuery(table: Table, lib: LanceDb, request: unknown): 
   if (select) query.select(select);
   if (optBool(body.with_row_id, 'with_row_id')) query.withRowId();
   if (optBool(body.fast_search, 'fast_search')) query.fastSearch();
-  let offset = optInt(body.offset, 'offset', { max: MAX_QUERY_LIMIT }) ?? 0;
-  let limit = Math.min(k, MAX_QUERY_LIMIT);
 
   const isSearch = vectors.length > 0 || fts !== undefined;
-  if (isSearch && limit + offset > 0) {
+  if (isSearch && limit + offset > CLAMP_SEARCHES_ABOVE) {
     // A search keeps its top k + offset rows in memory, allocated up front: k = 2^31 aborted the
     // process (out of memory, no error). It can never return more rows than the table has, so
     // both are clamped to the row count (a metadata read) without changing the answer.

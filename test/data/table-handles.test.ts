@@ -12,7 +12,9 @@ import { LanceDataEngine } from '../../lib/data/engine.js';
 import { loadLanceDb } from '../../lib/data/lancedb.js';
 import { ErrorCode } from '../../lib/errors.js';
 import { startAwsHttpFake, type AwsHttpFake } from '../support/aws-http-fake.js';
-import { expectCode, ipcRows } from './fixtures.js';
+import { fakeS3StorageOptions, s3Requests, totalRequests } from '../support/s3-data.js';
+import { CLAMP_SEARCHES_ABOVE } from '../../lib/data/query.js';
+import { decode, expectCode, ipcRows, vectorOf } from './fixtures.js';
 
 let s3: AwsHttpFake;
 let seq = 0;
@@ -24,27 +26,9 @@ afterAll(async () => {
   await s3?.close();
 });
 
-function storageOptions(principal: string): Record<string, string> {
-  const key = s3.principal(principal);
-  return {
-    aws_access_key_id: key.accessKeyId,
-    aws_secret_access_key: key.secretAccessKey,
-    aws_region: 'us-east-1',
-    aws_endpoint: s3.endpoint,
-    allow_http: 'true',
-    aws_virtual_hosted_style_request: 'false',
-  };
-}
-
-/** The S3 requests `f` makes, by action. */
-async function requests(f: () => Promise<unknown>): Promise<Record<string, number>> {
-  const from = s3.calls.length;
-  await f();
-  const by: Record<string, number> = {};
-  for (const c of s3.calls.slice(from)) by[c.action] = (by[c.action] ?? 0) + 1;
-  return by;
-}
-const total = (by: Record<string, number>) => Object.values(by).reduce((a, b) => a + b, 0);
+const storageOptions = (principal: string) => fakeS3StorageOptions(s3, principal);
+const requests = (f: () => Promise<unknown>) => s3Requests(s3, f);
+const total = totalRequests;
 
 describe('kept table handles on s3://', () => {
   it('a warm call on the latest version reads no manifest: it reuses the handle the first call opened', async () => {
@@ -96,5 +80,26 @@ describe('kept table handles on s3://', () => {
     expect(await engine.countRows(location)).toBe(15);
     await engine.insert(location, ipcRows(5, 15));
     expect(await engine.countRows(location)).toBe(20);
+  });
+});
+
+describe('vector searches on s3://', () => {
+  it('a search for few rows does not read the row count first; one above the clamp does, and both answer the same rows', async () => {
+    const engine = new LanceDataEngine({ storageOptions: storageOptions(`search${++seq}`) });
+    const location = `s3://wh/tables/${seq}/t.lance`;
+    await engine.createTable(location, ipcRows(20), 'create');
+    const search = (k: number) => engine.query(location, { vector: vectorOf(3), k });
+    await search(5); // warm: the kept handle is open
+    let small: Buffer | undefined;
+    let large: Buffer | undefined;
+    const few = await requests(async () => (small = await search(5)));
+    const many = await requests(async () => (large = await search(CLAMP_SEARCHES_ABOVE + 1)));
+    // The clamp's row count is one consistency check (a LIST) more.
+    expect(total(many) - total(few)).toBe(1);
+    expect((many['s3:ListBucket'] ?? 0) - (few['s3:ListBucket'] ?? 0)).toBe(1);
+    const ids = (b: Buffer) => decode(b).toArray().map((r) => Number(r.id));
+    expect(ids(small!)).toHaveLength(5);
+    expect(ids(large!)).toHaveLength(20);
+    expect(ids(large!).slice(0, 5)).toEqual(ids(small!));
   });
 });
