@@ -6,27 +6,16 @@
  * import each other through the cascade and the undrop.
  */
 import { readdirSync } from 'node:fs';
-import { build, type Metafile } from 'esbuild';
 import { describe, expect, it } from 'vitest';
+import { metafileOf } from '../support/metafile.js';
 
 async function libGraph(): Promise<Map<string, string[]>> {
   const entryPoints = (readdirSync('lib', { recursive: true }) as string[])
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
     .map((f) => `lib/${f}`);
-  const result = await build({
-    entryPoints,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    write: false,
-    metafile: true,
-    logLevel: 'silent',
-    outdir: 'out',
-    packages: 'external',
-  });
+  const metafile = await metafileOf(entryPoints, { packages: 'external' });
   const graph = new Map<string, string[]>();
-  for (const [file, input] of Object.entries((result.metafile as Metafile).inputs)) {
+  for (const [file, input] of Object.entries(metafile.inputs)) {
     if (!file.startsWith('lib/')) continue;
     graph.set(file, input.imports.map((i) => i.path).filter((p) => p.startsWith('lib/')));
   }

@@ -7,22 +7,11 @@
  * bundler cannot follow; so the meta bundle must not reach lib/data at all, and the data bundle
  * must (otherwise the first check would pass vacuously).
  */
-import { build, type Metafile } from 'esbuild';
 import { describe, expect, it } from 'vitest';
+import { metafileOf } from '../support/metafile.js';
 
 async function inputsOf(entry: string): Promise<string[]> {
-  const result = await build({
-    entryPoints: [entry],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    write: false,
-    metafile: true,
-    logLevel: 'silent',
-    outfile: 'out.mjs',
-  });
-  return Object.keys((result.metafile as Metafile).inputs);
+  return Object.keys((await metafileOf([entry])).inputs);
 }
 
 const heavy = (inputs: string[]) => inputs.filter((i) => /node_modules\/(@lancedb\/lancedb|apache-arrow)\//.test(i));
