@@ -50,8 +50,8 @@ export async function buildQuery(table: Table, lib: LanceDb, request: unknown): 
   let offset = optInt(body.offset, 'offset', { max: MAX_QUERY_LIMIT }) ?? 0;
   let limit = Math.min(k, MAX_QUERY_LIMIT);
   // A large search is clamped to the row count (below): read it alongside the schema check.
-  const clamped = (vectors.length > 0 || body.full_text_query != null) && limit + offset > CLAMP_SEARCHES_ABOVE;
-  const rowCount = clamped ? table.countRows() : undefined;
+  const large = (vectors.length > 0 || body.full_text_query != null) && limit + offset > CLAMP_SEARCHES_ABOVE;
+  const rowCount = large ? table.countRows() : undefined;
   rowCount?.catch(() => undefined); // awaited below; a check that throws first must not leave it unhandled
   if (vectors.length > 0) await checkVectorColumn(table, optString(body.vector_column, 'vector_column'));
   const fts = await readFullText(body.full_text_query, table, lib);
@@ -76,11 +76,11 @@ export async function buildQuery(table: Table, lib: LanceDb, request: unknown): 
   if (optBool(body.fast_search, 'fast_search')) query.fastSearch();
 
   const isSearch = vectors.length > 0 || fts !== undefined;
-  if (isSearch && limit + offset > CLAMP_SEARCHES_ABOVE) {
+  if (isSearch && rowCount) {
     // A search keeps its top k + offset rows in memory, allocated up front: k = 2^31 aborted the
     // process (out of memory, no error). It can never return more rows than the table has, so
     // both are clamped to the row count (a metadata read) without changing the answer.
-    const rows = await (rowCount ?? table.countRows());
+    const rows = await rowCount;
     limit = Math.min(limit, rows);
     offset = Math.min(offset, rows);
     if (limit === 0) return { query, zeroRows: true };
