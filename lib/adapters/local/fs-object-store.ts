@@ -82,6 +82,10 @@ const LISTING_SETTLE_NS = 2_000_000_000n;
 const LISTING_CACHE_MIN = 256;
 /** Cached directories per store (oldest dropped first). */
 const LISTING_CACHE_DIRS = 64;
+/** Objects at most this large keep their bytes after a `get` (#recent)… */
+const BODY_CACHE_MAX_BYTES = 64 * 1024;
+/** …up to this many per store (least recently read dropped first). */
+const BODY_CACHE_ENTRIES = 1024;
 
 /**
  * The index of the first child that can hold keys after `startAfter`: the first whose sort key
@@ -145,6 +149,15 @@ export class FsObjectStore implements ObjectStore {
   #realRoot?: string;
   /** Sorted directory listings of large, settled directories (#sortedChildren). */
   readonly #listings = new Map<string, { mtimeNs: bigint; ctimeNs: bigint; children: readonly Child[] }>();
+  /**
+   * Small objects as last read, by file path. A file's etag is its (device, inode, size, mtime)
+   * and no write ever changes a stored file in place, so a file whose lstat still gives the
+   * etag it was read under holds the same bytes: a repeated `get` (a registry record read on
+   * every request) costs one lstat instead of a realpath, an open and a read. A link planted
+   * anywhere on the path leads the lstat to another file (or to a link) and so to the full read,
+   * which refuses it.
+   */
+  readonly #recent = new Map<string, { identity: string; object: StoredObject }>();
 
   constructor(root: string, options: FsObjectStoreOptions = {}) {
     if (!path.isAbsolute(root)) throw new Error(`FsObjectStore root must be absolute: ${root}`);
@@ -157,11 +170,14 @@ export class FsObjectStore implements ObjectStore {
 
   async get(key: string): Promise<StoredObject | undefined> {
     const file = this.#path(key);
+    const recent = this.#recentObject(file);
+    if (recent) return recent;
     try {
       // The link check runs once the file is open: a key that is not there reads nothing through
       // any link, so a miss (a registry lookup of a free name) costs one failed open.
       const small = readSmallFile(file, () => this.#checkDir(path.dirname(file), key));
-      if (small !== undefined) return small ?? undefined;
+      if (small) this.#remember(file, small);
+      if (small !== undefined) return small?.object;
       return await withFile(file, async (handle, stat) => {
         const body = await handle.readFile();
         return { body, etag: fileEtag(stat), size: body.length, lastModified: stat.mtime };
@@ -170,6 +186,24 @@ export class FsObjectStore implements ObjectStore {
       if (code(error) === 'ELOOP') throw new LinkRefusedError(key, key);
       throw error;
     }
+  }
+
+  /** A copy of the bytes `get` last read at `file`, if the file is still the one they came from. */
+  #recentObject(file: string): StoredObject | undefined {
+    const entry = this.#recent.get(file);
+    if (!entry) return undefined;
+    this.#recent.delete(file);
+    const stat = statOrAbsent(file);
+    if (!stat?.isFile() || statIdentity(stat) !== entry.identity) return undefined;
+    this.#recent.set(file, entry);
+    return { ...entry.object, body: Buffer.from(entry.object.body) };
+  }
+
+  #remember(file: string, read: { identity: string; object: StoredObject }): void {
+    if (read.object.body.length > BODY_CACHE_MAX_BYTES) return;
+    this.#recent.delete(file);
+    this.#recent.set(file, { identity: read.identity, object: { ...read.object, body: Buffer.from(read.object.body) } });
+    if (this.#recent.size > BODY_CACHE_ENTRIES) this.#recent.delete(this.#recent.keys().next().value!);
   }
 
   async head(key: string): Promise<ObjectInfo | undefined> {
@@ -600,9 +634,13 @@ function commonPrefix(s: string, prefix: string, delimiter: string | undefined):
   return at >= 0 && at + delimiter.length <= s.length ? s.slice(0, at + delimiter.length) : undefined;
 }
 
+/** What a file version's etag is made of. */
+function statIdentity(stat: BigIntStats): string {
+  return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}`;
+}
+
 function fileEtag(stat: BigIntStats): string {
-  const id = `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}`;
-  return `"${createHash('md5').update(id).digest('hex')}"`;
+  return `"${createHash('md5').update(statIdentity(stat)).digest('hex')}"`;
 }
 
 let lastStampMicros = 0;
@@ -628,11 +666,12 @@ function statOrAbsent(file: string, options: { follow?: boolean } = {}): BigIntS
 }
 
 /**
- * The object at `file` read synchronously when it is at most SYNC_IO_MAX_BYTES (O_NOFOLLOW,
- * stat and read through one descriptor, as withFile); `undefined` for a larger file, which the
- * caller reads off the event loop. Missing or not a regular file: `null`.
+ * The object at `file`, and the stat identity it was read under, read synchronously when it is at
+ * most SYNC_IO_MAX_BYTES (O_NOFOLLOW, stat and read through one descriptor, as withFile);
+ * `undefined` for a larger file, which the caller reads off the event loop. Missing or not a
+ * regular file: `null`.
  */
-function readSmallFile(file: string, checkDir: () => void): StoredObject | null | undefined {
+function readSmallFile(file: string, checkDir: () => void): { identity: string; object: StoredObject } | null | undefined {
   let fd: number;
   try {
     fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
@@ -653,7 +692,7 @@ function readSmallFile(file: string, checkDir: () => void): StoredObject | null 
       if (n === 0) break;
       read += n;
     }
-    return { body: body.subarray(0, read), etag: fileEtag(stat), size: read, lastModified: stat.mtime };
+    return { identity: statIdentity(stat), object: { body: body.subarray(0, read), etag: fileEtag(stat), size: read, lastModified: stat.mtime } };
   } finally {
     closeSync(fd);
   }
