@@ -20,8 +20,10 @@ export function connectCached(parent: string, storageOptions: Record<string, str
   }
   const db = loadLanceDb().connect(parent, {
     storageOptions,
-    // Every read checks for newer versions written by anyone else, so handles never go stale.
-    readConsistencyInterval: 0,
+    // No `readConsistencyInterval`: a handle never checks for newer versions by itself. A handle
+    // opened for one call starts at the latest version; a kept one is brought to it once at the
+    // start of each call (engine.ts, `use`). With an interval of 0 LanceDB checked before every
+    // step instead — an insert checked three times, three LISTs on S3 where one is enough.
     // 0.31.0 otherwise creates a `__manifest` table in `parent` on connect and migrates the
     // tables it finds into it; the catalog, not LanceDB, is the source of truth here.
     // `manifestEnabled: false` alone does not stop it; the namespace property does.

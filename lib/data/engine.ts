@@ -5,8 +5,9 @@
  * objects; failures are CatalogErrors. Connections are cached per (parent, storage options) for
  * the life of the process. Calls on the latest version of the main branch that never move their
  * handle (queries, counts, describes, inserts, merges, updates, deletes) share one kept handle per
- * table (table-handles.ts); every other call opens its own and closes it. Either way reads are as
- * fresh as the storage: the connections check for a newer version on every call.
+ * table (table-handles.ts), brought to the latest version once at the start of each call; every
+ * other call opens its own and closes it. Either way a call sees the storage as it was when the
+ * call started, and its own writes.
  */
 import { readFile } from 'node:fs/promises';
 import { InvalidInputError } from '../errors.js';
@@ -286,8 +287,11 @@ export class LanceDataEngine {
     try {
       if (options.shared && latest) {
         const db = await this.connect(loc.parent);
-        kept = { db, handle: latestHandle(db, loc.name) };
-        return await fn(await kept.handle, loadLanceDb());
+        const { handle, opened } = latestHandle(db, loc.name);
+        kept = { db, handle };
+        const table = await handle;
+        if (!opened) await table.checkoutLatest();
+        return await fn(table, loadLanceDb());
       }
       table = await this.open(loc, selection);
       return await fn(table, loadLanceDb());

@@ -28,12 +28,6 @@ import { optSql, reqSql } from './sql-bounds.js';
 export const DEFAULT_QUERY_LIMIT = 10;
 /** napi reads limits as u32 and wraps larger values (2^32 returns 0 rows), so stay below. */
 export const MAX_QUERY_LIMIT = 2 ** 31 - 1;
-/**
- * Searches for more rows than this (k + offset) are clamped to the table's row count first;
- * smaller ones are not worth the extra read (a LIST on S3): their top-k buffer is small, and
- * LanceDB answers a k above the row count, or an offset past it, with the rows there are.
- */
-export const CLAMP_SEARCHES_ABOVE = 100_000;
 
 const DISTANCE_TYPES = ['l2', 'cosine', 'dot', 'hamming'] as const;
 
@@ -49,9 +43,10 @@ export async function buildQuery(table: Table, lib: LanceDb, request: unknown): 
   const vectors = readVectors(body.vector);
   let offset = optInt(body.offset, 'offset', { max: MAX_QUERY_LIMIT }) ?? 0;
   let limit = Math.min(k, MAX_QUERY_LIMIT);
-  // A large search is clamped to the row count (below): read it alongside the schema check.
-  const large = (vectors.length > 0 || body.full_text_query != null) && limit + offset > CLAMP_SEARCHES_ABOVE;
-  const rowCount = large ? table.countRows() : undefined;
+  // A search is clamped to the row count (below): read it alongside the schema check. It is in
+  // the manifest the handle holds, so it costs no storage request.
+  const searching = vectors.length > 0 || body.full_text_query != null;
+  const rowCount = searching ? table.countRows() : undefined;
   rowCount?.catch(() => undefined); // awaited below; a check that throws first must not leave it unhandled
   if (vectors.length > 0) await checkVectorColumn(table, optString(body.vector_column, 'vector_column'));
   const fts = await readFullText(body.full_text_query, table, lib);

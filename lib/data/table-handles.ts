@@ -3,10 +3,11 @@ import type { Connection, Table } from './lancedb.js';
 /**
  * Open handles on the latest version of tables' main branch, kept per process and shared by
  * concurrent requests. Opening a table reads its manifest (on S3 a LIST and a GET before the
- * request's own work starts); a kept handle on a connection opened with
- * `readConsistencyInterval: 0` (connections.ts) only checks for a newer version on each call, so
- * what it reads and writes is as fresh as the storage, including commits by other processes and
- * a dataset deleted and written anew at the same location.
+ * request's own work starts); a kept handle is instead brought to the latest version once per
+ * call (`checkoutLatest`: a LIST, and the manifest only when it moved), so what a call reads and
+ * writes is as fresh as the storage at its start, including commits by other processes and a
+ * dataset deleted and written anew at the same location. Lance's commit protocol, not the
+ * freshness of a handle, is what keeps concurrent writers from losing each other's commits.
  *
  * Only calls that never move a handle use these: a checkout (of a version, tag or branch)
  * changes what every later call on the handle sees, so such calls open a handle of their own.
@@ -17,7 +18,17 @@ import type { Connection, Table } from './lancedb.js';
 const MAX_HANDLES_PER_CONNECTION = 64;
 const handles = new WeakMap<Connection, Map<string, Promise<Table>>>();
 
-export function latestHandle(db: Connection, name: string): Promise<Table> {
+export interface KeptHandle {
+  readonly handle: Promise<Table>;
+  /**
+   * This call opened the handle, so it is at the latest version already. A call that joins an
+   * open another call started is not: that open may have read the versions before this request
+   * arrived.
+   */
+  readonly opened: boolean;
+}
+
+export function latestHandle(db: Connection, name: string): KeptHandle {
   let tables = handles.get(db);
   if (!tables) handles.set(db, (tables = new Map()));
   const kept = tables.get(name);
@@ -25,13 +36,13 @@ export function latestHandle(db: Connection, name: string): Promise<Table> {
     // Map order is insertion order; re-inserting marks the entry as recently used.
     tables.delete(name);
     tables.set(name, kept);
-    return kept;
+    return { handle: kept, opened: false };
   }
   const opened = db.openTable(name);
   opened.catch(() => forgetHandle(db, name, opened));
   tables.set(name, opened);
   while (tables.size > MAX_HANDLES_PER_CONNECTION) tables.delete(tables.keys().next().value as string);
-  return opened;
+  return { handle: opened, opened: true };
 }
 
 /** Drops `handle` if it is still the one kept for `name`: the next call opens the table afresh. */
