@@ -262,6 +262,13 @@ const MUTATIONS: readonly Mutation[] = [
     ),
     tests: ['test/unit/table-races.test.ts'],
   },
+  {
+    id: 'H1',
+    what: 'data plane: a kept table handle is not brought to the latest version at the start of a call',
+    file: 'lib/data/engine.ts',
+    apply: once('        if (!opened) await table.checkoutLatest();\n', ''),
+    tests: ['test/data/table-handles.test.ts'],
+  },
 ];
 
 const RUN_TIMEOUT_MS = 240_000;
