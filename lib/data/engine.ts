@@ -123,7 +123,7 @@ export class LanceDataEngine {
   async query(location: string, request: object, options: { maxBytes?: number } = {}): Promise<Buffer> {
     const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
     return this.use(location, readSelection(request), async (t, lib) => {
-      const bytes = encodeIpcFile(await runQuery(await buildQuery(t, lib, request), maxBytes));
+      const bytes = encodeIpcFile(await runQuery(await buildQuery(t, lib, request, { checkColumnLater: true }), maxBytes));
       // Buffers were counted while reading; the encoded file adds framing on top of them.
       if (bytes.length > maxBytes) throw resultTooLarge(maxBytes);
       return bytes;

@@ -8,7 +8,7 @@
  * or above MAX_QUERY_LIMIT means "no limit" for a plain scan and MAX_QUERY_LIMIT for a search.
  */
 import type { FullTextQuery, Occur, Query, VectorQuery } from '@lancedb/lancedb';
-import { type CatalogError, InvalidInputError, TableColumnNotFoundError } from '../errors.js';
+import { CatalogError, InvalidInputError, TableColumnNotFoundError } from '../errors.js';
 import { type ArrowRecordBatch, type ArrowTable, emptyTable, loadArrow } from './arrow.js';
 import type { LanceDb, Table } from './lancedb.js';
 import {
@@ -29,26 +29,50 @@ export const DEFAULT_QUERY_LIMIT = 10;
 /** napi reads limits as u32 and wraps larger values (2^32 returns 0 rows), so stay below. */
 export const MAX_QUERY_LIMIT = 2 ** 31 - 1;
 
+/**
+ * Searches for more rows than this (k + offset) are clamped to the table's row count first;
+ * smaller ones are not worth the extra call into LanceDB (a round trip to its threads, though no
+ * storage request: the handle holds the manifest): their top-k buffer is small, and LanceDB
+ * answers a k above the row count, or an offset past it, with the rows there are.
+ */
+export const CLAMP_SEARCHES_ABOVE = 100_000;
+
 const DISTANCE_TYPES = ['l2', 'cosine', 'dot', 'hamming'] as const;
 
 export interface BuiltQuery {
   readonly query: Query | VectorQuery;
   /** k = 0: nothing to run (LanceDB rejects k = 0 for searches), only the schema matters. */
   readonly zeroRows: boolean;
+  /**
+   * A search whose column was not checked before it was built (`checkColumnLater`): run when the
+   * query fails, it replaces LanceDB's error with ours if the column is missing or holds no
+   * vectors, and does nothing otherwise.
+   */
+  readonly checkColumn?: () => Promise<void>;
 }
 
-export async function buildQuery(table: Table, lib: LanceDb, request: unknown): Promise<BuiltQuery> {
+export interface BuildOptions {
+  /**
+   * Check a search's vector column only if running the query fails (runQuery), not before: a
+   * search that runs pays no schema read. Only for queries that are run: planning one on a bad
+   * column (explain, analyze) made LanceDB panic.
+   */
+  readonly checkColumnLater?: boolean;
+}
+
+export async function buildQuery(table: Table, lib: LanceDb, request: unknown, options: BuildOptions = {}): Promise<BuiltQuery> {
   const body = asObject(request);
   const k = readK(body.k);
   const vectors = readVectors(body.vector);
   let offset = optInt(body.offset, 'offset', { max: MAX_QUERY_LIMIT }) ?? 0;
   let limit = Math.min(k, MAX_QUERY_LIMIT);
-  // A search is clamped to the row count (below): read it alongside the schema check. It is in
-  // the manifest the handle holds, so it costs no storage request.
-  const searching = vectors.length > 0 || body.full_text_query != null;
-  const rowCount = searching ? table.countRows() : undefined;
+  // A large search is clamped to the row count (below): read it alongside the column check.
+  const large = (vectors.length > 0 || body.full_text_query != null) && limit + offset > CLAMP_SEARCHES_ABOVE;
+  const rowCount = large ? table.countRows() : undefined;
   rowCount?.catch(() => undefined); // awaited below; a check that throws first must not leave it unhandled
-  if (vectors.length > 0) await checkVectorColumn(table, optString(body.vector_column, 'vector_column'));
+  const vectorColumn = optString(body.vector_column, 'vector_column');
+  const checkColumn = vectors.length > 0 ? () => checkVectorColumn(table, vectorColumn) : undefined;
+  if (checkColumn && !options.checkColumnLater) await checkColumn();
   const fts = await readFullText(body.full_text_query, table, lib);
 
   const plain = table.query();
@@ -71,6 +95,7 @@ export async function buildQuery(table: Table, lib: LanceDb, request: unknown): 
   if (optBool(body.fast_search, 'fast_search')) query.fastSearch();
 
   const isSearch = vectors.length > 0 || fts !== undefined;
+  const later = options.checkColumnLater ? checkColumn : undefined;
   if (isSearch && rowCount) {
     // A search keeps its top k + offset rows in memory, allocated up front: k = 2^31 aborted the
     // process (out of memory, no error). It can never return more rows than the table has, so
@@ -78,11 +103,11 @@ export async function buildQuery(table: Table, lib: LanceDb, request: unknown): 
     const rows = await rowCount;
     limit = Math.min(limit, rows);
     offset = Math.min(offset, rows);
-    if (limit === 0) return { query, zeroRows: true };
+    if (limit === 0) return { query, zeroRows: true, checkColumn: later };
   }
   if (offset) query.offset(offset);
   if (k > 0 && (isSearch || k < MAX_QUERY_LIMIT)) query.limit(limit);
-  return { query, zeroRows: k === 0 };
+  return { query, zeroRows: k === 0, checkColumn: later };
 }
 
 /**
@@ -91,6 +116,20 @@ export async function buildQuery(table: Table, lib: LanceDb, request: unknown): 
  * as it crosses the limit, so memory stays bounded by the limit whatever `k` the caller sent.
  */
 export async function runQuery(built: BuiltQuery, maxBytes = Number.POSITIVE_INFINITY): Promise<ArrowTable> {
+  try {
+    return await collect(built, maxBytes);
+  } catch (err) {
+    // A search whose column was not checked first: if the column is what LanceDB refused, say so
+    // in our words (LanceDB's message dumps the schema); a check that cannot run changes nothing.
+    await built.checkColumn?.().catch((refusal: unknown) => {
+      if (refusal instanceof CatalogError) throw refusal;
+    });
+    throw err;
+  }
+}
+
+
+async function collect(built: BuiltQuery, maxBytes: number): Promise<ArrowTable> {
   if (built.zeroRows) return emptyTable(await built.query.outputSchema());
   const batches: ArrowRecordBatch[] = [];
   let bytes = 0;

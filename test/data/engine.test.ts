@@ -7,9 +7,12 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { Table, Utf8, vectorFromArray } from 'apache-arrow';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LanceDataEngine } from '../../lib/data/engine.js';
-import { DEFAULT_QUERY_LIMIT } from '../../lib/data/query.js';
+import { connectCached } from '../../lib/data/connections.js';
+import { parseLocation } from '../../lib/data/location.js';
+import { CLAMP_SEARCHES_ABOVE, DEFAULT_QUERY_LIMIT } from '../../lib/data/query.js';
+import { latestHandle } from '../../lib/data/table-handles.js';
 import { ErrorCode } from '../../lib/errors.js';
 import {
   decode,
@@ -292,6 +295,41 @@ describe('query', () => {
       ErrorCode.InvalidInput,
     );
     await expectCode(engine.query(location, { k: 1, vector: { single_vector: [1, 2, 3] } }), ErrorCode.InvalidInput);
+  });
+
+  it('runs a small search without reading the schema or the row count first; a large one counts rows', async () => {
+    const search = (k: number) => query(location, { k, vector: vectorOf(4) });
+    await search(3); // the kept handle is open
+    const loc = parseLocation(location);
+    const kept = await latestHandle(await connectCached(loc.parent, {}), loc.name).handle;
+    const schemaReads = vi.spyOn(kept, 'schema');
+    const rowCounts = vi.spyOn(kept, 'countRows');
+    try {
+      expect(plain((await search(3)).table)[0]).toMatchObject({ id: 4, _distance: 0 });
+      expect(schemaReads).not.toHaveBeenCalled();
+      expect(rowCounts).not.toHaveBeenCalled();
+      expect((await search(CLAMP_SEARCHES_ABOVE + 1)).table.numRows).toBe(310);
+      expect(rowCounts).toHaveBeenCalledTimes(1);
+    } finally {
+      schemaReads.mockRestore();
+      rowCounts.mockRestore();
+    }
+  });
+
+  it('refuses a search on a missing or non-vector column, or on a table without one, in its own words, run or planned', async () => {
+    const noVectors = path.join(root, 'no-vectors.lance');
+    await engine.createTable(noVectors, ipcOf(new Table({ name: vectorFromArray(['a', 'b'], new Utf8()) })), 'create');
+    const search = (extra: Record<string, unknown>) => ({ k: 2, vector: { single_vector: vectorOf(1) }, ...extra });
+    const cases = [
+      { at: location, request: search({ vector_column: 'nope' }), code: ErrorCode.TableColumnNotFound, message: 'column "nope" does not exist' },
+      { at: location, request: search({ vector_column: 'text' }), code: ErrorCode.InvalidInput, message: 'column "text" holds Utf8, not vectors' },
+      { at: noVectors, request: search({}), code: ErrorCode.InvalidInput, message: 'a vector search needs a vector column; the table has none' },
+    ];
+    for (const { at, request, code, message } of cases) {
+      expect((await expectCode(engine.query(at, request), code)).message).toContain(message);
+      expect((await expectCode(engine.explainPlan(at, { query: request }), code)).message).toContain(message);
+      expect((await expectCode(engine.analyzePlan(at, request), code)).message).toContain(message);
+    }
   });
 
   it('projects columns by name or alias and adds _rowid on request', async () => {
