@@ -83,7 +83,7 @@ const LISTING_CACHE_MIN = 256;
 /** Cached directories per store (oldest dropped first). */
 const LISTING_CACHE_DIRS = 64;
 /** Objects at most this large keep their bytes after a `get` (#recent)… */
-const BODY_CACHE_MAX_BYTES = 64 * 1024;
+const BODY_CACHE_MAX_BYTES = 16 * 1024;
 /** …up to this many per store (least recently read dropped first). */
 const BODY_CACHE_ENTRIES = 1024;
 
