@@ -28,7 +28,6 @@ import { optSql, reqSql } from './sql-bounds.js';
 export const DEFAULT_QUERY_LIMIT = 10;
 /** napi reads limits as u32 and wraps larger values (2^32 returns 0 rows), so stay below. */
 export const MAX_QUERY_LIMIT = 2 ** 31 - 1;
-
 /**
  * Searches for more rows than this (k + offset) are clamped to the table's row count first;
  * smaller ones are not worth the extra call into LanceDB (a round trip to its threads, though no
@@ -127,7 +126,6 @@ export async function runQuery(built: BuiltQuery, maxBytes = Number.POSITIVE_INF
     throw err;
   }
 }
-
 
 async function collect(built: BuiltQuery, maxBytes: number): Promise<ArrowTable> {
   if (built.zeroRows) return emptyTable(await built.query.outputSchema());

@@ -692,7 +692,8 @@ function readSmallFile(file: string, checkDir: () => void): { identity: string; 
       if (n === 0) break;
       read += n;
     }
-    return { identity: statIdentity(stat), object: { body: body.subarray(0, read), etag: fileEtag(stat), size: read, lastModified: stat.mtime } };
+    const object = { body: body.subarray(0, read), etag: fileEtag(stat), size: read, lastModified: stat.mtime };
+    return { identity: statIdentity(stat), object };
   } finally {
     closeSync(fd);
   }
