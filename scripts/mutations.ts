@@ -266,7 +266,7 @@ const MUTATIONS: readonly Mutation[] = [
     id: 'H1',
     what: 'data plane: a kept table handle is not brought to the latest version at the start of a call',
     file: 'lib/data/engine.ts',
-    apply: once('        if (!opened) await table.checkoutLatest();\n', ''),
+    apply: once('        if (!opened) await shared.checkoutLatest();\n', ''),
     tests: ['test/data/table-handles.test.ts'],
   },
 ];

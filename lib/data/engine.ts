@@ -289,9 +289,9 @@ export class LanceDataEngine {
         const db = await this.connect(loc.parent);
         const { handle, opened } = latestHandle(db, loc.name);
         kept = { db, handle };
-        const table = await handle;
-        if (!opened) await table.checkoutLatest();
-        return await fn(table, loadLanceDb());
+        const shared = await handle;
+        if (!opened) await shared.checkoutLatest();
+        return await fn(shared, loadLanceDb());
       }
       table = await this.open(loc, selection);
       return await fn(table, loadLanceDb());

@@ -3,8 +3,8 @@
  * Kept table handles (lib/data/table-handles.ts) on s3://, through LanceDB's own object store
  * talking to the loopback S3 fake: a call on the latest version after the first reuses the open
  * handle instead of reading the manifest again (counted in S3 requests, not timed), and still
- * sees everything other writers did, since the connection checks for a newer version on every
- * call. Two engines with different credentials stand for two processes: their connections, and so
+ * sees everything other writers did, since each call first brings the kept handle to the latest
+ * version (one LIST). Two engines with different credentials stand for two processes: their connections, and so
  * their handles, are separate.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -176,8 +176,11 @@ export class FsObjectStore implements ObjectStore {
       // The link check runs once the file is open: a key that is not there reads nothing through
       // any link, so a miss (a registry lookup of a free name) costs one failed open.
       const small = readSmallFile(file, () => this.#checkDir(path.dirname(file), key));
-      if (small) this.#remember(file, small);
-      if (small !== undefined) return small?.object;
+      if (small === null) return undefined;
+      if (small) {
+        this.#remember(file, small);
+        return small.object;
+      }
       return await withFile(file, async (handle, stat) => {
         const body = await handle.readFile();
         return { body, etag: fileEtag(stat), size: body.length, lastModified: stat.mtime };

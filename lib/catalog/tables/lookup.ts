@@ -10,8 +10,6 @@ import { refuseLinks } from './links.js';
 import { absoluteLocation } from './location.js';
 import { readSettled } from './move.js';
 
-/** Re-exported: the table modules format ids from here. */
-
 export function tableKey(services: CatalogServices, id: readonly string[]): string {
   return keys.table(services.project, id);
 }
