@@ -31,8 +31,19 @@ export async function insert(
   const { Type } = loadArrow();
   const conformAppend = missing.length > 0 && missing.every((f) => f.type.typeId !== Type.Bool);
   const rows = mode === 'overwrite' || conformAppend ? conformToSchema(data, schema) : data;
-  const { version } = await table.add(rows, { mode });
+  const { version } = await withSchema(table, schema).add(rows, { mode });
   return { version, num_inserted_rows: data.numRows };
+}
+
+/**
+ * `table`, answering `schema()` with the schema this call has just read from it and fitted the
+ * data to. LanceDB's `add` reads the schema again, only to prepare the data for it; that second
+ * read is a round trip to LanceDB's threads plus an IPC decode, 0.2-0.3 ms of a 3 ms append.
+ * Either way the native write checks the data against the dataset as it is at commit. Should
+ * LanceDB stop asking, this changes nothing.
+ */
+function withSchema(table: Table, schema: ArrowSchema): Table {
+  return Object.create(table, { schema: { value: () => Promise.resolve(schema) } }) as Table;
 }
 
 /**

@@ -164,6 +164,22 @@ describe('insert', () => {
   it('rejects an unknown mode (13)', async () => {
     await expectCode(engine.insert(location, ipcRows(1), 'upsert'), ErrorCode.InvalidInput);
   });
+
+  it('reads the table schema once per insert: LanceDB is handed the one this call read', async () => {
+    await engine.countRows(location); // the kept handle is open
+    const loc = parseLocation(location);
+    const kept = await latestHandle(await connectCached(loc.parent, {}), loc.name).handle;
+    const schemaReads = vi.spyOn(kept, 'schema');
+    try {
+      expect(await engine.insert(location, ipcRows(10, 300))).toEqual({ version: 2, num_inserted_rows: 10 });
+      expect(schemaReads).toHaveBeenCalledTimes(1);
+      expect(await engine.insert(location, ipcRows(5, 400), 'overwrite')).toEqual({ version: 3, num_inserted_rows: 5 });
+      expect(schemaReads).toHaveBeenCalledTimes(2);
+    } finally {
+      schemaReads.mockRestore();
+    }
+    expect(await engine.countRows(location)).toBe(5);
+  });
 });
 
 describe('mergeInsert, update, delete', () => {
