@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { startLocalServer } from '../lib/app/server.js';
 import { loadLocalConfig } from '../lib/config.js';
 import { measureMetadataOperations, requestTable } from '../test/support/request-budget.js';
-import { dataPlaneCosts } from './data-plane.js';
+import { dataPlaneCosts, dataPlaneTable } from './data-plane.js';
 import { listingCosts } from './listing.js';
 
 const { values } = parseArgs({
@@ -161,10 +161,7 @@ async function main() {
   console.log(`\npage 100 / page 1 at 10,000 tables: ${(last.ms / first.ms).toFixed(2)}; page 100 at 10,000 / page 1 at 100: ${(last.ms / small.ms).toFixed(2)}`);
 
   console.log('\nServer-side data operations over HTTP vs LanceDB in-process (10,000 rows of 128-d)\n');
-  console.log('| workload | ops | rask (HTTP) ms/op | LanceDB in-process ms/op | ratio |\n|---|---|---|---|---|');
-  for (const r of await dataPlaneCosts()) {
-    console.log(`| ${r.workload} | ${r.ops} | ${r.raskMs.toFixed(2)} | ${r.lanceMs.toFixed(2)} | ${(r.raskMs / r.lanceMs).toFixed(2)}× |`);
-  }
+  console.log(dataPlaneTable(await dataPlaneCosts()));
 }
 
 await main();
