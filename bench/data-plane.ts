@@ -2,7 +2,9 @@
  * Server-side data operations (what thin clients and push-down engines use): CreateTable,
  * InsertIntoTable and QueryTable over HTTP with Arrow IPC bodies, against LanceDB in-process on
  * the same machine and data in the same run. 10,000 rows of 128-d float32 vectors; the sides
- * alternate for five rounds and each figure is the median.
+ * alternate for five rounds and each figure is the median. A third side sends the same requests
+ * to a bare node:http server that only reads the body: what HTTP alone costs, and so the lowest
+ * ratio any server over HTTP could reach.
  *
  *   npx tsx bench/data-plane.ts
  */
@@ -63,7 +65,7 @@ async function startFloorServer(answer: (path: string) => Buffer): Promise<{ url
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      Buffer.concat(chunks);
+      Buffer.concat(chunks); // one buffer of the whole body, as any server needs before decoding
       const body = answer(req.url ?? '/');
       res.writeHead(200, { 'content-length': String(body.length) }).end(body);
     });
@@ -109,6 +111,7 @@ export async function dataPlaneCosts(
     const lanceHundreds = Array.from({ length: appends + 2 }, (_, i) => lanceTable(100, 10_000 + i * 100));
     const q = vectorOf(42);
 
+    let floor: { url: string; server: Server } | undefined;
     const server = await startLocalServer(loadLocalConfig({ RASK_PORT: '0', RASK_DATA_DIR: path.join(dir, 'rask'), RASK_LOG_LEVEL: 'warn' }));
     const db = await lancedb.connect(path.join(dir, 'lance'));
     try {
@@ -129,8 +132,9 @@ export async function dataPlaneCosts(
         insert: (await post(url('f0', 'insert'), hundreds[0])).body,
         query: (await post(url('c0', 'query'), queryBody, true)).body,
       };
-      const floor = await startFloorServer((p) => (p.includes('/query') ? answers.query : p.includes('/insert') ? answers.insert : answers.create));
-      const floorUrl = (op: string) => `${floor.url}/v1/table/bench%24floor/${op}?delimiter=%24`;
+      floor = await startFloorServer((p) => (p.includes('/query') ? answers.query : p.includes('/insert') ? answers.insert : answers.create));
+      const floorBase = floor.url;
+      const floorUrl = (op: string) => `${floorBase}/v1/table/bench%24floor/${op}?delimiter=%24`;
 
       // The sides alternate round by round (both grow c0 alike) and each figure is the median of
       // its rounds, so a burst of load on the shared machine does not decide a ratio.
@@ -153,7 +157,6 @@ export async function dataPlaneCosts(
         http.append.push(await per(appends, async (i) => ok(await post(floorUrl('insert'), hundreds[i + 2]))));
         http.query.push(await per(queries, async () => ok(await post(floorUrl('query'), queryBody, true))));
       }
-      floor.server.close();
       const result = (workload: string, ops: number, key: keyof typeof rask): DataPlaneResult => ({
         workload,
         ops,
@@ -167,6 +170,7 @@ export async function dataPlaneCosts(
         result('QueryTable, vector k=10', queries, 'query'),
       ];
     } finally {
+      floor?.server.close();
       db.close();
       await server.close();
     }
