@@ -10,7 +10,7 @@
  * call started, and its own writes.
  */
 import { readFile } from 'node:fs/promises';
-import { InvalidInputError } from '../errors.js';
+import { CatalogError, InvalidInputError } from '../errors.js';
 import { decodeIpc, encodeIpcFile } from './arrow.js';
 import { connectCached } from './connections.js';
 import { describe, listVersions, stats, type TableDescription, type TableStats, type TableVersion } from './describe.js';
@@ -296,7 +296,9 @@ export class LanceDataEngine {
       table = await this.open(loc, selection);
       return await fn(table, loadLanceDb());
     } catch (err) {
-      if (kept) forgetHandle(kept.db, loc.name, kept.handle);
+      // A CatalogError here is our own refusal of the request (a bad k, a batch that does not
+      // fit): the handle is sound, and dropping it would make every bad request cost a reopen.
+      if (kept && !(err instanceof CatalogError)) forgetHandle(kept.db, loc.name, kept.handle);
       throw mapLanceError(err, options.context);
     } finally {
       table?.close();

@@ -13,7 +13,8 @@ import type { Connection, Table } from './lancedb.js';
  * changes what every later call on the handle sees, so such calls open a handle of their own.
  * Kept per connection (a connection evicted from its cache takes its handles with it) and capped;
  * an evicted handle is not closed, since a request may still be using it, and holds no more than
- * caches. A call that fails drops the handle it used, so a broken one is never served twice.
+ * caches. A call that fails inside LanceDB drops the handle it used, so a broken one is never
+ * served twice; a request refused for its own input keeps it (engine.ts, `use`).
  */
 const MAX_HANDLES_PER_CONNECTION = 64;
 const handles = new WeakMap<Connection, Map<string, Promise<Table>>>();

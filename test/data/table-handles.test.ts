@@ -14,7 +14,7 @@ import { ErrorCode } from '../../lib/errors.js';
 import { startAwsHttpFake, type AwsHttpFake } from '../support/aws-http-fake.js';
 import { fakeS3StorageOptions, s3Requests, totalRequests } from '../support/s3-data.js';
 import { MAX_QUERY_LIMIT } from '../../lib/data/query.js';
-import { decode, expectCode, ipcRows, vectorOf } from './fixtures.js';
+import { decode, expectCode, ipcRows, ipcWrongSchema, vectorOf } from './fixtures.js';
 
 let s3: AwsHttpFake;
 let seq = 0;
@@ -73,6 +73,27 @@ describe('kept table handles on s3://', () => {
     await theirs.createTable(location, ipcRows(3, 100), 'create');
     expect(await mine.countRows(location)).toBe(3);
     expect(await mine.countRows(location, { predicate: 'id >= 100' })).toBe(3);
+  });
+
+  it('a request refused for its own input keeps the handle; a call LanceDB fails drops it', async () => {
+    const engine = new LanceDataEngine({ storageOptions: storageOptions(`bad${++seq}`) });
+    const location = `s3://wh/tables/${seq}/t.lance`;
+    await engine.createTable(location, ipcRows(10), 'create');
+    await engine.countRows(location); // the kept handle is open
+    const refused = await requests(() =>
+      Promise.all([
+        expectCode(engine.query(location, { k: -1 }), ErrorCode.InvalidInput),
+        expectCode(engine.insert(location, ipcWrongSchema()), ErrorCode.TableSchemaValidationError),
+      ]),
+    );
+    expect(refused['s3:PutObject']).toBeUndefined();
+    // Still the kept handle: a warm count, one LIST, no manifest read.
+    expect(await requests(() => engine.countRows(location))).toEqual({ 's3:ListBucket': 1 });
+    // A filter LanceDB itself refuses fails inside LanceDB: that handle is dropped and reopened.
+    await expect(engine.countRows(location, { predicate: 'no_such_column > 1' })).rejects.toThrow();
+    const reopened = await requests(() => engine.countRows(location));
+    expect(reopened['s3:GetObject']).toBeGreaterThan(0);
+    expect(await engine.countRows(location)).toBe(10);
   });
 
   it('a read of an older version opens a handle of its own: the kept one stays on the latest', async () => {
