@@ -6,7 +6,7 @@
  */
 import { FAKE_ACCOUNT, FAKE_REGION, readAssembly, type Assembly, type FunctionArtifact } from './assembly.js';
 import { createSandbox, type InvokeResult, type Sandbox } from './lambda-sandbox.js';
-import { CreateTableCommand, DynamoDBClient, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DynamoDBClient, type CreateTableCommandInput, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import type { AddressInfo } from 'node:net';
 import { startAwsHttpFake, type AwsHttpFake } from '../support/aws-http-fake.js';
@@ -146,9 +146,10 @@ async function startDynamo(assembly: Assembly): Promise<{ endpoint: string; clos
       const p = r.Properties as Pick<CreateTableCommandInput, 'KeySchema' | 'AttributeDefinitions'> & {
         GlobalSecondaryIndexes?: { IndexName: string; KeySchema: CreateTableCommandInput['KeySchema']; Projection?: { ProjectionType?: string } }[];
       };
+      const tableName = String(assembly.resolve(stack.stackName, { Ref: id }));
       await client.send(
         new CreateTableCommand({
-          TableName: String(assembly.resolve(stack.stackName, { Ref: id })),
+          TableName: tableName,
           KeySchema: p.KeySchema,
           AttributeDefinitions: p.AttributeDefinitions,
           BillingMode: 'PAY_PER_REQUEST',
@@ -159,6 +160,8 @@ async function startDynamo(assembly: Assembly): Promise<{ endpoint: string; clos
           })),
         }),
       );
+      // dynalite flips a table to ACTIVE on a timer: a busy machine's first write would miss it.
+      await waitUntilTableExists({ client, minDelay: 0.01, maxDelay: 0.05, maxWaitTime: 10 }, { TableName: tableName });
     }
   }
   client.destroy();

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DynamoDBClient, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { WORK_QUEUE_SCHEMA } from '../../infra/constructs/queue.js';
 
@@ -54,6 +54,9 @@ export async function startDynalite(): Promise<Dynalite> {
           ],
         }),
       );
+      // dynalite answers CreateTable with the table still CREATING and flips it to ACTIVE on a
+      // timer; a write that arrives first (a busy machine) gets ResourceNotFoundException.
+      await waitUntilTableExists({ client, minDelay: 0.01, maxDelay: 0.05, maxWaitTime: 10 }, { TableName: name });
       return name;
     },
     async stop() {
