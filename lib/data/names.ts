@@ -25,7 +25,8 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** A field name: non-empty, no control characters, at most 255 bytes; a top-level one has no `.`. */
 export function checkFieldName(name: string, field: string, options: { topLevel: boolean }): string {
-  if (name === '') throw new InvalidInputError(`${field}: a column name must not be empty`);
+  // An IPC field without a name decodes to null, whatever the type says.
+  if (typeof name !== 'string' || name === '') throw new InvalidInputError(`${field}: a column name must not be empty`);
   if (CONTROL.test(name)) throw new InvalidInputError(`${field}: column name ${JSON.stringify(name)} contains a control character`);
   if (Buffer.byteLength(name) > MAX_FIELD_NAME_BYTES) {
     throw new InvalidInputError(`${field}: a column name is at most ${MAX_FIELD_NAME_BYTES} bytes`);
@@ -38,18 +39,27 @@ export function checkFieldName(name: string, field: string, options: { topLevel:
   return name;
 }
 
-/** Every field of a schema: names as above, nesting at most MAX_SCHEMA_DEPTH levels. */
+/** apache-arrow's `Type.Struct` (a type import only here: arrow.ts loads the one runtime copy). */
+const STRUCT_TYPE_ID = 13;
+
+/**
+ * Every field of a schema: names as above, nesting at most MAX_SCHEMA_DEPTH levels. Only the
+ * top level and a struct's children are columns (a field path names them); the child of a list
+ * or a map's entries is a slot whose name nobody addresses, and writers leave it empty or null
+ * (apache-arrow's own tableFromArrays does), so its name is not checked.
+ */
 export function checkArrowSchema(schema: ArrowSchema, what = 'schema'): void {
-  const visit = (fields: readonly ArrowField[], depth: number, at: string) => {
+  const visit = (fields: readonly ArrowField[], depth: number, at: string, named: boolean) => {
     if (depth > MAX_SCHEMA_DEPTH) {
       throw new InvalidInputError(`${what} nests fields more than ${MAX_SCHEMA_DEPTH} levels deep (at ${at})`);
     }
     for (const f of fields) {
-      checkFieldName(f.name, what, { topLevel: depth === 1 });
-      if (f.type.children?.length) visit(f.type.children, depth + 1, at ? `${at}.${f.name}` : f.name);
+      if (named) checkFieldName(f.name, what, { topLevel: depth === 1 });
+      const label = named ? f.name : '[]';
+      if (f.type.children?.length) visit(f.type.children, depth + 1, at ? `${at}.${label}` : label, f.type.typeId === STRUCT_TYPE_ID);
     }
   };
-  visit(schema.fields, 1, '');
+  visit(schema.fields, 1, '', true);
 }
 
 /** A tag or branch name (REF_NAME), or undefined when absent or empty. */

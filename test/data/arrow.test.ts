@@ -36,6 +36,17 @@ describe('decodeIpc / encodeIpcFile', () => {
     expect(() => decodeIpc(bytes)).toThrow(InvalidInputError);
   });
 
+  it('accepts unnamed list children and refuses unnamed struct children with InvalidInput, never a TypeError', () => {
+    const ipc = (t: InstanceType<typeof arrow.Table>) => Buffer.from(arrow.tableToIPC(t, 'stream'));
+    const lists = arrow.tableFromArrays({ id: Int32Array.from([1, 2]), tags: [[1, 2], [3]] });
+    expect(decodeIpc(ipc(lists)).numRows).toBe(2);
+    for (const name of ['', null]) {
+      const child = new arrow.Field(name as string, new arrow.Utf8(), true);
+      const struct = new arrow.Table(new arrow.Schema([new arrow.Field('s', new arrow.Struct([child]), true)]));
+      expect(() => decodeIpc(ipc(struct))).toThrow(/column name must not be empty/);
+    }
+  });
+
   it('encodes an IPC file that round-trips', () => {
     const bytes = encodeIpcFile(decodeIpc(ipcRows(3)));
     expect(bytes.subarray(0, 6).toString()).toBe('ARROW1');

@@ -7,7 +7,7 @@
  * values (long, non-ASCII, control characters, dots, path-like strings, extreme integers), so
  * a request reaches deep into the server instead of failing on a missing table.
  */
-import { Field, Float64, Int64, Schema, Struct, Table, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
+import { Field, Float64, Int64, Schema, Struct, Table, tableFromArrays, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
 import { ipcRows } from '../data/fixtures.js';
 import { spec } from '../support/spec.js';
 
@@ -169,6 +169,14 @@ export class RequestGenerator {
       const depth = 1 + Math.floor(this.rand() * 80);
       for (let i = 0; i < depth; i++) type = new Struct([new Field(`f${i}`, type, true)]);
       return Buffer.from(tableToIPC(new Table(new Schema([new Field('s', type, true)])), 'stream'));
+    }
+    if (r < 0.84) {
+      // Nested columns with unnamed children: a list as tableFromArrays builds it (its child has a
+      // null name), and a struct whose child has an empty or null name (a column without a name).
+      const lists = tableFromArrays({ id: Int32Array.from([1, 2]), tags: [[1, 2], [3]] });
+      if (this.chance(0.5)) return Buffer.from(tableToIPC(lists, 'stream'));
+      const child = new Field(this.chance(0.5) ? '' : (null as unknown as string), new Utf8(), true);
+      return Buffer.from(tableToIPC(new Table(new Schema([new Field('s', new Struct([child]), true)])), 'stream'));
     }
     if (r < 0.9) return Buffer.from('not arrow at all');
     return Buffer.alloc(0);
