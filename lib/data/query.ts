@@ -7,10 +7,11 @@
  * documented default. LanceDB's remote client asks for "everything" with k = isize::MAX; a k at
  * or above MAX_QUERY_LIMIT means "no limit" for a plain scan and MAX_QUERY_LIMIT for a search.
  */
-import type { FullTextQuery, Occur, Query, VectorQuery } from '@lancedb/lancedb';
+import type { ColumnOrdering, FullTextQuery, Occur, Query, VectorQuery } from '@lancedb/lancedb';
 import { CatalogError, InvalidInputError, TableColumnNotFoundError } from '../errors.js';
 import { type ArrowRecordBatch, type ArrowTable, emptyTable, loadArrow } from './arrow.js';
 import type { LanceDb, Table } from './lancedb.js';
+import { splitFieldPath } from './names.js';
 import {
   asObject,
   type Json,
@@ -48,6 +49,8 @@ export interface BuiltQuery {
    * vectors, and does nothing otherwise.
    */
   readonly checkColumn?: () => Promise<void>;
+  /** Columns the query needed but the caller did not ask for, dropped from the answer. */
+  readonly hidden?: readonly string[];
 }
 
 export interface BuildOptions {
@@ -90,11 +93,22 @@ export async function buildQuery(table: Table, lib: LanceDb, request: unknown, o
   if (fts) query.fullTextSearch(fts.query, fts.columns ? { columns: fts.columns } : undefined);
   const select = readColumns(body.columns);
   if (select) query.select(select);
-  if (optBool(body.with_row_id, 'with_row_id')) query.withRowId();
+  const ordering = await readOrderBy(body.order_by, table);
+  if (ordering.length > 0) {
+    // LanceDB 0.31 silently leaves a hybrid result unsorted; the spec asks us to refuse it.
+    if (vectors.length > 0 && fts) throw new InvalidInputError('"order_by" is not supported for a hybrid (vector + full-text) query');
+    query.orderBy(ordering);
+  }
+  const withRowId = optBool(body.with_row_id, 'with_row_id');
+  // A sort under a projection fails to plan in LanceDB 0.31 ("TakeExec requires … '_rowid'")
+  // unless the row id is read too; it is then dropped again if the caller did not ask for it.
+  const rowIdForSort = ordering.length > 0 && select !== undefined && !withRowId;
+  if (withRowId || rowIdForSort) query.withRowId();
   if (optBool(body.fast_search, 'fast_search')) query.fastSearch();
 
   const isSearch = vectors.length > 0 || fts !== undefined;
   const later = options.checkColumnLater ? checkColumn : undefined;
+  const hidden = rowIdForSort ? ['_rowid'] : undefined;
   if (isSearch && rowCount) {
     // A search keeps its top k + offset rows in memory, allocated up front: k = 2^31 aborted the
     // process (out of memory, no error). It can never return more rows than the table has, so
@@ -102,11 +116,11 @@ export async function buildQuery(table: Table, lib: LanceDb, request: unknown, o
     const rows = await rowCount;
     limit = Math.min(limit, rows);
     offset = Math.min(offset, rows);
-    if (limit === 0) return { query, zeroRows: true, checkColumn: later };
+    if (limit === 0) return { query, zeroRows: true, checkColumn: later, hidden };
   }
   if (offset) query.offset(offset);
   if (k > 0 && (isSearch || k < MAX_QUERY_LIMIT)) query.limit(limit);
-  return { query, zeroRows: k === 0, checkColumn: later };
+  return { query, zeroRows: k === 0, checkColumn: later, hidden };
 }
 
 /**
@@ -128,6 +142,10 @@ export async function runQuery(built: BuiltQuery, maxBytes = Number.POSITIVE_INF
 }
 
 async function collect(built: BuiltQuery, maxBytes: number): Promise<ArrowTable> {
+  return withoutHidden(await collectAll(built, maxBytes), built.hidden);
+}
+
+async function collectAll(built: BuiltQuery, maxBytes: number): Promise<ArrowTable> {
   if (built.zeroRows) return emptyTable(await built.query.outputSchema());
   const batches: ArrowRecordBatch[] = [];
   let bytes = 0;
@@ -141,6 +159,11 @@ async function collect(built: BuiltQuery, maxBytes: number): Promise<ArrowTable>
     return emptyTable(await built.query.outputSchema());
   }
   return new (loadArrow().Table)(batches);
+}
+
+function withoutHidden(table: ArrowTable, hidden: readonly string[] | undefined): ArrowTable {
+  if (!hidden?.length) return table;
+  return table.select(table.schema.fields.map((f) => f.name).filter((name) => !hidden.includes(name)));
 }
 
 export function resultTooLarge(maxBytes: number): CatalogError {
@@ -201,6 +224,41 @@ async function checkVectorColumn(table: Table, column: string | undefined): Prom
   } else if (!fields.some((f) => isVector(f.type))) {
     throw new InvalidInputError('a vector search needs a vector column; the table has none');
   }
+}
+
+/**
+ * `order_by` (spec main after 0.11.1, QueryTableOrderBy): absent or [] keeps the query's own
+ * order, null is refused. Each column is resolved against the schema first: LanceDB answers a
+ * missing one with a generic planning error and sorts list and struct columns without complaint.
+ */
+async function readOrderBy(value: unknown, table: Table): Promise<ColumnOrdering[]> {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new InvalidInputError('"order_by" must be a list of {column_name, ascending, nulls_first}; null is not allowed');
+  if (value.length === 0) return [];
+  const { Type } = loadArrow();
+  const unsortable = new Set<number>([Type.List, Type.FixedSizeList, Type.Struct, Type.Map, Type.Union]);
+  const fields = (await table.schema()).fields;
+  return value.map((entry, i) => {
+    const at = `order_by[${i}]`;
+    const o = asObject(entry, at);
+    const columnName = reqString(o.column_name, `${at}.column_name`);
+    let level = fields;
+    let type: { typeId: number; children?: typeof fields } | undefined;
+    for (const segment of splitFieldPath(columnName)) {
+      const field = level.find((f) => f.name === segment);
+      if (!field) throw new TableColumnNotFoundError(`${at}.column_name: column "${columnName}" does not exist`);
+      type = field.type;
+      level = field.type.typeId === Type.Struct ? field.type.children : [];
+    }
+    if (type && unsortable.has(type.typeId)) {
+      throw new InvalidInputError(`${at}.column_name: column "${columnName}" holds ${type}, which cannot be sorted`);
+    }
+    return {
+      columnName,
+      ascending: optBool(o.ascending, `${at}.ascending`) ?? true,
+      nullsFirst: optBool(o.nulls_first, `${at}.nulls_first`) ?? false,
+    };
+  });
 }
 
 function applyVectorOptions(vq: VectorQuery, body: Json): void {

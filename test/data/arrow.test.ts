@@ -37,7 +37,7 @@ describe('decodeIpc / encodeIpcFile', () => {
   });
 
   it('accepts unnamed list children and refuses unnamed struct children with InvalidInput, never a TypeError', () => {
-    const ipc = (t: InstanceType<typeof arrow.Table>) => Buffer.from(arrow.tableToIPC(t, 'stream'));
+    const ipc = (t: Parameters<typeof arrow.tableToIPC>[0]) => Buffer.from(arrow.tableToIPC(t, 'stream'));
     const lists = arrow.tableFromArrays({ id: Int32Array.from([1, 2]), tags: [[1, 2], [3]] });
     expect(decodeIpc(ipc(lists)).numRows).toBe(2);
     for (const name of ['', null]) {

@@ -121,6 +121,63 @@ describe('QueryTable', () => {
   });
 });
 
+describe('QueryTable order_by (spec main after 0.11.1)', () => {
+  const ids = (rows: Record<string, unknown>[]) => rows.map((r) => Number(r.id));
+
+  it('a scan sorts every matching row before offset and limit; later entries break ties', async () => {
+    const all = (await query({ k: 1000, columns: { column_names: ['id', 'text'] } })).rows;
+    const desc = ids(all).sort((a, b) => b - a);
+    const { rows } = await query({ k: 5, offset: 3, order_by: [{ column_name: 'id', ascending: false }] });
+    expect(ids(rows)).toEqual(desc.slice(3, 8));
+    // text first (ascending, the default), id descending among equal texts.
+    const byText = (await query({ k: 1000, order_by: [{ column_name: 'text' }, { column_name: 'id', ascending: false }] })).rows;
+    const expected = [...all].sort((a, b) => (a.text === b.text ? Number(b.id) - Number(a.id) : String(a.text) < String(b.text) ? -1 : 1));
+    expect(ids(byText)).toEqual(ids(expected));
+  });
+
+  it('the sort column need not be projected, and only the asked-for columns come back', async () => {
+    const { rows, table } = await query({ k: 4, columns: { column_names: ['text'] }, order_by: [{ column_name: 'id', ascending: false }] });
+    expect(table.schema.fields.map((f) => f.name)).toEqual(['text']);
+    expect(rows.map((r) => r.text)).toEqual([109, 108, 107, 106].map((i) => expect.stringContaining(`number ${i}`)));
+    const aliased = await query({ k: 2, columns: { column_aliases: { twice: 'id * 2' } }, order_by: [{ column_name: 'id' }] });
+    expect(aliased.table.schema.fields.map((f) => f.name)).toEqual(['twice']);
+    expect(aliased.rows.map((r) => Number(r.twice))).toEqual([0, 2]);
+    const withRowId = await query({ k: 2, with_row_id: true, columns: { column_names: ['id'] }, order_by: [{ column_name: 'id' }] });
+    expect(withRowId.table.schema.fields.map((f) => f.name)).toEqual(['id', '_rowid']);
+  });
+
+  it('a vector search orders its k nearest candidates', async () => {
+    const nearest = ids((await query({ k: 4, vector: { single_vector: vectorOf(7) } })).rows);
+    const { rows } = await query({ k: 4, vector: { single_vector: vectorOf(7) }, order_by: [{ column_name: 'id', ascending: false }] });
+    expect(ids(rows)).toEqual([...nearest].sort((a, b) => b - a));
+  });
+
+  it('refusals: a missing column (12); null, bad entries, unsortable types and hybrid queries (13)', async () => {
+    expectError(await t.post('query', { k: 1, order_by: [{ column_name: 'nope' }] }), 404, 12);
+    expectError(await t.post('query', { k: 1, order_by: [{ column_name: 'text.inner' }] }), 404, 12);
+    for (const order_by of [null, 'id', [{}], [{ column_name: '' }], [{ column_name: 'id', ascending: 'yes' }], [{ column_name: 'id', nulls_first: 1 }]]) {
+      const err = expectError(await t.post('query', { k: 1, order_by }), 400, 13);
+      expect(err.error).toMatch(/order_by/);
+    }
+    expect(expectError(await t.post('query', { k: 1, order_by: [{ column_name: 'vec' }] }), 400, 13).error).toMatch(/cannot be sorted/);
+    const hybrid = {
+      k: 3,
+      vector: { single_vector: vectorOf(7) },
+      full_text_query: { string_query: { query: 'apple' } },
+      order_by: [{ column_name: 'id' }],
+    };
+    expect(expectError(await t.post('query', hybrid), 400, 13).error).toMatch(/hybrid/);
+    // An empty list keeps the query's own order.
+    expect((await query({ k: 3, order_by: [] })).rows).toHaveLength(3);
+  });
+
+  it('explain shows the sort', async () => {
+    const res = await t.post('explain_plan', { query: { k: 3, order_by: [{ column_name: 'id', ascending: false }] } });
+    expect(res.status, res.text).toBe(200);
+    expect(String(res.json())).toMatch(/Sort/i);
+  });
+});
+
 describe('explain and analyze', () => {
   it('answer the plan as a JSON string', async () => {
     const explain = await t.post('explain_plan', { query: { k: 3, filter: 'id > 3', vector: { single_vector: vectorOf(1) } }, verbose: true });
