@@ -1,7 +1,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3ObjectStore } from '../adapters/aws/s3-object-store.js';
 import type { CatalogServices } from '../catalog/services.js';
-import type { AwsConfig } from '../config.js';
+import { requestLimitsOf, type AwsConfig } from '../config.js';
 import type { ErrorLogger } from '../http/respond.js';
 import type { Router } from '../http/router.js';
 import type { HandlerMap } from '../operations/types.js';
@@ -55,6 +55,7 @@ export async function createAwsApp(
     vendor: vendorFor(config, instrument),
     inspector,
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
+    requestLimits: requestLimitsOf(config),
     commitDeadlineMs: config.RASK_COMMIT_DEADLINE_MS,
     events: config.RASK_EVENT_BUS_NAME ? busPublisher(config.RASK_EVENT_BUS_NAME, config.AWS_REGION) : undefined,
     dataLimits: {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { CatalogServices, DataLimits } from '../catalog/services.js';
 import { createRouter, type Router } from '../http/router.js';
 import type { ErrorLogger } from '../http/respond.js';
+import type { RequestLimits } from '../http/limits.js';
 import type { JobSettings } from '../jobs/context.js';
 import type { HandlerMap } from '../operations/types.js';
 import { UNSUPPORTED_REASONS } from '../operations/unsupported.js';
@@ -26,6 +27,8 @@ export interface BuildOptions {
   readonly trashGraceDays: number;
   readonly handlers: HandlerMap<CatalogServices>;
   readonly maxBodyBytes: number;
+  /** JSON depth and properties caps (lib/http/limits.ts); absent: the defaults. */
+  readonly requestLimits?: RequestLimits;
   readonly logger?: ErrorLogger;
   readonly vendor: CredentialVendor;
   readonly inspector?: DatasetInspector;
@@ -79,6 +82,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     handlers: options.events ? withEvents(options.handlers, options.events) : options.handlers,
     services,
     maxBodyBytes: options.maxBodyBytes,
+    ...(options.requestLimits ? { requestLimits: options.requestLimits } : {}),
     logger: options.logger,
     unsupportedReasons: UNSUPPORTED_REASONS,
     commitDeadlineMs: options.commitDeadlineMs,

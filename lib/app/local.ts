@@ -2,7 +2,7 @@ import { mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveStorageRoot } from '../catalog/warehouses.js';
 import { FsObjectStore } from '../adapters/local/fs-object-store.js';
-import type { LocalConfig } from '../config.js';
+import { requestLimitsOf, type LocalConfig } from '../config.js';
 import type { HandlerMap } from '../operations/types.js';
 import type { CatalogServices } from '../catalog/services.js';
 import type { ObjectStore } from '../ports/object-store.js';
@@ -62,6 +62,7 @@ export async function createLocalApp(
       maxSyncVectorIndexRows: config.RASK_MAX_SYNC_VECTOR_INDEX_ROWS,
     },
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
+    requestLimits: requestLimitsOf(config),
     commitDeadlineMs: config.RASK_COMMIT_DEADLINE_MS,
     events: ndjsonPublisher({
       dir: path.join(dataDir, 'events'),
