@@ -16,6 +16,7 @@ import { openRegistry } from '../registry/layout.js';
 import type { StorageRoot } from '../registry/records.js';
 import { Registry } from '../registry/registry.js';
 import { guardFor, type GuardSettings } from '../governance/guard.js';
+import { cachedProject } from '../governance/project-cache.js';
 
 export interface BuildOptions {
   readonly registryStore: ObjectStore;
@@ -87,7 +88,9 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     unsupportedReasons: UNSUPPORTED_REASONS,
     commitDeadlineMs: options.commitDeadlineMs,
     guard: guardFor(options.auth ?? { mode: 'off' }, services),
-    onDenied: options.events ? auditDenied(options.events, options.project) : undefined,
+    onDenied: options.events
+      ? auditDenied(options.events, options.project, async (project) => (await cachedProject(registry, project)) !== undefined)
+      : undefined,
     ...(options.redactPaths ? { redactPaths: options.redactPaths } : {}),
   });
   return { router, services };
