@@ -11,7 +11,7 @@ import { noCredentials, type CredentialVendor } from '../ports/credential-vendor
 import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import { awsJobSettings } from './aws-jobs.js';
 import { lazyPort } from '../ports/lazy.js';
-import { buildApp, consoleLogger } from './build.js';
+import { buildApp, consoleLogger, decisionLog } from './build.js';
 import { lazyPublisher } from '../ports/event-publisher.js';
 
 /**
@@ -63,13 +63,14 @@ export async function createAwsApp(
       maxSyncVectorIndexRows: config.RASK_MAX_SYNC_VECTOR_INDEX_ROWS,
     },
     logger,
+    traceRequests: config.RASK_LOG_LEVEL === 'debug',
     jobs: awsJobSettings(config),
     // API Gateway's authorizer authenticates; the guard authorizes from its context.
     // (No token verifier here: jose stays out of the function bundles.) Decisions go through the
     // function's logger, so they carry its request ids and obey RASK_LOG_LEVEL.
     auth: {
       mode: 'authorizer',
-      log: ({ message, ...fields }) => logger.info?.(String(message), fields),
+      log: decisionLog(logger),
     },
     reservedRoots: [{ kind: 's3', bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX }],
     readOnly: config.RASK_READ_ONLY,

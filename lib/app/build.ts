@@ -30,6 +30,8 @@ export interface BuildOptions {
   readonly maxBodyBytes: number;
   /** JSON depth and properties caps (lib/http/limits.ts); absent: the defaults. */
   readonly requestLimits?: RequestLimits;
+  /** RASK_LOG_LEVEL=debug: trace each request into the logger's debug lines (docs/operations.md). */
+  readonly traceRequests?: boolean;
   readonly logger?: ErrorLogger;
   readonly vendor: CredentialVendor;
   readonly inspector?: DatasetInspector;
@@ -84,6 +86,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     services,
     maxBodyBytes: options.maxBodyBytes,
     ...(options.requestLimits ? { requestLimits: options.requestLimits } : {}),
+    ...(options.traceRequests && options.logger?.debug ? { trace: options.logger as Required<Pick<ErrorLogger, 'debug'>> } : {}),
     logger: options.logger,
     unsupportedReasons: UNSUPPORTED_REASONS,
     commitDeadlineMs: options.commitDeadlineMs,
@@ -95,6 +98,15 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
   });
   return { router, services };
 }
+
+/**
+ * Where the guard's authorization decisions go: the app's logger at info, so they obey
+ * RASK_LOG_LEVEL and RASK_LOG_FORMAT and carry its request ids (never credentials).
+ */
+export const decisionLog =
+  (logger: ErrorLogger) =>
+  ({ message, ...fields }: Record<string, unknown>): void =>
+    logger.info?.(String(message), fields);
 
 /** Structured logs on stderr; never given request bodies or credentials. */
 export const consoleLogger: ErrorLogger = {

@@ -9,7 +9,7 @@ import type { ObjectStore } from '../ports/object-store.js';
 import type { StorageRoot } from '../registry/records.js';
 import { noCredentials } from '../ports/credential-vendor.js';
 import { ndjsonPublisher } from '../adapters/local/ndjson-publisher.js';
-import { buildApp, consoleLogger } from './build.js';
+import { buildApp, consoleLogger, decisionLog } from './build.js';
 import { adoptLocalWarehouseRoot, localWarehouseRoot } from './local-root.js';
 import type { ErrorLogger } from '../http/respond.js';
 import { guardSettings, localAuthNotices } from '../governance/setup.js';
@@ -42,7 +42,8 @@ export async function createLocalApp(
     stores.set(dir, store);
     return store;
   };
-  const auth = guardSettings(config.RASK_AUTH, config, (entry) => console.log(JSON.stringify(entry)));
+  const logger = options.logger ?? consoleLogger;
+  const auth = guardSettings(config.RASK_AUTH, config, decisionLog(logger));
   const app = await buildApp({
     registryStore: new FsObjectStore(path.join(dataDir, 'registry')),
     storageFor,
@@ -67,9 +68,10 @@ export async function createLocalApp(
     events: ndjsonPublisher({
       dir: path.join(dataDir, 'events'),
       stdout: config.RASK_EVENTS_STDOUT,
-      onError: (message, fields) => (options.logger ?? consoleLogger).error(message, fields),
+      onError: (message, fields) => logger.error(message, fields),
     }),
-    logger: options.logger ?? consoleLogger,
+    logger,
+    traceRequests: config.RASK_LOG_LEVEL === 'debug',
     auth,
     reservedRoots: [{ kind: 'file', path: path.join(dataDir, 'registry') }],
   });

@@ -4,6 +4,7 @@ import { ALL_OPERATIONS } from '../operations/control-table.js';
 import type { OperationDef } from '../operations/table.js';
 import type { Caller, HandlerMap, Identity, OperationRequest } from '../operations/types.js';
 import { formDecode, parseObjectId, sameId } from './ids.js';
+import { step, traced, type TraceSink } from '../observability/trace.js';
 import { checkJsonDepth, checkProperties, DEFAULT_REQUEST_LIMITS, type RequestLimits } from './limits.js';
 import { RouteMatcher } from './match.js';
 import { errorResponse, jsonResponse, type ErrorLogger } from './respond.js';
@@ -31,6 +32,8 @@ export interface RouterOptions<S> {
   readonly redactPaths?: readonly string[];
   /** JSON nesting depth and `properties` size (lib/http/limits.ts); default DEFAULT_REQUEST_LIMITS. */
   readonly requestLimits?: RequestLimits;
+  /** Given at RASK_LOG_LEVEL=debug: each request is traced into it (lib/observability/trace.ts). */
+  readonly trace?: TraceSink;
 }
 
 /**
@@ -47,13 +50,14 @@ export type Router = (request: HttpRequest) => Promise<HttpResponse>;
 
 export function createRouter<S>(options: RouterOptions<S>): Router {
   const matcher = new RouteMatcher(options.operations ?? ALL_OPERATIONS);
-  return async (request) => {
-    try {
-      return await dispatch(matcher, options, request);
-    } catch (err) {
-      return errorResponse(err, request.requestId, options.logger, { redact: options.redactPaths });
-    }
-  };
+  return (request) =>
+    traced(options.trace, request.requestId, async () => {
+      try {
+        return await dispatch(matcher, options, request);
+      } catch (err) {
+        return errorResponse(err, request.requestId, options.logger, { redact: options.redactPaths });
+      }
+    });
 }
 
 async function dispatch<S>(matcher: RouteMatcher, options: RouterOptions<S>, request: HttpRequest): Promise<HttpResponse> {
@@ -69,11 +73,12 @@ async function dispatch<S>(matcher: RouteMatcher, options: RouterOptions<S>, req
     const reason = options.unsupportedReasons?.[operation.operationId] ?? 'it is not implemented by this server yet';
     throw new UnsupportedError(`${operation.operationId} is not supported: ${reason}`);
   }
-  const caller = await options.guard?.authenticate(request, operation);
+  // Each step is timed in a debug line when the request is traced (docs/operations.md).
+  const caller = await step('authenticate', async () => options.guard?.authenticate(request, operation));
   const decoded = { ...decodeRequest(operation, params, request, base, options.requestLimits), ...(caller ? { caller } : {}) };
-  const services = options.guard ? await admitted(options, decoded) : options.services;
+  const services = options.guard ? await step('admit', () => admitted(options, decoded)) : options.services;
   const deadline = deadlineIn(options.commitDeadlineMs ?? DEFAULT_COMMIT_DEADLINE_MS, options.clock);
-  const result = await withDeadline(deadline, () => handler(decoded, services));
+  const result = await step('handler', () => withDeadline(deadline, () => handler(decoded, services)), { operation: operation.operationId });
   return encodeResponse(operation, result);
 }
 
