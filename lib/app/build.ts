@@ -17,6 +17,7 @@ import type { StorageRoot } from '../registry/records.js';
 import { Registry } from '../registry/registry.js';
 import { guardFor, type GuardSettings } from '../governance/guard.js';
 import { cachedProject } from '../governance/project-cache.js';
+import { tracedStore } from '../observability/traced-store.js';
 
 export interface BuildOptions {
   readonly registryStore: ObjectStore;
@@ -56,7 +57,8 @@ export interface BuildOptions {
 
 /** Wires ports into services and services into the router; shared by every entry point. */
 export async function buildApp(options: BuildOptions): Promise<{ router: Router; services: CatalogServices }> {
-  const registry = new Registry(options.registryStore);
+  // At debug, every registry key a request touches is a trace line (docs/operations.md).
+  const registry = new Registry(options.traceRequests ? tracedStore(options.registryStore) : options.registryStore);
   const warehouse = await openRegistry(registry, {
     project: options.project,
     warehouse: options.warehouse,

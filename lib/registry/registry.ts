@@ -4,7 +4,6 @@ import { ConditionFailedError, type ObjectStore } from '../ports/object-store.js
 import { decodeSegment } from './keys.js';
 import { currentDeadline, remainingMs } from '../deadline.js';
 import { signal } from '../observability/signals.js';
-import { msSince, trace, tracing } from '../observability/trace.js';
 
 export interface Versioned<T> {
   readonly value: T;
@@ -43,9 +42,7 @@ export class Registry {
   ) {}
 
   async read<T>(key: string): Promise<Versioned<T> | undefined> {
-    const started = tracing() ? performance.now() : 0;
     const obj = await this.store.get(key);
-    if (started) trace('registry read', { key, found: obj !== undefined, ms: msSince(started) });
     if (!obj) return undefined;
     try {
       const value = JSON.parse(obj.body.toString('utf8')) as T;
@@ -59,17 +56,17 @@ export class Registry {
 
   /** Put-if-absent; throws ConditionFailedError when the key exists. */
   async create<T>(key: string, value: T): Promise<string> {
-    return traceWrite('create', key, async () => (await this.store.putIfAbsent(key, stamped(value))).etag);
+    return (await this.store.putIfAbsent(key, stamped(value))).etag;
   }
 
   /** Put-if-match; throws ConditionFailedError when the record changed or vanished. */
   async replace<T>(key: string, value: T, etag: string): Promise<string> {
-    return traceWrite('replace', key, async () => (await this.store.putIfMatch(key, stamped(value), etag)).etag);
+    return (await this.store.putIfMatch(key, stamped(value), etag)).etag;
   }
 
   /** Delete-if-match; throws ConditionFailedError when the record changed or vanished. */
   async remove(key: string, etag: string): Promise<void> {
-    await traceWrite('remove', key, () => this.store.deleteIfMatch(key, etag));
+    await this.store.deleteIfMatch(key, etag);
   }
 
   /**
@@ -132,26 +129,9 @@ export class Registry {
 
   /** Keys alone, for callers that need no etags: a store that pays per object for them skips that. */
   async listKeys(options: { prefix: string; startAfter?: string; limit?: number }): Promise<{ keys: string[]; truncated: boolean }> {
-    const started = tracing() ? performance.now() : 0;
-    const page = this.store.listKeys
-      ? await this.store.listKeys(options)
-      : await this.store.list(options).then((p) => ({ keys: p.objects.map((o) => o.key), truncated: p.truncated }));
-    if (started) trace('registry list', { prefix: options.prefix, keys: page.keys.length, truncated: page.truncated, ms: msSince(started) });
-    return page;
-  }
-}
-
-/** A conditional write, with a debug line (key, outcome, time) when the request is traced. */
-async function traceWrite<R>(op: 'create' | 'replace' | 'remove', key: string, write: () => Promise<R>): Promise<R> {
-  if (!tracing()) return write();
-  const started = performance.now();
-  try {
-    const result = await write();
-    trace('registry write', { op, key, outcome: 'ok', ms: msSince(started) });
-    return result;
-  } catch (err) {
-    trace('registry write', { op, key, outcome: err instanceof ConditionFailedError ? 'condition failed' : 'error', ms: msSince(started) });
-    throw err;
+    if (this.store.listKeys) return this.store.listKeys(options);
+    const page = await this.store.list(options);
+    return { keys: page.objects.map((o) => o.key), truncated: page.truncated };
   }
 }
 
