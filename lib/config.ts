@@ -2,6 +2,7 @@
 // only zod user and sits in the metadata Lambda, whose bundle it was nearly half of.
 import * as z from 'zod/mini';
 import { DEFAULT_COMMIT_DEADLINE_MS } from './deadline.js';
+import { DEFAULT_REQUEST_LIMITS } from './http/limits.js';
 
 /**
  * Configuration from `RASK_*` environment variables, validated once at start-up so a typo
@@ -63,7 +64,25 @@ const common = {
   RASK_JWT_AUDIENCE: z.optional(text()),
   RASK_JWT_JWKS_URL: z.optional(z.url({ error: 'must be a URL' })),
   RASK_JWT_PRINCIPAL_CLAIM: withDefault(text(), 'sub'),
+  // --- names and limits (lib/http/limits.ts, docs/governance.md) ---
+  /** Deepest `[`/`{` nesting of a JSON body, checked before it is parsed. */
+  RASK_MAX_JSON_DEPTH: withDefault(integer(8, 10_000), DEFAULT_REQUEST_LIMITS.maxJsonDepth),
+  /** Most bytes (keys and values, UTF-8) of one `properties` map. */
+  RASK_MAX_PROPERTIES_BYTES: withDefault(integer(256), DEFAULT_REQUEST_LIMITS.maxPropertiesBytes),
+  /** Most entries of one `properties` map. */
+  RASK_MAX_PROPERTIES: withDefault(integer(1), DEFAULT_REQUEST_LIMITS.maxProperties),
 };
+
+/** The router's request limits from the configuration (local and AWS alike). */
+export const requestLimitsOf = (config: {
+  RASK_MAX_JSON_DEPTH: number;
+  RASK_MAX_PROPERTIES_BYTES: number;
+  RASK_MAX_PROPERTIES: number;
+}) => ({
+  maxJsonDepth: config.RASK_MAX_JSON_DEPTH,
+  maxPropertiesBytes: config.RASK_MAX_PROPERTIES_BYTES,
+  maxProperties: config.RASK_MAX_PROPERTIES,
+});
 
 /** How often the local server's in-process worker looks for queued jobs (docs/jobs.md). */
 export const DEFAULT_JOBS_INTERVAL_MS = 2000;

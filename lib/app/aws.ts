@@ -1,7 +1,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3ObjectStore } from '../adapters/aws/s3-object-store.js';
 import type { CatalogServices } from '../catalog/services.js';
-import type { AwsConfig } from '../config.js';
+import { requestLimitsOf, type AwsConfig } from '../config.js';
 import type { ErrorLogger } from '../http/respond.js';
 import type { Router } from '../http/router.js';
 import type { HandlerMap } from '../operations/types.js';
@@ -11,7 +11,7 @@ import { noCredentials, type CredentialVendor } from '../ports/credential-vendor
 import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import { awsJobSettings } from './aws-jobs.js';
 import { lazyPort } from '../ports/lazy.js';
-import { buildApp, consoleLogger } from './build.js';
+import { buildApp, consoleLogger, decisionLog } from './build.js';
 import { lazyPublisher } from '../ports/event-publisher.js';
 
 /**
@@ -55,6 +55,7 @@ export async function createAwsApp(
     vendor: vendorFor(config, instrument),
     inspector,
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
+    requestLimits: requestLimitsOf(config),
     commitDeadlineMs: config.RASK_COMMIT_DEADLINE_MS,
     events: config.RASK_EVENT_BUS_NAME ? busPublisher(config.RASK_EVENT_BUS_NAME, config.AWS_REGION) : undefined,
     dataLimits: {
@@ -62,13 +63,14 @@ export async function createAwsApp(
       maxSyncVectorIndexRows: config.RASK_MAX_SYNC_VECTOR_INDEX_ROWS,
     },
     logger,
+    traceRequests: config.RASK_LOG_LEVEL === 'debug',
     jobs: awsJobSettings(config),
     // API Gateway's authorizer authenticates; the guard authorizes from its context.
     // (No token verifier here: jose stays out of the function bundles.) Decisions go through the
     // function's logger, so they carry its request ids and obey RASK_LOG_LEVEL.
     auth: {
       mode: 'authorizer',
-      log: ({ message, ...fields }) => logger.info?.(String(message), fields),
+      log: decisionLog(logger),
     },
     reservedRoots: [{ kind: 's3', bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX }],
     readOnly: config.RASK_READ_ONLY,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { CatalogServices, DataLimits } from '../catalog/services.js';
 import { createRouter, type Router } from '../http/router.js';
 import type { ErrorLogger } from '../http/respond.js';
+import type { RequestLimits } from '../http/limits.js';
 import type { JobSettings } from '../jobs/context.js';
 import type { HandlerMap } from '../operations/types.js';
 import { UNSUPPORTED_REASONS } from '../operations/unsupported.js';
@@ -15,6 +16,8 @@ import { openRegistry } from '../registry/layout.js';
 import type { StorageRoot } from '../registry/records.js';
 import { Registry } from '../registry/registry.js';
 import { guardFor, type GuardSettings } from '../governance/guard.js';
+import { cachedProject } from '../governance/project-cache.js';
+import { tracedStore } from '../observability/traced-store.js';
 
 export interface BuildOptions {
   readonly registryStore: ObjectStore;
@@ -26,6 +29,10 @@ export interface BuildOptions {
   readonly trashGraceDays: number;
   readonly handlers: HandlerMap<CatalogServices>;
   readonly maxBodyBytes: number;
+  /** JSON depth and properties caps (lib/http/limits.ts); absent: the defaults. */
+  readonly requestLimits?: RequestLimits;
+  /** RASK_LOG_LEVEL=debug: trace each request into the logger's debug lines (docs/operations.md). */
+  readonly traceRequests?: boolean;
   readonly logger?: ErrorLogger;
   readonly vendor: CredentialVendor;
   readonly inspector?: DatasetInspector;
@@ -50,7 +57,8 @@ export interface BuildOptions {
 
 /** Wires ports into services and services into the router; shared by every entry point. */
 export async function buildApp(options: BuildOptions): Promise<{ router: Router; services: CatalogServices }> {
-  const registry = new Registry(options.registryStore);
+  // At debug, every registry key a request touches is a trace line (docs/operations.md).
+  const registry = new Registry(options.traceRequests ? tracedStore(options.registryStore) : options.registryStore);
   const warehouse = await openRegistry(registry, {
     project: options.project,
     warehouse: options.warehouse,
@@ -79,15 +87,28 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     handlers: options.events ? withEvents(options.handlers, options.events) : options.handlers,
     services,
     maxBodyBytes: options.maxBodyBytes,
+    ...(options.requestLimits ? { requestLimits: options.requestLimits } : {}),
+    ...(options.traceRequests && options.logger?.debug ? { trace: options.logger as Required<Pick<ErrorLogger, 'debug'>> } : {}),
     logger: options.logger,
     unsupportedReasons: UNSUPPORTED_REASONS,
     commitDeadlineMs: options.commitDeadlineMs,
     guard: guardFor(options.auth ?? { mode: 'off' }, services),
-    onDenied: options.events ? auditDenied(options.events, options.project) : undefined,
+    onDenied: options.events
+      ? auditDenied(options.events, options.project, async (project) => (await cachedProject(registry, project)) !== undefined)
+      : undefined,
     ...(options.redactPaths ? { redactPaths: options.redactPaths } : {}),
   });
   return { router, services };
 }
+
+/**
+ * Where the guard's authorization decisions go: the app's logger at info, so they obey
+ * RASK_LOG_LEVEL and RASK_LOG_FORMAT and carry its request ids (never credentials).
+ */
+export const decisionLog =
+  (logger: ErrorLogger) =>
+  ({ message, ...fields }: Record<string, unknown>): void =>
+    logger.info?.(String(message), fields);
 
 /** Structured logs on stderr; never given request bodies or credentials. */
 export const consoleLogger: ErrorLogger = {

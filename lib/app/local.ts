@@ -2,14 +2,14 @@ import { mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveStorageRoot } from '../catalog/warehouses.js';
 import { FsObjectStore } from '../adapters/local/fs-object-store.js';
-import type { LocalConfig } from '../config.js';
+import { requestLimitsOf, type LocalConfig } from '../config.js';
 import type { HandlerMap } from '../operations/types.js';
 import type { CatalogServices } from '../catalog/services.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { StorageRoot } from '../registry/records.js';
 import { noCredentials } from '../ports/credential-vendor.js';
 import { ndjsonPublisher } from '../adapters/local/ndjson-publisher.js';
-import { buildApp, consoleLogger } from './build.js';
+import { buildApp, consoleLogger, decisionLog } from './build.js';
 import { adoptLocalWarehouseRoot, localWarehouseRoot } from './local-root.js';
 import type { ErrorLogger } from '../http/respond.js';
 import { guardSettings, localAuthNotices } from '../governance/setup.js';
@@ -42,7 +42,8 @@ export async function createLocalApp(
     stores.set(dir, store);
     return store;
   };
-  const auth = guardSettings(config.RASK_AUTH, config, (entry) => console.log(JSON.stringify(entry)));
+  const logger = options.logger ?? consoleLogger;
+  const auth = guardSettings(config.RASK_AUTH, config, decisionLog(logger));
   const app = await buildApp({
     registryStore: new FsObjectStore(path.join(dataDir, 'registry')),
     storageFor,
@@ -62,13 +63,15 @@ export async function createLocalApp(
       maxSyncVectorIndexRows: config.RASK_MAX_SYNC_VECTOR_INDEX_ROWS,
     },
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
+    requestLimits: requestLimitsOf(config),
     commitDeadlineMs: config.RASK_COMMIT_DEADLINE_MS,
     events: ndjsonPublisher({
       dir: path.join(dataDir, 'events'),
       stdout: config.RASK_EVENTS_STDOUT,
-      onError: (message, fields) => (options.logger ?? consoleLogger).error(message, fields),
+      onError: (message, fields) => logger.error(message, fields),
     }),
-    logger: options.logger ?? consoleLogger,
+    logger,
+    traceRequests: config.RASK_LOG_LEVEL === 'debug',
     auth,
     reservedRoots: [{ kind: 'file', path: path.join(dataDir, 'registry') }],
   });

@@ -92,6 +92,7 @@ export async function startLocalServer(
     intervalMs: config.RASK_JOBS_INTERVAL_MS,
     owner: `local:${hostname()}:${process.pid}`,
     runners: { ...dataRunners, ...maintenanceRunners },
+    log: entryLog(logger, 'jobs'),
   });
   const maintenance = startMaintenanceTimers(
     app.services,
@@ -101,7 +102,7 @@ export async function startLocalServer(
       reconcile: config.RASK_RECONCILE_INTERVAL_MS,
       orphans: config.RASK_ORPHANS_INTERVAL_MS,
     },
-    undefined,
+    entryLog(logger, 'maintenance'),
     // Per-table jobs only when this process runs the job loop; otherwise nobody would run them.
     { fanOut: config.RASK_JOBS_INTERVAL_MS > 0 },
   );
@@ -126,6 +127,21 @@ export async function startLocalServer(
         server.closeAllConnections();
       });
     },
+  };
+}
+
+/**
+ * The job worker's and the maintenance timers' entries (`{level?, message, ...}`) as lines of the
+ * server's logger, so RASK_LOG_LEVEL and RASK_LOG_FORMAT hold for them too (docs/operations.md).
+ */
+function entryLog(logger: Logger, component: string) {
+  return ({ level, message, ...fields }: Readonly<Record<string, unknown>>): void => {
+    const line = String(message ?? component);
+    const rest = { component, ...fields };
+    if (level === 'error') logger.error(line, rest);
+    else if (level === 'warn') logger.warn(line, rest);
+    else if (level === 'debug') logger.debug(line, rest);
+    else logger.info(line, rest);
   };
 }
 

@@ -1,6 +1,7 @@
 import { CatalogError, ErrorCode } from '../errors.js';
 import type { HandlerMap, OperationHandler, OperationRequest } from '../operations/types.js';
 import type { EventPublisher } from '../ports/event-publisher.js';
+import { signal } from '../observability/signals.js';
 import { cloudEvent, type RaskEventData } from './cloudevent.js';
 import { ACCESS_DENIED_EVENT, OPERATION_EVENTS } from './vocabulary.js';
 
@@ -37,10 +38,22 @@ export function withEvents<S extends { readonly project: string }>(
   return wrapped;
 }
 
-/** The audit event for a request the router's guard refused (403 / code 15) before any handler ran. */
-export function auditDenied(publisher: EventPublisher, defaultProject: string, now: () => Date = () => new Date()) {
-  return (req: OperationRequest, err: Error): Promise<void> =>
-    publisher.publish([cloudEvent(ACCESS_DENIED_EVENT, eventData(req, defaultProject, undefined, { error: err.message }), now())]);
+/**
+ * The audit event for a request the router's guard refused (403 / code 15) before any handler
+ * ran. Only for projects that exist (docs/events.md): anyone may send requests for made-up
+ * projects, and auditing each would let them fill the event store; those are counted as the
+ * `DeniedUnknownProject` signal (a metric on AWS) and emit nothing.
+ */
+export function auditDenied(
+  publisher: EventPublisher,
+  defaultProject: string,
+  projectExists: (project: string) => Promise<boolean>,
+  now: () => Date = () => new Date(),
+) {
+  return async (req: OperationRequest, err: Error): Promise<void> => {
+    if (!(await projectExists(req.project ?? defaultProject))) return signal('DeniedUnknownProject');
+    await publisher.publish([cloudEvent(ACCESS_DENIED_EVENT, eventData(req, defaultProject, undefined, { error: err.message }), now())]);
+  };
 }
 
 /** What the event says about a request: never its body, keys or tokens. */

@@ -22,15 +22,39 @@ interface CompiledRoute {
 /**
  * Normalizes what real clients send: a base-path prefix in front of `/v1` (a client configured
  * with `https://host/lance`), duplicate slashes (a configured uri ending in `/`), and trailing
- * slashes (`/v1/table/`). Returns the candidate segment lists starting at each `v1` segment.
+ * slashes (`/v1/table/`). Returns the candidate segment lists starting at each `v1` segment
+ * whose base is well formed (wellFormedBase).
  */
 function candidatePaths(rawPath: string): { base: string[]; rest: string[] }[] {
   const segments = rawPath.split('/').filter((s) => s.length > 0);
   const out: { base: string[]; rest: string[] }[] = [];
   segments.forEach((s, i) => {
-    if (s === 'v1') out.push({ base: segments.slice(0, i), rest: segments.slice(i) });
+    if (s === 'v1' && wellFormedBase(segments.slice(0, i))) out.push({ base: segments.slice(0, i), rest: segments.slice(i) });
   });
   return out;
+}
+
+/**
+ * A base path is never resolved like a file path, and never falls back to the default project
+ * (docs/governance.md, "Names and limits"): a segment that is, or decodes to, `.` or `..`, one
+ * that decodes to something holding `/` or `\`, or badly percent-encoded, makes the base
+ * malformed, and so does a `projects` segment anywhere but just before the project's name
+ * (`/projects//v1`, `/projects/a/x/v1`). A malformed base matches no route: 404.
+ */
+function wellFormedBase(base: readonly string[]): boolean {
+  const decoded: string[] = [];
+  for (const raw of base) {
+    let part: string;
+    try {
+      part = decodeURIComponent(raw.replace(/\+/g, ' '));
+    } catch {
+      return false;
+    }
+    if (part === '.' || part === '..' || part.includes('/') || part.includes('\\')) return false;
+    decoded.push(part);
+  }
+  const n = decoded.length;
+  return decoded.every((part, i) => part !== 'projects' || i === n - 2 || (i === n - 1 && decoded[n - 2] === 'projects'));
 }
 
 export class RouteMatcher {

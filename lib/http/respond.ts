@@ -15,6 +15,8 @@ export interface ErrorLogger {
   warn(message: string, fields: Record<string, unknown>): void;
   /** Routine facts worth a line (authorization decisions); absent where only problems are logged. */
   info?(message: string, fields: Record<string, unknown>): void;
+  /** Request tracing (lib/observability/trace.ts), used only at RASK_LOG_LEVEL=debug. */
+  debug?(message: string, fields: Record<string, unknown>): void;
 }
 
 export interface ErrorResponseOptions {

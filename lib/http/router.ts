@@ -4,6 +4,8 @@ import { ALL_OPERATIONS } from '../operations/control-table.js';
 import type { OperationDef } from '../operations/table.js';
 import type { Caller, HandlerMap, Identity, OperationRequest } from '../operations/types.js';
 import { formDecode, parseObjectId, sameId } from './ids.js';
+import { step, traced, type TraceSink } from '../observability/trace.js';
+import { checkJsonDepth, checkProperties, DEFAULT_REQUEST_LIMITS, type RequestLimits } from './limits.js';
 import { RouteMatcher } from './match.js';
 import { errorResponse, jsonResponse, type ErrorLogger } from './respond.js';
 import { methodNotAllowed, payloadTooLarge, routeNotFound } from './transport-errors.js';
@@ -28,6 +30,10 @@ export interface RouterOptions<S> {
   readonly onDenied?: (request: OperationRequest, error: Error) => Promise<void>;
   /** Local directories that never appear in an error body (lib/http/redact.ts). */
   readonly redactPaths?: readonly string[];
+  /** JSON nesting depth and `properties` size (lib/http/limits.ts); default DEFAULT_REQUEST_LIMITS. */
+  readonly requestLimits?: RequestLimits;
+  /** Given at RASK_LOG_LEVEL=debug: each request is traced into it (lib/observability/trace.ts). */
+  readonly trace?: TraceSink;
 }
 
 /**
@@ -44,13 +50,14 @@ export type Router = (request: HttpRequest) => Promise<HttpResponse>;
 
 export function createRouter<S>(options: RouterOptions<S>): Router {
   const matcher = new RouteMatcher(options.operations ?? ALL_OPERATIONS);
-  return async (request) => {
-    try {
-      return await dispatch(matcher, options, request);
-    } catch (err) {
-      return errorResponse(err, request.requestId, options.logger, { redact: options.redactPaths });
-    }
-  };
+  return (request) =>
+    traced(options.trace, request.requestId, async () => {
+      try {
+        return await dispatch(matcher, options, request);
+      } catch (err) {
+        return errorResponse(err, request.requestId, options.logger, { redact: options.redactPaths });
+      }
+    });
 }
 
 async function dispatch<S>(matcher: RouteMatcher, options: RouterOptions<S>, request: HttpRequest): Promise<HttpResponse> {
@@ -66,11 +73,12 @@ async function dispatch<S>(matcher: RouteMatcher, options: RouterOptions<S>, req
     const reason = options.unsupportedReasons?.[operation.operationId] ?? 'it is not implemented by this server yet';
     throw new UnsupportedError(`${operation.operationId} is not supported: ${reason}`);
   }
-  const caller = await options.guard?.authenticate(request, operation);
-  const decoded = { ...decodeRequest(operation, params, request, base), ...(caller ? { caller } : {}) };
-  const services = options.guard ? await admitted(options, decoded) : options.services;
+  // Each step is timed in a debug line when the request is traced (docs/operations.md).
+  const caller = await step('authenticate', async () => options.guard?.authenticate(request, operation));
+  const decoded = { ...decodeRequest(operation, params, request, base, options.requestLimits), ...(caller ? { caller } : {}) };
+  const services = options.guard ? await step('admit', () => admitted(options, decoded)) : options.services;
   const deadline = deadlineIn(options.commitDeadlineMs ?? DEFAULT_COMMIT_DEADLINE_MS, options.clock);
-  const result = await withDeadline(deadline, () => handler(decoded, services));
+  const result = await step('handler', () => withDeadline(deadline, () => handler(decoded, services)), { operation: operation.operationId });
   return encodeResponse(operation, result);
 }
 
@@ -88,6 +96,7 @@ export function decodeRequest(
   params: Readonly<Record<string, string>>,
   request: HttpRequest,
   base: readonly string[] = [],
+  limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
 ): OperationRequest {
   const query = new URLSearchParams(request.rawQuery);
   const delimiter = query.get('delimiter') ?? '$';
@@ -96,9 +105,9 @@ export function decodeRequest(
   const indexName = params.index_name === undefined ? undefined : formDecode(params.index_name, 'index name');
 
   let body: Record<string, unknown> = {};
-  if (operation.request === 'map') body = parseJsonBody(request.body);
+  if (operation.request === 'map') body = parseJsonBody(request.body, limits);
   if (operation.request === 'json') {
-    body = parseJsonBody(request.body);
+    body = parseJsonBody(request.body, limits);
     if (params.id !== undefined) {
       if (body.id === undefined || body.id === null) body.id = id;
       else if (!Array.isArray(body.id) || !body.id.every((p) => typeof p === 'string')) {
@@ -110,6 +119,11 @@ export function decodeRequest(
       }
     }
   }
+  // Every door that stores properties takes them as the body's `properties` or, beside an Arrow
+  // body (CreateTable), as the JSON query parameter `properties`: bounded here, once for all.
+  checkProperties(body.properties, 'properties', limits);
+  const queryProperties = query.get('properties');
+  if (queryProperties) checkProperties(parseJsonText(queryProperties, limits), 'query parameter properties', limits);
   return {
     operation,
     id,
@@ -137,7 +151,9 @@ function projectOfBase(base: readonly string[]): { project?: string } {
 }
 
 /** Absent, empty and literal `null` bodies all mean "no fields" (version/list sends `null`). */
-function parseJsonBody(bytes: Buffer): Record<string, unknown> {
+function parseJsonBody(bytes: Buffer, limits: RequestLimits): Record<string, unknown> {
+  // Depth first, on the bytes: a deep body is refused before JSON.parse spends time on it.
+  checkJsonDepth(bytes, limits.maxJsonDepth);
   const text = bytes.toString('utf8').trim();
   if (text.length === 0) return {};
   let value: unknown;
@@ -151,6 +167,16 @@ function parseJsonBody(bytes: Buffer): Record<string, unknown> {
     throw new InvalidInputError('request body must be a JSON object');
   }
   return value as Record<string, unknown>;
+}
+
+/** A JSON query parameter, depth-checked like a body; undefined when it is not JSON (the door says why). */
+function parseJsonText(text: string, limits: RequestLimits): unknown {
+  checkJsonDepth(Buffer.from(text, 'utf8'), limits.maxJsonDepth, 'query parameter properties');
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Headers win over the body's `identity`, as the spec's REST binding says. */

@@ -12,7 +12,9 @@ export type SignalName =
   /** Credentials were handed out (fresh from STS or from the cache). */
   | 'CredentialVend'
   /** A vend had to call STS. */
-  | 'CredentialVendSts';
+  | 'CredentialVendSts'
+  /** A request for a project that does not exist was refused: counted, never audited (docs/events.md). */
+  | 'DeniedUnknownProject';
 
 export type SignalRecorder = (name: SignalName, value: number) => void;
 

@@ -47,20 +47,33 @@ export const MAX_KEY_BYTES = 900;
 
 export type NameKind = 'namespace' | 'table' | 'project' | 'warehouse';
 
+/** What every name may be, quoted by each refusal (docs/governance.md, "Names and limits"). */
+const ALLOWED_NAMES = `names are 1 to ${MAX_NAME_BYTES} bytes of UTF-8, not "." or "..", without control characters, format characters (bidi overrides, zero-width characters, the BOM) or line separators`;
+
+/**
+ * Characters no name may hold: controls (Cc, C0 and C1), format characters (Cf: bidi overrides
+ * and isolates such as U+202E, zero-width characters such as U+200B, the BOM U+FEFF) and line or
+ * paragraph separators. They make one name display as another in listings, logs and consoles.
+ */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
+/** The one check every name (project, warehouse, namespace, table) passes, whichever door it enters by. */
 export function validateName(kind: NameKind, name: unknown): asserts name is string {
   if (typeof name !== 'string' || name.length === 0) {
-    throw new InvalidInputError(`${kind} name must be a non-empty string`);
+    throw new InvalidInputError(`${kind} name must be a non-empty string; ${ALLOWED_NAMES}`);
   }
-  if (!name.isWellFormed()) throw new InvalidInputError(`${kind} name ${JSON.stringify(name)} is not valid Unicode`);
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(name)) {
-    throw new InvalidInputError(`${kind} name ${JSON.stringify(name)} contains a control character`);
+  if (!name.isWellFormed()) throw new InvalidInputError(`${kind} name ${JSON.stringify(name)} is not valid Unicode; ${ALLOWED_NAMES}`);
+  const bad = INVISIBLE.exec(name);
+  if (bad) {
+    const cp = `U+${bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+    const what = /\p{Cc}/u.test(bad[0]) ? 'a control character' : /\p{Cf}/u.test(bad[0]) ? 'a format character' : 'a line separator';
+    throw new InvalidInputError(`${kind} name ${JSON.stringify(name)} contains ${what} (${cp}); ${ALLOWED_NAMES}`);
   }
+  // A path-like "." or ".." reads as "here" or "the parent" wherever names become paths or URLs.
+  if (name === '.' || name === '..') throw new InvalidInputError(`${kind} name ${JSON.stringify(name)} is not allowed; ${ALLOWED_NAMES}`);
   const bytes = Buffer.byteLength(name, 'utf8');
   if (bytes > MAX_NAME_BYTES) {
-    throw new InvalidInputError(
-      `${kind} name is ${bytes} bytes long; names are 1 to ${MAX_NAME_BYTES} bytes of UTF-8 without control characters`,
-    );
+    throw new InvalidInputError(`${kind} name is ${bytes} bytes long; ${ALLOWED_NAMES}`);
   }
 }
 
