@@ -105,6 +105,33 @@ const serverLimits = {
   RASK_MAX_INFLIGHT_BODY_BYTES: withDefault(bytes, DEFAULT_SERVER_LIMITS.RASK_MAX_INFLIGHT_BODY_BYTES),
 };
 
+
+// ---- Drive-by protection of the local server (lib/http/local-gate.ts; docs/governance.md,
+// "Threat model of the local server"). Comma-separated lists; empty or unset = none.
+const commaList = (valid: (item: string) => boolean, error: string) =>
+  z.pipe(
+    z.string().check(z.refine((v: string) => splitList(v).every(valid), { error })),
+    z.transform((v: string) => splitList(v)),
+  );
+const splitList = (v: string) => v.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+/** `scheme://host[:port]` exactly: what a browser sends as Origin. */
+const isOrigin = (v: string) => {
+  try {
+    const url = new URL(v);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === v.toLowerCase();
+  } catch {
+    return false;
+  }
+};
+const isHostName = (v: string) => /^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(v);
+const driveBy = {
+  /** Browser origins (besides the server's own) that may call the API, with CORS. */
+  RASK_ALLOWED_ORIGINS: withDefault(commaList(isOrigin, 'must be a comma-separated list of origins like http://localhost:3000'), []),
+  /** Host names (besides localhost, IP addresses and RASK_HOST) the server answers to: `name` or `name:port`. */
+  RASK_ALLOWED_HOSTS: withDefault(commaList(isHostName, 'must be a comma-separated list of host names, each optionally with :port'), []),
+};
+// ---- end of drive-by protection
+
 const localSchema = z.object({
   RASK_HOST: withDefault(text(), '127.0.0.1'),
   RASK_PORT: withDefault(port, 2333),
@@ -117,6 +144,7 @@ const localSchema = z.object({
   RASK_RECONCILE_INTERVAL_MS: withDefault(integer(0), DEFAULT_MAINTENANCE_INTERVALS_MS.reconcile),
   RASK_ORPHANS_INTERVAL_MS: withDefault(integer(0), DEFAULT_MAINTENANCE_INTERVALS_MS.orphans),
   ...serverLimits,
+  ...driveBy,
   /** Also print each change event on stdout (they are always appended to events/ in the data directory). */
   RASK_EVENTS_STDOUT: withDefault(bool, false),
   /** off (default, with a start-up warning), keys (API keys) or jwt (API keys and OIDC tokens). */

@@ -3,6 +3,7 @@ import { CatalogError, ErrorCode, InvalidInputError, UnsupportedError } from '..
 import { ALL_OPERATIONS } from '../operations/control-table.js';
 import type { OperationDef } from '../operations/table.js';
 import type { Caller, HandlerMap, Identity, OperationRequest } from '../operations/types.js';
+import { checkJsonContentType } from './content-type.js';
 import { formDecode, parseObjectId, sameId } from './ids.js';
 import { RouteMatcher } from './match.js';
 import { errorResponse, jsonResponse, type ErrorLogger } from './respond.js';
@@ -67,6 +68,8 @@ async function dispatch<S>(matcher: RouteMatcher, options: RouterOptions<S>, req
     throw new UnsupportedError(`${operation.operationId} is not supported: ${reason}`);
   }
   const caller = await options.guard?.authenticate(request, operation);
+  // Shape, after identity like every 400 (docs/governance.md, "The check order").
+  checkJsonContentType(operation, request);
   const decoded = { ...decodeRequest(operation, params, request, base), ...(caller ? { caller } : {}) };
   const services = options.guard ? await admitted(options, decoded) : options.services;
   const deadline = deadlineIn(options.commitDeadlineMs ?? DEFAULT_COMMIT_DEADLINE_MS, options.clock);
