@@ -2,6 +2,7 @@
 // only zod user and sits in the metadata Lambda, whose bundle it was nearly half of.
 import * as z from 'zod/mini';
 import { DEFAULT_COMMIT_DEADLINE_MS } from './deadline.js';
+import { DEFAULT_JWT_MAX_AGE_SECONDS } from './governance/jwt.js';
 
 /**
  * Configuration from `RASK_*` environment variables, validated once at start-up so a typo
@@ -63,6 +64,10 @@ const common = {
   RASK_JWT_AUDIENCE: z.optional(text()),
   RASK_JWT_JWKS_URL: z.optional(z.url({ error: 'must be a URL' })),
   RASK_JWT_PRINCIPAL_CLAIM: withDefault(text(), 'sub'),
+  // ---- Token lifetimes (lib/governance/jwt.ts; docs/governance.md, "Token rules")
+  /** Oldest accepted OIDC token by its `iat`; tokens must also carry `exp`. */
+  RASK_JWT_MAX_AGE_SECONDS: withDefault(integer(60, 30 * 24 * 60 * 60), DEFAULT_JWT_MAX_AGE_SECONDS),
+  // ---- end of token lifetimes
 };
 
 /** How often the local server's in-process worker looks for queued jobs (docs/jobs.md). */

@@ -11,6 +11,7 @@ export interface AuthConfig {
   readonly RASK_JWT_AUDIENCE?: string;
   readonly RASK_JWT_JWKS_URL?: string;
   readonly RASK_JWT_PRINCIPAL_CLAIM: string;
+  readonly RASK_JWT_MAX_AGE_SECONDS: number;
 }
 
 export function guardSettings(mode: AuthMode, config: AuthConfig, log?: GuardSettings['log']): GuardSettings {
@@ -28,6 +29,7 @@ export function guardSettings(mode: AuthMode, config: AuthConfig, log?: GuardSet
             audience: config.RASK_JWT_AUDIENCE!,
             jwksUrl: config.RASK_JWT_JWKS_URL!,
             principalClaim: config.RASK_JWT_PRINCIPAL_CLAIM,
+            maxAgeSeconds: config.RASK_JWT_MAX_AGE_SECONDS,
           }),
         }
       : {}),
