@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadLocalConfig } from '../../lib/config.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -116,6 +117,64 @@ describe('the local server refuses drive-by requests', () => {
     }
     // A JSON door called with no body and no content type (curl -X POST) still works.
     expect((await raw(server.url, 'POST', '/v1/namespace/bare/create')).status).toBe(200);
+  });
+});
+
+describe('trusted browser apps and proxies (RASK_ALLOWED_ORIGINS, RASK_ALLOWED_HOSTS)', () => {
+  let server: TestServer;
+  const APP = 'http://localhost:3000';
+
+  beforeAll(async () => {
+    server = await startTestServer({ RASK_ALLOWED_ORIGINS: `${APP}, https://ui.example`, RASK_ALLOWED_HOSTS: 'rask.internal,proxy.example:8443' });
+  });
+  afterAll(() => server.stop());
+
+  it('answers an allowed origin\'s preflight and marks its answers for CORS; other origins stay refused', async () => {
+    const preflight = await raw(server.url, 'OPTIONS', '/v1/namespace/app/create', {
+      origin: APP,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'content-type, x-api-key',
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers).toMatchObject({
+      'access-control-allow-origin': APP,
+      'access-control-allow-methods': 'GET, POST',
+      'access-control-allow-headers': 'content-type, x-api-key',
+      vary: 'origin',
+    });
+    const created = await raw(server.url, 'POST', '/v1/namespace/app/create', { origin: APP, 'content-type': 'application/json' }, '{}');
+    expect(created.status).toBe(200);
+    expect(created.headers['access-control-allow-origin']).toBe(APP);
+    // An allowed origin still sends JSON doors JSON.
+    expect((await raw(server.url, 'POST', '/v1/namespace/app2/create', { origin: APP, 'content-type': 'text/plain' }, '{}')).status).toBe(415);
+    const foreign = await raw(server.url, 'OPTIONS', '/v1/namespace/app/create', { origin: 'http://localhost:3001', 'access-control-request-method': 'POST' });
+    expectError(foreign, 403, 15, /origin/);
+    expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('serves listed host names (any port, or the listed one) and still refuses others', async () => {
+    expect((await raw(server.url, 'GET', '/v1/namespace/%24/list', { host: 'rask.internal' })).status).toBe(200);
+    expect((await raw(server.url, 'GET', '/v1/namespace/%24/list', { host: 'rask.internal:9999' })).status).toBe(200);
+    expect((await raw(server.url, 'GET', '/v1/namespace/%24/list', { host: 'proxy.example:8443' })).status).toBe(200);
+    expectError(await raw(server.url, 'GET', '/v1/namespace/%24/list', { host: 'proxy.example:9000' }), 403, 15, /RASK_ALLOWED_HOSTS/);
+    expectError(await raw(server.url, 'GET', '/v1/namespace/%24/list', { host: 'evil.example' }), 403, 15, /RASK_ALLOWED_HOSTS/);
+  });
+
+  it('refuses a cross-site browser request that carries no Origin (Sec-Fetch-Site)', async () => {
+    expectError(await raw(server.url, 'GET', '/v1/warehouses', { 'sec-fetch-site': 'cross-site' }), 403, 15, /cross-site/);
+    expect((await raw(server.url, 'GET', '/v1/warehouses', { 'sec-fetch-site': 'none' })).status).toBe(200);
+  });
+
+  it('validates both lists at start-up', () => {
+    for (const bad of ['localhost:3000', 'http://app.example/path', 'ftp://app.example', 'http://app.example/']) {
+      expect(() => loadLocalConfig({ RASK_ALLOWED_ORIGINS: bad }), bad).toThrow(/RASK_ALLOWED_ORIGINS/);
+    }
+    expect(() => loadLocalConfig({ RASK_ALLOWED_HOSTS: 'http://rask.internal' })).toThrow(/RASK_ALLOWED_HOSTS/);
+    expect(loadLocalConfig({ RASK_ALLOWED_ORIGINS: 'http://a.example, https://b.example:8443', RASK_ALLOWED_HOSTS: '' })).toMatchObject({
+      RASK_ALLOWED_ORIGINS: ['http://a.example', 'https://b.example:8443'],
+      RASK_ALLOWED_HOSTS: [],
+    });
+    expect(loadLocalConfig({})).toMatchObject({ RASK_ALLOWED_ORIGINS: [], RASK_ALLOWED_HOSTS: [] });
   });
 });
 
