@@ -213,8 +213,18 @@ export function loadLocalConfig(env: NodeJS.ProcessEnv = process.env): LocalConf
       `invalid configuration: RASK_HEADERS_TIMEOUT_MS (${config.RASK_HEADERS_TIMEOUT_MS}) must not exceed RASK_REQUEST_TIMEOUT_MS (${config.RASK_REQUEST_TIMEOUT_MS})`,
     );
   }
+  // Off by default only where nothing but this machine can connect (docs/governance.md, "Threat
+  // model of the local server"): serving a network without authentication must be asked for.
+  if (env.RASK_AUTH === undefined && !isLoopback(config.RASK_HOST)) {
+    throw new ConfigError(
+      `invalid configuration: RASK_HOST=${config.RASK_HOST} accepts connections from other machines and RASK_AUTH is not set: set RASK_AUTH=keys (or jwt), or RASK_AUTH=off to serve them without authentication`,
+    );
+  }
   return config;
 }
+
+/** A host only this machine reaches: localhost, 127.0.0.0/8 or ::1. */
+const isLoopback = (host: string) => /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/i.test(host);
 export const loadAwsConfig = (env: NodeJS.ProcessEnv = process.env): AwsConfig => parse(awsSchema, env);
 
 /**

@@ -176,6 +176,15 @@ describe('trusted browser apps and proxies (RASK_ALLOWED_ORIGINS, RASK_ALLOWED_H
     });
     expect(loadLocalConfig({})).toMatchObject({ RASK_ALLOWED_ORIGINS: [], RASK_ALLOWED_HOSTS: [] });
   });
+
+  it('authentication is off by default only on loopback: serving the network without it must be asked for', () => {
+    for (const host of ['0.0.0.0', '::', '192.168.1.5', 'rask.internal']) {
+      expect(() => loadLocalConfig({ RASK_HOST: host }), host).toThrow(/RASK_AUTH is not set/);
+      expect(loadLocalConfig({ RASK_HOST: host, RASK_AUTH: 'off' }).RASK_AUTH).toBe('off');
+      expect(loadLocalConfig({ RASK_HOST: host, RASK_AUTH: 'keys' }).RASK_AUTH).toBe('keys');
+    }
+    for (const host of ['127.0.0.1', '127.1.2.3', 'localhost', '::1']) expect(loadLocalConfig({ RASK_HOST: host }).RASK_AUTH).toBe('off');
+  });
 });
 
 describe('what the official client sends, captured on the wire', () => {
