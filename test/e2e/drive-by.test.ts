@@ -1,4 +1,4 @@
-// @covers CreateWarehouse, DeleteWarehouse, ListWarehouses, CreateNamespace, ListNamespaces
+// @covers CreateWarehouse, DeactivateWarehouse, ListWarehouses, CreateNamespace, ListNamespaces
 import { request as httpRequest, createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
