@@ -40,7 +40,9 @@ export function guardSettings(mode: AuthMode, config: AuthConfig, log?: GuardSet
 /** What the local server tells its operator at start-up about authentication. */
 export async function localAuthNotices(mode: AuthMode, config: AuthConfig, registry: Registry): Promise<string[]> {
   if (mode === 'off') {
-    return ['WARNING: RASK_AUTH=off: every caller may do everything. Set RASK_AUTH=keys (or jwt) to require API keys.'];
+    return [
+      'WARNING: RASK_AUTH=off: every caller may do everything. Web pages are kept out (Host and Origin are checked), programs on this machine are not. Set RASK_AUTH=keys (or jwt) to require API keys (docs/governance.md, "Threat model of the local server").',
+    ];
   }
   if (config.RASK_ADMIN_KEY) return [`RASK_AUTH=${mode}: the bootstrap admin key is RASK_ADMIN_KEY`];
   const generated = await ensureBootstrapKey(registry, new Date());
