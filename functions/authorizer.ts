@@ -6,7 +6,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { S3ObjectStore } from '../lib/adapters/aws/s3-object-store.js';
 import { KeyStoreError, matchesAnyKey, parseKeys, presentedKeys } from '../lib/auth/api-key.js';
 import { identify } from '../lib/governance/identify.js';
-import { jwtVerifier } from '../lib/governance/jwt.js';
+import { DEFAULT_JWT_MAX_AGE_SECONDS, jwtVerifier } from '../lib/governance/jwt.js';
 import { lambdaObservability, type Observability } from '../lib/observability/lambda.js';
 import { apiRequestId, withPowertools } from '../lib/observability/middy.js';
 import type { Caller } from '../lib/operations/types.js';
@@ -55,7 +55,7 @@ function policy(caller: Caller | undefined, methodArn: string): APIGatewayAuthor
     // The catalog's guard takes the caller from here (lib/governance/guard.ts, mode
     // `authorizer`) and never re-parses the headers; the credential itself is never passed on.
     ...(caller
-      ? { context: { principal: caller.principal, platformAdmin: String(caller.platformAdmin), via: caller.via } }
+      ? { context: { principal: caller.principal, platformAdmin: String(caller.platformAdmin), via: caller.via, ...(caller.expiresAt ? { expiresAt: caller.expiresAt } : {}) } }
       : {}),
   };
 }
@@ -83,6 +83,12 @@ export function createAuthorizer(
       log({ requestId, outcome: 'deny', reason: 'no key presented' });
       return policy(undefined, event.methodArn);
     }
+    // Both x-api-key and a Bearer: refused, never one silently chosen (docs/governance.md). With
+    // the cache on only x-api-key is looked at, so this cannot happen there.
+    if (presented.length > 1) {
+      log({ requestId, outcome: 'deny', reason: 'ambiguous credentials' });
+      return policy(undefined, event.methodArn);
+    }
     if (matchesAnyKey(presented, await keys.get())) return policy(BOOTSTRAP, event.methodArn);
     const caller = resolve ? await resolve(presented) : undefined;
     if (!caller) log({ requestId, outcome: 'deny', reason: 'key does not match' });
@@ -107,6 +113,10 @@ export function principalResolverFromEnv(env: NodeJS.ProcessEnv = process.env): 
   if (env.RASK_AUTH === 'jwt' && !configured) {
     throw new KeyStoreError('RASK_AUTH=jwt needs RASK_JWT_ISSUER, RASK_JWT_AUDIENCE and RASK_JWT_JWKS_URL');
   }
+  const maxAgeSeconds = Number(env.RASK_JWT_MAX_AGE_SECONDS ?? DEFAULT_JWT_MAX_AGE_SECONDS);
+  if (!Number.isInteger(maxAgeSeconds) || maxAgeSeconds < 60) {
+    throw new KeyStoreError('RASK_JWT_MAX_AGE_SECONDS must be a whole number of seconds, at least 60');
+  }
   const jwt =
     configured && env.RASK_AUTH !== 'keys'
       ? jwtVerifier({
@@ -114,6 +124,7 @@ export function principalResolverFromEnv(env: NodeJS.ProcessEnv = process.env): 
           audience: env.RASK_JWT_AUDIENCE!,
           jwksUrl: env.RASK_JWT_JWKS_URL!,
           principalClaim: env.RASK_JWT_PRINCIPAL_CLAIM ?? 'sub',
+          maxAgeSeconds,
         })
       : undefined;
   return (presented) => identify({ mode: jwt ? 'jwt' : 'keys', ...(jwt ? { jwt } : {}) }, { registry }, presented);

@@ -66,6 +66,8 @@ export interface RaskConfig {
   readonly jwtJwksUrl?: string;
   /** The token claim that names the principal (default `sub`). */
   readonly jwtPrincipalClaim?: string;
+  /** Oldest accepted token by its `iat`, in seconds (default a day; lib/governance/jwt.ts). */
+  readonly jwtMaxAgeSeconds?: number;
 }
 
 export const DEFAULT_CONFIG: RaskConfig = {
@@ -107,7 +109,7 @@ type Raw = Readonly<Record<string, unknown>>;
 const CONTEXT_PREFIX = 'rask:';
 
 /** Settings with no default (absent means "not used"). */
-const OPTIONAL_KEYS = ['warehouseBucketName', 'alarmTopicArn', 'alarmEmail', 'webAclArn', 'jwtIssuer', 'jwtAudience', 'jwtJwksUrl', 'jwtPrincipalClaim'];
+const OPTIONAL_KEYS = ['warehouseBucketName', 'alarmTopicArn', 'alarmEmail', 'webAclArn', 'jwtIssuer', 'jwtAudience', 'jwtJwksUrl', 'jwtPrincipalClaim', 'jwtMaxAgeSeconds'];
 
 /** Reads every `rask:*` context key from a construct node (the App's, normally). */
 export function configFromContext(node: Node): RaskConfig {
@@ -155,12 +157,16 @@ export function resolveConfig(raw: Raw = {}): RaskConfig {
     jwtAudience: optStr(raw, 'jwtAudience', /^\S{1,2048}$/, 'the token audience (the `aud` value)'),
     jwtJwksUrl: optStr(raw, 'jwtJwksUrl', /^https:\/\/[^\s/?#]+[^\s]*$/, 'an https:// URL of the issuer\'s JWKS'),
     jwtPrincipalClaim: optStr(raw, 'jwtPrincipalClaim', /^[A-Za-z0-9_:.\/-]{1,256}$/, 'a claim name such as "sub" or "email"'),
+    ...(raw.jwtMaxAgeSeconds === undefined ? {} : { jwtMaxAgeSeconds: int(raw, 'jwtMaxAgeSeconds', 0, 60, 30 * 24 * 60 * 60) }),
   };
   const jwt = { jwtIssuer: config.jwtIssuer, jwtAudience: config.jwtAudience, jwtJwksUrl: config.jwtJwksUrl };
   const given = Object.entries(jwt).filter(([, v]) => v !== undefined).map(([k]) => k);
   if (given.length > 0 && given.length < 3) {
     const missing = Object.keys(jwt).filter((k) => !given.includes(k));
     throw new RaskConfigError(`OIDC tokens need ${CONTEXT_PREFIX}jwtIssuer, ${CONTEXT_PREFIX}jwtAudience and ${CONTEXT_PREFIX}jwtJwksUrl together; missing ${missing.map((k) => CONTEXT_PREFIX + k).join(', ')}`);
+  }
+  if (config.jwtMaxAgeSeconds !== undefined && given.length === 0) {
+    throw new RaskConfigError(`${CONTEXT_PREFIX}jwtMaxAgeSeconds only applies with ${CONTEXT_PREFIX}jwtIssuer, ${CONTEXT_PREFIX}jwtAudience and ${CONTEXT_PREFIX}jwtJwksUrl`);
   }
   if (config.jwtPrincipalClaim !== undefined && given.length === 0) {
     throw new RaskConfigError(`${CONTEXT_PREFIX}jwtPrincipalClaim only applies with ${CONTEXT_PREFIX}jwtIssuer, ${CONTEXT_PREFIX}jwtAudience and ${CONTEXT_PREFIX}jwtJwksUrl`);

@@ -3,6 +3,7 @@
 import * as z from 'zod/mini';
 import { DEFAULT_COMMIT_DEADLINE_MS } from './deadline.js';
 import { DEFAULT_REQUEST_LIMITS } from './http/limits.js';
+import { DEFAULT_JWT_MAX_AGE_SECONDS } from './governance/jwt.js';
 
 /**
  * Configuration from `RASK_*` environment variables, validated once at start-up so a typo
@@ -71,6 +72,10 @@ const common = {
   RASK_MAX_PROPERTIES_BYTES: withDefault(integer(256), DEFAULT_REQUEST_LIMITS.maxPropertiesBytes),
   /** Most entries of one `properties` map. */
   RASK_MAX_PROPERTIES: withDefault(integer(1), DEFAULT_REQUEST_LIMITS.maxProperties),
+  // ---- Token lifetimes (lib/governance/jwt.ts; docs/governance.md, "Token rules")
+  /** Oldest accepted OIDC token by its `iat`; tokens must also carry `exp`. */
+  RASK_JWT_MAX_AGE_SECONDS: withDefault(integer(60, 30 * 24 * 60 * 60), DEFAULT_JWT_MAX_AGE_SECONDS),
+  // ---- end of token lifetimes
 };
 
 /** The router's request limits from the configuration (local and AWS alike). */
@@ -124,6 +129,33 @@ const serverLimits = {
   RASK_MAX_INFLIGHT_BODY_BYTES: withDefault(bytes, DEFAULT_SERVER_LIMITS.RASK_MAX_INFLIGHT_BODY_BYTES),
 };
 
+
+// ---- Drive-by protection of the local server (lib/http/local-gate.ts; docs/governance.md,
+// "Threat model of the local server"). Comma-separated lists; empty or unset = none.
+const commaList = (valid: (item: string) => boolean, error: string) =>
+  z.pipe(
+    z.string().check(z.refine((v: string) => splitList(v).every(valid), { error })),
+    z.transform((v: string) => splitList(v)),
+  );
+const splitList = (v: string) => v.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+/** `scheme://host[:port]` exactly: what a browser sends as Origin. */
+const isOrigin = (v: string) => {
+  try {
+    const url = new URL(v);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === v.toLowerCase();
+  } catch {
+    return false;
+  }
+};
+const isHostName = (v: string) => /^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(v);
+const driveBy = {
+  /** Browser origins (besides the server's own) that may call the API, with CORS. */
+  RASK_ALLOWED_ORIGINS: withDefault(commaList(isOrigin, 'must be a comma-separated list of origins like http://localhost:3000'), []),
+  /** Host names (besides localhost, IP addresses and RASK_HOST) the server answers to: `name` or `name:port`. */
+  RASK_ALLOWED_HOSTS: withDefault(commaList(isHostName, 'must be a comma-separated list of host names, each optionally with :port'), []),
+};
+// ---- end of drive-by protection
+
 const localSchema = z.object({
   RASK_HOST: withDefault(text(), '127.0.0.1'),
   RASK_PORT: withDefault(port, 2333),
@@ -136,6 +168,7 @@ const localSchema = z.object({
   RASK_RECONCILE_INTERVAL_MS: withDefault(integer(0), DEFAULT_MAINTENANCE_INTERVALS_MS.reconcile),
   RASK_ORPHANS_INTERVAL_MS: withDefault(integer(0), DEFAULT_MAINTENANCE_INTERVALS_MS.orphans),
   ...serverLimits,
+  ...driveBy,
   /** Also print each change event on stdout (they are always appended to events/ in the data directory). */
   RASK_EVENTS_STDOUT: withDefault(bool, false),
   /** off (default, with a start-up warning), keys (API keys) or jwt (API keys and OIDC tokens). */
@@ -199,8 +232,18 @@ export function loadLocalConfig(env: NodeJS.ProcessEnv = process.env): LocalConf
       `invalid configuration: RASK_HEADERS_TIMEOUT_MS (${config.RASK_HEADERS_TIMEOUT_MS}) must not exceed RASK_REQUEST_TIMEOUT_MS (${config.RASK_REQUEST_TIMEOUT_MS})`,
     );
   }
+  // Off by default only where nothing but this machine can connect (docs/governance.md, "Threat
+  // model of the local server"): serving a network without authentication must be asked for.
+  if (env.RASK_AUTH === undefined && !isLoopback(config.RASK_HOST)) {
+    throw new ConfigError(
+      `invalid configuration: RASK_HOST=${config.RASK_HOST} accepts connections from other machines and RASK_AUTH is not set: set RASK_AUTH=keys (or jwt), or RASK_AUTH=off to serve them without authentication`,
+    );
+  }
   return config;
 }
+
+/** A host only this machine reaches: localhost, 127.0.0.0/8 or ::1. */
+const isLoopback = (host: string) => /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/i.test(host);
 export const loadAwsConfig = (env: NodeJS.ProcessEnv = process.env): AwsConfig => parse(awsSchema, env);
 
 /**

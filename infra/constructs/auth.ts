@@ -57,6 +57,7 @@ export function authModeEnvironment(config: RaskConfig, hasRegistry: boolean): R
     RASK_JWT_AUDIENCE: config.jwtAudience,
     RASK_JWT_JWKS_URL: config.jwtJwksUrl,
     RASK_JWT_PRINCIPAL_CLAIM: config.jwtPrincipalClaim ?? 'sub',
+    ...(config.jwtMaxAgeSeconds === undefined ? {} : { RASK_JWT_MAX_AGE_SECONDS: String(config.jwtMaxAgeSeconds) }),
   };
 }
 

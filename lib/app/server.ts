@@ -11,6 +11,7 @@ import { maintenanceRunners } from '../maintenance/table-jobs.js';
 import { startMaintenanceTimers, type MaintenanceTimers } from '../maintenance/timers.js';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { accessLog } from '../http/access-log.js';
+import { localGate } from '../http/local-gate.js';
 import { nodeListener } from '../http/node-adapter.js';
 import { errorResponse } from '../http/respond.js';
 import { ServiceUnavailableError } from '../errors.js';
@@ -81,7 +82,9 @@ export async function startLocalServer(
     throw err;
   }
   logger.info('start-up cleanup', { ...startup });
+  const { port } = server.address() as AddressInfo;
   const api = nodeListener(app.router, {
+    gate: localGate({ port, host: config.RASK_HOST, allowedHosts: config.RASK_ALLOWED_HOSTS, allowedOrigins: config.RASK_ALLOWED_ORIGINS }),
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     maxInflightBodyBytes: config.RASK_MAX_INFLIGHT_BODY_BYTES,
     logger,
@@ -106,7 +109,6 @@ export async function startLocalServer(
     // Per-table jobs only when this process runs the job loop; otherwise nobody would run them.
     { fanOut: config.RASK_JOBS_INTERVAL_MS > 0 },
   );
-  const { port } = server.address() as AddressInfo;
   const host = config.RASK_HOST.includes(':') ? `[${config.RASK_HOST}]` : config.RASK_HOST;
   return {
     server,

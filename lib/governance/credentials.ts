@@ -16,15 +16,24 @@ export async function readPrincipal(registry: Registry, name: string): Promise<P
   return (await registry.read<PrincipalRecord>(govKeys.principal(name)))?.value;
 }
 
-/** The principal a presented API key belongs to, or undefined (unknown, revoked or wrong secret). */
-export async function principalOfKey(registry: Registry, presented: string): Promise<string | undefined> {
+/**
+ * The principal a presented API key belongs to and when the key expires, or undefined (unknown,
+ * revoked, expired or wrong secret: the same 401 for all).
+ */
+export async function principalOfKey(
+  registry: Registry,
+  presented: string,
+  now: Date = new Date(),
+): Promise<{ principal: string; expiresAt?: string } | undefined> {
   const m = KEY_PATTERN.exec(presented);
   if (!m) return undefined;
   const rec = (await registry.read<ApiKeyRecord>(govKeys.apiKey(m[1])))?.value;
   if (!rec || rec.revokedAt) return undefined;
   const a = Buffer.from(sha256Hex(m[2]), 'hex');
   const b = Buffer.from(rec.secretSha256, 'hex');
-  return a.length === b.length && timingSafeEqual(a, b) ? rec.principal : undefined;
+  if (a.length !== b.length || !timingSafeEqual(a, b)) return undefined;
+  if (rec.expiresAt !== undefined && !(Date.parse(rec.expiresAt) > now.getTime())) return undefined;
+  return { principal: rec.principal, ...(rec.expiresAt !== undefined ? { expiresAt: rec.expiresAt } : {}) };
 }
 
 /** The principal the bootstrap admin key maps to. */

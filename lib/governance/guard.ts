@@ -47,6 +47,9 @@ export interface GuardSettings {
 const UNAUTHENTICATED =
   'missing or invalid credentials: send an API key as x-api-key or Authorization: Bearer <key>, or a valid OIDC token as Authorization: Bearer <token>';
 
+const AMBIGUOUS =
+  'ambiguous credentials: the request carries both x-api-key and Authorization: Bearer; send exactly one';
+
 /** Destructive doors: a denial answers exactly like "does not exist" (brief rule 6). */
 const DESTRUCTIVE = new Set([
   'DropTable',
@@ -83,10 +86,19 @@ async function authenticate(settings: GuardSettings, http: HttpRequest, services
     // API Gateway's authorizer already checked the credential; its context is the identity.
     const principal = http.authorizer?.principal;
     if (!principal) throw new UnauthenticatedError(UNAUTHENTICATED);
-    return { principal, platformAdmin: http.authorizer?.platformAdmin === 'true', via: (http.authorizer?.via as Caller['via']) ?? 'api-key' };
+    const expiresAt = http.authorizer?.expiresAt;
+    return {
+      principal,
+      platformAdmin: http.authorizer?.platformAdmin === 'true',
+      via: (http.authorizer?.via as Caller['via']) ?? 'api-key',
+      ...(expiresAt ? { expiresAt } : {}),
+    };
   }
   if (!services) throw new UnauthenticatedError(UNAUTHENTICATED);
-  const caller = await identify(settings, services, presentedKeys(http.headers));
+  const presented = presentedKeys(http.headers);
+  // Two credentials could prove two principals: refused rather than one silently chosen.
+  if (presented.length > 1) throw new UnauthenticatedError(AMBIGUOUS);
+  const caller = await identify(settings, services, presented);
   if (!caller) throw new UnauthenticatedError(UNAUTHENTICATED);
   return caller;
 }

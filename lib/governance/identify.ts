@@ -17,7 +17,7 @@ export const looksLikeJwt = (token: string) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\
 /** Shared with the AWS authorizer: which principal (if any) the presented credentials prove. */
 export async function identify(
   settings: Pick<GuardSettings, 'adminKeySha256' | 'jwt' | 'mode'>,
-  services: Pick<CatalogServices, 'registry'>,
+  services: Pick<CatalogServices, 'registry'> & Partial<Pick<CatalogServices, 'now'>>,
   presented: readonly string[],
 ): Promise<Caller | undefined> {
   for (const credential of presented) {
@@ -26,24 +26,23 @@ export async function identify(
       const b = Buffer.from(settings.adminKeySha256, 'hex');
       if (a.length === b.length && timingSafeEqual(a, b)) return { principal: BOOTSTRAP_PRINCIPAL, platformAdmin: true, via: 'admin-key' };
     }
-    let principal: string | undefined;
+    let proven: { principal: string; expiresAt?: string } | undefined;
     let via: Caller['via'] = 'api-key';
     if (settings.jwt && looksLikeJwt(credential)) {
       // Token subjects get their own names (`oidc:<claim>`): an identity provider's user called
       // "admin" must never be the bootstrap administrator or any key-holding principal.
-      const subject = await settings.jwt(credential);
-      principal = subject === undefined ? undefined : `${OIDC_PREFIX}${subject}`;
+      const token = await settings.jwt(credential);
+      proven = token && { principal: `${OIDC_PREFIX}${token.subject}`, expiresAt: new Date(token.expiresAt * 1000).toISOString() };
       via = 'jwt';
     } else {
-      principal = await principalOfKey(services.registry, credential);
+      proven = await principalOfKey(services.registry, credential, services.now?.());
     }
-    if (!principal) continue;
-    const record = await readPrincipal(services.registry, principal);
+    if (!proven) continue;
+    const record = await readPrincipal(services.registry, proven.principal);
     // A key outlives nothing: a deleted principal's keys stop working. A token's subject
     // needs no record (it is known to the identity provider); a record can make it an admin.
     if (!record && via !== 'jwt') continue;
-    return { principal, platformAdmin: record?.platformAdmin ?? false, via };
+    return { principal: proven.principal, platformAdmin: record?.platformAdmin ?? false, via, ...(proven.expiresAt ? { expiresAt: proven.expiresAt } : {}) };
   }
   return undefined;
 }
-

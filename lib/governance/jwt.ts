@@ -10,14 +10,30 @@ export interface JwtSettings {
   readonly jwksUrl: string;
   /** The claim that names the principal (default `sub`). */
   readonly principalClaim: string;
+  /** Oldest accepted token, by its `iat` (RASK_JWT_MAX_AGE_SECONDS). */
+  readonly maxAgeSeconds: number;
 }
 
-export type JwtVerifier = (token: string) => Promise<string | undefined>;
+/** Default RASK_JWT_MAX_AGE_SECONDS: a day, longer than any identity provider's usual session token. */
+export const DEFAULT_JWT_MAX_AGE_SECONDS = 24 * 60 * 60;
 
+/** The clock difference tolerated with the identity provider, on `exp`, `nbf` and `iat` (docs/governance.md). */
+export const JWT_CLOCK_TOLERANCE_SECONDS = 60;
+
+/** What a valid token proves: its principal claim, and when it stops proving it. */
+export interface VerifiedToken {
+  readonly subject: string;
+  /** The token's `exp`, in seconds since the epoch. */
+  readonly expiresAt: number;
+}
+
+export type JwtVerifier = (token: string) => Promise<VerifiedToken | undefined>;
 
 /**
- * Returns the principal named by a valid token, or undefined for any invalid one (bad
- * signature, unknown key, expired, wrong issuer or audience): every failure is the same 401.
+ * Returns what a valid token proves, or undefined for any invalid one (bad signature, unknown
+ * key, wrong issuer or audience, no `exp` or `iat`, expired, issued in the future or longer ago
+ * than the maximum age): every failure is the same 401. The time rules are jose's own options,
+ * not hand-written checks (docs/governance.md, "Token rules").
  */
 export function jwtVerifier(settings: JwtSettings): JwtVerifier {
   let keys: Promise<{ jwks: JWTVerifyGetKey; verify: typeof import('jose').jwtVerify }> | undefined;
@@ -25,9 +41,18 @@ export function jwtVerifier(settings: JwtSettings): JwtVerifier {
     keys ??= import('jose').then((jose) => ({ jwks: jose.createRemoteJWKSet(new URL(settings.jwksUrl)), verify: jose.jwtVerify }));
     const { jwks, verify } = await keys;
     try {
-      const { payload } = await verify(token, jwks, { issuer: settings.issuer, audience: settings.audience });
+      const { payload } = await verify(token, jwks, {
+        issuer: settings.issuer,
+        audience: settings.audience,
+        // A token without `exp` would never expire; `maxTokenAge` also needs `iat` and refuses
+        // one in the future beyond the tolerance.
+        requiredClaims: ['exp', 'iat'],
+        maxTokenAge: settings.maxAgeSeconds,
+        clockTolerance: JWT_CLOCK_TOLERANCE_SECONDS,
+      });
       const principal = payload[settings.principalClaim];
-      return typeof principal === 'string' && principal.length > 0 && principal.length <= 128 ? principal : undefined;
+      if (typeof principal !== 'string' || principal.length === 0 || principal.length > 128) return undefined;
+      return { subject: principal, expiresAt: payload.exp! };
     } catch {
       return undefined;
     }

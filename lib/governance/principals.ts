@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { optionalBoolean, optionalString, pageLimit } from '../catalog/params.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { InvalidInputError } from '../errors.js';
-import type { OperationRequest } from '../operations/types.js';
+import type { Caller, OperationRequest } from '../operations/types.js';
 import { ConditionFailedError } from '../ports/object-store.js';
 import { encodeSegment } from '../registry/keys.js';
 import type { Registry } from '../registry/registry.js';
@@ -55,13 +55,41 @@ export async function listPrincipals(services: CatalogServices, query: URLSearch
   return { principals: page.names, page_token: page.more ? page.names[page.names.length - 1] : null };
 }
 
-/** Mints a key; the answer is the only place its secret ever appears. */
-export async function createApiKey(services: CatalogServices, principal: string, keyId = randomBytes(8).toString('hex')) {
+/**
+ * Mints a key; the answer is the only place its secret ever appears. `expires_at` (optional, ISO
+ * 8601, in the future) ends it; a caller whose own credential expires (an OIDC token, an expiring
+ * key) mints keys that expire no later than it does — by default exactly then — so a short
+ * session never becomes a permanent credential (docs/governance.md, "Key expiry").
+ */
+export async function createApiKey(
+  services: CatalogServices,
+  principal: string,
+  body: OperationRequest['body'] = {},
+  caller?: Caller,
+  keyId = randomBytes(8).toString('hex'),
+) {
+  const now = services.now();
+  const requested = keyExpiry(body.expires_at, now);
+  const ceiling = caller?.expiresAt;
+  if (requested && ceiling && Date.parse(requested) > Date.parse(ceiling)) {
+    throw new InvalidInputError(
+      `expires_at ${requested} is later than the credential this request is made with (it expires at ${ceiling}): a key may not outlive the credential that mints it`,
+    );
+  }
   await requirePrincipal(services, principal);
-  return mintKey(services.registry, principal, keyId, services.now());
+  return mintKey(services.registry, principal, keyId, now, requested ?? ceiling);
 }
 
-export async function mintKey(registry: Registry, principal: string, keyId: string, now: Date) {
+/** A requested expiry: an ISO 8601 date-time with a time zone, in the future; normalized to UTC. */
+function keyExpiry(value: unknown, now: Date): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const ms = typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(value) ? Date.parse(value) : NaN;
+  if (Number.isNaN(ms)) throw new InvalidInputError('expires_at must be an ISO 8601 date-time with a time zone, e.g. 2030-01-31T12:00:00Z');
+  if (ms <= now.getTime()) throw new InvalidInputError(`expires_at ${value} is not in the future`);
+  return new Date(ms).toISOString();
+}
+
+export async function mintKey(registry: Registry, principal: string, keyId: string, now: Date, expiresAt?: string) {
   const secret = randomBytes(32).toString('base64url');
   const record: ApiKeyRecord = {
     kind: 'api-key',
@@ -69,21 +97,24 @@ export async function mintKey(registry: Registry, principal: string, keyId: stri
     principal,
     secretSha256: sha256Hex(secret),
     createdAt: now.toISOString(),
+    ...(expiresAt ? { expiresAt } : {}),
   };
   await registry.create(govKeys.apiKey(keyId), record);
-  return { key_id: keyId, principal, api_key: `rask_${keyId}_${secret}`, created_at: record.createdAt };
+  return { key_id: keyId, principal, api_key: `rask_${keyId}_${secret}`, created_at: record.createdAt, expires_at: record.expiresAt ?? null };
 }
 
 /** A principal's keys, without secrets. Scans the key records: keys are few per deployment. */
 export async function listApiKeys(services: CatalogServices, principal: string) {
   await requirePrincipal(services, principal);
-  const out: { key_id: string; created_at: string; revoked_at: string | null }[] = [];
+  const out: { key_id: string; created_at: string; revoked_at: string | null; expires_at: string | null }[] = [];
   let startAfter: string | undefined;
   for (;;) {
     const page = await services.registry.store.list({ prefix: govKeys.apiKeysPrefix(), startAfter, limit: 1000 });
     for (const obj of page.objects) {
       const rec = (await services.registry.read<ApiKeyRecord>(obj.key))?.value;
-      if (rec?.principal === principal) out.push({ key_id: rec.keyId, created_at: rec.createdAt, revoked_at: rec.revokedAt ?? null });
+      if (rec?.principal === principal) {
+        out.push({ key_id: rec.keyId, created_at: rec.createdAt, revoked_at: rec.revokedAt ?? null, expires_at: rec.expiresAt ?? null });
+      }
     }
     if (!page.truncated || page.objects.length === 0) return { keys: out };
     startAfter = page.objects[page.objects.length - 1].key;

@@ -26,6 +26,8 @@ export interface ApiKeyRecord {
   readonly secretSha256: string;
   readonly createdAt: string;
   readonly revokedAt?: string;
+  /** ISO 8601; from then on the key is refused like a revoked one. Absent: it never expires. */
+  readonly expiresAt?: string;
 }
 
 /** Where a grant applies: the whole project, a namespace subtree, or one table. */

@@ -11,6 +11,7 @@ export interface AuthConfig {
   readonly RASK_JWT_AUDIENCE?: string;
   readonly RASK_JWT_JWKS_URL?: string;
   readonly RASK_JWT_PRINCIPAL_CLAIM: string;
+  readonly RASK_JWT_MAX_AGE_SECONDS: number;
 }
 
 export function guardSettings(mode: AuthMode, config: AuthConfig, log?: GuardSettings['log']): GuardSettings {
@@ -28,6 +29,7 @@ export function guardSettings(mode: AuthMode, config: AuthConfig, log?: GuardSet
             audience: config.RASK_JWT_AUDIENCE!,
             jwksUrl: config.RASK_JWT_JWKS_URL!,
             principalClaim: config.RASK_JWT_PRINCIPAL_CLAIM,
+            maxAgeSeconds: config.RASK_JWT_MAX_AGE_SECONDS,
           }),
         }
       : {}),
@@ -38,7 +40,9 @@ export function guardSettings(mode: AuthMode, config: AuthConfig, log?: GuardSet
 /** What the local server tells its operator at start-up about authentication. */
 export async function localAuthNotices(mode: AuthMode, config: AuthConfig, registry: Registry): Promise<string[]> {
   if (mode === 'off') {
-    return ['WARNING: RASK_AUTH=off: every caller may do everything. Set RASK_AUTH=keys (or jwt) to require API keys.'];
+    return [
+      'WARNING: RASK_AUTH=off: every caller may do everything. Web pages are kept out (Host and Origin are checked), programs on this machine are not. Set RASK_AUTH=keys (or jwt) to require API keys (docs/governance.md, "Threat model of the local server").',
+    ];
   }
   if (config.RASK_ADMIN_KEY) return [`RASK_AUTH=${mode}: the bootstrap admin key is RASK_ADMIN_KEY`];
   const generated = await ensureBootstrapKey(registry, new Date());

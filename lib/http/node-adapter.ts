@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorResponse, type ErrorLogger } from './respond.js';
+import type { GateVerdict } from './local-gate.js';
 import type { Router } from './router.js';
 import { payloadTooLarge, serverBusy } from './transport-errors.js';
 import type { HttpRequest, HttpResponse } from './types.js';
@@ -13,7 +14,8 @@ export type ResponseObserver = (
 ) => void;
 
 /**
- * node:http ⇄ HttpRequest/HttpResponse. Only translation: the router does everything else.
+ * node:http ⇄ HttpRequest/HttpResponse. Only translation, and the optional `gate` on the headers
+ * (the local server's drive-by policy): the router does everything else.
  * The raw URL is kept encoded so ids decode exactly (`+` vs space, `%2F` inside a name).
  */
 export interface NodeListenerOptions {
@@ -27,6 +29,8 @@ export interface NodeListenerOptions {
   readonly logger?: ErrorLogger;
   /** Told of every answer (the request log line). */
   readonly onResponse?: ResponseObserver;
+  /** Decides on the headers alone, before the body is read (the local server's, lib/http/local-gate.ts). */
+  readonly gate?: (method: string, headers: IncomingMessage['headers']) => GateVerdict;
 }
 
 /** What a listener is holding right now (for tests and diagnostics). */
@@ -39,10 +43,18 @@ export function nodeListener(router: Router, options: NodeListenerOptions) {
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     const requestId = randomUUID();
     const started = performance.now();
+    const verdict = options.gate?.(req.method ?? 'GET', req.headers);
     const respond = (response: HttpResponse) => {
+      if (verdict?.kind === 'pass') Object.assign(response.headers, verdict.headers);
       write(res, response);
       options.onResponse?.({ method: req.method ?? 'GET', url: req.url ?? '/', requestId }, response, performance.now() - started);
     };
+    if (verdict && verdict.kind !== 'pass') {
+      // Refused (or a preflight answered) on the headers: the body is discarded unread.
+      req.resume();
+      respond(verdict.kind === 'refuse' ? errorResponse(verdict.error, requestId, options.logger) : { status: 204, headers: verdict.headers, body: Buffer.alloc(0) });
+      return;
+    }
     const reservation = budget.open();
     // Released when the exchange ends, however it ends: the body lives until the answer is out.
     res.once('close', () => reservation.release());

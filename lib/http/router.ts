@@ -3,6 +3,7 @@ import { CatalogError, ErrorCode, InvalidInputError, UnsupportedError } from '..
 import { ALL_OPERATIONS } from '../operations/control-table.js';
 import type { OperationDef } from '../operations/table.js';
 import type { Caller, HandlerMap, Identity, OperationRequest } from '../operations/types.js';
+import { checkJsonContentType } from './content-type.js';
 import { formDecode, parseObjectId, sameId } from './ids.js';
 import { step, traced, type TraceSink } from '../observability/trace.js';
 import { checkJsonDepth, checkProperties, DEFAULT_REQUEST_LIMITS, type RequestLimits } from './limits.js';
@@ -75,6 +76,8 @@ async function dispatch<S>(matcher: RouteMatcher, options: RouterOptions<S>, req
   }
   // Each step is timed in a debug line when the request is traced (docs/operations.md).
   const caller = await step('authenticate', async () => options.guard?.authenticate(request, operation));
+  // Shape, after identity like every 400 (docs/governance.md, "The check order").
+  checkJsonContentType(operation, request);
   const decoded = { ...decodeRequest(operation, params, request, base, options.requestLimits), ...(caller ? { caller } : {}) };
   const services = options.guard ? await step('admit', () => admitted(options, decoded)) : options.services;
   const deadline = deadlineIn(options.commitDeadlineMs ?? DEFAULT_COMMIT_DEADLINE_MS, options.clock);

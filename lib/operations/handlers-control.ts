@@ -43,7 +43,7 @@ export const controlHandlers: HandlerMap<CatalogServices> = {
 
   CreatePrincipal: (req, svc) => createPrincipal(svc, req.body),
   ListPrincipals: (req, svc) => listPrincipals(svc, req.query),
-  CreateApiKey: (req, svc) => createApiKey(svc, param(req, 'principal')),
+  CreateApiKey: (req, svc) => createApiKey(svc, param(req, 'principal'), req.body, req.caller),
   ListApiKeys: (req, svc) => listApiKeys(svc, param(req, 'principal')),
   RevokeApiKey: (req, svc) => revokeApiKey(svc, param(req, 'principal'), param(req, 'key_id')),
 

@@ -17,6 +17,12 @@ export interface Caller {
   readonly platformAdmin: boolean;
   /** How the caller proved who they are. */
   readonly via: 'api-key' | 'admin-key' | 'jwt' | 'auth-off';
+  /**
+   * When the presented credential stops being valid (ISO 8601): an OIDC token's `exp`, an
+   * expiring API key's expiry; absent when it never expires. A key this caller mints may not
+   * outlive it (docs/governance.md, "Key expiry").
+   */
+  readonly expiresAt?: string;
 }
 
 /** What a handler sees: decoded, validated transport-free input. */

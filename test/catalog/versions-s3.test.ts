@@ -259,7 +259,7 @@ describe('createAwsApp wires vending from RASK_VENDING_ROLE_ARN', () => {
     const config = loadAwsConfig({ RASK_REGISTRY_BUCKET: 'reg', RASK_WAREHOUSE_BUCKET: WH, AWS_REGION: 'us-east-1', ...env });
     const { router } = await createAwsApp(config, metaHandlers, fake.client);
     const send = (path: string, body: unknown) =>
-      router({ method: 'POST', rawPath: path, rawQuery: 'delimiter=%24', headers: {}, authorizer: ADMIN_CONTEXT, body: Buffer.from(JSON.stringify(body)), requestId: 'r' });
+      router({ method: 'POST', rawPath: path, rawQuery: 'delimiter=%24', headers: { 'content-type': 'application/json' }, authorizer: ADMIN_CONTEXT, body: Buffer.from(JSON.stringify(body)), requestId: 'r' });
     await send('/v1/namespace/ns/create', { id: ['ns'] });
     const res = await send('/v1/table/ns%24t/declare', { id: ['ns', 't'] });
     fake.mock.restore();

@@ -42,7 +42,8 @@ async function start(dataDir: string) {
   const server = {
     ...running,
     async request(method: string, p: string, body?: string | Buffer, headers: Record<string, string> = {}) {
-      const res = await fetch(running.url + p, { method, body, headers });
+      // A JSON client: a text body goes as application/json (lib/http/content-type.ts).
+      const res = await fetch(running.url + p, { method, body, headers: typeof body === 'string' ? { 'content-type': 'application/json', ...headers } : headers });
       const bytes = Buffer.from(await res.arrayBuffer());
       const text = bytes.toString('utf8');
       return { status: res.status, headers: res.headers, text, bytes, json: () => JSON.parse(text) };

@@ -57,7 +57,7 @@ describe('API keys (RASK_AUTH=keys)', () => {
     for (const f of files) expect((await readFile(f)).includes(secret), f).toBe(false);
 
     const listed = (await call('GET', '/v1/principals/alice/keys', minted.api_key)).json();
-    expect(listed.keys).toEqual([{ key_id: minted.key_id, created_at: minted.created_at, revoked_at: null }]);
+    expect(listed.keys).toEqual([{ key_id: minted.key_id, created_at: minted.created_at, revoked_at: null, expires_at: null }]);
     expect(JSON.stringify(listed)).not.toContain(secret);
 
     // Alice manages her own keys, nobody else's.

@@ -62,7 +62,7 @@ describe('local server connection limits', () => {
     const server = s;
     // A slow upload declares 800 KiB and sends one byte: the server reserves the declared size.
     const slow = await open(server.url);
-    slow.write('POST /v1/namespace/x/create HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 819200\r\n\r\n{');
+    slow.write(`POST /v1/namespace/x/create HTTP/1.1\r\nHost: ${new URL(server.url).host}\r\nContent-Type: application/json\r\nContent-Length: 819200\r\n\r\n{`);
     await until(() => server.inflightBodyBytes() === 819200);
     // A second one that would cross 1 MiB is refused without being read.
     const res = await fetch(`${server.url}/v1/namespace/y/create`, { method: 'POST', body: Buffer.alloc(300 * 1024, 32) });

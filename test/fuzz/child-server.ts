@@ -54,7 +54,8 @@ export async function startChildServer(env: Record<string, string> = {}): Promis
     void exited.then((r) => reject(new Error(`server exited (${r.code ?? r.signal}) before listening: ${stderr}`)));
   });
   const request: ChildServer['request'] = async (method, p, body, headers = {}) => {
-    const res = await fetch(url + p, { method, body, headers });
+    // A JSON client: a text body goes as application/json (lib/http/content-type.ts).
+    const res = await fetch(url + p, { method, body, headers: typeof body === 'string' ? { 'content-type': 'application/json', ...headers } : headers });
     const bytes = Buffer.from(await res.arrayBuffer());
     const text = bytes.toString('utf8');
     return { status: res.status, headers: res.headers, text, bytes, json: () => JSON.parse(text) };

@@ -188,6 +188,13 @@ describe('principals beyond the bootstrap key', () => {
     const admin = await authorize(event({ authorization: `Bearer ${KEY}` }));
     expect(admin.context).toEqual({ principal: 'admin', platformAdmin: 'true', via: 'admin-key' });
   });
+
+  it("passes on when the caller's credential expires, so the functions bound the keys it mints", async () => {
+    const expiresAt = '2030-01-31T12:00:00.000Z';
+    const resolve = async () => ({ principal: 'oidc:carol', platformAdmin: false, via: 'jwt' as const, expiresAt });
+    const authorize = createAuthorizer(new CachedKeys(fakeSource(KEY), 60_000), () => {}, resolve);
+    expect((await authorize(event({ authorization: 'Bearer a.b.c' }))).context).toEqual({ principal: 'oidc:carol', platformAdmin: 'false', via: 'jwt', expiresAt });
+  });
 });
 
 describe('with the API Gateway result cache on (keyed by x-api-key)', () => {
@@ -195,8 +202,9 @@ describe('with the API Gateway result cache on (keyed by x-api-key)', () => {
     const authorize = createAuthorizer(new CachedKeys(fakeSource(KEY), 60_000), () => {}, undefined, { onlyApiKeyHeader: true });
     expect(effect(await authorize(event({ 'x-api-key': OTHER, authorization: `Bearer ${KEY}` })))).toBe('Deny');
     expect(effect(await authorize(event({ 'x-api-key': KEY })))).toBe('Allow');
+    // Without the cache both headers are looked at, and two credentials at once are refused (ambiguous).
     const open = createAuthorizer(new CachedKeys(fakeSource(KEY), 60_000), () => {});
-    expect(effect(await open(event({ 'x-api-key': OTHER, authorization: `Bearer ${KEY}` })))).toBe('Allow');
+    expect(effect(await open(event({ 'x-api-key': OTHER, authorization: `Bearer ${KEY}` })))).toBe('Deny');
   });
 });
 
@@ -206,5 +214,12 @@ describe('the authorizer\'s mode from its environment (set by rask:jwt* context)
     expect(() => principalResolverFromEnv({ RASK_REGISTRY_BUCKET: 'b', RASK_AUTH: 'jwt', RASK_JWT_ISSUER: JWT.RASK_JWT_ISSUER })).toThrow(/RASK_AUTH=jwt needs/);
     expect(principalResolverFromEnv({ RASK_REGISTRY_BUCKET: 'b', RASK_AUTH: 'jwt', ...JWT })).toBeTypeOf('function');
     expect(principalResolverFromEnv({ RASK_REGISTRY_BUCKET: 'b', RASK_AUTH: 'keys' })).toBeTypeOf('function');
+  });
+
+  it('refuses a maximum token age that is not a whole number of at least 60 seconds', () => {
+    for (const bad of ['5', 'a day', '600.5']) {
+      expect(() => principalResolverFromEnv({ RASK_REGISTRY_BUCKET: 'b', RASK_AUTH: 'jwt', ...JWT, RASK_JWT_MAX_AGE_SECONDS: bad })).toThrow(/RASK_JWT_MAX_AGE_SECONDS/);
+    }
+    expect(principalResolverFromEnv({ RASK_REGISTRY_BUCKET: 'b', RASK_AUTH: 'jwt', ...JWT, RASK_JWT_MAX_AGE_SECONDS: '3600' })).toBeTypeOf('function');
   });
 });

@@ -1,6 +1,7 @@
 import { App, RemovalPolicy } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, RaskConfigError, configFromContext, resolveConfig } from '../../infra/config.js';
+import { authModeEnvironment } from '../../infra/constructs/auth.js';
 
 describe('deployment configuration', () => {
   it('defaults to a retained, versioned-registry, stage "prod" deployment', () => {
@@ -76,6 +77,14 @@ describe('deployment configuration', () => {
       expect(() => resolveConfig({ ...JWT, jwtAudience: 'two words' })).toThrow(/rask:jwtAudience/);
       expect(() => resolveConfig({ ...JWT, jwtPrincipalClaim: 'a claim' })).toThrow(/rask:jwtPrincipalClaim/);
       expect(resolveConfig(JWT)).toMatchObject(JWT);
+    });
+
+    it('takes a maximum token age with them, validated', () => {
+      expect(resolveConfig({ ...JWT, jwtMaxAgeSeconds: 3600 })).toMatchObject({ jwtMaxAgeSeconds: 3600 });
+      expect(resolveConfig(JWT)).not.toHaveProperty('jwtMaxAgeSeconds');
+      expect(() => resolveConfig({ ...JWT, jwtMaxAgeSeconds: 10 })).toThrow(/rask:jwtMaxAgeSeconds/);
+      expect(() => resolveConfig({ jwtMaxAgeSeconds: 3600 })).toThrow(/rask:jwtMaxAgeSeconds only applies/);
+      expect(authModeEnvironment(resolveConfig({ ...JWT, jwtMaxAgeSeconds: 3600 }), true)).toMatchObject({ RASK_JWT_MAX_AGE_SECONDS: '3600' });
     });
   });
 });

@@ -60,7 +60,8 @@ export async function governedApp(handlers: HandlerMap<CatalogServices> = allHan
       method,
       rawPath: path.split('?')[0],
       rawQuery: path.includes('?') ? path.slice(path.indexOf('?') + 1) : '',
-      headers: { ...headers, ...(key ? { 'x-api-key': key } : {}) },
+      // A JSON client: bodies go as application/json (lib/http/content-type.ts).
+      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers, ...(key ? { 'x-api-key': key } : {}) },
       body: body === undefined ? Buffer.alloc(0) : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)),
       requestId: randomUUID(),
     });

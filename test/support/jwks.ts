@@ -7,7 +7,11 @@ export interface TestIssuer {
   readonly issuer: string;
   readonly audience: string;
   readonly jwksUrl: string;
-  sign(claims: JWTPayload & { sub: string }, options?: { expiresIn?: string | number; audience?: string; foreignKey?: boolean }): Promise<string>;
+  /** `expiresIn: null` leaves `exp` out; `issuedAt` (seconds since the epoch) sets `iat`, null leaves it out. */
+  sign(
+    claims: JWTPayload & { sub: string },
+    options?: { expiresIn?: string | number | null; issuedAt?: number | null; audience?: string; foreignKey?: boolean },
+  ): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -29,14 +33,12 @@ export async function startTestIssuer(): Promise<TestIssuer> {
     issuer,
     audience,
     jwksUrl: `http://127.0.0.1:${port}/.well-known/jwks.json`,
-    sign: (claims, options = {}) =>
-      new SignJWT(claims)
-        .setProtectedHeader({ alg: 'RS256', kid })
-        .setIssuer(issuer)
-        .setAudience(options.audience ?? audience)
-        .setIssuedAt()
-        .setExpirationTime(options.expiresIn ?? '5m')
-        .sign(options.foreignKey ? foreign.privateKey : privateKey),
+    sign: (claims, options = {}) => {
+      const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid }).setIssuer(issuer).setAudience(options.audience ?? audience);
+      if (options.issuedAt !== null) jwt.setIssuedAt(options.issuedAt);
+      if (options.expiresIn !== null) jwt.setExpirationTime(options.expiresIn ?? '5m');
+      return jwt.sign(options.foreignKey ? foreign.privateKey : privateKey);
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

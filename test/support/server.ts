@@ -37,7 +37,10 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   return {
     ...running,
     async request(method, p, body, headers = {}) {
-      const res = await fetch(running.url + p, { method, body, headers });
+      // A JSON client's request: a text body goes as application/json unless the test says otherwise
+      // (fetch would send text/plain, which JSON doors refuse: lib/http/content-type.ts).
+      const typed = typeof body === 'string' && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type');
+      const res = await fetch(running.url + p, { method, body, headers: typed ? { 'content-type': 'application/json', ...headers } : headers });
       const bytes = Buffer.from(await res.arrayBuffer());
       const text = bytes.toString('utf8');
       return { status: res.status, headers: res.headers, text, bytes, json: () => JSON.parse(text) };

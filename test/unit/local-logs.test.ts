@@ -58,7 +58,7 @@ describe('request lines', () => {
 
   it('an error line carries the code and the request id the body names as instance', async () => {
     const before = log.lines.length;
-    const res = await fetch(`${running.url}/v1/table/nope%24t/describe?delimiter=%24`, { method: 'POST', body: '{}' });
+    const res = await fetch(`${running.url}/v1/table/nope%24t/describe?delimiter=%24`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
     const body = (await res.json()) as { code: number; instance: string };
     expect(res.status).toBe(404);
     const [line] = log.json().slice(before);
