@@ -21,8 +21,8 @@
  * 2. for the untagged versions that stage 1 could not reach (newer than a tagged one but past
  *    the policy's age), their manifests are removed (never the latest, never a tagged one, never
  *    a fork point, never one of the `retain_versions` newest), as BatchDeleteTableVersions
- *    does. Their now-unreferenced files are reclaimed by a later Lance cleanup (it deletes
- *    unreferenced files once they are 7 days old) or reported by the orphan scan.
+ *    does, and the files only they named (no remaining manifest of any branch names them) are
+ *    deleted at once (reclaimFiles).
  * The report names the tags that limited stage 1.
  *
  * Concurrency: LanceDB's compaction commits through Lance's own conflict resolution, which
@@ -33,8 +33,10 @@ import { announce } from './announce.js';
 import { sweepFanOut } from './fan-out-passes.js';
 import { isMain, listTags } from '../catalog/tables/lance-refs.js';
 import { versionsPrefix } from '../catalog/tables/manifests.js';
+import type { ObjectInfo } from '../ports/object-store.js';
 import { latestEntry, readChain } from '../catalog/tables/version-chain.js';
-import { readFragmentRows } from './lance-manifest.js';
+import { listAll, namedPaths, unreferenced } from './dataset-refs.js';
+import { readFragmentRows, readManifestRefs } from './lance-manifest.js';
 import { finishReport, type MaintenancePass, type PassOptions } from './pass.js';
 import type { MaintenancePolicy } from './policy.js';
 import { writeReport } from './reports.js';
@@ -183,21 +185,53 @@ async function planCleanup(
 }
 
 /** Stage 2: remove the manifests of `doomed` versions, re-checking tags and the latest first. */
-async function removeManifests(unit: TableUnit, doomed: readonly number[]): Promise<{ removed: number; bytes: number }> {
-  if (doomed.length === 0) return { removed: 0, bytes: 0 };
+async function removeManifests(unit: TableUnit, doomed: readonly number[]): Promise<{ removed: number; bytes: number; files: number }> {
+  if (doomed.length === 0) return { removed: 0, bytes: 0, files: 0 };
   const chain = (await readChain(unit.store, versionsPrefix(unit.record.path), { descending: true })).entries;
   const latest = chain[0]?.version;
   // A tag created since the plan was made still wins.
   const tagged = new Set((await listTags(unit.store, unit.record.path)).filter((t) => !t.branch).map((t) => t.version));
   let removed = 0;
   let bytes = 0;
+  // What the removed manifests named; undefined once one cannot be read or reads other bases.
+  let named: Set<string> | undefined = new Set<string>();
   for (const entry of chain) {
     if (!doomed.includes(entry.version) || entry.version === latest || tagged.has(entry.version)) continue;
+    const body = await unit.store.get(entry.info.key);
+    if (named && body) {
+      try {
+        const refs = readManifestRefs(body.body);
+        if (refs.externalBases) named = undefined;
+        else for (const p of namedPaths(refs)) named.add(p);
+      } catch {
+        named = undefined;
+      }
+    }
     await unit.store.delete(entry.info.key);
     removed++;
     bytes += entry.info.size;
   }
-  return { removed, bytes };
+  const reclaimed = named?.size ? await reclaimFiles(unit, named) : { files: 0, bytes: 0 };
+  return { removed, bytes: bytes + reclaimed.bytes, files: reclaimed.files };
+}
+
+/**
+ * Deletes the files and index directories that the manifests stage 2 removed named and that no
+ * remaining manifest (any version, any branch) names. Lance's cleanup does this for the versions
+ * it removes itself; without it these files would wait 7 days as "unverified" (docs/maintenance.md).
+ * A manifest that cannot be read leaves everything in place, for the orphan scan to report.
+ */
+async function reclaimFiles(unit: TableUnit, candidates: ReadonlySet<string>): Promise<{ files: number; bytes: number }> {
+  const root = unit.record.path;
+  const objects: ObjectInfo[] = [];
+  for await (const obj of listAll(unit.store, `${root}/`)) objects.push(obj);
+  const doomed = await unreferenced(unit.store, root, objects, candidates).catch(() => undefined);
+  let bytes = 0;
+  for (const obj of doomed ?? []) {
+    await unit.store.delete(obj.key);
+    bytes += obj.size;
+  }
+  return { files: doomed?.length ?? 0, bytes };
 }
 
 /** One table's sweep, in order; also what a `maintenance_sweep` job runs (lib/maintenance/table-jobs.ts). */
@@ -294,6 +328,7 @@ export async function sweepTable(
         versions_removed: versionsRemoved,
         bytes_removed: bytesRemoved,
         manifest_only_versions: manifests.removed,
+        files_removed: manifests.files,
         ...report,
       };
     }

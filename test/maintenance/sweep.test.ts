@@ -1,10 +1,11 @@
 import type { RaskEvent } from '../../lib/events/cloudevent.js';
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { datasetState } from '../../lib/data/maintenance.js';
 import { decodeIpc } from '../../lib/data/arrow.js';
 import { setMaintenancePolicy } from '../../lib/maintenance/policy-doors.js';
+import { readManifestRefs } from '../../lib/maintenance/lance-manifest.js';
 import { REPORTS_PREFIX } from '../../lib/maintenance/reports.js';
 import { makeSweep, sweep, type SweepItem } from '../../lib/maintenance/sweep.js';
 import { keys } from '../../lib/registry/keys.js';
@@ -20,6 +21,18 @@ afterEach(async () => {
 
 const itemOf = (report: { items: readonly Readonly<Record<string, unknown>>[] }, name: string) =>
   report.items.find((i) => (i.table as string[]).join('.') === name) as SweepItem;
+
+/** Data and deletion files on disk, and what the dataset's remaining manifests name. */
+async function filesAndRefs(location: string): Promise<{ onDisk: string[]; referenced: string[] }> {
+  const list = async (dir: string) => (await readdir(path.join(location, dir)).catch(() => [] as string[])).map((f) => `${dir}/${f}`);
+  const onDisk = [...(await list('data')), ...(await list('_deletions'))].sort();
+  const referenced = new Set<string>();
+  for (const m of await readdir(path.join(location, '_versions'))) {
+    if (!m.endsWith('.manifest')) continue;
+    for (const f of readManifestRefs(await readFile(path.join(location, '_versions', m))).files) referenced.add(f);
+  }
+  return { onDisk, referenced: [...referenced].sort() };
+}
 
 async function storedReports(e: Estate) {
   const page = await e.registryStore.list({ prefix: REPORTS_PREFIX });
@@ -61,6 +74,11 @@ describe.each<RegistryKind>(['fs', 's3-fake'])('sweep (registry on %s, datasets 
     await tagged.checkout('keep');
     expect(await tagged.countRows()).toBe(50);
     tagged.close();
+    // The versions between the tag and the latest lost their manifests by hand (stage 2): the
+    // files only they named are gone too, at once; the tag's and the latest's stay.
+    const { onDisk, referenced } = await filesAndRefs(location);
+    expect(onDisk).toEqual(referenced);
+    expect(item.steps?.cleanup.files_removed).toBeGreaterThan(0);
 
     expect(report.material).toBe(true);
     expect(report.reportKey).toMatch(/^reports\/sweep\/\d{4}-\d{2}-\d{2}\//);
@@ -91,6 +109,20 @@ describe.each<RegistryKind>(['fs', 's3-fake'])('sweep (registry on %s, datasets 
     expect(await dataFiles()).toBe(1);
     const after = await datasetState(location);
     expect(after.versions.map((v) => v.version)).toEqual([after.version]);
+    expect(after.rows).toBe(120);
+  });
+
+  it('with the default clock margin (versions too young for Lance\'s cutoff), no file only removed versions named is left', async () => {
+    const e = (current = await estate(kind));
+    const { location } = await tableWithAppends(e.services, ['a', 't'], 12);
+    const report = await sweep(e.services, { overrides: { olderThanDays: 0 } });
+    const item = itemOf(report, 'a.t');
+    expect(item.steps?.cleanup).toMatchObject({ status: 'done' });
+    const after = await datasetState(location);
+    expect(after.versions.map((v) => v.version)).toEqual([after.version]);
+    const { onDisk, referenced } = await filesAndRefs(location);
+    expect(onDisk).toEqual(referenced);
+    expect(onDisk).toHaveLength(1);
     expect(after.rows).toBe(120);
   });
 
