@@ -128,16 +128,67 @@ async function s3Services(s3: { bucket: string; prefix: string; region?: string 
   };
 }
 
-function printHuman(report: PassReport): void {
+/** A step's report as words: `compact done (fragments_removed=21 …)`; lists and objects left out. */
+function stepLine(name: string, step: Record<string, unknown>): string {
+  const details = Object.entries(step)
+    .filter(([k, v]) => k !== 'status' && k !== 'reason' && (typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && v.length <= 40)))
+    .map(([k, v]) => `${k}=${String(v)}`);
+  const inner = [typeof step.reason === 'string' ? step.reason : '', details.join(' ')].filter(Boolean).join('; ');
+  return `${name} ${String(step.status ?? '')}${inner ? ` (${inner})` : ''}`;
+}
+
+/** The report for a person: one line per table, its steps in words, then the summary. */
+export function humanLines(report: PassReport): string[] {
+  const lines: string[] = [];
   for (const item of report.items) {
     const name = [item.project, ...((item.table as string[] | undefined) ?? [])].join('.');
-    const detail = item.skipped ? `skipped (${String(item.skipped)}): ${String(item.reason ?? '')}` : JSON.stringify(item.steps ?? item.indices ?? item);
-    console.log(`${name}: ${detail}`);
+    const steps = (item.steps ?? item.indices) as Record<string, Record<string, unknown>> | undefined;
+    const detail = item.skipped
+      ? `skipped (${String(item.skipped)}): ${String(item.reason ?? '')}`
+      : steps && typeof steps === 'object'
+        ? Object.entries(steps).map(([k, v]) => (v && typeof v === 'object' && !Array.isArray(v) ? stepLine(k, v) : `${k}=${String(v)}`)).join('; ')
+        : Object.entries(item).filter(([k]) => k !== 'project' && k !== 'table').map(([k, v]) => `${k}=${typeof v === 'object' ? '…' : String(v)}`).join(' ');
+    lines.push(`${name}: ${detail}`);
   }
-  console.log(`${report.pass}: ${Object.entries(report.summary).map(([k, v]) => `${k}=${v}`).join(' ')}`);
-  if (report.cursor) console.log(`stopped at the deadline; continue with --cursor ${JSON.stringify(report.cursor)}`);
-  if (report.reportKey) console.log(`report: ${report.reportKey}`);
+  lines.push(`${report.pass}: ${Object.entries(report.summary).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  if (report.cursor) lines.push(`stopped at the deadline; continue with --cursor ${report.cursor}`);
+  if (report.reportKey) lines.push(`report: ${report.reportKey}`);
+  return lines;
+}
+
+function printHuman(report: PassReport): void {
+  for (const line of humanLines(report)) console.log(line);
   for (const p of report.problems) console.error(`problem: ${p}`);
+}
+
+interface Bar {
+  start(total: number, value: number, payload?: object): void;
+  update(value: number, payload?: object): void;
+  setTotal(total: number): void;
+  stop(): void;
+}
+
+/**
+ * Feeds a progress bar from a pass's progress. A walk does not know its total in advance, so
+ * the bar runs one ahead of the tables done and is set to exactly what was done at the end
+ * (100 %), before it stops.
+ */
+export function tableProgress(bar: Bar): { onProgress: NonNullable<PassOptions['onProgress']>; finish(): void } {
+  const noun = (n: number) => (n === 1 ? 'table' : 'tables');
+  let done = 0;
+  bar.start(1, 0, { unit: '', noun: noun(0) });
+  return {
+    onProgress: (p) => {
+      done = p.done;
+      bar.setTotal(p.total ?? p.done + 1);
+      bar.update(p.done, { unit: p.unit, noun: noun(p.done) });
+    },
+    finish: () => {
+      bar.setTotal(Math.max(done, 1));
+      bar.update(done, { unit: '', noun: noun(done) });
+      bar.stop();
+    },
+  };
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -167,21 +218,17 @@ export async function main(argv: readonly string[]): Promise<number> {
     ? await s3Services(args.s3, config.RASK_PROJECT, config.RASK_WAREHOUSE)
     : (await createLocalApp(config)).services;
 
-  let bar: { start(total: number, value: number, payload?: object): void; update(value: number, payload?: object): void; setTotal(total: number): void; stop(): void } | undefined;
+  let progress: ReturnType<typeof tableProgress> | undefined;
   if (!args.json && process.stderr.isTTY) {
-    const { default: progress } = await import('cli-progress');
-    bar = new progress.SingleBar({ format: `${args.pass} {bar} {value} tables | {unit}`, stream: process.stderr, hideCursor: true }, progress.Presets.shades_classic);
-    bar.start(1, 0, { unit: '' });
+    const { default: cliProgress } = await import('cli-progress');
+    const bar = new cliProgress.SingleBar(
+      { format: `${args.pass} {bar} {percentage}% | {value} {noun} | {unit}`, stream: process.stderr, hideCursor: true },
+      cliProgress.Presets.shades_classic,
+    );
+    progress = tableProgress(bar);
   }
-  const report = await pass(services, {
-    ...args.options,
-    onProgress: ({ done, total, unit }) => {
-      if (!bar) return;
-      bar.setTotal(total ?? done + 1);
-      bar.update(done, { unit });
-    },
-  });
-  bar?.stop();
+  const report = await pass(services, { ...args.options, ...(progress ? { onProgress: progress.onProgress } : {}) });
+  progress?.finish();
   if (args.json) console.log(JSON.stringify(report, null, 2));
   else printHuman(report);
   return report.complete && report.problems.length === 0 ? 0 : 1;

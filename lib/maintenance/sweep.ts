@@ -379,7 +379,9 @@ export function makeSweep(data?: SweepData, safetyMs = CUTOFF_SAFETY_MS): Mainte
       cursor: walk.cursor,
       summary: {
         tables_visited: walk.visited,
-        tables_swept: swept.length,
+        // A dry run sweeps nothing; it says how many tables a real run would sweep.
+        tables_swept: options.dryRun ? 0 : swept.length,
+        ...(options.dryRun ? { tables_would_sweep: swept.length } : {}),
         tables_skipped: items.length - swept.length,
         fragments_before: sum((i) => i.fragments_before),
         fragments_after: sum((i) => i.fragments_after),

@@ -180,7 +180,22 @@ export async function forEachTable(
       startAfter = last.key;
     }
   }
+  if (visited === 0 && !after) await scopeMissing(services, options.scope, problems);
   return { visited, complete: problems.length === 0, problems };
+}
+
+/**
+ * A named table or namespace that does not exist is a problem, not an empty success: a typo in
+ * `--table` would otherwise exit 0 having done nothing. A namespace without tables is fine.
+ */
+async function scopeMissing(services: CatalogServices, scope: PassScope | undefined, problems: string[]): Promise<void> {
+  if (scope?.table) {
+    // The walk visits a table that exists; here it met none (or could not read it: already a problem).
+    if (problems.length === 0) problems.push(`table "${scope.table.join('.')}" does not exist in project ${services.project}`);
+  } else if (scope?.namespace?.length) {
+    const found = await services.registry.store.head(keys.namespace(services.project, scope.namespace));
+    if (!found) problems.push(`namespace "${scope.namespace.join('.')}" does not exist in project ${services.project}`);
+  }
 }
 
 /** The project name a registry key belongs to (`p/<P>/…`), for reports. */

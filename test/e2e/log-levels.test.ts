@@ -11,6 +11,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ipcRows } from '../data/fixtures.js';
 
 const repo = path.resolve(import.meta.dirname, '../..');
 const ADMIN = 'log-admin-key-0123456789abcdef';
@@ -88,6 +89,19 @@ describe('RASK_LOG_LEVEL and RASK_LOG_FORMAT hold for every line', () => {
     const lines = s.output();
     expect(lines.some((l) => / authorization /.test(l) && /decision=deny/.test(l))).toBe(true);
     expect(lines.filter((l) => l.trimStart().startsWith('{'))).toEqual([]);
+  });
+
+  it("LanceDB's warning for a dataset the server creates on purpose is not printed", async () => {
+    const s = await start({ RASK_LOG_LEVEL: 'info', RASK_LOG_FORMAT: 'pretty' });
+    const admin = { 'x-api-key': ADMIN };
+    const ns = await fetch(`${s.url}/v1/namespace/made/create`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{}' });
+    expect(ns.status).toBe(200);
+    const created = await fetch(`${s.url}/v1/table/made%24t/create`, { method: 'POST', headers: admin, body: ipcRows(3) });
+    expect(created.status, await created.text()).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    const lines = s.output();
+    expect(lines.some((l) => /CreateTable/.test(l)), lines.join("\n")).toBe(true);
+    expect(lines.filter((l) => /No existing dataset/.test(l))).toEqual([]);
   });
 
   it('debug: the guard decision, the registry keys touched and step timings, by request id', async () => {

@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../../lib/app/local.js';
 import { loadLocalConfig } from '../../lib/config.js';
 import { datasetState } from '../../lib/data/maintenance.js';
+import { humanLines, tableProgress } from '../../functions/cli.js';
+import type { PassReport } from '../../lib/maintenance/pass.js';
 import { tableWithAppends } from './fixtures.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -61,6 +63,8 @@ describe('rask CLI (child process, temp data dir)', () => {
     const report = JSON.parse(r.stdout);
     expect(report.items.map((i: { table: string[] }) => i.table)).toEqual([['d', 'e', 't']]);
     expect(report.items[0].steps.compact).toMatchObject({ status: 'would-run', fragments: 8 });
+    // A dry run sweeps nothing: its summary says what a real run would sweep.
+    expect(report.summary).toMatchObject({ tables_visited: 1, tables_swept: 0, tables_would_sweep: 1 });
     expect((await datasetState(dryLocation)).fragments).toBe(8);
     expect(await reports()).toEqual(before);
   });
@@ -79,6 +83,17 @@ describe('rask CLI (child process, temp data dir)', () => {
     expect((await reports()).filter((f) => !before.includes(f))).toHaveLength(1);
   });
 
+  it('a --table or --namespace that does not exist is an error (status 1, named), not an empty success', async () => {
+    for (const args of [['--table', 'nope.nope'], ['--namespace', 'nope'], ['--table', 'a.b.missing']]) {
+      const r = await rask(['maintenance', 'sweep', ...args, '--dry-run'], env);
+      expect(r.code, `${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(1);
+      const report = JSON.parse(r.stdout);
+      expect(report.problems).toEqual([expect.stringMatching(new RegExp(`${args[0].slice(2)} "${args[1].replace(/\./g, '\\.')}" does not exist`))]);
+    }
+    // An existing namespace with nothing in scope is fine.
+    expect((await rask(['maintenance', 'sweep', '--namespace', 'a', '--dry-run'], env)).code).toBe(0);
+  });
+
   it('answers a pass this build does not include with a clear "not available"', async () => {
     const here = existsSync(path.join(root, 'lib/maintenance/orphans.ts'));
     const r = await rask(['maintenance', 'orphans', '--dry-run'], env);
@@ -88,5 +103,53 @@ describe('rask CLI (child process, temp data dir)', () => {
       expect(r.code).toBe(3);
       expect(JSON.parse(r.stdout)).toEqual({ pass: 'orphans', available: false, error: 'the orphans pass is not available in this build' });
     }
+  });
+});
+
+describe('rask CLI on a terminal', () => {
+  const report = {
+    pass: 'sweep',
+    complete: true,
+    summary: { tables_visited: 1, tables_swept: 1 },
+    problems: [],
+    items: [
+      {
+        project: 'default',
+        table: ['a', 't'],
+        steps: {
+          compact: { status: 'done', fragments_removed: 21, fragments_added: 1, target_rows_per_fragment: 1048576 },
+          optimize_indices: { status: 'nothing-to-do', indices: 0 },
+          cleanup: { status: 'done', versions_removed: 22, bytes_removed: 29581, protected_tags: [] },
+        },
+      },
+      { project: 'default', table: ['a', 'u'], skipped: 'declared', reason: 'no dataset yet' },
+    ],
+  } as unknown as PassReport;
+
+  it('prints one human line per table, no JSON', () => {
+    const lines = humanLines(report);
+    expect(lines.filter((l) => /[{}[\]"]/.test(l))).toEqual([]);
+    expect(lines[0]).toBe('default.a.t: compact done (fragments_removed=21 fragments_added=1 target_rows_per_fragment=1048576); optimize_indices nothing-to-do (indices=0); cleanup done (versions_removed=22 bytes_removed=29581)');
+    expect(lines[1]).toBe('default.a.u: skipped (declared): no dataset yet');
+    expect(lines[2]).toBe('sweep: tables_visited=1 tables_swept=1');
+  });
+
+  it('the progress bar ends at 100 % and counts tables in words', () => {
+    const calls: [string, ...unknown[]][] = [];
+    const bar = {
+      start: (total: number, value: number, payload?: object) => void calls.push(['start', total, value, payload]),
+      update: (value: number, payload?: object) => void calls.push(['update', value, payload]),
+      setTotal: (total: number) => void calls.push(['setTotal', total]),
+      stop: () => void calls.push(['stop']),
+    };
+    const progress = tableProgress(bar);
+    for (const done of [1, 2, 3]) progress.onProgress({ done, unit: `t${done}` });
+    progress.finish();
+    const last = calls.filter((c) => c[0] === 'setTotal').at(-1);
+    const value = calls.filter((c) => c[0] === 'update').at(-1);
+    expect(last).toEqual(['setTotal', 3]);
+    expect(value).toEqual(['update', 3, { unit: '', noun: 'tables' }]);
+    expect(calls.at(-1)).toEqual(['stop']);
+    expect(calls.find((c) => c[0] === 'update' && c[1] === 1)).toEqual(['update', 1, { unit: 't1', noun: 'table' }]);
   });
 });
