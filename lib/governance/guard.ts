@@ -22,6 +22,7 @@ import type { JwtVerifier } from './jwt.js';
 import { authorize, type AuthzDecision, type ResourceChain } from './policy-engine.js';
 import { readPrincipal } from './principals.js';
 import { identify } from './identify.js';
+import { destinationOf } from './destinations.js';
 import { namespaceChain, PLATFORM_UID, projectChain, projectUid, scopeUid, tableChain, targetKind, warehouseUid } from './resources.js';
 import { projectScope } from './scope.js';
 
@@ -197,9 +198,12 @@ async function admit(settings: GuardSettings, request: OperationRequest, base: C
       return decision;
     };
     if (!(await decide(op.action, target.chain)).allowed) throw deniedAs(request, target, caller);
-    if (op.operationId === 'RenameTable' && project) {
-      const dest = renameDestination(request);
-      if (dest && !(await decide('table:create', tableChain(project, dest))).allowed) throw deniedAs(request, target, caller);
+    // The destination of a door that creates elsewhere than `{id}` (lib/governance/destinations.ts).
+    const destination = project ? destinationOf(request, project) : undefined;
+    if (destination && !(await decide(destination.action, destination.chain)).allowed) {
+      throw DESTRUCTIVE.has(op.operationId)
+        ? deniedAs(request, target, caller)
+        : new PermissionDeniedError(`principal ${q(caller.principal)} may not ${destination.action} on ${destination.chain.resource.type.toLowerCase()} ${destination.chain.resource.id} (${op.operationId})`);
     }
     if (target.kind === 'table' && project && (op.operationId === 'DescribeTable' || op.operationId === 'DeclareTable')) {
       canWrite = (await decide('table:write', target.chain)).allowed;
@@ -231,14 +235,6 @@ async function admit(settings: GuardSettings, request: OperationRequest, base: C
 const readOnly = (vendor: CredentialVendor): CredentialVendor => ({
   vend: (request) => vendor.vend({ ...request, mode: 'read' }),
 });
-
-function renameDestination(request: OperationRequest): string[] | undefined {
-  const name = request.body.new_table_name;
-  if (typeof name !== 'string') return undefined;
-  const ns = request.body.new_namespace_id;
-  const namespace = Array.isArray(ns) && ns.every((p) => typeof p === 'string') ? (ns as string[]) : request.id.slice(0, -1);
-  return [...namespace, name];
-}
 
 async function grantLinks(services: CatalogServices, project: string, record: ProjectRecord, principal: string) {
   const grants = (await grantsOf(services.registry, project, record.uid, principal)).map((grant) => ({ grant, on: scopeUid(project, grant.scope) }));
