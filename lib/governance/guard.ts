@@ -23,6 +23,7 @@ import { authorize, type AuthzDecision, type ResourceChain } from './policy-engi
 import { readPrincipal } from './principals.js';
 import { identify } from './identify.js';
 import { destinationOf } from './destinations.js';
+import { asksForce, unprotectRight } from './force-right.js';
 import { namespaceChain, PLATFORM_UID, projectChain, projectUid, scopeUid, tableChain, targetKind, warehouseUid } from './resources.js';
 import { projectScope } from './scope.js';
 
@@ -180,6 +181,7 @@ async function admit(settings: GuardSettings, request: OperationRequest, base: C
 
   // Authorization (403); destructive doors deny as "not found".
   let canWrite = true;
+  let mayOverrideProtection = true;
   if (settings.mode !== 'off') {
     // A platform administrator is allowed everything: no grants to read.
     const grants = project && record && !caller.platformAdmin ? await grantLinks(base, project, record, caller.principal) : [];
@@ -208,6 +210,10 @@ async function admit(settings: GuardSettings, request: OperationRequest, base: C
     if (target.kind === 'table' && project && (op.operationId === 'DescribeTable' || op.operationId === 'DeclareTable')) {
       canWrite = (await decide('table:write', target.chain)).allowed;
     }
+    // Force needs no less than unprotecting (lib/governance/force-right.ts): asked only when
+    // the request says `force`, so every other request pays nothing for it.
+    const unprotect = project && asksForce(request) ? unprotectRight(op.operationId, target.kind === 'control' ? target.chain : projectChain(project)) : undefined;
+    if (unprotect && !(await decide(unprotect.action, unprotect.chain)).allowed) mayOverrideProtection = false;
   }
   // Only create doors tell the caller how to make the missing parent (brief rule 6).
   if (project && !record && !PLATFORM_OPS.has(op.operationId)) throw notFound(`project ${q(project)}`, op.action.endsWith(':create') ? CREATE_HINT.project : '');
@@ -229,6 +235,7 @@ async function admit(settings: GuardSettings, request: OperationRequest, base: C
     project,
     defaultWarehouse: effectiveDefault,
     vendor: canWrite ? base.vendor : readOnly(base.vendor),
+    ...(mayOverrideProtection ? {} : { mayOverrideProtection: false }),
   };
 }
 

@@ -81,6 +81,8 @@ export async function governedApp(handlers: HandlerMap<CatalogServices> = allHan
   return {
     decisions,
     vended,
+    /** The (in-memory) object store of a warehouse's storage root, to place datasets. */
+    storageFor: storageFor as (root: { kind: 'file'; path: string }) => ObjectStore,
     arrange,
     call: (method: string, path: string, body?: unknown, key?: string, headers?: Record<string, string>) => send(governed, method, path, body, key, headers),
     /** A principal with a key, optionally granted a role on a project. */
