@@ -81,6 +81,8 @@ export async function governedApp(handlers: HandlerMap<CatalogServices> = allHan
   return {
     decisions,
     vended,
+    /** The registry's store (to count the reads a request makes). */
+    registryStore,
     /** The (in-memory) object store of a warehouse's storage root, to place datasets. */
     storageFor: storageFor as (root: { kind: 'file'; path: string }) => ObjectStore,
     arrange,
