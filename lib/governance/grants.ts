@@ -99,14 +99,16 @@ export async function revokeRole(services: CatalogServices, project: string, bod
 export async function listGrants(services: CatalogServices, project: string, query: URLSearchParams) {
   const owner = await requireProject(services, project);
   const only = query.get('principal') ?? undefined;
-  const out: ReturnType<typeof grantView>[] = [];
+  const out: (ReturnType<typeof grantView> & { stale?: true })[] = [];
   let startAfter: string | undefined;
   for (;;) {
     const page = await services.registry.store.list({ prefix: govKeys.grantsPrefix(project), startAfter, limit: 1000 });
     for (const obj of page.objects) {
       const rec = (await services.registry.read<StoredGrants>(obj.key))?.value;
       if (!rec || rec.projectUid !== owner.value.uid || (only && rec.principal !== only)) continue;
-      out.push(...rec.grants.map((g) => grantView(rec.principal, g)));
+      // A grant whose object no longer holds the name counts for nothing: say so (revoke or re-grant it).
+      const bound = await boundGrants(services.registry, project, rec.grants, rec.grants.map((g) => (g.scope.kind === 'project' ? [] : g.scope.id)));
+      out.push(...rec.grants.map((g) => ({ ...grantView(rec.principal, g), ...(bound.includes(g) ? {} : { stale: true }) })));
     }
     if (!page.truncated || page.objects.length === 0) break;
     startAfter = page.objects[page.objects.length - 1].key;

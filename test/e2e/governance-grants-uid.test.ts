@@ -34,7 +34,9 @@ describe('a grant follows the object it was made on', () => {
     await app.arrange('POST', `${H}/table/ns%24t/declare${Q}`, {});
     const after = await app.call('POST', `${H}/table/ns%24t/describe${Q}`, {}, key);
     expect([after.status, after.body.code], JSON.stringify(after.body)).toEqual([403, 15]);
-    // Granting again binds it to the new table; the listing shows one grant, not two.
+    // The listing says so; granting again binds it to the new table (one grant, not two).
+    const stale = await asAdmin('GET', '/v1/grants?project=hard&principal=t_reader');
+    expect(stale.body.grants).toEqual([{ principal: 't_reader', role: 'reader', table: ['ns', 't'], stale: true }]);
     await app.arrange('POST', '/v1/grants', { project: 'hard', principal: 't_reader', role: 'reader', table: ['ns', 't'] });
     expect((await app.call('POST', `${H}/table/ns%24t/describe${Q}`, {}, key)).status).toBe(200);
     const listed = await asAdmin('GET', '/v1/grants?project=hard&principal=t_reader');
