@@ -108,7 +108,7 @@ export async function listGrants(services: CatalogServices, project: string, que
       if (!rec || rec.projectUid !== owner.value.uid || (only && rec.principal !== only)) continue;
       // A grant whose object no longer holds the name counts for nothing: say so (revoke or re-grant it).
       const bound = await boundGrants(services.registry, project, rec.grants, rec.grants.map((g) => (g.scope.kind === 'project' ? [] : g.scope.id)));
-      out.push(...rec.grants.map((g) => ({ ...grantView(rec.principal, g), ...(bound.includes(g) ? {} : { stale: true }) })));
+      out.push(...rec.grants.map((g) => (bound.includes(g) ? grantView(rec.principal, g) : { ...grantView(rec.principal, g), stale: true as const })));
     }
     if (!page.truncated || page.objects.length === 0) break;
     startAfter = page.objects[page.objects.length - 1].key;
