@@ -25,27 +25,31 @@ export interface Destination {
 }
 
 const stringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((p) => typeof p === 'string');
+/** The handlers read `null` as "not given" (lib/catalog/params.ts); so must this. */
+const given = (v: unknown): unknown => (v === null ? undefined : v);
 
 /**
- * The destination of `request` when it differs from `{id}`, or undefined. Malformed fields
- * yield undefined: the handler refuses them (400) before anything is written.
+ * The destination of `request` when it differs from `{id}`, or undefined. Only fields the
+ * handler would refuse (400, before anything is written) yield undefined: every form the
+ * handler accepts is read here exactly as the handler reads it.
  */
 export function destinationOf(request: OperationRequest, project: string): Destination | undefined {
   const body = request.body;
+  if (request.id.length === 0) return undefined;
   switch (request.operation.operationId) {
     case 'RenameTable':
     case 'UndropTable': {
-      const name = body.new_table_name;
-      const ns = body.new_namespace_id;
-      if (name === undefined && ns === undefined) return undefined; // undrop in place
-      if ((name !== undefined && typeof name !== 'string') || (ns !== undefined && ns !== null && !stringArray(ns))) return undefined;
-      if (request.id.length === 0) return undefined;
+      const name = given(body.new_table_name);
+      const ns = given(body.new_namespace_id);
+      if (name === undefined && ns === undefined) return undefined; // undrop in place; a rename without a name is a 400
+      if ((name !== undefined && typeof name !== 'string') || (ns !== undefined && !stringArray(ns))) return undefined; // 400
+      if (request.operation.operationId === 'RenameTable' && name === undefined) return undefined; // 400: new_table_name is required
       const id = [...(stringArray(ns) ? ns : request.id.slice(0, -1)), typeof name === 'string' ? name : request.id[request.id.length - 1]];
       return { action: 'table:create', chain: tableChain(project, id), id };
     }
     case 'UndropNamespace': {
-      const name = body.new_namespace_name;
-      if (typeof name !== 'string' || request.id.length === 0) return undefined;
+      const name = given(body.new_namespace_name);
+      if (typeof name !== 'string') return undefined; // in place, or a 400
       const id = [...request.id.slice(0, -1), name];
       return { action: 'namespace:create', chain: namespaceChain(project, id), id };
     }

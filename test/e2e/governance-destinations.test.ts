@@ -40,10 +40,15 @@ describe('UndropTable authorizes where the table comes back', () => {
     expect(denied.body.error).toContain('["dst","ns2","moved"]');
     expect(await exists('table', 'ns2%24moved')).toBe(false);
     expect(await tasks('table', 'ns1%24tr')).toBe(1);
-    // new_namespace_id alone keeps the name and still moves it
-    const sameName = await app.call('POST', `${P}/table/ns1%24tr/undrop${Q}`, { new_namespace_id: ['ns2'] }, nsWriter);
-    expect(sameName.status).toBe(403);
-    expect(await exists('table', 'ns2%24tr')).toBe(false);
+    // new_namespace_id alone keeps the name and still moves it; a null name reads as none
+    for (const body of [{ new_namespace_id: ['ns2'] }, { new_namespace_id: ['ns2'], new_table_name: null }]) {
+      const sameName = await app.call('POST', `${P}/table/ns1%24tr/undrop${Q}`, body, nsWriter);
+      expect(sameName.status, JSON.stringify(sameName.body)).toBe(403);
+      expect(await exists('table', 'ns2%24tr')).toBe(false);
+    }
+    // malformed fields are the handler's 400, as before authorization of the destination mattered
+    const malformed = await app.call('POST', `${P}/table/ns1%24tr/undrop${Q}`, { new_namespace_id: 'ns2' }, nsWriter);
+    expect([malformed.status, malformed.body.code]).toEqual([400, 13]);
     // Where it may create, it may undrop.
     const back = await app.call('POST', `${P}/table/ns1%24tr/undrop${Q}`, { new_table_name: 'back' }, nsWriter);
     expect(back.status, JSON.stringify(back.body)).toBe(200);
