@@ -1,5 +1,7 @@
 import { optionalBoolean } from '../catalog/params.js';
 import type { CatalogServices } from '../catalog/services.js';
+import { InternalError } from '../errors.js';
+import { FORCE_DOORS } from '../governance/force-right.js';
 import type { OperationRequest } from './types.js';
 
 /**
@@ -14,8 +16,13 @@ const flag = (req: OperationRequest, name: string): boolean =>
  * the object (the guard says so in `mayOverrideProtection`; docs/lifecycle.md, "Force").
  * The flag is still parsed for everyone, so a malformed value is a 400 for everyone.
  */
-export const force = (req: OperationRequest, services: Pick<CatalogServices, 'mayOverrideProtection'>): boolean =>
-  flag(req, 'force') && services.mayOverrideProtection !== false;
+export function force(req: OperationRequest, services: Pick<CatalogServices, 'mayOverrideProtection'>): boolean {
+  // A door that reads force must be one the guard decides force for, or force would be free.
+  if (!FORCE_DOORS.includes(req.operation.operationId)) {
+    throw new InternalError(`${req.operation.operationId} reads force=true but lib/governance/force-right.ts does not know it`);
+  }
+  return flag(req, 'force') && services.mayOverrideProtection !== false;
+}
 
 /** `purge=true` on DropTable in a warehouse with trash grace: destroy now instead of trashing. */
 export const purge = (req: OperationRequest): boolean => flag(req, 'purge');
