@@ -76,6 +76,20 @@ describe('UndropTable authorizes where the table comes back', () => {
   });
 });
 
+describe('UndropTable keeps a table in its own storage', () => {
+  it('never re-registers it under a namespace bound to another warehouse (the bytes stay where they are)', async () => {
+    await app.arrange('POST', '/v1/warehouses', { name: 'other', project: 'dst', storage_root: '/w/dst-other', trash_grace_days: 3 });
+    await app.arrange('POST', '/v1/warehouses/other/bind', { project: 'dst', namespace: 'elsewhere' });
+    await app.arrange('POST', `${P}/table/ns1%24stay/declare${Q}`, {});
+    await app.arrange('POST', `${P}/table/ns1%24stay/drop${Q}`, {});
+    const refused = await asAdmin('POST', `${P}/table/ns1%24stay/undrop${Q}`, { new_namespace_id: ['elsewhere'] });
+    expect([refused.status, refused.body.code], JSON.stringify(refused.body)).toEqual([406, 0]);
+    expect(refused.body.error).toContain('"other"');
+    expect(await exists('table', 'elsewhere%24stay')).toBe(false);
+    expect(await tasks('table', 'ns1%24stay')).toBe(1);
+  });
+});
+
 describe('UndropNamespace authorizes the new name', () => {
   it('a writer on "team" cannot bring the subtree back as a new top-level namespace', async () => {
     await app.arrange('POST', `${P}/namespace/team%24sub/create${Q}`, {});
