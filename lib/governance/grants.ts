@@ -136,11 +136,6 @@ export async function readGrants(registry: Registry, project: string, principal:
 export const grantsIn = (stored: StoredGrants | undefined, projectUid: string | undefined): readonly Grant[] =>
   stored && projectUid !== undefined && stored.projectUid === projectUid ? stored.grants : [];
 
-/** The grants of one principal in one project that still belong to it (same project uid). */
-export async function grantsOf(registry: Registry, project: string, projectUid: string | undefined, principal: string): Promise<readonly Grant[]> {
-  return grantsIn(await readGrants(registry, project, principal), projectUid);
-}
-
 // ---- Grants bound to their object's uid (issue 24; docs/governance.md, "Destinations, force and tenants")
 
 /** The uid of the live (active) object a namespace or table scope names, if any. */

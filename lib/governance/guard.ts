@@ -183,7 +183,7 @@ async function admit(settings: GuardSettings, request: OperationRequest, base: C
   ]);
   const effectiveDefault = record?.defaultWarehouse ?? (project === base.project ? base.defaultWarehouse : '');
   const destination = project ? destinationOf(request, project) : undefined;
-  const held = readsGrants && record ? heldGrants(project!, record, caller.principal, grantsIn(stored, record.uid)) : [];
+  const held = readsGrants && record ? heldGrants(record, caller.principal, grantsIn(stored, record.uid)) : [];
   // A caller who holds nothing in the project (no grant there, or no project at all) is decided by
   // authorization before anything about the project is looked up, so a create door tells it
   // nothing about what exists there.
@@ -263,7 +263,7 @@ const readOnly = (vendor: CredentialVendor): CredentialVendor => ({
 });
 
 /** The caller's grants in the project, the creator's implicit admin grant included. */
-function heldGrants(project: string, record: ProjectRecord, principal: string, grants: readonly Grant[]): readonly Grant[] {
+function heldGrants(record: ProjectRecord, principal: string, grants: readonly Grant[]): readonly Grant[] {
   return record.createdBy === principal ? [...grants, { role: 'admin', scope: { kind: 'project' } }] : grants;
 }
 
