@@ -167,7 +167,7 @@ export async function assertNoProtectedDescendants(services: CatalogServices, id
   if (first) {
     const more = rest.length > 0 ? ` (and ${rest.length} more protected descendant${rest.length === 1 ? '' : 's'})` : '';
     throw new InvalidTableStateError(
-      `namespace ${fmtId(id)} cannot be dropped with cascade: ${first.kind} ${fmtId(first.id)} is protected${more}; unprotect it or pass force=true`,
+      `namespace ${fmtId(id)} cannot be dropped with cascade: ${first.kind} ${fmtId(first.id)} is protected${more}; ${PROTECTION_WAY_OUT}`,
     );
   }
 }
@@ -196,8 +196,14 @@ export async function clearProtectionSubtree(services: CatalogServices, id: read
   }
 }
 
+/**
+ * The way out of a protection refusal, naming who may take it: force counts only for a caller
+ * who may unprotect (docs/lifecycle.md, "Force"), so the message never offers it to anyone else.
+ */
+export const PROTECTION_WAY_OUT = 'only a project administrator may unprotect it ({"protected": false} on its protection door) or override the protection with force=true';
+
 export function protectedError(kind: ProtectedKind, id: readonly string[], action: string): Error {
-  return new InvalidTableStateError(`${kind} ${fmtId(id)} is protected and cannot be ${action}; unprotect it first or pass force=true`);
+  return new InvalidTableStateError(`${kind} ${fmtId(id)} is protected and cannot be ${action}; ${PROTECTION_WAY_OUT}`);
 }
 
 async function removeQuietly(services: CatalogServices, key: string): Promise<void> {

@@ -55,6 +55,12 @@ export interface CatalogServices {
    * leave the repair to the next writer or the reconcile pass. Absent: reads repair what they meet.
    */
   readonly readOnly?: boolean;
+  /**
+   * Set per request by the guard (lib/governance/guard.ts): `false` when the caller asked for
+   * `force=true` but may not unprotect the object, so the request's force counts for nothing
+   * (docs/lifecycle.md, "Force"). Absent: force counts as asked.
+   */
+  readonly mayOverrideProtection?: boolean;
   now(): Date;
   newId(): string;
   /**

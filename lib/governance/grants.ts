@@ -10,6 +10,8 @@ import { govKeys } from './keys.js';
 import { readPrincipal } from './principals.js';
 import { requireProject } from './projects.js';
 import { ROLES, type Grant, type GrantsRecord, type GrantScope, type Role } from './records.js';
+import { keys } from '../registry/keys.js';
+import type { NamespaceRecord, NamespaceTrashRecord, TableRecord } from '../registry/records.js';
 
 /**
  * Grants: a role (admin / writer / reader) of a principal on a project, a namespace subtree or
@@ -17,7 +19,7 @@ import { ROLES, type Grant, type GrantsRecord, type GrantScope, type Role } from
  * object; each record carries the project's uid, so it dies with the project.
  */
 
-interface StoredGrants extends GrantsRecord {
+export interface StoredGrants extends GrantsRecord {
   readonly projectUid?: string;
 }
 
@@ -44,6 +46,7 @@ function parseGrant(body: OperationRequest['body']): { principal: string; grant:
   return { principal, grant: { role: role as Role, scope } };
 }
 
+/** Same role on the same name (the uid aside: granting again replaces a stale grant, revoking removes it). */
 const sameGrant = (a: Grant, b: Grant) => a.role === b.role && JSON.stringify(a.scope) === JSON.stringify(b.scope);
 
 export function grantView(principal: string, g: Grant) {
@@ -56,15 +59,23 @@ export function grantView(principal: string, g: Grant) {
 }
 
 export async function grantRole(services: CatalogServices, project: string, body: OperationRequest['body']) {
-  const { principal, grant } = parseGrant(body);
+  const { principal, grant: named } = parseGrant(body);
   const owner = await requireProject(services, project, CREATE_HINT.project);
   if (!(await readPrincipal(services.registry, principal))) throw notFound(`principal ${q(principal)}`, CREATE_HINT.principal);
+  // A grant on a namespace or table is bound to the object there now; none there: refused.
+  const uid = named.scope.kind === 'project' ? undefined : await liveUid(services.registry, project, named.scope);
+  if (named.scope.kind !== 'project' && uid === undefined) {
+    throw notFound(`${named.scope.kind} ${JSON.stringify(named.scope.id)} of project ${q(project)}`, '; a grant is made on an object that exists');
+  }
+  const grant: Grant = uid === undefined ? named : { ...named, uid };
   const key = govKeys.grants(project, principal);
   await services.registry.retrying(`grant ${grant.role} to ${q(principal)}`, async () => {
     const found = await services.registry.read<StoredGrants>(key);
     const current = found && found.value.projectUid === owner.value.uid ? found.value.grants : [];
-    if (current.some((g) => sameGrant(g, grant))) return;
-    const next: StoredGrants = { kind: 'grants', project, principal, projectUid: owner.value.uid, grants: [...current, grant] };
+    if (current.some((g) => sameGrant(g, grant) && g.uid === grant.uid)) return;
+    // The same role on the same name, bound to an object no longer there, is replaced.
+    const kept = current.filter((g) => !sameGrant(g, grant));
+    const next: StoredGrants = { kind: 'grants', project, principal, projectUid: owner.value.uid, grants: [...kept, grant] };
     if (found) await services.registry.replace(key, next, found.etag);
     else await services.registry.create(key, next);
   });
@@ -88,14 +99,16 @@ export async function revokeRole(services: CatalogServices, project: string, bod
 export async function listGrants(services: CatalogServices, project: string, query: URLSearchParams) {
   const owner = await requireProject(services, project);
   const only = query.get('principal') ?? undefined;
-  const out: ReturnType<typeof grantView>[] = [];
+  const out: (ReturnType<typeof grantView> & { stale?: true })[] = [];
   let startAfter: string | undefined;
   for (;;) {
     const page = await services.registry.store.list({ prefix: govKeys.grantsPrefix(project), startAfter, limit: 1000 });
     for (const obj of page.objects) {
       const rec = (await services.registry.read<StoredGrants>(obj.key))?.value;
       if (!rec || rec.projectUid !== owner.value.uid || (only && rec.principal !== only)) continue;
-      out.push(...rec.grants.map((g) => grantView(rec.principal, g)));
+      // A grant whose object no longer holds the name counts for nothing: say so (revoke or re-grant it).
+      const bound = await boundGrants(services.registry, project, rec.grants, rec.grants.map((g) => (g.scope.kind === 'project' ? [] : g.scope.id)));
+      out.push(...rec.grants.map((g) => (bound.includes(g) ? grantView(rec.principal, g) : { ...grantView(rec.principal, g), stale: true as const })));
     }
     if (!page.truncated || page.objects.length === 0) break;
     startAfter = page.objects[page.objects.length - 1].key;
@@ -106,14 +119,72 @@ export async function listGrants(services: CatalogServices, project: string, que
   return { grants: out };
 }
 
-/** The grants of one principal in one project that still belong to it (same project uid). */
-export async function grantsOf(registry: Registry, project: string, projectUid: string | undefined, principal: string): Promise<readonly Grant[]> {
-  let found;
+/**
+ * One principal's stored grants in one project, as read (the project's uid checked later, so the
+ * read can run beside the project record's; lib/governance/guard.ts).
+ */
+export async function readGrants(registry: Registry, project: string, principal: string): Promise<StoredGrants | undefined> {
   try {
-    found = await registry.read<StoredGrants>(govKeys.grants(project, principal));
+    return (await registry.read<StoredGrants>(govKeys.grants(project, principal)))?.value;
   } catch (err) {
-    if (err instanceof ConditionFailedError) return [];
+    if (err instanceof ConditionFailedError) return undefined;
     throw err;
   }
-  return found && found.value.projectUid === projectUid ? found.value.grants : [];
+}
+
+/** The grants of a record that still belong to the project (same project uid). */
+export const grantsIn = (stored: StoredGrants | undefined, projectUid: string | undefined): readonly Grant[] =>
+  stored && projectUid !== undefined && stored.projectUid === projectUid ? stored.grants : [];
+
+// ---- Grants bound to their object's uid (issue 24; docs/governance.md, "Destinations, force and tenants")
+
+/** The uid of the live (active) object a namespace or table scope names, if any. */
+async function liveUid(registry: Registry, project: string, scope: Exclude<GrantScope, { kind: 'project' }>): Promise<string | undefined> {
+  if (scope.kind === 'namespace') {
+    const found = await registry.read<NamespaceRecord>(keys.namespace(project, scope.id));
+    return found?.value.state === 'active' ? found.value.uid : undefined;
+  }
+  const found = await registry.read<TableRecord>(keys.table(project, scope.id));
+  return found && (found.value.state === undefined || found.value.state === 'active') ? found.value.uid : undefined;
+}
+
+/**
+ * Whether the object a grant was made on still holds its name: the record there carries the
+ * grant's uid, or — nothing there — the name's trash holds that uid (a recoverable drop keeps its
+ * grants, brief rule 5, so the owner can see the deadline and undrop). A record of another uid
+ * (a re-created name) or no trace at all (destroyed, renamed away) and the grant counts for nothing.
+ */
+async function stillBound(registry: Registry, project: string, grant: Grant & { scope: Exclude<GrantScope, { kind: 'project' }> }): Promise<boolean> {
+  const { scope, uid } = grant;
+  if (scope.kind === 'table') {
+    const found = await registry.read<TableRecord>(keys.table(project, scope.id));
+    if (found) return found.value.uid === uid;
+    return (await registry.store.head(keys.trash(project, scope.id, uid!))) !== undefined;
+  }
+  const found = await registry.read<NamespaceRecord>(keys.namespace(project, scope.id));
+  if (found) return found.value.uid === uid;
+  const page = await registry.store.list({ prefix: keys.namespaceTrashOf(project, scope.id), limit: 1000 });
+  for (const object of page.objects) {
+    if ((await registry.read<NamespaceTrashRecord>(object.key))?.value.namespace.uid === uid) return true;
+  }
+  return false;
+}
+
+/** Whether a scope decides anything about the object at `id` (it is `id` or one of its namespaces). */
+const covers = (scope: GrantScope, id: readonly string[]) =>
+  scope.kind !== 'project' && scope.id.length <= id.length && scope.id.every((part, i) => part === id[i]) && (scope.kind === 'namespace' || scope.id.length === id.length);
+
+/**
+ * `grants` without those bound to an object that no longer holds its name, among the grants
+ * that bear on the objects at `ids` (a request's target and destination). Only those are read
+ * (in parallel, one read each); the rest cannot decide this request and are kept as they are.
+ */
+export async function boundGrants(registry: Registry, project: string, grants: readonly Grant[], ids: readonly (readonly string[])[]): Promise<readonly Grant[]> {
+  const checks = grants.map((g) =>
+    g.uid !== undefined && g.scope.kind !== 'project' && ids.some((id) => covers(g.scope, id))
+      ? stillBound(registry, project, g as Grant & { scope: Exclude<GrantScope, { kind: 'project' }> })
+      : true,
+  );
+  const keep = await Promise.all(checks);
+  return grants.filter((_, i) => keep[i]);
 }

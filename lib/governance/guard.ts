@@ -17,11 +17,14 @@ import type { CredentialVendor } from '../ports/credential-vendor.js';
 import { keys } from '../registry/keys.js';
 import type { NamespaceRecord, ProjectRecord } from '../registry/records.js';
 import { CREATE_HINT, notFound, q } from './errors.js';
-import { grantsOf } from './grants.js';
+import { boundGrants, grantsIn, readGrants } from './grants.js';
+import type { Grant } from './records.js';
 import type { JwtVerifier } from './jwt.js';
 import { authorize, type AuthzDecision, type ResourceChain } from './policy-engine.js';
 import { readPrincipal } from './principals.js';
 import { identify } from './identify.js';
+import { destinationOf } from './destinations.js';
+import { asksForce, unprotectRight } from './force-right.js';
 import { namespaceChain, PLATFORM_UID, projectChain, projectUid, scopeUid, tableChain, targetKind, warehouseUid } from './resources.js';
 import { projectScope } from './scope.js';
 
@@ -181,19 +184,36 @@ async function admit(settings: GuardSettings, request: OperationRequest, base: C
   if ((kind === 'namespace' || kind === 'table') && request.id.length > 0) validateId(kind, request.id);
   const target = targetOf(request, base.project);
   const project = target.project;
-  const record = project ? await cachedProject(base.registry, project) : undefined;
+  // The project record and the caller's grants there are read side by side, whether or not the
+  // project exists: a project that does not exist costs the same round trip as one that does
+  // (docs/governance.md, "Destinations, force and tenants"). A platform administrator is
+  // allowed everything: no grants to read.
+  const readsGrants = settings.mode !== 'off' && project !== undefined && !caller.platformAdmin;
+  const [record, stored] = await Promise.all([
+    project ? cachedProject(base.registry, project) : undefined,
+    readsGrants ? readGrants(base.registry, project!, caller.principal) : undefined,
+  ]);
   const effectiveDefault = record?.defaultWarehouse ?? (project === base.project ? base.defaultWarehouse : '');
+  const destination = project ? destinationOf(request, project) : undefined;
+  const held = readsGrants && record ? heldGrants(record, caller.principal, grantsIn(stored, record.uid)) : [];
+  // A caller who holds nothing in the project (no grant there, or no project at all) is decided by
+  // authorization before anything about the project is looked up, so a create door tells it
+  // nothing about what exists there.
+  const holdsNothing = settings.mode !== 'off' && !caller.platformAdmin && held.length === 0;
 
   // Create doors: a missing parent is a 404 that names the door creating it (brief rule 6), and
-  // it comes before authorization's 403. A platform administrator is always authorized, so the
-  // door's own parent check keeps that order for it without this extra registry read.
-  await checkParents(request, base, project, record, effectiveDefault, { catalogParent: !caller.platformAdmin });
+  // it comes before authorization's 403 for a caller who holds something in the project. A
+  // platform administrator is always authorized, so the door's own parent check keeps that
+  // order for it without this extra registry read.
+  const parents = () => checkParents(request, base, project, record, effectiveDefault, { catalogParent: !caller.platformAdmin });
+  if (!holdsNothing) await parents();
 
   // Authorization (403); destructive doors deny as "not found".
   let canWrite = true;
+  let mayOverrideProtection = true;
   if (settings.mode !== 'off') {
-    // A platform administrator is allowed everything: no grants to read.
-    const grants = project && record && !caller.platformAdmin ? await grantLinks(base, project, record, caller.principal) : [];
+    // Grants on a namespace or table count only while their object holds the name (grants.ts).
+    const grants = held.length === 0 ? [] : await linksOf(base, project!, held, [request.id, ...(destination ? [destination.id] : [])]);
     const decide = async (action: OperationDef['action'], chain: ResourceChain, quarantined = false): Promise<AuthzDecision> => {
       const decision = await authorize({ principal: caller.principal, platformAdmin: caller.platformAdmin, action, target: chain, grants, quarantined });
       settings.log?.({
@@ -209,14 +229,23 @@ async function admit(settings: GuardSettings, request: OperationRequest, base: C
       return decision;
     };
     if (!(await decide(op.action, target.chain)).allowed) throw deniedAs(request, target, caller);
-    if (op.operationId === 'RenameTable' && project) {
-      const dest = renameDestination(request);
-      if (dest && !(await decide('table:create', tableChain(project, dest))).allowed) throw deniedAs(request, target, caller);
+    // The destination of a door that creates elsewhere than `{id}` (lib/governance/destinations.ts).
+    if (destination && !(await decide(destination.action, destination.chain)).allowed) {
+      throw DESTRUCTIVE.has(op.operationId)
+        ? deniedAs(request, target, caller)
+        : new PermissionDeniedError(`principal ${q(caller.principal)} may not ${destination.action} on ${destination.chain.resource.type.toLowerCase()} ${destination.chain.resource.id} (${op.operationId})`);
     }
     if (target.kind === 'table' && project && (op.operationId === 'DescribeTable' || op.operationId === 'DeclareTable')) {
       canWrite = (await decide('table:write', target.chain)).allowed;
     }
+    // Force needs no less than unprotecting (lib/governance/force-right.ts): asked only when
+    // the request says `force`, so every other request pays nothing for it.
+    const unprotect = project && asksForce(request) ? unprotectRight(op.operationId, target.kind === 'control' ? target.chain : projectChain(project)) : undefined;
+    if (unprotect && !(await decide(unprotect.action, unprotect.chain)).allowed) mayOverrideProtection = false;
   }
+  // Authorized without holding anything in a project (a principal's own keys): the parent
+  // checks, now that they can tell the caller nothing it may not know.
+  if (holdsNothing) await parents();
   // Only create doors tell the caller how to make the missing parent (brief rule 6).
   if (project && !record && !PLATFORM_OPS.has(op.operationId)) throw notFound(`project ${q(project)}`, op.action.endsWith(':create') ? CREATE_HINT.project : '');
 
@@ -237,6 +266,7 @@ async function admit(settings: GuardSettings, request: OperationRequest, base: C
     project,
     defaultWarehouse: effectiveDefault,
     vendor: canWrite ? base.vendor : readOnly(base.vendor),
+    ...(mayOverrideProtection ? {} : { mayOverrideProtection: false }),
   };
 }
 
@@ -244,18 +274,14 @@ const readOnly = (vendor: CredentialVendor): CredentialVendor => ({
   vend: (request) => vendor.vend({ ...request, mode: 'read' }),
 });
 
-function renameDestination(request: OperationRequest): string[] | undefined {
-  const name = request.body.new_table_name;
-  if (typeof name !== 'string') return undefined;
-  const ns = request.body.new_namespace_id;
-  const namespace = Array.isArray(ns) && ns.every((p) => typeof p === 'string') ? (ns as string[]) : request.id.slice(0, -1);
-  return [...namespace, name];
+/** The caller's grants in the project, the creator's implicit admin grant included. */
+function heldGrants(record: ProjectRecord, principal: string, grants: readonly Grant[]): readonly Grant[] {
+  return record.createdBy === principal ? [...grants, { role: 'admin', scope: { kind: 'project' } }] : grants;
 }
 
-async function grantLinks(services: CatalogServices, project: string, record: ProjectRecord, principal: string) {
-  const grants = (await grantsOf(services.registry, project, record.uid, principal)).map((grant) => ({ grant, on: scopeUid(project, grant.scope) }));
-  if (record.createdBy === principal) grants.push({ grant: { role: 'admin', scope: { kind: 'project' } }, on: projectUid(project) });
-  return grants;
+/** Grants as Cedar template links, without those whose object no longer holds the name at `ids`. */
+async function linksOf(services: CatalogServices, project: string, held: readonly Grant[], ids: readonly (readonly string[])[]) {
+  return (await boundGrants(services.registry, project, held, ids)).map((grant) => ({ grant, on: scopeUid(project, grant.scope) }));
 }
 
 const CREATES_NAMESPACE = new Set(['CreateNamespace']);

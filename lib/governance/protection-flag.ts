@@ -41,6 +41,6 @@ export function withProtection<R extends { protection?: Stamp }>(record: R, next
 export function refuseProtectedDelete(what: 'project' | 'warehouse', name: string, record: { protection?: Stamp }, force: boolean, updateDoor: string): void {
   if (force || !record.protection) return;
   throw new InvalidTableStateError(
-    `${what} ${q(name)} is protected and cannot be deleted; unprotect it first (POST ${updateDoor} {"protected": false}) or pass force=true`,
+    `${what} ${q(name)} is protected and cannot be deleted; only a project administrator may unprotect it (POST ${updateDoor} {"protected": false}) or override the protection with force=true`,
   );
 }

@@ -39,6 +39,13 @@ export type GrantScope =
 export interface Grant {
   readonly role: Role;
   readonly scope: GrantScope;
+  /**
+   * For a namespace or table scope: the uid of the object the grant was made on. The grant
+   * counts only while that object holds the name (live, or in trash there), so a re-created
+   * name never inherits it (lib/governance/grants.ts, boundGrants). Absent on grants written
+   * before grants were bound: those follow the name, as they always did.
+   */
+  readonly uid?: string;
 }
 
 /** Every grant of one principal in one project: one record, so a request reads one object. */

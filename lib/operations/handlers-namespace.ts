@@ -33,7 +33,7 @@ export const namespaceHandlers: HandlerMap<CatalogServices> = {
       id: req.id,
       mode: mode(req.body.mode, 'mode', ['fail', 'skip'] as const, 'fail'),
       behavior: mode(req.body.behavior, 'behavior', ['restrict', 'cascade'] as const, 'restrict'),
-      force: force(req),
+      force: force(req, svc),
       purge: purge(req),
       principal: req.caller?.principal ?? 'anonymous',
     }),

@@ -82,18 +82,19 @@ export const tableHandlers: HandlerMap<CatalogServices> = {
       location: optionalString(req.body.location, 'location'),
       mode: mode(req.body.mode, 'mode', ['create', 'overwrite'] as const, 'create'),
       properties: stringMap(req.body.properties, 'properties'),
+      force: force(req, svc),
     }),
 
-  DeregisterTable: (req, svc) => deregisterTable(svc, req.id, { force: force(req) }),
+  DeregisterTable: (req, svc) => deregisterTable(svc, req.id, { force: force(req, svc) }),
 
-  DropTable: (req, svc) => dropTable(svc, req.id, { force: force(req), purge: purge(req), principal: req.caller?.principal }),
+  DropTable: (req, svc) => dropTable(svc, req.id, { force: force(req, svc), purge: purge(req), principal: req.caller?.principal }),
 
   RenameTable: (req, svc) =>
     renameTable(svc, {
       id: req.id,
       newName: requiredString(req.body.new_table_name, 'new_table_name'),
       newNamespace: optionalStringArray(req.body.new_namespace_id, 'new_namespace_id'),
-      force: force(req),
+      force: force(req, svc),
     }),
 
   ListAllTables: (req, svc) =>

@@ -130,6 +130,8 @@ describe('authorization matrix: every operation × every kind of caller', () => 
 
   it('grants on a namespace subtree or one table cover exactly that', async () => {
     const sub = await app.principal('psub', { project: 'acme', role: 'writer', namespace: ['sales'] });
+    // A grant is made on an object that exists (and is bound to it: governance-grants-uid.test.ts).
+    await app.arrange('POST', '/projects/acme/v1/table/sales%24orders/declare', {});
     const one = await app.principal('pone', { project: 'acme', role: 'reader', table: ['sales', 'orders'] });
     const at = (p: string) => `/projects/acme/v1${p}?delimiter=%24`;
     // Parent (404) comes before authorization (403): the check order of the design brief.

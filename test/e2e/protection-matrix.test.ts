@@ -7,6 +7,8 @@
  * - unauthorized: refused exactly as without force (the destructive-door denial, which answers
  *   like "does not exist"), and nothing changes — the object and its protection stay;
  * - authorized, protected, no force: 409 / code 19 naming the object, nothing changes;
+ * - authorized, protected, force, but not allowed to unprotect (a writer on a catalog door):
+ *   the same 409, nothing changes; the project admin's force then succeeds;
  * - authorized otherwise: done; and a re-created object of the same name is unprotected.
  *
  * A cascade refusal names the protected descendant. Authorized = the least role that may use
@@ -15,6 +17,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, governedApp, type Answer } from '../support/governed-app.js';
+import { writeFakeDataset } from '../support/table-invariants.js';
 
 type App = Awaited<ReturnType<typeof governedApp>>;
 
@@ -145,12 +148,21 @@ describe('protection × force × authorization, per protective door', () => {
               expect(await door.isProtected(n)).toBe(isProtected);
               return;
             }
-            if (isProtected && !force) {
+            // Forcing needs no less than unprotecting (a project admin): a writer's force=true
+            // on a protected object counts for nothing — the same 409 as without it.
+            const forceIgnored = isProtected && force && door.authorized !== 'admin';
+            if (isProtected && (!force || forceIgnored)) {
               expect(res.status, JSON.stringify(res.body)).toBe(409);
               expect(res.body.code).toBe(19);
               expect(res.body.error).toContain(door.named(n));
+              // The way out names who may take it; never a bare "pass force=true".
+              expect(res.body.error).toContain('only a project administrator may unprotect it');
               expect(await door.exists(n)).toBe(true);
               expect(await door.isProtected(n)).toBe(true);
+              if (!forceIgnored) return;
+              const forcedByAdmin = await door.call(n, true, keys.admin);
+              expect(forcedByAdmin.status, JSON.stringify(forcedByAdmin.body)).toBe(200);
+              expect(await door.exists(n)).toBe(false);
               return;
             }
             expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -176,7 +188,12 @@ describe('what the matrix does not show on its own', () => {
     const refused = await app.call('POST', `${A}/namespace/deep/drop`, { behavior: 'Cascade' }, keys.writer);
     expect([refused.status, refused.body.code]).toEqual([409, 19]);
     expect(refused.body.error).toMatch(/namespace \["deep","a"\] is protected \(and 1 more protected descendant\)/);
-    expect((await app.call('POST', `${A}/namespace/deep/drop?force=true`, { behavior: 'Cascade' }, keys.writer)).status).toBe(200);
+    // A writer's force (query or body) is no key to a protected descendant; the admin's is.
+    const writerForced = await app.call('POST', `${A}/namespace/deep/drop?force=true`, { behavior: 'Cascade' }, keys.writer);
+    expect([writerForced.status, writerForced.body.code]).toEqual([409, 19]);
+    expect((await app.call('POST', `${A}/namespace/deep/drop`, { behavior: 'Cascade', force: true }, keys.writer)).status).toBe(409);
+    expect((await asAdmin('POST', `${A}/table/deep%24a%24b%24t/describe${Q}`, {})).status).toBe(200);
+    expect((await app.call('POST', `${A}/namespace/deep/drop?force=true`, { behavior: 'Cascade' }, keys.admin)).status).toBe(200);
     await app.arrange('POST', `${A}/namespace/deep/create`, {});
     await app.arrange('POST', `${A}/namespace/deep%24a/create${Q}`, {});
     expect((await asAdmin('POST', `${A}/namespace/deep%24a/describe${Q}`, {})).body).toEqual({ properties: {}, protected: false });
@@ -185,10 +202,26 @@ describe('what the matrix does not show on its own', () => {
   it('a forced rename carries the protection to the new name; the old name made again is unprotected', async () => {
     await app.arrange('POST', `${A}/table/tbl%24carry/declare${Q}`, {});
     await app.arrange('POST', `${A}/table/tbl%24carry/protection${Q}`, { protected: true });
-    expect((await app.call('POST', `${A}/table/tbl%24carry/rename${Q}&force=true`, { new_table_name: 'carried' }, keys.writer)).status).toBe(200);
+    expect((await app.call('POST', `${A}/table/tbl%24carry/rename${Q}&force=true`, { new_table_name: 'carried' }, keys.writer)).status).toBe(409);
+    expect((await app.call('POST', `${A}/table/tbl%24carry/rename${Q}&force=true`, { new_table_name: 'carried' }, keys.admin)).status).toBe(200);
     expect((await asAdmin('GET', `${A}/table/tbl%24carried/protection${Q}`)).body.protected).toBe(true);
     await app.arrange('POST', `${A}/table/tbl%24carry/declare${Q}`, {});
     expect((await asAdmin('GET', `${A}/table/tbl%24carry/protection${Q}`)).body.protected).toBe(false);
+  });
+
+  it('register with mode overwrite refuses a protected table; only an admin\'s force replaces it', async () => {
+    await writeFakeDataset(app.storageFor({ kind: 'file', path: '/w/acme' }), 'imports/ds.lance');
+    await app.arrange('POST', `${A}/table/tbl%24reg/declare${Q}`, {});
+    await app.arrange('POST', `${A}/table/tbl%24reg/protection${Q}`, { protected: true });
+    const body = { location: 'imports/ds.lance', mode: 'overwrite' };
+    for (const path of [`${A}/table/tbl%24reg/register${Q}`, `${A}/table/tbl%24reg/register${Q}&force=true`]) {
+      const refused = await app.call('POST', path, body, keys.writer);
+      expect([refused.status, refused.body.code], JSON.stringify(refused.body)).toEqual([409, 19]);
+    }
+    expect((await app.call('POST', `${A}/table/tbl%24reg/register${Q}`, body, keys.admin)).status).toBe(409);
+    const replaced = await app.call('POST', `${A}/table/tbl%24reg/register${Q}&force=true`, body, keys.admin);
+    expect(replaced.status, JSON.stringify(replaced.body)).toBe(200);
+    expect((await asAdmin('POST', `${A}/table/tbl%24reg/describe${Q}`, {})).body.location).toContain('imports/ds.lance');
   });
 
   it('only an admin may set protection on a warehouse or project; force in the body counts like the query', async () => {

@@ -82,6 +82,10 @@ export async function governedApp(handlers: HandlerMap<CatalogServices> = allHan
   return {
     decisions,
     vended,
+    /** The registry's store (to count the reads a request makes). */
+    registryStore,
+    /** The (in-memory) object store of a warehouse's storage root, to place datasets. */
+    storageFor: storageFor as (root: { kind: 'file'; path: string }) => ObjectStore,
     arrange,
     call: (method: string, path: string, body?: unknown, key?: string, headers?: Record<string, string>) => send(governed, method, path, body, key, headers),
     /** A principal with a key, optionally granted a role on a project. */

@@ -5,10 +5,12 @@ import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { deregisterTable, dropTable } from '../../lib/catalog/tables/drop.js';
 import { readTable } from '../../lib/catalog/tables/lookup.js';
+import { registerTable } from '../../lib/catalog/tables/register.js';
 import { renameTable } from '../../lib/catalog/tables/rename.js';
 import { keys } from '../../lib/registry/keys.js';
 import type { TableRecord } from '../../lib/registry/records.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
+import { warehouseStore, writeFakeDataset } from '../support/table-invariants.js';
 
 /** Settles to 'ok' or the catalog error code. */
 const code = (p: Promise<unknown>): Promise<'ok' | number> =>
@@ -141,6 +143,17 @@ describe.each(['memory', 'fs'] as const)('protection (%s store)', (kind) => {
       expect(await exists(['a', 't'])).toBe(true);
     });
   }
+
+  it('register with mode overwrite refuses to replace a protected table (it would deregister it) unless forced', async () => {
+    await writeFakeDataset(await warehouseStore(s), 'imports/other.lance');
+    await protect('table', ['a', 't']);
+    const before = (await readTable(s, ['a', 't']))!.value.uid;
+    const refused = registerTable(s, { id: ['a', 't'], location: 'imports/other.lance', mode: 'overwrite', properties: {} });
+    await expect(refused).rejects.toMatchObject({ code: 19, message: expect.stringContaining('table ["a","t"] is protected') });
+    expect((await readTable(s, ['a', 't']))!.value.uid).toBe(before);
+    await registerTable(s, { id: ['a', 't'], location: 'imports/other.lance', mode: 'overwrite', properties: {}, force: true });
+    expect((await readTable(s, ['a', 't']))!.value.path).toBe('imports/other.lance');
+  });
 
   it('a stale record left by a dropped table protects nothing (it names the old uid)', async () => {
     await protect('table', ['a', 't']);

@@ -10,12 +10,15 @@ import { refuseLinks } from './links.js';
 import { absoluteLocation, relativeToRoot } from './location.js';
 import { hasData, readTable, tableKey, validateTableId } from './lookup.js';
 import { fmtId } from '../ids.js';
+import { protectedError, protectionOf } from '../protection.js';
 
 export interface RegisterInput {
   readonly id: readonly string[];
   readonly location?: string;
   readonly mode: 'create' | 'overwrite';
   readonly properties: Record<string, string>;
+  /** `overwrite` of a protected table: override its protection (docs/lifecycle.md). */
+  readonly force?: boolean;
 }
 
 /**
@@ -72,6 +75,9 @@ export async function registerTable(
       createdAt: services.now().toISOString(),
     };
     if (existing) {
+      // Overwrite deregisters the table it replaces: a protected one refuses, as DeregisterTable does.
+      const protection = await protectionOf(services, input.id, existing.value, input.force);
+      if (protection?.uid === existing.value.uid) throw protectedError('table', input.id, 'replaced by a registration');
       // Refuse before deregistering anything if the location belongs to a third table.
       await refuseIfUsedByOther(services, record, existing.value, location);
       await services.registry.remove(key, existing.etag); // lost race: retry from the top

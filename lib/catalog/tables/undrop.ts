@@ -4,7 +4,7 @@
  * doors' reads and re-check, while dropping (trash.ts) is what a namespace's cascade drop runs:
  * kept together they made namespaces.ts and tables/* import each other.
  */
-import { TableAlreadyExistsError, TableNotFoundError } from '../../errors.js';
+import { TableAlreadyExistsError, TableNotFoundError, UnsupportedError } from '../../errors.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys, validateName } from '../../registry/keys.js';
 import type { TableRecord, TrashRecord } from '../../registry/records.js';
@@ -50,7 +50,16 @@ export async function undropTable(services: CatalogServices, input: UndropInput)
       }
       throw new TableNotFoundError(`table ${fmtId(input.id)} has nothing in trash to undrop`);
     }
-    await requireNamespace(services, namespace, '; create it (or undrop it) before undropping a table into it');
+    const parent = await requireNamespace(services, namespace, '; create it (or undrop it) before undropping a table into it');
+    // Like a rename, an undrop never moves bytes: the namespace must be bound to the warehouse
+    // the table's data lives in (else its quarantine and vending would be another warehouse's).
+    const bound = parent?.value.warehouse ?? services.defaultWarehouse;
+    if (bound !== latest.value.table.warehouse) {
+      throw new UnsupportedError(
+        `cannot undrop table ${fmtId(input.id)} into namespace ${fmtId(namespace)}: it is bound to warehouse ${JSON.stringify(bound)}, ` +
+          `the table's data lives in ${JSON.stringify(latest.value.table.warehouse)}, and an undrop never moves bytes`,
+      );
+    }
     return restored(services, await restoreTable(services, latest, target, live));
   });
 }
