@@ -63,6 +63,13 @@ const common = {
   RASK_JWT_AUDIENCE: z.optional(text()),
   RASK_JWT_JWKS_URL: z.optional(z.url({ error: 'must be a URL' })),
   RASK_JWT_PRINCIPAL_CLAIM: withDefault(text(), 'sub'),
+  // --- Storage allotment (docs/governance.md, "Storage allotment"; issue 24) ---
+  /**
+   * The storage projects' warehouses may use: comma-separated roots (absolute directories locally,
+   * s3://bucket/prefix on AWS), parsed by lib/app/storage.ts. Project P is allotted `<root>/<P>/`
+   * in each. Absent: `<RASK_DATA_DIR>/projects` locally, `<warehouse bucket and prefix>projects/` on AWS.
+   */
+  RASK_STORAGE_ROOTS: z.optional(text()),
 };
 
 /** How often the local server's in-process worker looks for queued jobs (docs/jobs.md). */

@@ -11,6 +11,7 @@ import { noCredentials } from '../ports/credential-vendor.js';
 import { ndjsonPublisher } from '../adapters/local/ndjson-publisher.js';
 import { buildApp, consoleLogger } from './build.js';
 import { adoptLocalWarehouseRoot, localWarehouseRoot } from './local-root.js';
+import { declaredRoots, localStorageDefault, realLocalRoots } from './storage.js';
 import type { ErrorLogger } from '../http/respond.js';
 import { guardSettings, localAuthNotices } from '../governance/setup.js';
 
@@ -42,6 +43,12 @@ export async function createLocalApp(
     stores.set(dir, store);
     return store;
   };
+  // The platform's own locations (never a warehouse's), by both spellings of the data directory.
+  const realDataDir = await realpath(dataDir);
+  const reservedRoots: StorageRoot[] = [...new Set([dataDir, realDataDir])].flatMap((dir) =>
+    ['registry', 'events'].map((sub) => ({ kind: 'file' as const, path: path.join(dir, sub) })),
+  );
+  const storageRoots = await realLocalRoots(declaredRoots(config.RASK_STORAGE_ROOTS, localStorageDefault(dataDir), 'file', reservedRoots));
   const auth = guardSettings(config.RASK_AUTH, config, (entry) => console.log(JSON.stringify(entry)));
   const app = await buildApp({
     registryStore: new FsObjectStore(path.join(dataDir, 'registry')),
@@ -51,7 +58,7 @@ export async function createLocalApp(
     // Relative to the data directory, so a copy of the directory uses its own warehouse.
     warehouseRoot: localWarehouseRoot(config.RASK_WAREHOUSE),
     fileRootBase: dataDir,
-    redactPaths: [dataDir, ...(await realpath(dataDir).then((r) => (r === dataDir ? [] : [r]), () => []))],
+    redactPaths: [dataDir, ...(realDataDir === dataDir ? [] : [realDataDir])],
     managedVersioning: config.RASK_MANAGED_VERSIONING,
     trashGraceDays: config.RASK_TRASH_GRACE_DAYS,
     handlers,
@@ -70,7 +77,8 @@ export async function createLocalApp(
     }),
     logger: options.logger ?? consoleLogger,
     auth,
-    reservedRoots: [{ kind: 'file', path: path.join(dataDir, 'registry') }],
+    reservedRoots,
+    storage: { roots: storageRoots },
   });
   await adoptLocalWarehouseRoot(app.services.registry, { project: config.RASK_PROJECT, warehouse: config.RASK_WAREHOUSE, dataDir });
   const notices = await localAuthNotices(config.RASK_AUTH, config, app.services.registry);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatStorageRoot, parseStorageRoot, rootsOverlap } from '../../lib/governance/storage-roots.js';
+import { formatStorageRoot, parseStorageRoot, rootsOverlap } from '../../lib/registry/storage-roots.js';
 
 describe('warehouse storage roots', () => {
   it('parses s3://bucket/prefix and absolute directories, refusing anything else with code 13', () => {
