@@ -140,6 +140,14 @@ export function insideDeploymentStorage(services: CatalogServices, root: Storage
   return storage.roots.some((r) => rootInside(root, r)) || (platform !== undefined && rootInside(root, platform));
 }
 
+/** Whether `w` is the default warehouse the platform created at start-up (by its root). */
+export function isPlatformWarehouse(services: CatalogServices, w: Pick<WarehouseRecord, 'storage'>): boolean {
+  const platform = services.storage?.platformWarehouse;
+  if (!platform) return false;
+  const [a, b] = [resolvedRoot(services, platform), resolvedRoot(services, w.storage)];
+  return rootInside(a, b) && rootInside(b, a);
+}
+
 /** Every warehouse of every project, read strictly (an unreadable record stops the caller). */
 export async function everyWarehouseRoot(services: CatalogServices): Promise<RootClaim[]> {
   const out: RootClaim[] = [];
