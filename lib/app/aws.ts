@@ -13,9 +13,7 @@ import { awsJobSettings } from './aws-jobs.js';
 import { lazyPort } from '../ports/lazy.js';
 import { buildApp, consoleLogger } from './build.js';
 import { lazyPublisher } from '../ports/event-publisher.js';
-import { encodeSegment } from '../registry/keys.js';
-import { childRoot } from '../registry/storage-roots.js';
-import { declaredRoots } from './storage.js';
+import { awsStorage } from './storage.js';
 
 /**
  * The AWS composition: registry and default warehouse in S3. Built once per Lambda container
@@ -41,12 +39,7 @@ export async function createAwsApp(
     stores.set(id, store);
     return store;
   };
-  const reservedRoots: StorageRoot[] = [{ kind: 's3', bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX }];
-  // A fresh deployment's default warehouse gets its own directory beside the projects' storage
-  // (docs/governance.md, "Storage allotment"); an existing one keeps the root its record holds.
-  const base: StorageRoot = { kind: 's3', bucket: config.RASK_WAREHOUSE_BUCKET, prefix: config.RASK_WAREHOUSE_PREFIX, region: config.AWS_REGION };
-  const warehouseRoot = childRoot(base, encodeSegment(config.RASK_WAREHOUSE));
-  const storageRoots = declaredRoots(config.RASK_STORAGE_ROOTS, childRoot(base, 'projects'), 's3', [...reservedRoots, warehouseRoot]);
+  const { reservedRoots, warehouseRoot, storageRoots } = awsStorage(config);
   return buildApp({
     registryStore: new S3ObjectStore({ client: s3, bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX }),
     storageFor,

@@ -1,8 +1,10 @@
 import { mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../config.js';
+import type { AwsConfig } from '../config.js';
+import { encodeSegment } from '../registry/keys.js';
 import type { StorageRoot } from '../registry/records.js';
-import { formatStorageRoot, parseStorageRoot, rootsOverlap } from '../registry/storage-roots.js';
+import { childRoot, formatStorageRoot, parseStorageRoot, rootsOverlap } from '../registry/storage-roots.js';
 
 /**
  * The storage a deployment declares (docs/governance.md, "Storage allotment"): RASK_STORAGE_ROOTS,
@@ -41,3 +43,18 @@ export async function realLocalRoots(roots: readonly StorageRoot[]): Promise<Sto
 
 /** Locally, projects' storage is inside the data directory unless RASK_STORAGE_ROOTS says otherwise. */
 export const localStorageDefault = (dataDir: string): StorageRoot => ({ kind: 'file', path: path.join(dataDir, 'projects') });
+
+/**
+ * The AWS deployment's storage, for every AWS composition (API functions, maintenance): the
+ * registry is reserved; a fresh deployment's default warehouse gets its own directory beside the
+ * projects' storage (docs/governance.md, "Storage allotment"; an existing one keeps the root its
+ * record holds); projects are allotted inside `<warehouse prefix>projects/` unless
+ * RASK_STORAGE_ROOTS says otherwise.
+ */
+export function awsStorage(config: AwsConfig): { reservedRoots: StorageRoot[]; warehouseRoot: StorageRoot; storageRoots: StorageRoot[] } {
+  const reservedRoots: StorageRoot[] = [{ kind: 's3', bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX }];
+  const base: StorageRoot = { kind: 's3', bucket: config.RASK_WAREHOUSE_BUCKET, prefix: config.RASK_WAREHOUSE_PREFIX, region: config.AWS_REGION };
+  const warehouseRoot = childRoot(base, encodeSegment(config.RASK_WAREHOUSE));
+  const storageRoots = declaredRoots(config.RASK_STORAGE_ROOTS, childRoot(base, 'projects'), 's3', [...reservedRoots, warehouseRoot]);
+  return { reservedRoots, warehouseRoot, storageRoots };
+}
