@@ -133,7 +133,8 @@ describe('tenant isolation of storage (metadata Lambda composition over S3)', ()
 
   it('exactly one of 8 concurrent creates with overlapping prefixes wins', async () => {
     const base = `s3://${WH}/warehouse/projects/A/race`;
-    const roots = [base, `${base}/x`, `${base}/`, `${base}/x/y`, base, `${base}/z`, `${base}/x/`, `${base}/q/r`];
+    // Pairwise overlapping (a chain): any two share storage.
+    const roots = [base, `${base}/x`, `${base}/`, `${base}/x/y`, base, `${base}/x/y/z`, `${base}/x/`, `${base}/x/y/z/w`];
     const answers = await Promise.all(roots.map((root, i) => call(A_ADMIN, 'POST', '/projects/A/v1/warehouses', { name: `race${i}`, storage_root: root })));
     expect(answers.filter((a) => a.status === 200), answers.map((a) => a.text).join('\n')).toHaveLength(1);
     expect(answers.filter((a) => a.status === 409 && a.json.code === 19)).toHaveLength(7);
