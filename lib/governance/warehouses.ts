@@ -3,7 +3,7 @@ import { createNamespace, readNamespace } from '../catalog/namespaces.js';
 import { fmtId } from '../catalog/ids.js';
 import { optionalBoolean, optionalInteger, optionalString, pageLimit, stringMap } from '../catalog/params.js';
 import type { CatalogServices } from '../catalog/services.js';
-import { ConcurrentModificationError, InternalError, InvalidInputError, InvalidTableStateError, NamespaceNotFoundError } from '../errors.js';
+import { ConcurrentModificationError, InvalidInputError, InvalidTableStateError, NamespaceNotFoundError } from '../errors.js';
 import type { Caller, OperationRequest } from '../operations/types.js';
 import { ConditionFailedError } from '../ports/object-store.js';
 import { encodeSegment, keys, parseTreeKey, validateName } from '../registry/keys.js';
@@ -12,7 +12,7 @@ import { alreadyExists, CREATE_HINT, notEmpty, notFound, q } from './errors.js';
 import { nextProtection, refuseProtectedDelete, withProtection } from './protection-flag.js';
 import { requireProject } from './projects.js';
 import { formatStorageRoot, parseStorageRoot, rootsOverlap } from '../registry/storage-roots.js';
-import { claimStorageRoot, refuseSharedRoot, releaseStorageClaim, resolvedRoot } from '../catalog/storage-claims.js';
+import { claimStorageRoot, everyWarehouseRoot, refuseSharedRoot, releaseStorageClaim, resolvedRoot } from '../catalog/storage-claims.js';
 import { canonicalRoot, requireAllotted } from './allotment.js';
 
 /**
@@ -221,34 +221,15 @@ export async function proveSoleOwnership(services: CatalogServices, target: Ware
   // The claims index, and (when the deployment declares its storage) nothing outside it: a
   // warehouse recorded over a host directory before allotments existed is never emptied.
   await refuseSharedRoot(services, target, `purge ${formatStorageRoot(target.storage)}`, { declared: services.storage !== undefined });
-  // And every record itself, in case one was written without a claim (an older server).
-  const projects = await allKeys(services, keys.projectsPrefix());
-  for (const projectKey of projects) {
-    const p = await services.registry.read<ProjectRecord>(projectKey);
-    if (!p) continue;
-    for (const whKey of await allKeys(services, keys.warehousesPrefix(p.value.name))) {
-      const w = await services.registry.read<WarehouseRecord>(whKey);
-      if (!w) continue;
-      if (!w.value.storage || typeof w.value.storage !== 'object') throw new InternalError(`registry record ${whKey} has no storage root; refusing to purge`);
-      if (w.value.project === target.project && w.value.name === target.name) continue;
-      if (rootsOverlap(resolvedRoot(services, w.value.storage), resolvedRoot(services, target.storage))) {
-        // Generic: the other warehouse may be another project's (no cross-tenant names).
-        throw new InvalidTableStateError(
-          `refusing to purge ${formatStorageRoot(target.storage)}: another warehouse (of this or another project) shares its storage`,
-        );
-      }
+  // And every record itself, read strictly, in case one was written without a claim (an older server).
+  for (const w of await everyWarehouseRoot(services)) {
+    if (w.project === target.project && w.warehouse === target.name) continue;
+    if (rootsOverlap(resolvedRoot(services, w.storage), resolvedRoot(services, target.storage))) {
+      // Generic: the other warehouse may be another project's (no cross-tenant names).
+      throw new InvalidTableStateError(
+        `refusing to purge ${formatStorageRoot(target.storage)}: another warehouse (of this or another project) shares its storage`,
+      );
     }
-  }
-}
-
-async function allKeys(services: CatalogServices, prefix: string): Promise<string[]> {
-  const out: string[] = [];
-  let startAfter: string | undefined;
-  for (;;) {
-    const page = await services.registry.store.list({ prefix, startAfter, limit: 1000 });
-    for (const o of page.objects) if (!o.key.slice(prefix.length).includes('/')) out.push(o.key);
-    if (!page.truncated || page.objects.length === 0) return out;
-    startAfter = page.objects[page.objects.length - 1].key;
   }
 }
 

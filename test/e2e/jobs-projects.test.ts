@@ -5,8 +5,7 @@
  * project answers for acme's transaction exactly as for one that never existed (no existence
  * oracle, docs/governance.md).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ipcRows } from '../data/fixtures.js';
