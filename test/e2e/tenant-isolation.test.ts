@@ -146,6 +146,22 @@ describe('tenant isolation of storage (RASK_AUTH=keys)', () => {
     });
   }
 
+  it("a register of a location owned by a table the caller cannot read does not name that table", async () => {
+    await ok(call('POST', '/projects/A/v1/namespace/vault/create', ADMIN, {}));
+    const hidden = await ok(call('POST', '/projects/A/v1/table/vault%24payroll/create?delimiter=%24', ADMIN, ipcRows(3)));
+    await ok(call('POST', '/v1/principals', ADMIN, { name: 'a-ans-writer' }));
+    await ok(call('POST', '/v1/grants', ADMIN, { principal: 'a-ans-writer', project: 'A', role: 'writer', namespace: ['ans'] }));
+    const key = (await ok(call('POST', '/v1/principals/a-ans-writer/keys', ADMIN, {}))).api_key;
+    expect((await call('POST', '/projects/A/v1/table/vault%24payroll/describe?delimiter=%24', key, {})).status).toBe(403);
+    const before = await guarded();
+    const r = await call('POST', '/projects/A/v1/table/ans%24copy/register?delimiter=%24', key, { location: hidden.location });
+    expect(r.status, r.text).toBe(400);
+    expect(r.json().code).toBe(13);
+    expect(r.json().error).toMatch(/another table/);
+    expect(r.json().error).not.toMatch(/vault|"payroll"|\["/);
+    expect(await guarded()).toEqual(before);
+  });
+
   it('exactly one of 8 concurrent creates with overlapping roots wins; 8 disjoint ones all win', async () => {
     const base = path.join(server.dataDir, 'projects', 'A', 'race');
     // Pairwise overlapping (a chain, in every spelling): any two share storage.
