@@ -85,7 +85,7 @@ async function isStale(services: CatalogServices, claim: RootClaim, now: Date): 
   return !(await services.registry.read(keys.warehouse(claim.project, claim.warehouse)));
 }
 
-/** Removes warehouse `project/warehouse`'s claim (one claim `id`, or whichever it holds). */
+/** Removes warehouse `project/warehouse`'s claim `id` (absent: whichever it holds). */
 export async function releaseStorageClaim(services: CatalogServices, project: string, warehouse: string, id?: string): Promise<void> {
   await services.registry.retrying(`release the storage claim of warehouse ${JSON.stringify(warehouse)}`, async () => {
     const index = await services.registry.read<StorageClaimsRecord>(keys.storageClaims());

@@ -12,7 +12,7 @@ import { alreadyExists, CREATE_HINT, notEmpty, notFound, q } from './errors.js';
 import { nextProtection, refuseProtectedDelete, withProtection } from './protection-flag.js';
 import { requireProject } from './projects.js';
 import { formatStorageRoot, parseStorageRoot, rootsOverlap } from '../registry/storage-roots.js';
-import { claimStorageRoot, everyWarehouseRoot, refuseSharedRoot, releaseStorageClaim, resolvedRoot } from '../catalog/storage-claims.js';
+import { claimStorageRoot, everyWarehouseRoot, readStorageClaims, refuseSharedRoot, releaseStorageClaim, resolvedRoot } from '../catalog/storage-claims.js';
 import { canonicalRoot, requireAllotted } from './allotment.js';
 
 /**
@@ -192,6 +192,9 @@ export async function deleteWarehouse(
     await proveSoleOwnership(services, found.value);
     await purgeRoot(services, found.value);
   }
+  // The claim this warehouse holds now, released by its id after the record goes: a create of the
+  // same name that lands in between (and takes the root over) keeps its own claim.
+  const held = (await readStorageClaims(services)).value.claims.find((c) => c.project === project && c.warehouse === name);
   await services.registry.retrying(`delete warehouse ${q(name)}`, async () => {
     const now = await services.registry.read<WarehouseRecord>(keys.warehouse(project, name));
     if (now) refuseProtectedDelete('warehouse', name, now.value, options.force ?? false, `/v1/warehouses/${name}/update`);
@@ -199,7 +202,7 @@ export async function deleteWarehouse(
   });
   // After the record: a crash between the two leaves a claim without a warehouse, which keeps
   // the root reserved until the next create finds it stale (lib/catalog/storage-claims.ts).
-  await releaseStorageClaim(services, project, name);
+  if (held) await releaseStorageClaim(services, project, name, held.id);
   await services.registry.retrying(`forget warehouse ${q(name)} in project ${q(project)}`, async () => {
     const now = await requireProject(services, project);
     const deactivated = (now.value.deactivatedWarehouses ?? []).filter((w) => w !== name);
