@@ -123,6 +123,8 @@ async function s3Services(s3: { bucket: string; prefix: string; region?: string 
     storageFor: (root: StorageRoot) =>
       root.kind === 's3' ? new S3ObjectStore({ client, bucket: root.bucket, prefix: root.prefix }) : new FsObjectStore(root.path),
     vendor: noCredentials,
+    // The registry is never a warehouse's (the orphan scan's backstop, lib/catalog/storage-claims.ts).
+    reservedRoots: [{ kind: 's3', bucket: s3.bucket, prefix: s3.prefix }],
     now: () => new Date(),
     newId: () => randomUUID(),
   };

@@ -68,6 +68,14 @@ export interface RaskConfig {
   readonly jwtPrincipalClaim?: string;
   /** Oldest accepted token by its `iat`, in seconds (default a day; lib/governance/jwt.ts). */
   readonly jwtMaxAgeSeconds?: number;
+  // --- Storage allotment (docs/governance.md, "Storage allotment"; issue 24) ---
+  /**
+   * The storage projects' warehouses may use, as comma-separated key prefixes inside
+   * `warehousePrefix` (so the functions' and the vending role's IAM, scoped to that prefix, cover
+   * them): `projects/,teams/` declares `s3://<warehouse bucket>/<warehousePrefix>projects/` and
+   * `…teams/` (RASK_STORAGE_ROOTS). Absent: `projects/`, the catalog's own default.
+   */
+  readonly storagePrefixes?: readonly string[];
 }
 
 export const DEFAULT_CONFIG: RaskConfig = {
@@ -109,7 +117,7 @@ type Raw = Readonly<Record<string, unknown>>;
 const CONTEXT_PREFIX = 'rask:';
 
 /** Settings with no default (absent means "not used"). */
-const OPTIONAL_KEYS = ['warehouseBucketName', 'alarmTopicArn', 'alarmEmail', 'webAclArn', 'jwtIssuer', 'jwtAudience', 'jwtJwksUrl', 'jwtPrincipalClaim', 'jwtMaxAgeSeconds'];
+const OPTIONAL_KEYS = ['warehouseBucketName', 'alarmTopicArn', 'alarmEmail', 'webAclArn', 'jwtIssuer', 'jwtAudience', 'jwtJwksUrl', 'jwtPrincipalClaim', 'jwtMaxAgeSeconds', 'storagePrefixes'];
 
 /** Reads every `rask:*` context key from a construct node (the App's, normally). */
 export function configFromContext(node: Node): RaskConfig {
@@ -158,6 +166,7 @@ export function resolveConfig(raw: Raw = {}): RaskConfig {
     jwtJwksUrl: optStr(raw, 'jwtJwksUrl', /^https:\/\/[^\s/?#]+[^\s]*$/, 'an https:// URL of the issuer\'s JWKS'),
     jwtPrincipalClaim: optStr(raw, 'jwtPrincipalClaim', /^[A-Za-z0-9_:.\/-]{1,256}$/, 'a claim name such as "sub" or "email"'),
     ...(raw.jwtMaxAgeSeconds === undefined ? {} : { jwtMaxAgeSeconds: int(raw, 'jwtMaxAgeSeconds', 0, 60, 30 * 24 * 60 * 60) }),
+    ...storagePrefixes(raw),
   };
   const jwt = { jwtIssuer: config.jwtIssuer, jwtAudience: config.jwtAudience, jwtJwksUrl: config.jwtJwksUrl };
   const given = Object.entries(jwt).filter(([, v]) => v !== undefined).map(([k]) => k);
@@ -211,6 +220,15 @@ function prefix(raw: Raw, key: string, fallback: string): string {
     fail(key, 'a key prefix such as "warehouse/" (no empty, "." or ".." segments)', value);
   }
   return value;
+}
+
+/** `storagePrefixes`: a list (or a comma-separated string from the command line) of key prefixes. */
+function storagePrefixes(raw: Raw): { storagePrefixes?: readonly string[] } {
+  const value = raw.storagePrefixes;
+  if (value === undefined) return {};
+  const list = typeof value === 'string' ? value.split(',').map((v) => v.trim()) : value;
+  if (!Array.isArray(list) || list.length === 0) fail('storagePrefixes', 'key prefixes inside warehousePrefix such as "projects/"', value);
+  return { storagePrefixes: list.map((p) => prefix({ storagePrefixes: p }, 'storagePrefixes', '')) };
 }
 
 function bool(raw: Raw, key: string, fallback: boolean): boolean {

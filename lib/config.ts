@@ -76,6 +76,13 @@ const common = {
   /** Oldest accepted OIDC token by its `iat`; tokens must also carry `exp`. */
   RASK_JWT_MAX_AGE_SECONDS: withDefault(integer(60, 30 * 24 * 60 * 60), DEFAULT_JWT_MAX_AGE_SECONDS),
   // ---- end of token lifetimes
+  // --- Storage allotment (docs/governance.md, "Storage allotment"; issue 24) ---
+  /**
+   * The storage projects' warehouses may use: comma-separated roots (absolute directories locally,
+   * s3://bucket/prefix on AWS), parsed by lib/app/storage.ts. Project P is allotted `<root>/<P>/`
+   * in each. Absent: `<RASK_DATA_DIR>/projects` locally, `<warehouse bucket and prefix>projects/` on AWS.
+   */
+  RASK_STORAGE_ROOTS: z.optional(text()),
 };
 
 /** The router's request limits from the configuration (local and AWS alike). */

@@ -25,6 +25,10 @@ export function catalogEnvironment(config: RaskConfig, storage: StorageRefs): Re
     RASK_TRASH_GRACE_DAYS: String(config.trashGraceDays),
     RASK_PROJECT: config.project,
     RASK_WAREHOUSE: config.warehouse,
+    // The declared storage (docs/governance.md, "Storage allotment"), inside the warehouse prefix.
+    ...(config.storagePrefixes
+      ? { RASK_STORAGE_ROOTS: config.storagePrefixes.map((p) => `s3://${storage.warehouseBucket.bucketName}/${storage.warehousePrefix}${p}`).join(',') }
+      : {}),
   };
 }
 

@@ -9,7 +9,8 @@ import { noCredentials } from '../ports/credential-vendor.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { keys } from '../registry/keys.js';
 import { LAYOUT_VERSION } from '../registry/layout.js';
-import type { StorageRoot } from '../registry/records.js';
+import type { StorageRoot, WarehouseRecord } from '../registry/records.js';
+import { awsStorage } from './storage.js';
 import { Registry } from '../registry/registry.js';
 
 /**
@@ -34,12 +35,18 @@ export async function createMaintenanceServices(config: AwsConfig, client = new 
     return store;
   };
   const jobs = awsJobSettings(config);
+  // The deleting passes' backstops (lib/catalog/storage-claims.ts) need the declared storage and
+  // the default warehouse's root as recorded (an older deployment's may be the whole prefix).
+  const { reservedRoots, warehouseRoot, storageRoots } = awsStorage(config);
+  const platform = await registry.read<WarehouseRecord>(keys.warehouse(config.RASK_PROJECT, config.RASK_WAREHOUSE));
   return {
     registry,
     project: config.RASK_PROJECT,
     defaultWarehouse: config.RASK_WAREHOUSE,
     storageFor,
     vendor: noCredentials,
+    reservedRoots,
+    storage: { roots: storageRoots, platformWarehouse: platform?.value.storage ?? warehouseRoot },
     ...(jobs ? { jobs } : {}),
     now: () => new Date(),
     newId: () => randomUUID(),

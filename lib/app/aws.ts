@@ -13,6 +13,7 @@ import { awsJobSettings } from './aws-jobs.js';
 import { lazyPort } from '../ports/lazy.js';
 import { buildApp, consoleLogger, decisionLog } from './build.js';
 import { lazyPublisher } from '../ports/event-publisher.js';
+import { awsStorage } from './storage.js';
 
 /**
  * The AWS composition: registry and default warehouse in S3. Built once per Lambda container
@@ -38,17 +39,13 @@ export async function createAwsApp(
     stores.set(id, store);
     return store;
   };
+  const { reservedRoots, warehouseRoot, storageRoots } = awsStorage(config);
   return buildApp({
     registryStore: new S3ObjectStore({ client: s3, bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX }),
     storageFor,
     project: config.RASK_PROJECT,
     warehouse: config.RASK_WAREHOUSE,
-    warehouseRoot: {
-      kind: 's3',
-      bucket: config.RASK_WAREHOUSE_BUCKET,
-      prefix: config.RASK_WAREHOUSE_PREFIX,
-      region: config.AWS_REGION,
-    },
+    warehouseRoot,
     managedVersioning: config.RASK_MANAGED_VERSIONING,
     trashGraceDays: config.RASK_TRASH_GRACE_DAYS,
     handlers,
@@ -72,7 +69,8 @@ export async function createAwsApp(
       mode: 'authorizer',
       log: decisionLog(logger),
     },
-    reservedRoots: [{ kind: 's3', bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX }],
+    reservedRoots,
+    storage: { roots: storageRoots },
     readOnly: config.RASK_READ_ONLY,
   });
 }

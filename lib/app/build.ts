@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CatalogServices, DataLimits } from '../catalog/services.js';
+import type { CatalogServices, DataLimits, DeploymentStorage } from '../catalog/services.js';
 import { createRouter, type Router } from '../http/router.js';
 import type { ErrorLogger } from '../http/respond.js';
 import type { RequestLimits } from '../http/limits.js';
@@ -47,6 +47,8 @@ export interface BuildOptions {
   readonly auth?: GuardSettings;
   /** Storage a warehouse purge must never touch (the registry's root). */
   readonly reservedRoots?: readonly StorageRoot[];
+  /** The storage the operator declared (CatalogServices.storage). */
+  readonly storage?: DeploymentStorage;
   /** Relative file storage roots resolve against this directory (lib/catalog/warehouses.ts). */
   readonly fileRootBase?: string;
   /** Local directories that never appear in an error body (the data directory). */
@@ -78,6 +80,8 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     events: options.events,
     ...(options.jobs ? { jobs: options.jobs } : {}),
     reservedRoots: options.reservedRoots,
+    // The default warehouse's root as recorded (an older deployment may keep another one).
+    ...(options.storage ? { storage: { ...options.storage, platformWarehouse: warehouse.storage } } : {}),
     ...(options.fileRootBase === undefined ? {} : { fileRootBase: options.fileRootBase }),
     ...(options.readOnly ? { readOnly: true } : {}),
     now: () => new Date(),

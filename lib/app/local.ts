@@ -11,6 +11,7 @@ import { noCredentials } from '../ports/credential-vendor.js';
 import { ndjsonPublisher } from '../adapters/local/ndjson-publisher.js';
 import { buildApp, consoleLogger, decisionLog } from './build.js';
 import { adoptLocalWarehouseRoot, localWarehouseRoot } from './local-root.js';
+import { declaredRoots, localStorageDefault, realLocalRoots } from './storage.js';
 import type { ErrorLogger } from '../http/respond.js';
 import { guardSettings, localAuthNotices } from '../governance/setup.js';
 
@@ -43,6 +44,12 @@ export async function createLocalApp(
     return store;
   };
   const logger = options.logger ?? consoleLogger;
+  // The platform's own locations (never a warehouse's), by both spellings of the data directory.
+  const realDataDir = await realpath(dataDir);
+  const reservedRoots: StorageRoot[] = [...new Set([dataDir, realDataDir])].flatMap((dir) =>
+    ['registry', 'events'].map((sub) => ({ kind: 'file' as const, path: path.join(dir, sub) })),
+  );
+  const storageRoots = await realLocalRoots(declaredRoots(config.RASK_STORAGE_ROOTS, localStorageDefault(dataDir), 'file', reservedRoots));
   const auth = guardSettings(config.RASK_AUTH, config, decisionLog(logger));
   const app = await buildApp({
     registryStore: new FsObjectStore(path.join(dataDir, 'registry')),
@@ -52,7 +59,7 @@ export async function createLocalApp(
     // Relative to the data directory, so a copy of the directory uses its own warehouse.
     warehouseRoot: localWarehouseRoot(config.RASK_WAREHOUSE),
     fileRootBase: dataDir,
-    redactPaths: [dataDir, ...(await realpath(dataDir).then((r) => (r === dataDir ? [] : [r]), () => []))],
+    redactPaths: [dataDir, ...(realDataDir === dataDir ? [] : [realDataDir])],
     managedVersioning: config.RASK_MANAGED_VERSIONING,
     trashGraceDays: config.RASK_TRASH_GRACE_DAYS,
     handlers,
@@ -73,7 +80,8 @@ export async function createLocalApp(
     logger,
     traceRequests: config.RASK_LOG_LEVEL === 'debug',
     auth,
-    reservedRoots: [{ kind: 'file', path: path.join(dataDir, 'registry') }],
+    reservedRoots,
+    storage: { roots: storageRoots },
   });
   await adoptLocalWarehouseRoot(app.services.registry, { project: config.RASK_PROJECT, warehouse: config.RASK_WAREHOUSE, dataDir });
   const notices = await localAuthNotices(config.RASK_AUTH, config, app.services.registry);

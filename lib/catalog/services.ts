@@ -14,6 +14,14 @@ export interface DataLimits {
   readonly maxSyncVectorIndexRows: number;
 }
 
+/** The storage a deployment may use (RASK_STORAGE_ROOTS locally, stack props on AWS). */
+export interface DeploymentStorage {
+  /** Declared roots; project P is allotted `<root>/<encoded P>/` in each (lib/governance/allotment.ts). */
+  readonly roots: readonly StorageRoot[];
+  /** The default warehouse's root the platform creates at start-up (it lies outside every allotment). */
+  readonly platformWarehouse?: StorageRoot;
+}
+
 /**
  * Everything catalog operations need, built once per process by lib/app/*.ts. Operations take
  * this as an argument and never see a Request, so they run the same behind every transport.
@@ -47,6 +55,11 @@ export interface CatalogServices {
    * root overlaps one of these (lib/governance/warehouses.ts). Absent: none.
    */
   readonly reservedRoots?: readonly StorageRoot[];
+  /**
+   * The storage the operator declared (docs/governance.md, "Storage allotment"): where projects'
+   * warehouses may lie. Absent: none, so every CreateWarehouse is refused (fail closed).
+   */
+  readonly storage?: DeploymentStorage;
   /**
    * Read-only mode (docs/protocols.md, "Repair on read"): set on functions whose role may only
    * read (RASK_READ_ONLY, the per-operation deployment's read operations). Read paths then never

@@ -10,6 +10,8 @@ import type { ProjectRecord, WarehouseRecord } from '../registry/records.js';
 import type { Versioned } from '../registry/registry.js';
 import { alreadyExists, CREATE_HINT, notEmpty, notFound, q } from './errors.js';
 import { nextProtection, refuseProtectedDelete, withProtection } from './protection-flag.js';
+import { allottedRoots, parseAllotment } from './allotment.js';
+import { formatStorageRoot } from '../registry/storage-roots.js';
 
 /** Projects: the tenants. Creates are top-down and deletes bottom-up with no cascade at all. */
 
@@ -23,7 +25,7 @@ export async function requireProject(services: CatalogServices, name: string, hi
   return found;
 }
 
-export function projectView(p: ProjectRecord, effectiveDefault?: string) {
+export function projectView(p: ProjectRecord, effectiveDefault?: string, services?: CatalogServices) {
   return {
     name: p.name,
     ...(p.description !== undefined ? { description: p.description } : {}),
@@ -32,6 +34,8 @@ export function projectView(p: ProjectRecord, effectiveDefault?: string) {
     protected: p.protection !== undefined,
     created_at: p.createdAt,
     ...(p.createdBy ? { created_by: p.createdBy } : {}),
+    // Where its warehouses may lie (docs/governance.md, "Storage allotment").
+    ...(services ? { storage_allotment: allottedRoots(services, p).map(formatStorageRoot) } : {}),
   };
 }
 
@@ -41,6 +45,7 @@ export async function createProject(services: CatalogServices, caller: Caller | 
   validateName('project', name);
   const description = optionalString(body.description, 'description');
   const protection = nextProtection(services, caller, body, undefined);
+  const storageRoots = await parseAllotment(services, body.storage_roots, caller);
   const record: ProjectRecord = withProtection({
     kind: 'project',
     name,
@@ -49,6 +54,7 @@ export async function createProject(services: CatalogServices, caller: Caller | 
     // Every table it will hold keeps its has-data marker (lib/catalog/tables/markers.ts).
     tableMarkers: true,
     ...(description !== undefined ? { description } : {}),
+    ...(storageRoots?.length ? { storageRoots } : {}),
     ...(caller && caller.via !== 'auth-off' ? { createdBy: caller.principal } : {}),
   } as ProjectRecord, protection);
   try {
@@ -58,7 +64,7 @@ export async function createProject(services: CatalogServices, caller: Caller | 
     if (err instanceof ConditionFailedError) throw alreadyExists(`project ${q(name)}`);
     throw err;
   }
-  return projectView(record);
+  return projectView(record, undefined, services);
 }
 
 export async function listProjects(services: CatalogServices, query: URLSearchParams) {
@@ -73,13 +79,14 @@ export async function listProjects(services: CatalogServices, query: URLSearchPa
 export async function describeProject(services: CatalogServices, name: string) {
   validateName('project', name);
   const found = await requireProject(services, name);
-  return projectView(found.value, services.project === name ? services.defaultWarehouse || undefined : undefined);
+  return projectView(found.value, services.project === name ? services.defaultWarehouse || undefined : undefined, services);
 }
 
 export async function updateProject(services: CatalogServices, name: string, body: OperationRequest['body'], caller?: Caller) {
   validateName('project', name);
   const description = optionalString(body.description, 'description');
   const defaultWarehouse = optionalString(body.default_warehouse, 'default_warehouse');
+  const storageRoots = await parseAllotment(services, body.storage_roots, caller);
   if (defaultWarehouse !== undefined) {
     validateName('warehouse', defaultWarehouse);
     const wh = await services.registry.read<WarehouseRecord>(keys.warehouse(name, defaultWarehouse));
@@ -92,12 +99,14 @@ export async function updateProject(services: CatalogServices, name: string, bod
         ...found.value,
         ...(description !== undefined ? { description } : {}),
         ...(defaultWarehouse !== undefined ? { defaultWarehouse } : {}),
+        // Replaces the extra allotment; warehouses already inside a withdrawn root keep working.
+        ...(storageRoots !== undefined ? { storageRoots } : {}),
       },
       nextProtection(services, caller, body, found.value.protection),
     );
     await services.registry.replace(keys.project(name), next, found.etag);
     forgetProject(services.registry, name);
-    return projectView(next);
+    return projectView(next, undefined, services);
   });
 }
 

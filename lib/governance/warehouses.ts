@@ -3,7 +3,7 @@ import { createNamespace, readNamespace } from '../catalog/namespaces.js';
 import { fmtId } from '../catalog/ids.js';
 import { optionalBoolean, optionalInteger, optionalString, pageLimit, stringMap } from '../catalog/params.js';
 import type { CatalogServices } from '../catalog/services.js';
-import { ConcurrentModificationError, InternalError, InvalidInputError, InvalidTableStateError, NamespaceNotFoundError } from '../errors.js';
+import { ConcurrentModificationError, InvalidInputError, InvalidTableStateError, NamespaceNotFoundError } from '../errors.js';
 import type { Caller, OperationRequest } from '../operations/types.js';
 import { ConditionFailedError } from '../ports/object-store.js';
 import { encodeSegment, keys, parseTreeKey, validateName } from '../registry/keys.js';
@@ -11,7 +11,9 @@ import type { NamespaceRecord, ProjectRecord, WarehouseRecord } from '../registr
 import { alreadyExists, CREATE_HINT, notEmpty, notFound, q } from './errors.js';
 import { nextProtection, refuseProtectedDelete, withProtection } from './protection-flag.js';
 import { requireProject } from './projects.js';
-import { formatStorageRoot, parseStorageRoot, rootsOverlap } from './storage-roots.js';
+import { formatStorageRoot, parseStorageRoot, rootsOverlap } from '../registry/storage-roots.js';
+import { claimStorageRoot, everyWarehouseRoot, readStorageClaims, refuseSharedRoot, releaseStorageClaim, resolvedRoot } from '../catalog/storage-claims.js';
+import { canonicalRoot, requireAllotted } from './allotment.js';
 
 /**
  * Warehouses: one storage root each, many per project. Creates need their project (404 naming
@@ -46,7 +48,7 @@ async function requireWarehouseRecord(services: CatalogServices, project: string
 export async function createWarehouse(services: CatalogServices, project: string, body: OperationRequest['body'], caller?: Caller) {
   const name = body.name;
   validateName('warehouse', name);
-  const storage = parseStorageRoot(body.storage_root);
+  const storage = await canonicalRoot(parseStorageRoot(body.storage_root));
   const managedVersioning = optionalBoolean(body.managed_versioning, 'managed_versioning') ?? true;
   const trashGraceDays = optionalInteger(body.trash_grace_days, 'trash_grace_days', { min: 0 }) ?? 0;
   try {
@@ -55,6 +57,9 @@ export async function createWarehouse(services: CatalogServices, project: string
     throw new InvalidInputError(`storage_root ${JSON.stringify(body.storage_root)} cannot be used by this deployment: ${(err as Error).message}`);
   }
   const owner = await requireProject(services, project, CREATE_HINT.project);
+  // Storage is allotted, never claimed (docs/governance.md): inside the project's allotment (403),
+  // then clear of every other warehouse's root and the platform's (409, the claims index).
+  requireAllotted(services, owner.value, storage);
   const protection = nextProtection(services, caller, body, undefined);
   const record: WarehouseRecord = withProtection({
     kind: 'warehouse',
@@ -65,10 +70,14 @@ export async function createWarehouse(services: CatalogServices, project: string
     trashGraceDays,
     createdAt: services.now().toISOString(),
   } as WarehouseRecord, protection);
+  const taken = () => alreadyExists(`warehouse ${q(name)} of project ${q(project)}`);
+  if (await services.registry.read(keys.warehouse(project, name))) throw taken();
+  const claim = await claimStorageRoot(services, { project, warehouse: name, storage }, taken);
   try {
     await services.registry.create(keys.warehouse(project, name), record);
   } catch (err) {
-    if (err instanceof ConditionFailedError) throw alreadyExists(`warehouse ${q(name)} of project ${q(project)}`);
+    await releaseStorageClaim(services, project, name, claim.id);
+    if (err instanceof ConditionFailedError) throw taken();
     throw err;
   }
   // A project's first warehouse becomes where its top-level namespaces bind.
@@ -183,11 +192,17 @@ export async function deleteWarehouse(
     await proveSoleOwnership(services, found.value);
     await purgeRoot(services, found.value);
   }
+  // The claim this warehouse holds now, released by its id after the record goes: a create of the
+  // same name that lands in between (and takes the root over) keeps its own claim.
+  const held = (await readStorageClaims(services)).value.claims.find((c) => c.project === project && c.warehouse === name);
   await services.registry.retrying(`delete warehouse ${q(name)}`, async () => {
     const now = await services.registry.read<WarehouseRecord>(keys.warehouse(project, name));
     if (now) refuseProtectedDelete('warehouse', name, now.value, options.force ?? false, `/v1/warehouses/${name}/update`);
     if (now) await services.registry.remove(keys.warehouse(project, name), now.etag);
   });
+  // After the record: a crash between the two leaves a claim without a warehouse, which keeps
+  // the root reserved until the next create finds it stale (lib/catalog/storage-claims.ts).
+  if (held) await releaseStorageClaim(services, project, name, held.id);
   await services.registry.retrying(`forget warehouse ${q(name)} in project ${q(project)}`, async () => {
     const now = await requireProject(services, project);
     const deactivated = (now.value.deactivatedWarehouses ?? []).filter((w) => w !== name);
@@ -206,37 +221,18 @@ export async function deleteWarehouse(
  * the purge (it might be the one sharing the bucket).
  */
 export async function proveSoleOwnership(services: CatalogServices, target: WarehouseRecord): Promise<void> {
-  for (const reserved of services.reservedRoots ?? []) {
-    if (rootsOverlap(reserved, target.storage)) {
-      throw new InvalidTableStateError(`refusing to purge ${formatStorageRoot(target.storage)}: it overlaps storage reserved by the platform (${formatStorageRoot(reserved)})`);
+  // The claims index, and (when the deployment declares its storage) nothing outside it: a
+  // warehouse recorded over a host directory before allotments existed is never emptied.
+  await refuseSharedRoot(services, target, `purge ${formatStorageRoot(target.storage)}`, { declared: services.storage !== undefined });
+  // And every record itself, read strictly, in case one was written without a claim (an older server).
+  for (const w of await everyWarehouseRoot(services)) {
+    if (w.project === target.project && w.warehouse === target.name) continue;
+    if (rootsOverlap(resolvedRoot(services, w.storage), resolvedRoot(services, target.storage))) {
+      // Generic: the other warehouse may be another project's (no cross-tenant names).
+      throw new InvalidTableStateError(
+        `refusing to purge ${formatStorageRoot(target.storage)}: another warehouse (of this or another project) shares its storage`,
+      );
     }
-  }
-  const projects = await allKeys(services, keys.projectsPrefix());
-  for (const projectKey of projects) {
-    const p = await services.registry.read<ProjectRecord>(projectKey);
-    if (!p) continue;
-    for (const whKey of await allKeys(services, keys.warehousesPrefix(p.value.name))) {
-      const w = await services.registry.read<WarehouseRecord>(whKey);
-      if (!w) continue;
-      if (!w.value.storage || typeof w.value.storage !== 'object') throw new InternalError(`registry record ${whKey} has no storage root; refusing to purge`);
-      if (w.value.project === target.project && w.value.name === target.name) continue;
-      if (rootsOverlap(w.value.storage, target.storage)) {
-        throw new InvalidTableStateError(
-          `refusing to purge ${formatStorageRoot(target.storage)}: warehouse ${q(w.value.name)} of project ${q(w.value.project)} shares it (${formatStorageRoot(w.value.storage)})`,
-        );
-      }
-    }
-  }
-}
-
-async function allKeys(services: CatalogServices, prefix: string): Promise<string[]> {
-  const out: string[] = [];
-  let startAfter: string | undefined;
-  for (;;) {
-    const page = await services.registry.store.list({ prefix, startAfter, limit: 1000 });
-    for (const o of page.objects) if (!o.key.slice(prefix.length).includes('/')) out.push(o.key);
-    if (!page.truncated || page.objects.length === 0) return out;
-    startAfter = page.objects[page.objects.length - 1].key;
   }
 }
 

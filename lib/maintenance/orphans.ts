@@ -26,6 +26,7 @@
  * report incomplete, never silently narrower: what it would have covered yields no candidates.
  */
 import type { CatalogServices } from '../catalog/services.js';
+import { sharedRootProblem } from '../catalog/storage-claims.js';
 import { parseManifestName } from '../catalog/tables/manifests.js';
 import { compareKeys, type ObjectInfo, type ObjectStore } from '../ports/object-store.js';
 import { keys, parseLocationClaimKey, parseTreeKey } from '../registry/keys.js';
@@ -109,6 +110,18 @@ async function run(services: CatalogServices, options: PassOptions, graceMs: num
         const here = resume?.project === project ? resume : undefined;
         if (here && compareKeys(warehouse.name, here.phase) < 0) continue;
         summary.warehouses++;
+        // The deleting doors' backstop (docs/governance.md, "Storage allotment"): a root shared
+        // with another warehouse or the platform, or outside the declared storage, is not
+        // scanned at all, so no host directory's files are ever listed as candidates.
+        const shared = await sharedRootProblem(svc, warehouse, { declared: svc.storage !== undefined }).catch(
+          (err: unknown) => `its storage claims could not be read (${message(err)})`,
+        );
+        if (shared) {
+          complete = false;
+          summary.refusedWarehouses = (summary.refusedWarehouses ?? 0) + 1;
+          problems.push(`warehouse ${where(warehouse)}: refused, ${shared}; not scanned`);
+          continue;
+        }
         const scan = new WarehouseScan(svc, warehouse, allWarehouses, graceMs);
         try {
           await scan.loadRoots();

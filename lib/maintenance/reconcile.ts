@@ -11,6 +11,12 @@
  *           or a record of another uid (a leftover);
  *   claims  every location claim: one no live record uses (stale); one stuck `purging`;
  *   jobs    every live job: running with an expired lease (the next worker claim reclaims it).
+ *   storage every warehouse's root, once per pass (docs/governance.md, "Storage allotment"): one
+ *           that overlaps another warehouse's root or a reserved platform location
+ *           (`shared-root`, e.g. created before allotments existed: the deleting doors refuse
+ *           it), lies outside the declared storage (`outside-storage`), or has no entry in the
+ *           storage-claims index (`unclaimed-root`); an index entry without its warehouse
+ *           (`stale-root-claim`, a crashed create or delete; the next create drops it).
  *
  * "Stuck" means the record has not been written for `stuckAfterMs` (its object's last-modified
  * time), so a protocol in flight is never reported, and never repaired under its own feet.
@@ -48,7 +54,9 @@ import type { JobRecord } from '../jobs/record.js';
 import { compareKeys, type ObjectInfo } from '../ports/object-store.js';
 import type { WorkQueue } from '../ports/work-queue.js';
 import { keys, parseDataMarkerKey, parseLocationClaimKey, parseTreeKey } from '../registry/keys.js';
-import type { LocationClaimRecord, NamespaceRecord, TableRecord, WarehouseRecord } from '../registry/records.js';
+import type { LocationClaimRecord, NamespaceRecord, RootClaim, StorageClaimsRecord, TableRecord, WarehouseRecord } from '../registry/records.js';
+import { formatStorageRoot, rootsOverlap } from '../registry/storage-roots.js';
+import { everyWarehouseRoot, insideDeploymentStorage, reservedOverlap, resolvedRoot } from '../catalog/storage-claims.js';
 import { type Cursor, decodeCursor, encodeCursor, forProject, inScope, listProjects, listWarehouses, walk } from './estate.js';
 import { finishReport, type MaintenancePass, type PassOptions, type PassReport } from './pass.js';
 
@@ -63,7 +71,11 @@ export type FindingKind =
   | 'leftover-marker'
   | 'stale-claim'
   | 'stuck-purging'
-  | 'expired-lease';
+  | 'expired-lease'
+  | 'shared-root'
+  | 'outside-storage'
+  | 'unclaimed-root'
+  | 'stale-root-claim';
 
 export interface Finding {
   readonly kind: FindingKind;
@@ -129,6 +141,16 @@ async function run(services: CatalogServices, options: PassOptions, stuckAfterMs
     return report(services, startedAt, false, undefined, summary, findings, [`the registry's project list could not be read: ${message(err)}`]);
   }
 
+  // Once per pass (not again on a resumed one): it reads every warehouse record and the index.
+  if (!resume) {
+    try {
+      findings.push(...(await checkStorageRoots(services, projects)));
+    } catch (err) {
+      complete = false;
+      problems.push(`the storage check stopped: ${message(err)}`);
+    }
+  }
+
   try {
     for (const project of projects) {
       if (resume && compareKeys(project, resume.project) < 0) continue;
@@ -170,6 +192,40 @@ async function run(services: CatalogServices, options: PassOptions, stuckAfterMs
   for (const f of findings) summary[f.kind] = (summary[f.kind] ?? 0) + 1;
   if (options.repair) summary.repaired = findings.filter((f) => f.repaired && !f.repaired.startsWith('no repair')).length;
   return report(services, startedAt, complete, cursor && encodeCursor(cursor), summary, findings, problems);
+}
+
+/**
+ * The storage phase: every warehouse root (read strictly) against every other, the reserved
+ * locations, the declared storage and the claims index. Names both sides: this is the operator's
+ * report, not a tenant's answer.
+ */
+async function checkStorageRoots(services: CatalogServices, projects: readonly string[]): Promise<Finding[]> {
+  const out: Finding[] = [];
+  const all = await everyWarehouseRoot(services);
+  const index = (await services.registry.read<StorageClaimsRecord>(keys.storageClaims()))?.value;
+  const root = (w: RootClaim) => resolvedRoot(services, w.storage);
+  const name = (w: RootClaim) => `warehouse ${JSON.stringify(w.warehouse)} of project ${JSON.stringify(w.project)}`;
+  for (const w of all) {
+    if (!projects.includes(w.project)) continue;
+    const base = { project: w.project, warehouse: w.warehouse, path: formatStorageRoot(root(w)) };
+    const others = all.filter((o) => o !== w && rootsOverlap(root(o), root(w)));
+    for (const o of others) {
+      out.push({ ...base, kind: 'shared-root', detail: `its storage root ${formatStorageRoot(root(w))} overlaps ${name(o)} (${formatStorageRoot(root(o))}); drops, purges and the orphan scan refuse both until one is deleted (without purge)` });
+    }
+    const reserved = reservedOverlap(services, root(w));
+    if (reserved) out.push({ ...base, kind: 'shared-root', detail: `its storage root overlaps ${formatStorageRoot(reserved)}, which the platform reserves` });
+    if (services.storage && !insideDeploymentStorage(services, root(w))) {
+      out.push({ ...base, kind: 'outside-storage', detail: `its storage root lies outside the declared storage (${services.storage.roots.map(formatStorageRoot).join(', ')}); a purge and the orphan scan refuse it` });
+    }
+    if (index && !index.claims.some((c) => c.project === w.project && c.warehouse === w.warehouse)) {
+      out.push({ ...base, kind: 'unclaimed-root', detail: 'the storage-claims index has no entry for it (written by an older server?); creates do not see its root' });
+    }
+  }
+  for (const c of index?.claims ?? []) {
+    if (!projects.includes(c.project) || all.some((w) => w.project === c.project && w.warehouse === c.warehouse)) continue;
+    out.push({ kind: 'stale-root-claim', project: c.project, warehouse: c.warehouse, path: formatStorageRoot(root(c)), since: c.claimedAt, detail: 'the storage-claims index holds a root for a warehouse that does not exist; the next create after its grace period drops it' });
+  }
+  return out;
 }
 
 interface WalkContext {

@@ -133,6 +133,8 @@ function locationSegments(relPath: string): string {
 
 export const keys = {
   layout: () => 'layout.json',
+  /** The storage-claims index: every warehouse's root, in one record (lib/catalog/storage-claims.ts). */
+  storageClaims: () => 'storage/claims',
   projectsPrefix: () => 'projects/',
   project: (project: string) => checked(`projects/${seg(project)}`),
   warehousesPrefix: (project: string) => `p/${seg(project)}/w/`,

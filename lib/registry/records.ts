@@ -18,6 +18,11 @@ export interface ProjectRecord {
    */
   readonly deactivatedWarehouses?: readonly string[];
   /**
+   * Storage a platform administrator allotted to this project beyond its default allotment
+   * (`<declared root>/<project>/`, docs/governance.md "Storage allotment"). Optional: no migration.
+   */
+  readonly storageRoots?: readonly StorageRoot[];
+  /**
    * Created since has-data markers exist (lib/catalog/tables/markers.ts): every table ever in it
    * keeps its marker, so ListAllTables `include_declared=false` lists the project's markers.
    * Absent: a project from before, which is probed table by table.
@@ -253,4 +258,20 @@ export interface LocationClaimRecord {
    */
   readonly state: 'pending' | 'held' | 'purging' | 'trashed';
   readonly createdAt: string;
+}
+
+/** One warehouse's storage root in the storage-claims index (lib/catalog/storage-claims.ts). */
+export interface RootClaim {
+  readonly project: string;
+  readonly warehouse: string;
+  /** As the warehouse record stores it (the local default warehouse: relative to the data directory). */
+  readonly storage: StorageRoot;
+  /** Tells this create's claim from a later one of the same name. */
+  readonly id: string;
+  readonly claimedAt: string;
+}
+
+export interface StorageClaimsRecord {
+  readonly kind: 'storage-claims';
+  readonly claims: readonly RootClaim[];
 }

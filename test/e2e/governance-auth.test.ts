@@ -81,7 +81,8 @@ describe('API keys (RASK_AUTH=keys)', () => {
       expect([p, res.status]).toEqual([p, 200]);
       return res.json();
     };
-    const root = await mkdtemp(path.join(tmpdir(), 'rask-auth-'));
+    // Inside the local default storage (<data dir>/projects/<project>, docs/governance.md).
+    const root = path.join(own.dataDir, 'projects', 'acme', 'main');
     try {
       await admin('POST', '/v1/projects', { name: 'acme' });
       await admin('POST', '/v1/warehouses', { name: 'main', project: 'acme', storage_root: root });
@@ -148,7 +149,7 @@ describe('OIDC tokens (RASK_AUTH=jwt)', () => {
       RASK_JWT_AUDIENCE: issuer.audience,
       RASK_JWT_JWKS_URL: issuer.jwksUrl,
     });
-    root = await mkdtemp(path.join(tmpdir(), 'rask-jwt-'));
+    root = path.join(server.dataDir, 'projects', 'acme', 'main');
     const admin = { 'x-api-key': ADMIN };
     await server.request('POST', '/v1/projects', JSON.stringify({ name: 'acme' }), admin);
     await server.request('POST', '/v1/warehouses', JSON.stringify({ name: 'main', project: 'acme', storage_root: root }), admin);

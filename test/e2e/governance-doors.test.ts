@@ -17,8 +17,8 @@ describe('projects and warehouses', () => {
   /** Project acme with warehouses w1 (its default, 3 trash-grace days) and w2. */
   const createAcme = async () => {
     expect((await post('/v1/projects', { name: 'acme', description: 'the acme team' })).status).toBe(200);
-    expect((await post('/v1/warehouses', { name: 'w1', project: 'acme', storage_root: path.join(roots, 'w1'), trash_grace_days: 3 })).status).toBe(200);
-    expect((await post('/v1/warehouses', { name: 'w2', project: 'acme', storage_root: path.join(roots, 'w2') })).status).toBe(200);
+    expect((await post('/v1/warehouses', { name: 'w1', project: 'acme', storage_root: path.join(roots, 'acme', 'w1'), trash_grace_days: 3 })).status).toBe(200);
+    expect((await post('/v1/warehouses', { name: 'w2', project: 'acme', storage_root: path.join(roots, 'acme', 'w2') })).status).toBe(200);
   };
   /** acme as above, with namespaces ml, sales and sales$eu bound to w2. */
   const createAcmeWithNamespaces = async () => {
@@ -31,8 +31,9 @@ describe('projects and warehouses', () => {
   // A fresh server and storage per test: each test creates the projects, warehouses and
   // namespaces it needs, so any order (or one test alone) works.
   beforeEach(async () => {
-    server = await startTestServer();
     roots = await mkdtemp(path.join(tmpdir(), 'rask-wh-'));
+    // The declared storage: project P may put warehouses under <roots>/P (docs/governance.md).
+    server = await startTestServer({ RASK_STORAGE_ROOTS: roots });
   });
   afterEach(async () => {
     await server.stop();
@@ -40,7 +41,7 @@ describe('projects and warehouses', () => {
   });
 
   it('creates top-down: a warehouse of a missing project is a 404 naming the door that creates it', async () => {
-    const res = await post('/v1/warehouses', { name: 'w', project: 'ghost', storage_root: path.join(roots, 'x') });
+    const res = await post('/v1/warehouses', { name: 'w', project: 'ghost', storage_root: path.join(roots, 'ghost', 'x') });
     expect(res.status).toBe(404);
     expect(res.json()).toMatchObject({ code: 1 });
     expect(res.json().error).toContain('POST /v1/projects');
@@ -68,10 +69,10 @@ describe('projects and warehouses', () => {
 
   it('scopes warehouses by the project field, the query or the project base URI', async () => {
     expect((await post('/v1/projects', { name: 'acme' })).status).toBe(200);
-    const w1 = await post('/v1/warehouses', { name: 'w1', project: 'acme', storage_root: path.join(roots, 'w1'), trash_grace_days: 3 });
+    const w1 = await post('/v1/warehouses', { name: 'w1', project: 'acme', storage_root: path.join(roots, 'acme', 'w1'), trash_grace_days: 3 });
     expect(w1.status).toBe(200);
     expect(w1.json()).toMatchObject({ name: 'w1', project: 'acme', trash_grace_days: 3, managed_versioning: true, state: 'active' });
-    const w2 = await server.request('POST', '/projects/acme/v1/warehouses', JSON.stringify({ name: 'w2', storage_root: path.join(roots, 'w2') }));
+    const w2 = await server.request('POST', '/projects/acme/v1/warehouses', JSON.stringify({ name: 'w2', storage_root: path.join(roots, 'acme', 'w2') }));
     expect(w2.status).toBe(200);
 
     expect((await get('/v1/warehouses?project=acme')).json()).toEqual({ warehouses: ['w1', 'w2'], page_token: null });
@@ -85,7 +86,7 @@ describe('projects and warehouses', () => {
     const updated = await post('/v1/warehouses/w2/update', { project: 'acme', trash_grace_days: 7 });
     expect(updated.json()).toMatchObject({ trash_grace_days: 7 });
     expect((await post('/v1/warehouses/w2/update', { project: 'acme', storage_root: '/elsewhere' })).status).toBe(400);
-    expect((await get('/v1/warehouses/w2?project=acme')).json()).toMatchObject({ storage_root: path.join(roots, 'w2') });
+    expect((await get('/v1/warehouses/w2?project=acme')).json()).toMatchObject({ storage_root: path.join(roots, 'acme', 'w2') });
     expect((await post('/v1/warehouses', { name: 'bad', project: 'acme', storage_root: 'relative/dir' })).status).toBe(400);
   });
 
@@ -146,33 +147,47 @@ describe('projects and warehouses', () => {
     expect((await post('/v1/warehouses/default/delete')).status).toBe(409);
   });
 
-  it('purge proves sole ownership: two warehouses sharing storage refuse, naming the other', async () => {
+  it('storage is allotted: a root outside the allotment is 403, an overlapping one 409, and a purge empties only its own root', async () => {
     await post('/v1/projects', { name: 'p1' });
     await post('/v1/projects', { name: 'p2' });
-    const shared = path.join(roots, 'shared');
-    await post('/v1/warehouses', { name: 'outer', project: 'p1', storage_root: shared });
-    await post('/v1/warehouses', { name: 'inner', project: 'p2', storage_root: path.join(shared, 'team') });
-    await mkdir(path.join(shared, 'team'), { recursive: true });
-    await writeFile(path.join(shared, 'team', 'data.bin'), 'bytes');
+    expect((await get('/v1/projects/p1')).json().storage_allotment).toEqual([path.join(roots, 'p1')]);
+    const outer = path.join(roots, 'p1', 'outer');
+    expect((await post('/v1/warehouses', { name: 'outer', project: 'p1', storage_root: outer })).status).toBe(200);
+    // Another project's storage, the registry, the data directory: outside p2's allotment.
+    for (const root of [outer, path.join(outer, 'team'), path.join(server.dataDir, 'registry'), server.dataDir, roots]) {
+      const res = await post('/v1/warehouses', { name: 'x', project: 'p2', storage_root: root });
+      expect(res.status, root).toBe(403);
+      expect(res.json().code).toBe(15);
+    }
+    // Inside p1's own allotment, overlapping its own warehouse (either way round): 409 / 19.
+    for (const root of [outer, `${outer}/`, path.join(outer, 'team'), path.join(outer, '..', 'outer', 'x'), path.join(roots, 'p1')]) {
+      const res = await post('/v1/warehouses', { name: 'x', project: 'p1', storage_root: root });
+      expect(res.status, root).toBe(409);
+      expect(res.json()).toMatchObject({ code: 19 });
+    }
+    // Whole segments: a sibling with a common name prefix is its own.
+    expect((await post('/v1/warehouses', { name: 'sibling', project: 'p1', storage_root: `${outer}-2` })).status).toBe(200);
+    await mkdir(path.join(outer, 'team'), { recursive: true });
+    await writeFile(path.join(outer, 'team', 'data.bin'), 'bytes');
+    await mkdir(`${outer}-2`, { recursive: true });
+    await writeFile(path.join(`${outer}-2`, 'keep.bin'), 'bytes');
+    expect((await post('/v1/warehouses/outer/delete', { project: 'p1', purge: true })).json()).toMatchObject({ purged: true });
+    expect(await readdir(path.join(outer, 'team')).catch(() => [])).not.toContain('data.bin');
+    expect(await readdir(`${outer}-2`)).toEqual(['keep.bin']);
+    // The root is free again once its warehouse is gone.
+    expect((await post('/v1/warehouses', { name: 'again', project: 'p1', storage_root: path.join(outer, 'team') })).status).toBe(200);
+  });
 
-    const refused = await post('/v1/warehouses/outer/delete', { project: 'p1', purge: true });
-    expect(refused.status).toBe(409);
-    expect(refused.json().error).toContain('warehouse "inner" of project "p2"');
-    expect(await readdir(path.join(shared, 'team'))).toEqual(['data.bin']);
-    // Overlap is on whole segments: a sibling with a common name prefix does not count.
-    await post('/v1/warehouses', { name: 'sibling', project: 'p2', storage_root: `${shared}-2` });
-    const inner = await post('/v1/warehouses/inner/delete', { project: 'p2', purge: true });
-    expect(inner.status).toBe(409); // still overlaps "outer"
-    expect(inner.json().error).toContain('warehouse "outer" of project "p1"');
-    // The registry's own directory is reserved.
-    const reserved = await post('/v1/warehouses', { name: 'reg', project: 'p2', storage_root: path.join(server.dataDir, 'registry') });
-    expect(reserved.status).toBe(200);
-    const r = await post('/v1/warehouses/reg/delete', { project: 'p2', purge: true });
-    expect(r.status).toBe(409);
-    expect(r.json().error).toContain('reserved');
-    // Once the other is gone (without purge), the purge goes ahead and removes the bytes.
-    expect((await post('/v1/warehouses/outer/delete', { project: 'p1' })).status).toBe(200);
-    expect((await post('/v1/warehouses/inner/delete', { project: 'p2', purge: true })).json()).toMatchObject({ purged: true });
-    expect(await readdir(path.join(shared, 'team')).catch(() => [])).not.toContain('data.bin');
+  it('a platform administrator allots more storage (storage_roots), only inside the declared storage', async () => {
+    await post('/v1/projects', { name: 'p1' });
+    const shared = path.join(roots, 'shared');
+    expect((await post('/v1/warehouses', { name: 'w', project: 'p1', storage_root: shared })).status).toBe(403);
+    const outside = await post('/v1/projects/p1/update', { storage_roots: [tmpdir()] });
+    expect(outside.status).toBe(400);
+    expect((await post('/v1/projects/p1/update', { storage_roots: [path.join(server.dataDir, 'registry')] })).status).toBe(400);
+    const allotted = await post('/v1/projects/p1/update', { storage_roots: [shared] });
+    expect(allotted.status).toBe(200);
+    expect(allotted.json().storage_allotment).toEqual([path.join(roots, 'p1'), shared]);
+    expect((await post('/v1/warehouses', { name: 'w', project: 'p1', storage_root: path.join(shared, 'team') })).status).toBe(200);
   });
 });

@@ -70,8 +70,8 @@ describe('authorization matrix: every operation × every kind of caller', () => 
     app = await governedApp(reached);
     await app.arrange('POST', '/v1/projects', { name: 'acme' });
     await app.arrange('POST', '/v1/projects', { name: 'other' });
-    await app.arrange('POST', '/v1/warehouses', { name: 'main', project: 'acme', storage_root: '/w/acme' });
-    await app.arrange('POST', '/v1/warehouses', { name: 'main', project: 'other', storage_root: '/w/other' });
+    await app.arrange('POST', '/v1/warehouses', { name: 'main', project: 'acme', storage_root: '/w/acme/main' });
+    await app.arrange('POST', '/v1/warehouses', { name: 'main', project: 'other', storage_root: '/w/other/main' });
     await app.arrange('POST', '/projects/acme/v1/namespace/sales/create', {});
     await app.arrange('POST', '/v1/principals', { name: 'target' });
     keys.admin = await app.principal('padmin', { project: 'acme', role: 'admin' });
@@ -166,7 +166,7 @@ describe('vended credentials follow the role', () => {
   it('readers get read-only credentials, writers read-write when they say they will write', async () => {
     const app = await governedApp();
     await app.arrange('POST', '/v1/projects', { name: 'acme' });
-    await app.arrange('POST', '/v1/warehouses', { name: 'main', project: 'acme', storage_root: '/w/acme' });
+    await app.arrange('POST', '/v1/warehouses', { name: 'main', project: 'acme', storage_root: '/w/acme/main' });
     await app.arrange('POST', '/projects/acme/v1/namespace/sales/create', {});
     const writer = await app.principal('w', { project: 'acme', role: 'writer' });
     const reader = await app.principal('r', { project: 'acme', role: 'reader' });

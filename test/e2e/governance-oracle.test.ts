@@ -19,8 +19,8 @@ describe('destructive doors answer "not yours" exactly like "does not exist"', (
     app = await governedApp();
     await app.arrange('POST', '/v1/projects', { name: 'acme' });
     await app.arrange('POST', '/v1/projects', { name: 'other' });
-    await app.arrange('POST', '/v1/warehouses', { name: 'main', project: 'acme', storage_root: '/w/acme' });
-    await app.arrange('POST', '/v1/warehouses', { name: 'spare', project: 'acme', storage_root: '/w/spare' });
+    await app.arrange('POST', '/v1/warehouses', { name: 'main', project: 'acme', storage_root: '/w/acme/main' });
+    await app.arrange('POST', '/v1/warehouses', { name: 'spare', project: 'acme', storage_root: '/w/acme/spare' });
     outsider = await app.principal('outsider', { project: 'other', role: 'admin' });
   });
 
@@ -55,14 +55,14 @@ describe('destructive doors answer "not yours" exactly like "does not exist"', (
       door: 'DeactivateWarehouse',
       path: '/v1/warehouses/w5/deactivate',
       body: { project: 'acme' },
-      create: [['POST', '/v1/warehouses', { name: 'w5', project: 'acme', storage_root: '/w/5' }]],
+      create: [['POST', '/v1/warehouses', { name: 'w5', project: 'acme', storage_root: '/w/acme/5' }]],
       remove: [['POST', '/v1/warehouses/w5/delete', { project: 'acme' }]],
     },
     {
       door: 'DeleteWarehouse',
       path: '/v1/warehouses/w6/delete',
       body: { project: 'acme', purge: true },
-      create: [['POST', '/v1/warehouses', { name: 'w6', project: 'acme', storage_root: '/w/6' }]],
+      create: [['POST', '/v1/warehouses', { name: 'w6', project: 'acme', storage_root: '/w/acme/6' }]],
       remove: [['POST', '/v1/warehouses/w6/delete', { project: 'acme' }]],
     },
     {

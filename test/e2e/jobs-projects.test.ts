@@ -5,8 +5,7 @@
  * project answers for acme's transaction exactly as for one that never existed (no existence
  * oracle, docs/governance.md).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ipcRows } from '../data/fixtures.js';
@@ -22,7 +21,7 @@ describe('jobs of a non-default project', () => {
 
   beforeAll(async () => {
     s = await startTestServer({ RASK_MAX_SYNC_VECTOR_INDEX_ROWS: '100', RASK_JOBS_INTERVAL_MS: '50' });
-    root = await mkdtemp(path.join(tmpdir(), 'rask-acme-jobs-'));
+    root = path.join(s.dataDir, 'projects', 'acme', 'main');
     expectOk(await s.request('POST', '/v1/projects', JSON.stringify({ name: 'acme' })));
     expectOk(await s.request('POST', '/v1/warehouses', JSON.stringify({ name: 'main', project: 'acme', storage_root: root })));
     // The same server, every path under acme's base URI (sendRaw uses `url`).

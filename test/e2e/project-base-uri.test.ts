@@ -1,5 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +14,7 @@ describe('project base URIs with connectNamespace("rest")', () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    root = await mkdtemp(path.join(tmpdir(), 'rask-acme-'));
+    root = path.join(server.dataDir, 'projects', 'acme', 'main');
     await server.request('POST', '/v1/projects', JSON.stringify({ name: 'acme' }));
     await server.request('POST', '/v1/warehouses', JSON.stringify({ name: 'main', project: 'acme', storage_root: root }));
   });

@@ -92,7 +92,7 @@ const DOORS: Door[] = [
     name: 'DeleteWarehouse',
     authorized: 'admin',
     unauthorized: 'writer',
-    make: async (n) => void (await app.arrange('POST', '/v1/warehouses', { name: n, project: 'acme', storage_root: `/w/acme-${n}` })),
+    make: async (n) => void (await app.arrange('POST', '/v1/warehouses', { name: n, project: 'acme', storage_root: `/w/acme/${n}` })),
     protect: async (n) => void (await app.arrange('POST', `/v1/warehouses/${n}/update`, { project: 'acme', protected: true })),
     call: (n, force, key) => app.call('POST', withForce(`/v1/warehouses/${n}/delete?project=acme`, force), {}, key),
     exists: async (n) => (await asAdmin('GET', `/v1/warehouses/${n}?project=acme`)).status === 200,
@@ -119,7 +119,7 @@ const DOORS: Door[] = [
 beforeAll(async () => {
   app = await governedApp();
   await app.arrange('POST', '/v1/projects', { name: 'acme' });
-  await app.arrange('POST', '/v1/warehouses', { name: 'main', project: 'acme', storage_root: '/w/acme' });
+  await app.arrange('POST', '/v1/warehouses', { name: 'main', project: 'acme', storage_root: '/w/acme/main' });
   await app.arrange('POST', `${A}/namespace/tbl/create`, {});
   for (const role of ['admin', 'writer', 'reader'] as const) keys[role] = await app.principal(`m_${role}`, { project: 'acme', role });
 });
@@ -225,7 +225,7 @@ describe('what the matrix does not show on its own', () => {
   });
 
   it('only an admin may set protection on a warehouse or project; force in the body counts like the query', async () => {
-    await app.arrange('POST', '/v1/warehouses', { name: 'guarded', project: 'acme', storage_root: '/w/acme-guarded' });
+    await app.arrange('POST', '/v1/warehouses', { name: 'guarded', project: 'acme', storage_root: '/w/acme/guarded' });
     const denied = await app.call('POST', '/v1/warehouses/guarded/update', { project: 'acme', protected: true }, keys.writer);
     expect([denied.status, denied.body.code]).toEqual([403, 15]);
     const set = await app.call('POST', '/v1/warehouses/guarded/update', { project: 'acme', protected: true }, keys.admin);
@@ -242,7 +242,7 @@ describe('what the matrix does not show on its own', () => {
 
   it('grants survive a recoverable drop: a writer on a namespace subtree drops it and undrops it', async () => {
     await app.arrange('POST', '/v1/projects', { name: 'kept' });
-    await app.arrange('POST', '/v1/warehouses', { name: 'w', project: 'kept', storage_root: '/w/kept', trash_grace_days: 3 });
+    await app.arrange('POST', '/v1/warehouses', { name: 'w', project: 'kept', storage_root: '/w/kept/w', trash_grace_days: 3 });
     await app.arrange('POST', '/projects/kept/v1/namespace/team/create', {});
     await app.arrange('POST', `/projects/kept/v1/namespace/team%24sub/create${Q}`, {});
     await app.arrange('POST', '/projects/kept/v1/namespace/other/create', {});

@@ -129,7 +129,7 @@ describe.each(['true', 'false'])('table lifecycle via connectNamespace("rest"), 
       { location: 's3://bucket/x.lance', message: /not inside the warehouse's storage root/ },
       { location: path.join(root, 'tables'), message: /is not a Lance dataset/ },
       { location: 'nothing/here.lance', message: /is not a Lance dataset/ },
-      { location: live, message: new RegExp(`already the location of table \\["${a}","revived"\\]`) },
+      { location: live, message: /already the location of another table/ },
     ];
     for (const c of cases) {
       const res = await server.request('POST', `/v1/table/${enc(a, 'bad')}/register`, JSON.stringify({ location: c.location }), json);

@@ -19,6 +19,7 @@ describe('deployment configuration', () => {
         'rask:warehouseBucketName': 'existing-lake',
         'rask:authorizerCacheSeconds': 60,
         'rask:functionMode': 'per-operation',
+        'rask:storagePrefixes': 'projects/, teams/',
         'unrelated-context': 'ignored',
       },
     });
@@ -30,6 +31,7 @@ describe('deployment configuration', () => {
       warehouseBucketName: 'existing-lake',
       authorizerCacheSeconds: 60,
       functionMode: 'per-operation',
+      storagePrefixes: ['projects/', 'teams/'],
     });
   });
 
@@ -39,6 +41,9 @@ describe('deployment configuration', () => {
       { removalPolicy: 'snapshot' },
       { trashGraceDays: -1 },
       { trashGraceDays: '1.5' },
+      { storagePrefixes: '../etc/' },
+      { storagePrefixes: '/abs/' },
+      { storagePrefixes: [] },
       { managedVersioning: 'yes' },
       { warehousePrefix: '' },
       { warehousePrefix: 'no-slash' },

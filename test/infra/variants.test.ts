@@ -21,6 +21,7 @@ beforeAll(() => {
     alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops',
     webAclArn: 'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/rask/abc',
     createApiGatewayCloudWatchRole: false,
+    storagePrefixes: ['projects/', 'teams/'],
   });
 });
 
@@ -57,6 +58,8 @@ describe('configuration variants', () => {
       RASK_WAREHOUSE_PREFIX: 'lance/tables/',
       RASK_TRASH_GRACE_DAYS: '7',
       RASK_MANAGED_VERSIONING: 'false',
+      // The declared storage, inside the warehouse prefix its IAM covers.
+      RASK_STORAGE_ROOTS: 's3://my-lake/lance/tables/projects/,s3://my-lake/lance/tables/teams/',
     });
   });
 

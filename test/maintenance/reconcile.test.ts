@@ -43,7 +43,7 @@ describe('reconcile', () => {
     await ensureDefaults(s.registry, {
       project: 'other',
       warehouse: 'w2',
-      storage: { kind: 'file', path: '/nonexistent/other' },
+      storage: { kind: 'file', path: '/w/other/w2' },
       managedVersioning: true,
       trashGraceDays: 0,
     });

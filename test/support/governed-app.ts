@@ -50,6 +50,8 @@ export async function governedApp(handlers: HandlerMap<CatalogServices> = allHan
     trashGraceDays: 0,
     maxBodyBytes: 1 << 20,
     vendor,
+    // Project P may put warehouses under /w/P (docs/governance.md, "Storage allotment").
+    storage: { roots: [{ kind: 'file' as const, path: '/w' }] },
   };
   const auth: GuardSettings = { mode: 'keys', adminKeySha256: sha256Hex(ADMIN_KEY), log: (e) => decisions.push(e) };
   const setup = (await buildApp({ ...common, handlers: allHandlers })).router;

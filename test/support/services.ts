@@ -67,6 +67,8 @@ export async function servicesOver(
     project: 'default',
     defaultWarehouse: 'default',
     storageFor: () => warehouseStore,
+    // Project P may put warehouses under /w/P (docs/governance.md, "Storage allotment").
+    storage: { roots: [{ kind: 'file', path: '/w' }], platformWarehouse: warehouseRoot },
     vendor: noCredentials,
     now: () => new Date(),
     newId: () => randomUUID(),

@@ -22,8 +22,8 @@ describe.each(['memory', 'fs'] as const)('project and warehouse protection (%s s
     f = await servicesOver(kind);
     s = f.services;
     await createProject(s, ana, { name: 'acme' });
-    await createWarehouse(s, 'acme', { name: 'main', storage_root: '/w/main' });
-    await createWarehouse(s, 'acme', { name: 'spare', storage_root: '/w/spare' });
+    await createWarehouse(s, 'acme', { name: 'main', storage_root: '/w/acme/main' });
+    await createWarehouse(s, 'acme', { name: 'spare', storage_root: '/w/acme/spare' });
   });
   afterEach(() => f.cleanup());
 
@@ -40,7 +40,7 @@ describe.each(['memory', 'fs'] as const)('project and warehouse protection (%s s
     });
     expect(await describeWarehouse(s, 'acme', 'spare')).toMatchObject({ protected: true, trash_grace_days: 2 });
     expect(await deleteWarehouse(s, 'acme', 'spare', {}, { force: true })).toMatchObject({ name: 'spare' });
-    await createWarehouse(s, 'acme', { name: 'spare', storage_root: '/w/spare' });
+    await createWarehouse(s, 'acme', { name: 'spare', storage_root: '/w/acme/spare' });
     expect(await describeWarehouse(s, 'acme', 'spare')).toMatchObject({ protected: false });
   });
 

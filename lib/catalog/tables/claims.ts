@@ -122,13 +122,15 @@ async function refuseIfHeld(
   }
   if (claim.state === 'trashed') {
     throw new InvalidInputError(
-      `location ${options.displayLocation} belongs to dropped table ${fmtId(claim.ids[0] ?? [])}, kept in trash; undrop it, or drop it with purge=true, first`,
+      // Names no table: the caller may have no right to read it (issue 24; docs/governance.md).
+      `location ${options.displayLocation} belongs to a dropped table kept in trash; undrop it, or drop it with purge=true, first`,
     );
   }
   const holder = await liveHolder(claim, options.readTable);
   if (holder) {
     throw new InvalidInputError(
-      `location ${options.displayLocation} ${relation} table ${fmtId(holder)}; a location can belong to one table at a time`,
+      // Names no table: the caller may have no right to read it (issue 24; docs/governance.md).
+      `location ${options.displayLocation} ${relation} another table; a location can belong to one table at a time`,
     );
   }
 }

@@ -10,7 +10,8 @@ import { readTable, tableKey, validateTableId } from './lookup.js';
 import { fmtId } from '../ids.js';
 import { enqueue } from '../../jobs/jobs.js';
 import { jobContext } from '../../jobs/context.js';
-import { deleteTableObjects, purgeComplete, type PurgeResult } from './purge.js';
+import { purgeComplete, purgeInWarehouse, type PurgeResult } from './purge.js';
+import { isPlatformWarehouse, refuseSharedRoot } from '../storage-claims.js';
 import { trashStamp, trashTable } from './trash.js';
 import { removeMarkers } from './markers.js';
 import { protectedError, protectionOf } from '../protection.js';
@@ -71,12 +72,21 @@ export async function dropTable(services: CatalogServices, id: readonly string[]
     await removeMarkers(services, id, trashed);
     return answer(services, id, trashed);
   }
+  // The deleting doors' backstop, before anything changes: no drop through a warehouse whose
+  // root overlaps another's (docs/governance.md, "Storage allotment").
+  // (The platform's default warehouse is checked where bytes are deleted, purgeTableData: its
+  // drops of declared-only tables then cost no extra read.)
+  const upfront = found !== undefined && !isPlatformWarehouse(services, warehouse);
+  if (upfront) await refuseSharedRoot(services, warehouse, `drop table ${fmtId(id)}`);
   // The claim is read alongside the record's removal: it cannot change hands while the record
   // lives, and every write on it afterwards is conditional on what was read.
   const { removed, alongside: claim } = await removeRecord(services, id, 'drop', found, options, (r) => readClaim(services, r));
   // Only the warehouse this record names was checked (a record re-created meanwhile may name another).
   const checked = removed.warehouse === warehouse.name ? warehouse : undefined;
-  const [purge] = await Promise.all([purgeTableData(services, removed, { warehouse: checked, claim }), removeMarkers(services, id, removed)]);
+  const [purge] = await Promise.all([
+    purgeTableData(services, removed, { warehouse: checked, claim, rootChecked: checked !== undefined && upfront }),
+    removeMarkers(services, id, removed),
+  ]);
   return answer(services, id, removed, purge);
 }
 
@@ -151,7 +161,7 @@ async function trashRecord(
 export async function purgeTableData(
   services: CatalogServices,
   removed: TableRecord,
-  prefetched: { warehouse?: WarehouseRecord; claim?: KnownClaim } = {},
+  prefetched: { warehouse?: WarehouseRecord; claim?: KnownClaim; rootChecked?: boolean } = {},
 ): Promise<(PurgeResult & { jobId?: string }) | undefined> {
   const warehouse = prefetched.warehouse ?? (await requireWarehouse(services, removed.warehouse, { strict: true }));
   const store = services.storageFor(warehouse.storage);
@@ -163,8 +173,9 @@ export async function purgeTableData(
     await releaseClaim(services, removed, claim);
     return { deleted: 0, failed: [], failedCount: 0 };
   }
+  if (!prefetched.rootChecked) await refuseSharedRoot(services, warehouse, `delete the data of table ${fmtId(removed.id)}`);
   if (!(await markPurging(services, removed, claim))) return undefined;
-  const result = await deleteTableObjects(store, removed.path);
+  const result = await purgeInWarehouse(services, warehouse, removed.path, { checked: true });
   if (purgeComplete(result)) {
     await releaseClaim(services, removed);
     return result;

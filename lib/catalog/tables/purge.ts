@@ -1,6 +1,9 @@
 import { forEachLimited } from '../../concurrency.js';
 import { InternalError } from '../../errors.js';
 import { LinkRefusedError, type ObjectStore } from '../../ports/object-store.js';
+import type { WarehouseRecord } from '../../registry/records.js';
+import type { CatalogServices } from '../services.js';
+import { refuseSharedRoot } from '../storage-claims.js';
 
 export interface PurgeResult {
   readonly deleted: number;
@@ -65,6 +68,22 @@ export async function deleteTableObjects(store: ObjectStore, tablePath: string):
     return { deleted, failed, failedCount, listingError: (err as Error).message };
   }
   return { deleted, failed, failedCount };
+}
+
+/**
+ * deleteTableObjects for a table of warehouse `warehouse`, behind the backstop every deleting door
+ * shares (docs/governance.md, "Storage allotment"): a warehouse whose root overlaps another
+ * warehouse's or the platform's is refused (19) before anything is deleted, so a drop through an
+ * alias warehouse can never reach the other warehouse's bytes. `checked`: the caller already ran it.
+ */
+export async function purgeInWarehouse(
+  services: CatalogServices,
+  warehouse: WarehouseRecord,
+  tablePath: string,
+  options: { checked?: boolean } = {},
+): Promise<PurgeResult> {
+  if (!options.checked) await refuseSharedRoot(services, warehouse, `delete ${tablePath}`);
+  return deleteTableObjects(services.storageFor(warehouse.storage), tablePath);
 }
 
 /**

@@ -11,6 +11,7 @@ import { absoluteLocation, relativeToRoot } from './location.js';
 import { hasData, readTable, tableKey, validateTableId } from './lookup.js';
 import { fmtId } from '../ids.js';
 import { protectedError, protectionOf } from '../protection.js';
+import { refuseSharedRoot } from '../storage-claims.js';
 
 export interface RegisterInput {
   readonly id: readonly string[];
@@ -47,6 +48,9 @@ export async function registerTable(
   const parent = await requireNamespace(services, namespace, '; create the namespace first');
   const warehouse = await requireWarehouse(services, parent?.value.warehouse ?? services.defaultWarehouse);
   const path = relativeToRoot(warehouse.storage, input.location);
+  // Inside the namespace's own warehouse (above), and that warehouse's root its own: a warehouse
+  // overlapping another's (created before allotments) cannot adopt the other's datasets.
+  await refuseSharedRoot(services, warehouse, `register ${JSON.stringify(input.location)}`);
   const location = absoluteLocation(warehouse.storage, path);
   claimKey(services, { warehouse: warehouse.name, path }); // refuses paths the registry cannot index (13)
   const store = services.storageFor(warehouse.storage);
@@ -162,7 +166,8 @@ async function refuseIfUsedByOther(
   const holder = await liveHolder(claim.value, (id) => readTable(services, id));
   if (holder) {
     throw new InvalidInputError(
-      `location ${location} is already the location of table ${fmtId(holder)}; a location can belong to one table at a time`,
+      // Names no table: the caller may have no right to read it (issue 24; docs/governance.md).
+      `location ${location} is already the location of another table; a location can belong to one table at a time`,
     );
   }
 }

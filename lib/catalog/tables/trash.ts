@@ -6,7 +6,8 @@ import { requireWarehouse } from '../warehouses.js';
 import { markPurging, releaseClaim, setClaimState } from './claims.js';
 import { absoluteLocation } from './location.js';
 import { readTable, tableKey, validateTableId } from './lookup.js';
-import { deleteTableObjects, purgeComplete } from './purge.js';
+import { purgeComplete, purgeInWarehouse } from './purge.js';
+import { sharedRootProblem } from '../storage-claims.js';
 
 /**
  * Recoverable drops (design brief rule 5; docs/lifecycle.md). In a warehouse with trash grace
@@ -136,9 +137,14 @@ export async function purgeExpiredTrash(services: CatalogServices, options: { dr
         purged.push(name);
         continue;
       }
+      const warehouse = await requireWarehouse(services, table.warehouse, { strict: true });
+      // The deleting doors' backstop (storage-claims.ts): trash in a shared root stays trash.
+      if (await sharedRootProblem(services, warehouse)) {
+        pending.push(name);
+        continue;
+      }
       if (await markPurging(services, table)) {
-        const warehouse = await requireWarehouse(services, table.warehouse, { strict: true });
-        const result = await deleteTableObjects(services.storageFor(warehouse.storage), table.path);
+        const result = await purgeInWarehouse(services, warehouse, table.path, { checked: true });
         if (!purgeComplete(result)) {
           pending.push(name);
           continue; // the claim stays `purging`: the next run (or reconcile) sees it

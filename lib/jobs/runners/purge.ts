@@ -6,7 +6,7 @@
  */
 import { releaseClaim } from '../../catalog/tables/claims.js';
 import { PURGE_TABLE } from '../../catalog/tables/drop.js';
-import { deleteTableObjects, purgeComplete } from '../../catalog/tables/purge.js';
+import { purgeComplete, purgeInWarehouse } from '../../catalog/tables/purge.js';
 import { requireWarehouse } from '../../catalog/warehouses.js';
 import { ServiceUnavailableError } from '../../errors.js';
 import type { TableRecord } from '../../registry/records.js';
@@ -17,7 +17,7 @@ export { PURGE_TABLE };
 export const purgeTableRunner: JobRunner = async (job, { services }) => {
   const removed = job.params.record as TableRecord;
   const warehouse = await requireWarehouse(services, removed.warehouse);
-  const result = await deleteTableObjects(services.storageFor(warehouse.storage), removed.path);
+  const result = await purgeInWarehouse(services, warehouse, removed.path);
   if (!purgeComplete(result)) {
     // Transient by nature (the store refused some deletes): the queue retries with backoff.
     throw new ServiceUnavailableError(
