@@ -32,6 +32,7 @@ import { compareKeys, type ObjectInfo, type ObjectStore } from '../ports/object-
 import { keys, parseLocationClaimKey, parseTreeKey } from '../registry/keys.js';
 import type { StorageRoot, TableRecord, WarehouseRecord } from '../registry/records.js';
 import { type Cursor, decodeCursor, encodeCursor, forProject, listProjects, listWarehouses, walk } from './estate.js';
+import { isManifestKey, listAll } from './dataset-refs.js';
 import { readManifestRefs } from './lance-manifest.js';
 import { finishReport, type MaintenancePass, type PassOptions, type PassReport } from './pass.js';
 
@@ -297,8 +298,7 @@ class WarehouseScan {
       let external = false;
       for await (const obj of listAll(this.store, `${root}/`)) {
         const rel = obj.key.slice(root.length + 1);
-        const m = /^(?:tree\/.+\/)?_versions\/([^/]+)$/.exec(rel);
-        if (!m || !parseManifestName(m[1])) continue;
+        if (!isManifestKey(rel)) continue;
         const body = await this.store.get(obj.key);
         if (!body) continue; // removed by Lance's own cleanup meanwhile
         const r = readManifestRefs(body.body);
@@ -313,17 +313,6 @@ class WarehouseScan {
     if (refs.kind === 'unreadable') this.unreadable.push(`${root} (${refs.why})`);
     this.current = { root, refs };
     return refs;
-  }
-}
-
-async function* listAll(store: ObjectStore, prefix: string): AsyncGenerator<ObjectInfo> {
-  let after: string | undefined;
-  for (;;) {
-    const page = await store.list({ prefix, startAfter: after, limit: 1000 });
-    yield* page.objects;
-    const last = page.objects[page.objects.length - 1];
-    if (!page.truncated || !last) return;
-    after = last.key;
   }
 }
 

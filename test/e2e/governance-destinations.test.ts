@@ -22,7 +22,7 @@ beforeAll(async () => {
   app = await governedApp();
   await app.arrange('POST', '/v1/projects', { name: 'dst' });
   // Trash on: drops are recoverable, so undrop has something to bring back.
-  await app.arrange('POST', '/v1/warehouses', { name: 'w', project: 'dst', storage_root: '/w/dst', trash_grace_days: 3 });
+  await app.arrange('POST', '/v1/warehouses', { name: 'w', project: 'dst', storage_root: '/w/dst/w', trash_grace_days: 3 });
   for (const ns of ['ns1', 'ns2', 'team']) await app.arrange('POST', `${P}/namespace/${ns}/create`, {});
   nsWriter = await app.principal('ns1_writer', { project: 'dst', role: 'writer', namespace: ['ns1'] });
   await app.arrange('POST', `${P}/table/ns1%24only/declare${Q}`, {});
@@ -78,7 +78,7 @@ describe('UndropTable authorizes where the table comes back', () => {
 
 describe('UndropTable keeps a table in its own storage', () => {
   it('never re-registers it under a namespace bound to another warehouse (the bytes stay where they are)', async () => {
-    await app.arrange('POST', '/v1/warehouses', { name: 'other', project: 'dst', storage_root: '/w/dst-other', trash_grace_days: 3 });
+    await app.arrange('POST', '/v1/warehouses', { name: 'other', project: 'dst', storage_root: '/w/dst/other', trash_grace_days: 3 });
     await app.arrange('POST', '/v1/warehouses/other/bind', { project: 'dst', namespace: 'elsewhere' });
     await app.arrange('POST', `${P}/table/ns1%24stay/declare${Q}`, {});
     await app.arrange('POST', `${P}/table/ns1%24stay/drop${Q}`, {});

@@ -210,7 +210,7 @@ describe('what the matrix does not show on its own', () => {
   });
 
   it('register with mode overwrite refuses a protected table; only an admin\'s force replaces it', async () => {
-    await writeFakeDataset(app.storageFor({ kind: 'file', path: '/w/acme' }), 'imports/ds.lance');
+    await writeFakeDataset(app.storageFor({ kind: 'file', path: '/w/acme/main' }), 'imports/ds.lance');
     await app.arrange('POST', `${A}/table/tbl%24reg/declare${Q}`, {});
     await app.arrange('POST', `${A}/table/tbl%24reg/protection${Q}`, { protected: true });
     const body = { location: 'imports/ds.lance', mode: 'overwrite' };
