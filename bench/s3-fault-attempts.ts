@@ -64,7 +64,7 @@ async function door(name: string, method: string, path: string, body?: unknown):
     body: Buffer.from(body === undefined ? '' : JSON.stringify(body)),
     requestId: randomUUID(),
   });
-  const row = rows.get(name) ?? { calls: 0, answers: new Map(), attempts: [], faults: 0, ms: [] };
+  const row: Row = rows.get(name) ?? { calls: 0, answers: new Map(), attempts: [], faults: 0, ms: [] };
   rows.set(name, row);
   const code = res.status === 200 ? '' : `/${JSON.parse(res.body.toString()).code}`;
   const answer = `${res.status}${code}`;
