@@ -116,12 +116,22 @@ export class LinkRefusedError extends Error {
 
 /** The condition of a conditional write did not hold: someone else won the race. */
 export class ConditionFailedError extends Error {
+  /**
+   * An earlier attempt of this write had an unknown outcome, and the key now holds someone
+   * else's object: either that attempt never applied, or it applied and a later writer (who saw
+   * it) replaced or removed it. The store cannot tell; a caller whose step is not idempotent
+   * can (docs/protocols.md, "When S3 fails").
+   */
+  readonly mayHaveApplied: boolean;
+
   constructor(
     readonly key: string,
     readonly reason: 'exists' | 'etag-mismatch' | 'missing' | 'conflict',
+    options: { mayHaveApplied?: boolean } = {},
   ) {
     super(`conditional write on ${JSON.stringify(key)} lost: ${reason}`);
     this.name = 'ConditionFailedError';
+    this.mayHaveApplied = options.mayHaveApplied ?? false;
   }
 }
 

@@ -286,7 +286,7 @@ export class S3ObjectStore implements ObjectStore {
           }
           if (mine !== undefined) return mine;
         }
-        if (lost) throw new ConditionFailedError(key, status === 412 ? onPreconditionFailed : 'missing');
+        if (lost) throw new ConditionFailedError(key, status === 412 ? onPreconditionFailed : 'missing', { mayHaveApplied: unknown });
         throw storageFailure(error);
       }
     }
