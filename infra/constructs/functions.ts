@@ -32,6 +32,18 @@ export function catalogEnvironment(config: RaskConfig, storage: StorageRefs): Re
   };
 }
 
+/** Time an API function keeps between its request deadline and Lambda's timeout, to answer. */
+export const ANSWER_MARGIN = Duration.seconds(3);
+
+/**
+ * An API function's request deadline (RASK_COMMIT_DEADLINE_MS, lib/deadline.ts), derived from
+ * its Lambda timeout: a door that runs into the deadline answers 503 / code 17 itself before
+ * Lambda cuts it off (which API Gateway would answer with a bare 502). docs/deploy.md, "S3 budgets".
+ */
+export function deadlineEnvironment(timeout: Duration): Record<string, string> {
+  return { RASK_COMMIT_DEADLINE_MS: String(Math.min(28_000, timeout.toMilliseconds() - ANSWER_MARGIN.toMilliseconds())) };
+}
+
 export interface CatalogFunctionsProps {
   readonly config: RaskConfig;
   readonly storage: StorageRefs;
@@ -73,7 +85,7 @@ export class CatalogFunctions extends Construct {
       memorySize: config.metaMemoryMb,
       // Below API Gateway's 29 s integration timeout, so a stuck call ends as our JSON error, not a 504.
       timeout: Duration.seconds(25),
-      environment: environment(),
+      environment: { ...environment(), ...deadlineEnvironment(Duration.seconds(25)) },
       logRetentionDays: config.logRetentionDays,
     });
 
@@ -83,7 +95,7 @@ export class CatalogFunctions extends Construct {
       architecture: LAYER_ARCHITECTURE,
       memorySize: config.dataMemoryMb,
       timeout: Duration.seconds(28),
-      environment: environment(),
+      environment: { ...environment(), ...deadlineEnvironment(Duration.seconds(28)) },
       logRetentionDays: config.logRetentionDays,
       layers: [this.layer],
     });

@@ -7,7 +7,7 @@ import type { Action, OperationDef } from '../../lib/operations/table.js';
 import type { RaskConfig } from '../config.js';
 import { perOperationDefs } from '../operation-bundles.js';
 import type { StateRefs, StorageRefs } from '../state-stack.js';
-import { catalogEnvironment } from './functions.js';
+import { catalogEnvironment, deadlineEnvironment } from './functions.js';
 import { LAYER_ARCHITECTURE } from './lancedb-layer.js';
 import { grantPrefixes } from './permissions.js';
 import { WORK_QUEUE_SCHEMA } from './queue.js';
@@ -91,15 +91,20 @@ export class OperationFunctions extends NestedStack {
     const { config, storage, queue } = props;
     const data = operation.bundle === 'data';
     const access = accessOf(operation.action);
+    const timeout = Duration.seconds(data ? 28 : 25);
     const fn = new RaskFunction(this, operation.operationId, {
       kind: operation,
       description: `rask ${operation.operationId} (${access}, per-operation mode)`,
       architecture: data ? LAYER_ARCHITECTURE : lambda.Architecture.ARM_64,
       memorySize: data ? config.dataMemoryMb : config.metaMemoryMb,
-      timeout: Duration.seconds(data ? 28 : 25),
+      timeout,
       // A read's role cannot write, so its read paths must not try (repair on read is left to
       // writers and reconcile: docs/protocols.md, "Repair on read").
-      environment: { ...catalogEnvironment(config, storage), ...(access === 'read' ? { RASK_READ_ONLY: 'true' } : {}) },
+      environment: {
+        ...catalogEnvironment(config, storage),
+        ...deadlineEnvironment(timeout),
+        ...(access === 'read' ? { RASK_READ_ONLY: 'true' } : {}),
+      },
       logRetentionDays: config.logRetentionDays,
       layers: data ? [props.layer] : undefined,
     });

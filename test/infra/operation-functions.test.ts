@@ -117,6 +117,13 @@ describe('per-operation mode, synthesized from context', () => {
     for (const op of ['RenameTable', 'DropNamespace', 'InsertIntoTable']) expect(envOf(op), op).not.toHaveProperty('RASK_READ_ONLY');
   });
 
+  it('every operation function answers its deadline before its Lambda timeout (RASK_COMMIT_DEADLINE_MS = timeout − 3 s)', () => {
+    for (const op of perOperationDefs()) {
+      const { Timeout, Environment } = fnOf(op.operationId).fn.Properties as { Timeout: number; Environment: { Variables: Record<string, unknown> } };
+      expect(Number(Environment.Variables.RASK_COMMIT_DEADLINE_MS), op.operationId).toBe(Timeout * 1000 - 3000);
+    }
+  });
+
   it('only table operations may vend, only DescribeTable may invoke the data function', () => {
     const roles = resourcesOfType(ops, 'AWS::IAM::Role');
     for (const op of perOperationDefs()) {

@@ -216,6 +216,11 @@ describe('functions', () => {
     }
     // Jobs vend nothing.
     expect(fns[fnId('FunctionsJobsFunction')].Properties!.Environment.Variables.RASK_VENDING_ROLE_ARN).toBeUndefined();
+    // Each API function's request deadline leaves it 3 s before its Lambda timeout to answer 503.
+    for (const prefix of ['FunctionsMetaFunction', 'FunctionsDataFunction']) {
+      const { Timeout, Environment } = fns[fnId(prefix)].Properties!;
+      expect(Number(Environment.Variables.RASK_COMMIT_DEADLINE_MS), prefix).toBe(Timeout * 1000 - 3000);
+    }
     // Enqueue (data), describe/alter (meta) and run (jobs) must all use the one DynamoDB queue.
     const queueId = logicalId(template(), 'AWS::DynamoDB::GlobalTable', 'WorkQueueTable');
     for (const f of ['FunctionsJobsFunction', 'FunctionsDataFunction', 'FunctionsMetaFunction']) {
