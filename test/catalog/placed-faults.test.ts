@@ -108,7 +108,7 @@ describe('placed faults, one per finding (issue #35)', () => {
     await app.ok('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
     await app.ok('POST', '/v1/table/ns%24t/drop', { id: ['ns', 't'] });
     // The undrop re-registers the record, then its claim write (trashed → held) fails.
-    app.registryStore.place({ op: 'putIfMatch', key: keyOf.claim(), kind: 'unavailable' });
+    app.registryStore.place({ op: 'putIfMatch', key: (k, body) => keyOf.claim()(k) && !!body?.includes('"state":"held"'), kind: 'unavailable' });
     honest(await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'], new_table_name: 'u' }));
     expect(app.registryStore.fired()).toHaveLength(1);
     // The next read of the trash: nothing left to undrop there, the table is back as u.

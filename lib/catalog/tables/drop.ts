@@ -1,5 +1,5 @@
 import { TableNotFoundError } from '../../errors.js';
-import { LinkRefusedError, type ObjectStore } from '../../ports/object-store.js';
+import { ConditionFailedError, LinkRefusedError, type ObjectStore } from '../../ports/object-store.js';
 import type { ProtectionRecord, TableRecord, WarehouseRecord } from '../../registry/records.js';
 import type { Versioned } from '../../registry/registry.js';
 import type { CatalogServices } from '../services.js';
@@ -7,6 +7,7 @@ import { requireWarehouse } from '../warehouses.js';
 import { markPurging, readClaim, releaseClaim, type KnownClaim } from './claims.js';
 import { absoluteLocation } from './location.js';
 import { readTable, tableKey, validateTableId } from './lookup.js';
+import { readRaw } from './move.js';
 import { fmtId } from '../ids.js';
 import { enqueue } from '../../jobs/jobs.js';
 import { jobContext } from '../../jobs/context.js';
@@ -113,15 +114,35 @@ async function removeRecord<A>(
   known: Versioned<TableRecord> | undefined,
   options: RetireOptions,
   alongside: (record: TableRecord) => Promise<A>,
-): Promise<{ removed: TableRecord; alongside: A }> {
+): Promise<{ removed: TableRecord; alongside: A | undefined }> {
   let first = known;
   return services.registry.retrying(`${what} table ${fmtId(id)}`, async () => {
     const found = first ?? (await readRetirable(services, id, what, options));
     first = undefined;
-    const [, extra] = await Promise.all([services.registry.remove(tableKey(services, id), found.etag), alongside(found.value)]);
-    return { removed: found.value, alongside: extra };
+    const [removal, extra] = await Promise.allSettled([services.registry.remove(tableKey(services, id), found.etag), alongside(found.value)]);
+    if (removal.status === 'rejected') {
+      if (!(removal.reason instanceof ConditionFailedError) || !(await removedWithClaimIntact(services, id, found.value))) throw removal.reason;
+    }
+    // The record is gone: a failed read alongside is made again by whoever needs it (undefined).
+    return { removed: found.value, alongside: extra.status === 'fulfilled' ? extra.value : undefined };
   });
 }
+
+/**
+ * After the record's conditional delete lost: whether the record was removed all the same, by
+ * this request's own attempt whose answer was lost (issue #35; or by a drop racing it, which
+ * asked for the same). The record is gone and its claim still names this id, unmarked: a rename
+ * rewrites the claim to its destination before the source goes, a drop marks or releases it
+ * after the record goes, so nothing else leaves that state. Otherwise the race was real: retry.
+ */
+async function removedWithClaimIntact(services: CatalogServices, id: readonly string[], table: TableRecord): Promise<boolean> {
+  const [now, claim] = await Promise.all([readRaw(services, id), readClaim(services, table)]);
+  if (now?.value.uid === table.uid) return false;
+  const held = claim.claim?.value;
+  return held?.uid === table.uid && (held.state === 'held' || held.state === 'pending') && held.ids.some((x) => sameId(x, id));
+}
+
+const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
 
 /** DropTable with grace: the table goes to trash with its bytes (trash.ts), retried like a removal. */
 async function trashRecord(

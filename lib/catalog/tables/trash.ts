@@ -1,9 +1,11 @@
 import { keys } from '../../registry/keys.js';
-import type { NamespaceTrashRecord, TableRecord, TrashRecord } from '../../registry/records.js';
+import type { LocationClaimRecord, NamespaceTrashRecord, TableRecord, TrashRecord } from '../../registry/records.js';
 import type { Versioned } from '../../registry/registry.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
-import { markPurging, releaseClaim, setClaimState } from './claims.js';
+import { claimKey, markPurging, readClaim, releaseClaim, setClaimState } from './claims.js';
+import { readRaw } from './move.js';
+import { ConditionFailedError } from '../../ports/object-store.js';
 import { absoluteLocation } from './location.js';
 import { readTable, tableKey, validateTableId } from './lookup.js';
 import { deleteTableObjects, purgeComplete } from './purge.js';
@@ -16,9 +18,12 @@ import { deleteTableObjects, purgeComplete } from './purge.js';
  *
  * Protocol, every step idempotent so an interrupted drop or undrop is finished by the next call:
  *   drop:   trash record (put) → claim `trashed` → table record removed (compare-and-swap)
- *   undrop: table record created (put-if-absent) → claim `held` → trash record removed
- * A trash record whose uid is still the live table's at its id is a drop that did not finish:
- * it is not shown, and undrop treats the table as restored.
+ *   undrop: claim names the target too (still `trashed`) → table record created (put-if-absent)
+ *           → claim `held` → trash record removed
+ * A drop whose record removal loses a race undoes its trash bookkeeping before it looks again.
+ * A trash record whose table is live (under its id, or the target an interrupted undrop named in
+ * the claim) is a drop or an undrop that did not finish: whoever reads the trash finishes it
+ * (settleTrashEntry), and it is never shown nor undropped again.
  */
 
 export interface TrashTask {
@@ -60,23 +65,96 @@ export async function trashTable(services: CatalogServices, found: Versioned<Tab
   const key = keys.trash(services.project, table.id, table.uid);
   const existing = await services.registry.read<TrashRecord>(key);
   // A drop of this very table that died part-way left its record: take it over.
-  if (existing) await services.registry.replace(key, record, existing.etag);
-  else await services.registry.create(key, record);
+  const trashEtag = existing ? await services.registry.replace(key, record, existing.etag) : await services.registry.create(key, record);
   await setClaimState(services, table, 'trashed');
-  await services.registry.remove(tableKey(services, table.id), found.etag);
+  try {
+    await services.registry.remove(tableKey(services, table.id), found.etag);
+  } catch (err) {
+    if (!(err instanceof ConditionFailedError)) throw err; // unknown outcome: left to settleTrashEntry
+    // Our own removal whose answer was lost leaves the record gone and the claim trashed under
+    // this id (a rename would have moved it to its destination first): the drop happened.
+    const claim = (await readClaim(services, table)).claim?.value;
+    const now = await readRaw(services, table.id);
+    if (now?.value.uid !== table.uid && claim?.uid === table.uid && claim.state === 'trashed' && claim.ids.some((x) => sameId(x, table.id))) {
+      return record;
+    }
+    // A real lost race (a rename or an update got there first): the table is still live, so the
+    // trash bookkeeping is undone before the caller looks again (issue #35: left in place, it
+    // showed a trash entry of a live table, whose undrop made a second record of it, and later a
+    // trash record without a claim).
+    await untrash(services, { value: record, etag: trashEtag });
+    throw err;
+  }
   return record;
 }
 
-/** Trash records at `id`, newest drop first, without those of a table still live there. */
-export async function trashAt(services: CatalogServices, id: readonly string[]): Promise<Versioned<TrashRecord>[]> {
+const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
+
+/** Undoes a drop's trash bookkeeping for a table that is still live: its claim `held` again (under the ids it has now), its trash record gone. */
+async function untrash(services: CatalogServices, trash: Versioned<TrashRecord>): Promise<void> {
+  const { table } = trash.value;
+  const claimKeyOf = claimKey(services, table);
+  await services.registry.retrying(`location of table ${table.id.join('.')} → held`, async () => {
+    const found = await services.registry.read<LocationClaimRecord>(claimKeyOf);
+    if (!found || found.value.uid !== table.uid || found.value.state !== 'trashed') return;
+    await services.registry.replace<LocationClaimRecord>(claimKeyOf, { ...found.value, state: 'held' }, found.etag);
+  });
+  await services.registry.remove(keys.trash(services.project, table.id, table.uid), trash.etag).catch(ignoreLostRace);
+}
+
+/**
+ * A trash record whose table is live (issue #35, finding 4): a drop that stopped before its
+ * record removal, or an undrop that stopped after re-registering it (under the same name or a
+ * new one; an undrop adds its target to the claim's ids first, so the claim leads to it). Both
+ * are finished the same way, since the table is live: its record is rewritten first (a fence:
+ * the conditional removal of a drop still in flight can then never land, and that drop starts
+ * over), then its claim is `held` under the live id and the trash record goes. True when the
+ * table was found live (the entry is no trash); false when it is in trash. Read-only mode only
+ * looks.
+ */
+export async function settleTrashEntry(services: CatalogServices, trash: Versioned<TrashRecord>): Promise<Versioned<TableRecord> | undefined> {
+  const { table } = trash.value;
+  const claim = (await readClaim(services, table)).claim?.value;
+  if (claim && (claim.uid !== table.uid || claim.state === 'purging')) return undefined;
+  const candidates = [...(claim?.ids ?? []), table.id].filter((id, i, all) => all.findIndex((x) => sameId(x, id)) === i);
+  for (const id of candidates) {
+    const live = await readTable(services, id);
+    if (!live || live.value.uid !== table.uid) continue;
+    if (services.readOnly) return live;
+    const fenced = await services.registry.replace(tableKey(services, id), live.value, live.etag);
+    await setClaimState(services, live.value, 'held', [id]);
+    await services.registry.remove(keys.trash(services.project, table.id, table.uid), trash.etag).catch(ignoreLostRace);
+    return { value: live.value, etag: fenced };
+  }
+  return undefined;
+}
+
+function ignoreLostRace(err: unknown): void {
+  if (!(err instanceof ConditionFailedError)) throw err;
+}
+
+/**
+ * Trash records at `id`, newest drop first, without those of a table that is live (there or
+ * under the name an interrupted undrop gave it): those are settled on the way (settleTrashEntry)
+ * and reported in `live`.
+ */
+export async function trashAt(
+  services: CatalogServices,
+  id: readonly string[],
+): Promise<Versioned<TrashRecord>[] & { live?: Versioned<TableRecord>[] }> {
   const page = await services.registry.store.list({ prefix: keys.trashOf(services.project, id), limit: 1000 });
-  const live = await readTable(services, id);
-  const records: Versioned<TrashRecord>[] = [];
+  const records: Versioned<TrashRecord>[] & { live?: Versioned<TableRecord>[] } = [];
+  const live: Versioned<TableRecord>[] = [];
   for (const object of page.objects) {
     const found = await services.registry.read<TrashRecord>(object.key);
-    if (found && found.value.table.uid !== live?.value.uid) records.push(found);
+    if (!found) continue;
+    const settled = await settleTrashEntry(services, found);
+    if (settled) live.push(settled);
+    else records.push(found);
   }
-  return records.sort((a, b) => b.value.droppedAt.localeCompare(a.value.droppedAt));
+  records.sort((a, b) => b.value.droppedAt.localeCompare(a.value.droppedAt));
+  records.live = live;
+  return records;
 }
 
 /** `GET /v1/table/{id}/tasks`: what is pending for the name — trashed tables and their deadlines. */

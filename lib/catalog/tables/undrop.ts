@@ -17,7 +17,7 @@ import { absoluteLocation } from './location.js';
 import { readTable, tableKey, validateTableId } from './lookup.js';
 import { fmtId } from '../ids.js';
 import { putMarkersOf } from './markers.js';
-import { trashAt } from './trash.js';
+import { settleTrashEntry, trashAt } from './trash.js';
 
 export interface UndropInput {
   readonly id: readonly string[];
@@ -39,17 +39,16 @@ export async function undropTable(services: CatalogServices, input: UndropInput)
   validateTableId(target);
 
   return services.registry.retrying(`undrop table ${fmtId(input.id)}`, async () => {
-    const live = await readTable(services, target);
-    const [latest] = await trashAt(services, input.id);
+    const trash = await trashAt(services, input.id);
+    const [latest] = trash;
     if (!latest) {
-      // Restored already (an undrop that finished, or was interrupted after re-registering)?
-      const leftover = live ? await services.registry.read<TrashRecord>(keys.trash(services.project, input.id, live.value.uid)) : undefined;
-      if (live && leftover) {
-        await finishUndrop(services, live.value, leftover);
-        return restored(services, live.value);
-      }
+      // Restored already: an undrop interrupted after re-registering it, which reading the trash
+      // has just finished (trash.ts, settleTrashEntry). Its retry is answered as the success it was.
+      const back = trash.live?.[0];
+      if (back) return restored(services, back.value);
       throw new TableNotFoundError(`table ${fmtId(input.id)} has nothing in trash to undrop`);
     }
+    const live = await readTable(services, target);
     await requireNamespace(services, namespace, '; create it (or undrop it) before undropping a table into it');
     return restored(services, await restoreTable(services, latest, target, live));
   });
@@ -78,8 +77,14 @@ export async function restoreTable(
       `table ${fmtId(target)} exists (created after the drop); undrop under another name with new_table_name`,
     );
   }
+  // Already back under another name (an interrupted undrop the caller did not see finish): never a second record of it.
+  const elsewhere = await settleTrashEntry(services, trash);
+  if (elsewhere) return elsewhere.value;
   const back: TableRecord = { ...table, id: [...target], state: undefined, move: undefined };
   const key = tableKey(services, target);
+  // The claim names the target before the record exists, so whoever reads the trash after an
+  // interruption finds the table there (settleTrashEntry); it stays `trashed` until the record is.
+  if (!sameId(target, table.id)) await setClaimState(services, table, 'trashed', [table.id, target]);
   // The has-data marker before the record that says it exists (markers.ts: never hide data).
   await putMarkersOf(services, target, back);
   // Put-if-absent: if someone takes the name meanwhile, the retry looks again and answers 5.
@@ -102,3 +107,5 @@ async function restored(services: CatalogServices, table: TableRecord) {
   const warehouse = await requireWarehouse(services, table.warehouse);
   return { id: [...table.id], location: absoluteLocation(warehouse.storage, table.path), restored: true };
 }
+
+const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
