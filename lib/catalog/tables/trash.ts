@@ -109,10 +109,15 @@ async function untrash(services: CatalogServices, trash: Versioned<TrashRecord>)
  * are finished the same way, since the table is live: its record is rewritten first (a fence:
  * the conditional removal of a drop still in flight can then never land, and that drop starts
  * over), then its claim is `held` under the live id and the trash record goes. True when the
- * table was found live (the entry is no trash); false when it is in trash. Read-only mode only
- * looks.
+ * table was found live (the entry is no trash); false when it is in trash. Read-only mode and
+ * `lookOnly` (the tasks listing, whose answer is the settled one either way: the undrop door and
+ * reconcile write it) only look.
  */
-export async function settleTrashEntry(services: CatalogServices, trash: Versioned<TrashRecord>): Promise<Versioned<TableRecord> | undefined> {
+export async function settleTrashEntry(
+  services: CatalogServices,
+  trash: Versioned<TrashRecord>,
+  options: { lookOnly?: boolean } = {},
+): Promise<Versioned<TableRecord> | undefined> {
   const { table } = trash.value;
   const claim = (await readClaim(services, table)).claim?.value;
   if (claim && (claim.uid !== table.uid || claim.state === 'purging')) return undefined;
@@ -120,7 +125,7 @@ export async function settleTrashEntry(services: CatalogServices, trash: Version
   for (const id of candidates) {
     const live = await readTable(services, id);
     if (!live || live.value.uid !== table.uid) continue;
-    if (services.readOnly) return live;
+    if (services.readOnly || options.lookOnly) return live;
     const fenced = await services.registry.replace(tableKey(services, id), live.value, live.etag);
     await setClaimState(services, live.value, 'held', [id]);
     await services.registry.remove(keys.trash(services.project, table.id, table.uid), trash.etag).catch(ignoreLostRace);
@@ -141,6 +146,7 @@ function ignoreLostRace(err: unknown): void {
 export async function trashAt(
   services: CatalogServices,
   id: readonly string[],
+  options: { lookOnly?: boolean } = {},
 ): Promise<Versioned<TrashRecord>[] & { live?: Versioned<TableRecord>[] }> {
   const page = await services.registry.store.list({ prefix: keys.trashOf(services.project, id), limit: 1000 });
   const records: Versioned<TrashRecord>[] & { live?: Versioned<TableRecord>[] } = [];
@@ -148,7 +154,7 @@ export async function trashAt(
   for (const object of page.objects) {
     const found = await services.registry.read<TrashRecord>(object.key);
     if (!found) continue;
-    const settled = await settleTrashEntry(services, found);
+    const settled = await settleTrashEntry(services, found, options);
     if (settled) live.push(settled);
     else records.push(found);
   }
@@ -160,7 +166,7 @@ export async function trashAt(
 /** `GET /v1/table/{id}/tasks`: what is pending for the name — trashed tables and their deadlines. */
 export async function tableTasks(services: CatalogServices, id: readonly string[]): Promise<{ tasks: TrashTask[] }> {
   validateTableId(id);
-  const records = await trashAt(services, id);
+  const records = await trashAt(services, id, { lookOnly: true });
   const tasks: TrashTask[] = [];
   for (const { value } of records) {
     const warehouse = await requireWarehouse(services, value.table.warehouse);
