@@ -2,6 +2,7 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { manifestName } from '../../lib/catalog/tables/manifests.js';
+import { reconcileWith } from '../../lib/maintenance/reconcile.js';
 import { faultedMetaApp, keyOf, type Answer, type FaultedApp } from '../support/placed-faults.js';
 import { assertTableInvariants } from '../support/table-invariants.js';
 
@@ -161,4 +162,33 @@ describe('placed faults, one per finding (issue #35)', () => {
     await app.ok('POST', '/v1/table/ns%24b/drop', { id: ['ns', 'b'] }, '&purge=true');
     await assertTableInvariants(app.services);
   });
+
+  describe('what the next read does not reach, reconcile repairs', () => {
+    const reconcileNow = () => reconcileWith({ stuckAfterMs: 0 })(app.services, { repair: true });
+
+    it('a declared record left without its claim (claim write unknown, withdrawal failed) gets its claim back', async () => {
+      app.registryStore.place({ op: 'putIfAbsent', key: keyOf.claim(), kind: 'unavailable' });
+      app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.table(['ns', 't']), kind: 'unavailable' });
+      honest(await app.call('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] }));
+      expect(app.registryStore.fired()).toHaveLength(2);
+      await expect(assertTableInvariants(app.services)).rejects.toThrow(/no location claim/);
+      const report = await reconcileNow();
+      expect(report.items).toContainEqual(expect.objectContaining({ kind: 'claim-mismatch', id: ['ns', 't'], state: 'missing' }));
+      await assertTableInvariants(app.services);
+    });
+
+    it('an undrop interrupted after its record (same name) is finished: claim held, trash record gone', async () => {
+      await app.ok('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
+      await app.ok('POST', '/v1/table/ns%24t/drop', { id: ['ns', 't'] });
+      app.registryStore.place({ op: 'putIfMatch', key: (k, body) => keyOf.claim()(k) && !!body?.includes('"state":"held"'), kind: 'unavailable' });
+      honest(await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'] }));
+      expect(app.registryStore.fired()).toHaveLength(1);
+      expect((await app.ok('GET', '/v1/table/ns%24t/tasks')).tasks).toEqual([]);
+      const report = await reconcileNow();
+      expect(report.items).toContainEqual(expect.objectContaining({ kind: 'claim-mismatch', id: ['ns', 't'], state: 'trashed' }));
+      await assertTableInvariants(app.services);
+      expect((await describeTable('ns', 't')).status).toBe(200);
+    });
+  });
 });
+
