@@ -128,6 +128,35 @@ const localSchema = z.object({
   ...common,
 });
 
+// --- S3 client budgets (issue #35): lib/adapters/aws/s3-client.ts, docs/deploy.md "S3 budgets" ---
+
+/** Defaults of the RASK_S3_* settings; the arithmetic that makes them fit a door's deadline is in docs/deploy.md. */
+export const DEFAULT_S3_SETTINGS = {
+  RASK_S3_RETRY_MODE: 'standard',
+  RASK_S3_MAX_ATTEMPTS: 3,
+  RASK_S3_CONNECTION_TIMEOUT_MS: 1_000,
+  RASK_S3_REQUEST_TIMEOUT_MS: 5_000,
+  RASK_S3_CONFLICT_ATTEMPTS: 4,
+} as const;
+
+const s3Settings = {
+  /** The SDK's retry mode (replaces AWS_RETRY_MODE, which the client then ignores). */
+  RASK_S3_RETRY_MODE: withDefault(
+    z.enum(['standard', 'adaptive'], { error: 'must be standard or adaptive' }),
+    DEFAULT_S3_SETTINGS.RASK_S3_RETRY_MODE,
+  ),
+  /** Attempts per S3 request, the first included; 1 = no SDK retries (replaces AWS_MAX_ATTEMPTS). */
+  RASK_S3_MAX_ATTEMPTS: withDefault(integer(1, 10), DEFAULT_S3_SETTINGS.RASK_S3_MAX_ATTEMPTS),
+  /** Milliseconds to connect to S3 before an attempt fails. */
+  RASK_S3_CONNECTION_TIMEOUT_MS: withDefault(integer(100, 10_000), DEFAULT_S3_SETTINGS.RASK_S3_CONNECTION_TIMEOUT_MS),
+  /** Milliseconds one attempt (request and response) may take before it fails. */
+  RASK_S3_REQUEST_TIMEOUT_MS: withDefault(integer(100, 28_000), DEFAULT_S3_SETTINGS.RASK_S3_REQUEST_TIMEOUT_MS),
+  /** Tries of a conditional write that S3 answers 409 ConditionalRequestConflict (our own retries, not the SDK's). */
+  RASK_S3_CONFLICT_ATTEMPTS: withDefault(integer(1, 10), DEFAULT_S3_SETTINGS.RASK_S3_CONFLICT_ATTEMPTS),
+};
+
+// --- end of S3 client budgets ---
+
 const awsSchema = z.object({
   RASK_REGISTRY_BUCKET: text(3),
   RASK_REGISTRY_PREFIX: withDefault(z.string(), 'registry/'),
@@ -152,6 +181,7 @@ const awsSchema = z.object({
    * write: read paths then answer without repairing what they meet (docs/protocols.md).
    */
   RASK_READ_ONLY: withDefault(bool, false),
+  ...s3Settings,
   ...common,
 });
 

@@ -119,3 +119,24 @@ export const TableSchemaValidationError = family(ErrorCode.TableSchemaValidation
 export const ThrottlingError = family(ErrorCode.Throttling, 'ThrottlingError');
 export const TableBranchNotFoundError = family(ErrorCode.TableBranchNotFound, 'TableBranchNotFoundError');
 export const TableBranchAlreadyExistsError = family(ErrorCode.TableBranchAlreadyExists, 'TableBranchAlreadyExistsError');
+
+// --- Storage that cannot answer (issue #35; docs/protocols.md, "When S3 fails") ---
+
+/**
+ * The object store could not answer: S3 throttling, an S3 5xx, a timeout or a reset after the
+ * SDK's retries, a 409 ConditionalRequestConflict that outlived our own retries, no answer within
+ * the request's deadline; on disk EIO, ENOSPC, EMFILE and the like. Transient by nature, so
+ * 503 / code 17 with Retry-After (lib/http/respond.ts), never 500 / code 18, which says "a bug
+ * of ours". The adapters throw it (lib/adapters/storage-errors.ts); its message names no bucket,
+ * key or path, the cause carries the store's own error for the log.
+ */
+export class StorageUnavailableError extends CatalogError {
+  /** What the answer's Retry-After says. */
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, options: CatalogErrorOptions & { retryAfterSeconds?: number } = {}) {
+    super(ErrorCode.ServiceUnavailable, message, options);
+    this.name = 'StorageUnavailableError';
+    this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
+  }
+}

@@ -1,4 +1,4 @@
-import { CatalogError, ErrorCode } from '../errors.js';
+import { CatalogError, ErrorCode, StorageUnavailableError } from '../errors.js';
 import type { HttpResponse } from './types.js';
 import { redactText } from './redact.js';
 import { TransportError } from './transport-errors.js';
@@ -43,6 +43,11 @@ export function errorResponse(err: unknown, requestId: string, logger?: ErrorLog
     if (err.code === ErrorCode.Internal && detail === undefined) body.detail = `see server logs for request ${requestId}`;
     const res = jsonResponse(err.status, body);
     if (err instanceof TransportError) Object.assign(res.headers, err.headers);
+    // Storage that could not answer (issue #35): its own Retry-After, and the store's error in the log.
+    if (err instanceof StorageUnavailableError) {
+      res.headers['retry-after'] = String(err.retryAfterSeconds);
+      logger?.warn('storage unavailable', { requestId, err: describe(err) });
+    }
     if ((res.status === 503 || res.status === 429) && res.headers['retry-after'] === undefined) {
       res.headers['retry-after'] = String(RETRY_AFTER_SECONDS);
     }

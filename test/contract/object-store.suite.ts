@@ -5,9 +5,25 @@
  *
  * Keys are chosen so they also work on a filesystem: no key is both an object and a "directory"
  * of other keys (`a` and `a/b`), which S3 allows but files cannot represent.
+ *
+ * When the storage fails (issue #35; docs/protocols.md, "When S3 fails"), what each port
+ * guarantees, and where it is pinned:
+ * - every store: ConditionFailedError means a lost race and nothing else; storage that cannot
+ *   answer throws StorageUnavailableError (503 / code 17), never ConditionFailedError;
+ * - S3 (`runFailingStoreContract` below, over the fault injector inside the SDK's retry loop):
+ *   409 ConditionalRequestConflict is retried, not a lost race; a conditional write whose earlier
+ *   attempt may have applied recognises itself (put / copy: the key holds what it sent; delete:
+ *   the key is gone) and succeeds, at the cost of one read only then; throttling, 5xx, timeouts
+ *   and resets left after the SDK's retries are StorageUnavailableError;
+ * - filesystem: each conditional write is one atomic link / rename under a lock, so it has no
+ *   unknown outcome and no 409; EIO, ENOSPC, EMFILE and the like are StorageUnavailableError
+ *   (test/contract/fs-store-failures.test.ts);
+ * - memory: cannot fail.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { StorageUnavailableError } from '../../lib/errors.js';
 import { ConditionFailedError, type ObjectStore } from '../../lib/ports/object-store.js';
+import type { FaultRequest, S3Faults } from '../support/s3-faults.js';
 import { casIncrement } from '../support/fs-cas-worker.js';
 
 export interface StoreUnderTest {
@@ -334,6 +350,161 @@ export function runObjectStoreContract(name: string, makeStore: () => Promise<St
         expect((await store.get('counters/c'))?.body.toString()).toBe('8');
         // At least one writer must have lost a race, or the test did not test contention.
         expect(Math.max(...attempts)).toBeGreaterThan(1);
+      });
+    });
+  });
+}
+
+// --- A store over failing storage (issue #35): S3 through the fault injector ---
+
+export interface FailingStoreUnderTest extends StoreUnderTest {
+  /** Decides the faults of every attempt the store's client makes (test/support/s3-faults.ts). */
+  readonly faults: S3Faults;
+  /** Attempts per request the client makes (the SDK's maxAttempts). */
+  readonly maxAttempts: number;
+}
+
+/** Attempts on keys ending in `key` (the store may add a prefix). */
+const on = (key: string, op?: FaultRequest['op']) => (r: FaultRequest) => r.key.endsWith(key) && (op === undefined || r.op === op);
+
+export function runFailingStoreContract(name: string, makeStore: () => Promise<FailingStoreUnderTest>): void {
+  describe(`ObjectStore contract under faults: ${name}`, () => {
+    let store: ObjectStore;
+    let faults: S3Faults;
+    let maxAttempts: number;
+    let cleanup: (() => Promise<void>) | undefined;
+
+    beforeEach(async () => {
+      ({ store, faults, maxAttempts, cleanup } = await makeStore());
+    });
+    afterEach(async () => {
+      await cleanup?.();
+    });
+
+    /** Requests on `key` since `since` attempts were logged. */
+    const attemptsOn = (key: string, since = 0) => faults.attempts().slice(since).filter(on(key)).map((r) => r.op);
+
+    describe('409 ConditionalRequestConflict is not a lost race', () => {
+      it('retries a put-if-absent that S3 answered 409, and it lands', async () => {
+        faults.place(on('k', 'PUT'), { kind: 'conflict' });
+        const { etag } = await store.putIfAbsent('k', 'v1');
+        expect(await store.get('k')).toMatchObject({ etag, body: Buffer.from('v1') });
+        expect(attemptsOn('k')).toEqual(['PUT', 'PUT', 'GET']);
+      });
+
+      it('retries a put-if-match that S3 answered 409, never "condition failed"', async () => {
+        const v1 = await store.putIfAbsent('k', 'v1');
+        faults.place(on('k', 'PUT'), { kind: 'conflict' });
+        const v2 = await store.putIfMatch('k', 'v2', v1.etag);
+        expect(await store.get('k')).toMatchObject({ etag: v2.etag, body: Buffer.from('v2') });
+      });
+
+      it('retries a delete-if-match and a copy-if-absent that S3 answered 409', async () => {
+        const { etag } = await store.putIfAbsent('k', 'v1');
+        faults.place(on('k', 'DELETE'), { kind: 'conflict' });
+        await store.deleteIfMatch('k', etag);
+        expect(await store.head('k')).toBeUndefined();
+        await store.put('src', 'copied');
+        faults.place(on('dst', 'COPY'), { kind: 'conflict' });
+        expect(await store.copyIfAbsent('src', 'dst')).toBeDefined();
+        expect((await store.get('dst'))?.body.toString()).toBe('copied');
+      });
+
+      it('answers a 409 that outlasts its retries as unavailable storage, not as a lost race', async () => {
+        faults.place(on('k', 'PUT'), { kind: 'conflict' }, 50);
+        await expect(store.putIfAbsent('k', 'v1')).rejects.toBeInstanceOf(StorageUnavailableError);
+        expect(await store.head('k')).toBeUndefined();
+      });
+    });
+
+    describe('a conditional write recognises its own earlier attempt', () => {
+      it('succeeds when its put-if-absent applied but the answer was lost (the retry met 412)', async () => {
+        faults.place(on('k', 'PUT'), { kind: 'timeout', afterApply: true });
+        const { etag } = await store.putIfAbsent('k', 'mine');
+        expect(await store.head('k')).toMatchObject({ etag });
+        expect((await store.get('k'))?.body.toString()).toBe('mine');
+      });
+
+      it('succeeds when its put-if-match applied but the answer was lost', async () => {
+        const v1 = await store.putIfAbsent('k', 'v1');
+        faults.place(on('k', 'PUT'), { kind: 'reset', afterApply: true });
+        const v2 = await store.putIfMatch('k', 'v2', v1.etag);
+        expect(await store.get('k')).toMatchObject({ etag: v2.etag, body: Buffer.from('v2') });
+      });
+
+      it('succeeds when its delete-if-match applied but the answer was lost (the retry met 404)', async () => {
+        const { etag } = await store.putIfAbsent('k', 'v1');
+        faults.place(on('k', 'DELETE'), { kind: 'timeout', afterApply: true });
+        await store.deleteIfMatch('k', etag);
+        expect(await store.head('k')).toBeUndefined();
+      });
+
+      it('succeeds when its copy-if-absent applied but the answer was lost', async () => {
+        await store.put('src', 'staged manifest');
+        faults.place(on('dst', 'COPY'), { kind: 'internal', afterApply: true });
+        const copied = await store.copyIfAbsent('src', 'dst');
+        expect(copied?.etag).toBe((await store.head('dst'))?.etag);
+      });
+
+      it('succeeds when every attempt applied-or-not is unknown and the key holds what it sent', async () => {
+        faults.place(on('k', 'PUT'), { kind: 'timeout', afterApply: true }, maxAttempts);
+        const { etag } = await store.putIfAbsent('k', 'mine');
+        expect(await store.head('k')).toMatchObject({ etag });
+      });
+
+      it('still loses a race it lost: after an unknown outcome, a retry that meets 412 and someone else`s bytes lost', async () => {
+        await store.putIfAbsent('k', 'theirs');
+        faults.place(on('k', 'PUT'), { kind: 'timeout' });
+        const attempt = store.putIfAbsent('k', 'mine');
+        // With no SDK retry there is no 412 to go by, only the timeout: the storage failed.
+        if (maxAttempts > 1) expect(await lostRace(attempt)).toBe('exists');
+        else await expect(attempt).rejects.toBeInstanceOf(StorageUnavailableError);
+        expect((await store.get('k'))?.body.toString()).toBe('theirs');
+      });
+
+      it('costs a read only when an outcome was unknown: a plain lost race is one request', async () => {
+        await store.putIfAbsent('k', 'theirs');
+        const before = faults.attempts().length;
+        expect(await lostRace(store.putIfAbsent('k', 'mine'))).toBe('exists');
+        expect(attemptsOn('k', before)).toEqual(['PUT']);
+        const etag = (await store.head('k'))!.etag;
+        const again = faults.attempts().length;
+        expect(await lostRace(store.deleteIfMatch('k', '"other"'))).toBe('etag-mismatch');
+        await store.putIfMatch('k', 'next', etag);
+        expect(attemptsOn('k', again)).toEqual(['DELETE', 'PUT']);
+      });
+    });
+
+    describe('storage that cannot answer', () => {
+      it.each([
+        ['throttling (503 SlowDown)', 'slowdown'],
+        ['500 InternalError', 'internal'],
+        ['timeouts', 'timeout'],
+        ['resets', 'reset'],
+      ] as const)('answers %s that outlast the SDK`s retries as StorageUnavailableError, on reads and writes', async (_name, kind) => {
+        await store.put('k', 'v');
+        faults.place(on('k'), { kind }, maxAttempts);
+        await expect(store.get('k')).rejects.toBeInstanceOf(StorageUnavailableError);
+        faults.place(on('other'), { kind }, maxAttempts * 4);
+        await expect(store.putIfAbsent('other', 'v')).rejects.toBeInstanceOf(StorageUnavailableError);
+        faults.place(on(''), { kind }, 100);
+        await expect(store.list({ prefix: '' })).rejects.toBeInstanceOf(StorageUnavailableError);
+      });
+
+      it('says Retry-After a little longer for throttling than for other failures', async () => {
+        faults.place(on('k'), { kind: 'slowdown' }, maxAttempts);
+        const throttled = await store.head('k').catch((e: unknown) => e);
+        faults.place(on('k'), { kind: 'internal' }, maxAttempts);
+        const failed = await store.head('k').catch((e: unknown) => e);
+        expect(throttled).toBeInstanceOf(StorageUnavailableError);
+        expect(failed).toBeInstanceOf(StorageUnavailableError);
+        expect((throttled as StorageUnavailableError).retryAfterSeconds).toBeGreaterThan((failed as StorageUnavailableError).retryAfterSeconds);
+      });
+
+      it('is not fooled by faults the SDK`s retries absorb', async () => {
+        faults.place(on('k'), { kind: 'slowdown' }, maxAttempts - 1);
+        await store.put('k', 'v');
+        expect((await store.get('k'))?.body.toString()).toBe('v');
       });
     });
   });

@@ -13,14 +13,17 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
+import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../lib/adapters/aws/s3-object-store.js';
 import { FsObjectStore } from '../../lib/adapters/local/fs-object-store.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
+import { StorageUnavailableError } from '../../lib/errors.js';
 import { ConditionFailedError } from '../../lib/ports/object-store.js';
 import { startAwsHttpFake } from '../support/aws-http-fake.js';
 import { createS3Fake, s3Error, type S3Fake } from '../support/s3-fake.js';
-import { lostRace, runObjectStoreContract } from './object-store.suite.js';
+import { createS3Faults, faultyS3Client } from '../support/s3-faults.js';
+import { lostRace, runFailingStoreContract, runObjectStoreContract } from './object-store.suite.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CAS_WORKER = fileURLToPath(new URL('../support/fs-cas-worker.ts', import.meta.url));
@@ -62,6 +65,22 @@ runObjectStoreContract('S3ObjectStore over HTTP, against the loopback AWS fake',
     },
   };
 });
+
+// S3 failing as S3 fails, inside the SDK's retry loop (issue #35): with the SDK's retries (three
+// attempts, no backoff so the suite is quick) and with them spent (one attempt).
+for (const maxAttempts of [3, 1]) {
+  runFailingStoreContract(`S3ObjectStore, ${maxAttempts} SDK attempt(s)`, async () => {
+    const fake = createS3Fake();
+    const faults = createS3Faults({ seed: 35 });
+    const client = faultyS3Client(fake, faults, { retryStrategy: new ConfiguredRetryStrategy(maxAttempts, 0) });
+    return {
+      store: new S3ObjectStore({ client, bucket: 'contract', prefix: 'tenant-a', conflictBackoffMs: 1 }),
+      faults,
+      maxAttempts,
+      cleanup: async () => fake.mock.restore(),
+    };
+  });
+}
 
 describe('MemoryObjectStore', () => {
   it('hands out copies, so mutating a returned body does not change the stored object', async () => {
@@ -112,28 +131,38 @@ describe('S3ObjectStore', () => {
     expect(del).not.toHaveProperty('IfMatch');
   });
 
-  it('classifies 409 ConditionalRequestConflict as a lost race (conflict) on every conditional write', async () => {
+  it('retries a 409 ConditionalRequestConflict (nothing was written) on every conditional write, never calls it a lost race', async () => {
     fake.injectConflict('tenant-a/k');
-    expect(await lostRace(store.putIfAbsent('k', 'v1'))).toBe('conflict');
     const { etag } = await store.putIfAbsent('k', 'v1');
 
     fake.injectConflict('tenant-a/k');
-    expect(await lostRace(store.putIfMatch('k', 'v2', etag))).toBe('conflict');
     const second = await store.putIfMatch('k', 'v2', etag);
+    expect((await store.get('k'))?.body.toString()).toBe('v2');
 
     fake.injectConflict('tenant-a/k');
-    expect(await lostRace(store.deleteIfMatch('k', second.etag))).toBe('conflict');
     await store.deleteIfMatch('k', second.etag);
     expect(await store.head('k')).toBeUndefined();
+    // Each write: the 409, then the retry that landed.
+    expect(fake.requests().filter((r) => r.conditional).map((r) => `${r.op}:${r.failed}`)).toEqual([
+      'PUT:true',
+      'PUT:false',
+      'PUT:true',
+      'PUT:false',
+      'DELETE:true',
+      'DELETE:false',
+    ]);
   });
 
-  it('passes errors other than lost races through unchanged', async () => {
+  it('passes errors that are not the storage failing through unchanged, and answers those that are as StorageUnavailableError', async () => {
     const denied = s3Error('AccessDenied', 403, 'Access Denied');
     fake.injectFailure('tenant-a/k', denied);
     await expect(store.putIfAbsent('k', 'v')).rejects.toBe(denied);
     const unavailable = s3Error('ServiceUnavailable', 503, 'Please reduce your request rate.');
     fake.injectFailure('tenant-a/k', unavailable);
-    await expect(store.putIfMatch('k', 'v', '"x"')).rejects.toBe(unavailable);
+    const error = await store.putIfMatch('k', 'v', '"x"').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StorageUnavailableError);
+    expect((error as Error).cause).toBe(unavailable);
+    expect((error as Error).message).not.toContain('tenant-a');
   });
 
   it('pages through more than 1000 keys with continuation tokens, capping MaxKeys at 1000', async () => {

@@ -9,7 +9,11 @@
  */
 import { Field, Float64, Int64, Schema, Struct, Table, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
 import { ipcRows } from '../data/fixtures.js';
+import { prng } from '../support/prng.js';
 import { spec } from '../support/spec.js';
+
+/** Re-exported: callers of the generator seed their own draws with the same PRNG. */
+export { prng };
 
 type SchemaNode = Record<string, any>;
 
@@ -19,18 +23,6 @@ export interface GeneratedRequest {
   readonly rawPath: string;
   readonly query: string;
   readonly body: Buffer | object | undefined;
-}
-
-/** mulberry32: small, fast, good enough, and the same sequence for the same seed everywhere. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const AWKWARD = ['', 'a', 'Æ1', 'x'.repeat(300), 'a b', '../../x', 'a\u0001b', '%2F', 'null', '🙂', 'a.b', '$', 'a/b', ' '];

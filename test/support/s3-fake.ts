@@ -57,6 +57,11 @@ export interface S3Fake {
   clearRequests(): void;
   /** Replaces the latency option (undefined: none), e.g. to seed fast and measure slow. */
   setLatency(latency: ((op: S3Op) => number) | undefined): void;
+  /**
+   * Serves one command by name (`PutObjectCommand`, …) as the stub would: for clients whose own
+   * middleware stack (retries, fault injection) must run, see test/support/s3-faults.ts.
+   */
+  serve(commandName: string, input: object): Promise<{ $metadata: object }>;
 }
 
 /** The S3 request kinds the fake serves, named as S3's pricing names them. */
@@ -150,8 +155,14 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
   mock.onAnyCommand().callsFake(async (input) => {
     throw new Error(`S3 fake: command not supported (input ${JSON.stringify(input)})`);
   });
+  /** Each handler, by command name, for `serve` (clients whose send is not stubbed). */
+  const served = new Map<string, (input: never) => Promise<{ $metadata: object }>>();
+  const on = <I extends object>(command: { name: string }, handler: (input: I) => Promise<{ $metadata: object }>) => {
+    served.set(command.name, handler as (input: never) => Promise<{ $metadata: object }>);
+    mock.on(command as Parameters<typeof mock.on>[0]).callsFake(handler as never);
+  };
 
-  mock.on(PutObjectCommand).callsFake(traced('PUT', async (input: PutObjectCommandInput) => {
+  on(PutObjectCommand, traced('PUT', async (input: PutObjectCommandInput) => {
     const body = await toBuffer(input.Body);
     const objects = bucket(input.Bucket);
     const key = requireKey(input.Key);
@@ -161,7 +172,7 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
     return { ETag: object.etag, $metadata: { httpStatusCode: 200 } };
   }));
 
-  mock.on(CopyObjectCommand).callsFake(traced('COPY', async (input: CopyObjectCommandInput) => {
+  on(CopyObjectCommand, traced('COPY', async (input: CopyObjectCommandInput) => {
     const objects = bucket(input.Bucket);
     const key = requireKey(input.Key);
     const source = parseCopySource(input.CopySource);
@@ -174,7 +185,7 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
     return { CopyObjectResult: { ETag: object.etag, LastModified: object.lastModified }, $metadata: { httpStatusCode: 200 } };
   }));
 
-  mock.on(GetObjectCommand).callsFake(traced('GET', async (input: GetObjectCommandInput) => {
+  on(GetObjectCommand, traced('GET', async (input: GetObjectCommandInput) => {
     const object = bucket(input.Bucket).get(requireKey(input.Key));
     if (object === undefined) throw noSuchKey();
     return {
@@ -186,14 +197,14 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
     };
   }));
 
-  mock.on(HeadObjectCommand).callsFake(traced('HEAD', async (input: HeadObjectCommandInput) => {
+  on(HeadObjectCommand, traced('HEAD', async (input: HeadObjectCommandInput) => {
     const object = bucket(input.Bucket).get(requireKey(input.Key));
     // A HEAD response has no body, so S3 cannot name the error; the SDK reports "NotFound".
     if (object === undefined) throw new NotFound({ $metadata: { httpStatusCode: 404 }, message: 'UnknownError' });
     return { ETag: object.etag, ContentLength: object.body.length, LastModified: object.lastModified, $metadata: { httpStatusCode: 200 } };
   }));
 
-  mock.on(DeleteObjectCommand).callsFake(traced('DELETE', async (input: DeleteObjectCommandInput) => {
+  on(DeleteObjectCommand, traced('DELETE', async (input: DeleteObjectCommandInput) => {
     const objects = bucket(input.Bucket);
     const key = requireKey(input.Key);
     takeFailure(input.Bucket!, key);
@@ -206,7 +217,7 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
     return { $metadata: { httpStatusCode: 204 } };
   }));
 
-  mock.on(ListObjectsV2Command).callsFake(traced('LIST', async (input: ListObjectsV2CommandInput) => {
+  on(ListObjectsV2Command, traced('LIST', async (input: ListObjectsV2CommandInput) => {
     const objects = bucket(input.Bucket);
     const prefix = input.Prefix ?? '';
     const maxKeys = Math.min(input.MaxKeys ?? 1000, 1000);
@@ -278,6 +289,11 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
     },
     setLatency(next) {
       latency = next;
+    },
+    serve(commandName, input) {
+      const handler = served.get(commandName);
+      if (handler === undefined) throw new Error(`S3 fake: command not supported: ${commandName}`);
+      return handler(input as never);
     },
   };
 }

@@ -38,6 +38,7 @@ import {
   type StoredObject,
 } from '../../ports/object-store.js';
 import { checkLimit } from '../memory/object-store.js';
+import { onDisk } from './fs-errors.js';
 
 /**
  * Root-level directories the store keeps for itself; keys whose first segment is one of these
@@ -168,7 +169,13 @@ export class FsObjectStore implements ObjectStore {
     this.url = pathToFileURL(this.#root).href;
   }
 
+  // Every operation answers a failing disk with StorageUnavailableError (./fs-errors.ts).
+
   async get(key: string): Promise<StoredObject | undefined> {
+    return onDisk(() => this.#get(key));
+  }
+
+  async #get(key: string): Promise<StoredObject | undefined> {
     const file = this.#path(key);
     const recent = this.#recentObject(file);
     if (recent) return recent;
@@ -210,21 +217,28 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async head(key: string): Promise<ObjectInfo | undefined> {
-    this.#checkedPath(key);
-    return this.#info(key);
+    return onDisk(async () => {
+      this.#checkedPath(key);
+      return this.#info(key);
+    });
   }
 
   /**
    * An arrow property rather than a method: wrappers built with `Object.create(store)` (request
    * counters in tests) reach it through the prototype chain with its `this` still the store.
    */
-  readonly checkPath = async (keyOrPrefix: string): Promise<void> => {
-    const file = this.#path(keyOrPrefix);
-    this.#checkDir(path.dirname(file), keyOrPrefix);
-    if (statOrAbsent(file)?.isSymbolicLink()) throw new LinkRefusedError(keyOrPrefix, keyOrPrefix);
-  };
+  readonly checkPath = (keyOrPrefix: string): Promise<void> =>
+    onDisk(async () => {
+      const file = this.#path(keyOrPrefix);
+      this.#checkDir(path.dirname(file), keyOrPrefix);
+      if (statOrAbsent(file)?.isSymbolicLink()) throw new LinkRefusedError(keyOrPrefix, keyOrPrefix);
+    });
 
   async putIfAbsent(key: string, body: Buffer | string): Promise<{ etag: string }> {
+    return onDisk(() => this.#putIfAbsent(key, body));
+  }
+
+  async #putIfAbsent(key: string, body: Buffer | string): Promise<{ etag: string }> {
     const target = this.#checkedPath(key);
     // link keeps the inode and mtime, so the staged file's etag is the stored object's.
     const { staged, etag } = await this.#stage(body);
@@ -247,6 +261,10 @@ export class FsObjectStore implements ObjectStore {
    * etag; every later write to either key replaces its file (a new inode), never the shared one.
    */
   async copyIfAbsent(source: string, key: string, options: { sourceEtag?: string } = {}): Promise<CopiedObject | undefined> {
+    return onDisk(() => this.#copyIfAbsent(source, key, options));
+  }
+
+  async #copyIfAbsent(source: string, key: string, options: { sourceEtag?: string }): Promise<CopiedObject | undefined> {
     // Neither side may pass through a symbolic link: the copy must not reach out of the root.
     await this.checkPath(source);
     const from = this.#path(source);
@@ -275,22 +293,26 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async putIfMatch(key: string, body: Buffer | string, etag: string): Promise<{ etag: string }> {
-    return this.#replace(key, body, etag);
+    return onDisk(() => this.#replace(key, body, etag));
   }
 
   async put(key: string, body: Buffer | string): Promise<{ etag: string }> {
-    return this.#replace(key, body, undefined);
+    return onDisk(() => this.#replace(key, body, undefined));
   }
 
   async deleteIfMatch(key: string, etag: string): Promise<void> {
-    await this.#remove(key, etag);
+    await onDisk(() => this.#remove(key, etag));
   }
 
   async delete(key: string): Promise<void> {
-    await this.#remove(key, undefined);
+    await onDisk(() => this.#remove(key, undefined));
   }
 
   async list(options: ListOptions): Promise<ListResult> {
+    return onDisk(() => this.#list(options));
+  }
+
+  async #list(options: ListOptions): Promise<ListResult> {
     const { keys, commonPrefixes, truncated } = await this.#listKeys(options);
     // A file deleted between the walk and this read is left out rather than failing the listing.
     const infos = keys.map((key) => this.#info(key));
@@ -302,7 +324,7 @@ export class FsObjectStore implements ObjectStore {
    * deleted after the walk saw it may still be named, as a key deleted after an S3 LIST would be.
    */
   async listKeys(options: Omit<ListOptions, 'delimiter'>): Promise<{ keys: string[]; truncated: boolean }> {
-    const { keys, truncated } = await this.#listKeys({ ...options, delimiter: undefined });
+    const { keys, truncated } = await onDisk(() => this.#listKeys({ ...options, delimiter: undefined }));
     return { keys, truncated };
   }
 
