@@ -21,6 +21,7 @@ function honest(res: Answer): void {
   if (res.status === 200) return;
   expect(res.status, JSON.stringify(res.body)).toBe(503);
   expect(res.body.code).toBe(17);
+  expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
 }
 
 describe('placed faults, one per finding (issue #35)', () => {

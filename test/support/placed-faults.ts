@@ -4,9 +4,9 @@
  * delegates every call to the real S3 store and, at the n-th call matching a rule, fails the way
  * the object-store port reports an S3 failure once the SDK's retries are spent:
  *
- * - `unavailable`: nothing was written, the port throws ServiceUnavailableError (503 / 17);
+ * - `unavailable`: nothing was written, the port throws StorageUnavailableError (503 / 17);
  * - `applied-unavailable`: the write was applied, then the answer was lost (a timeout or reset
- *   after S3 acted): the port throws ServiceUnavailableError and the outcome is unknown;
+ *   after S3 acted): the port throws StorageUnavailableError and the outcome is unknown;
  * - `applied-then-lost`: the write was applied, its answer was lost and the retry met the first
  *   attempt's own result (S3's 412 / 404): the port throws ConditionFailedError, as a port that
  *   did not recognise its own attempt would;
@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { createAwsApp } from '../../lib/app/aws.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { loadAwsConfig } from '../../lib/config.js';
-import { ServiceUnavailableError } from '../../lib/errors.js';
+import { StorageUnavailableError } from '../../lib/errors.js';
 import type { Router } from '../../lib/http/router.js';
 import { metaHandlers } from '../../lib/operations/handlers-meta.js';
 import { ConditionFailedError, type ObjectStore } from '../../lib/ports/object-store.js';
@@ -51,7 +51,7 @@ export interface FaultedStore extends ObjectStore {
   clear(): void;
 }
 
-const unknownOutcome = (key: string) => new ServiceUnavailableError(`the object store did not answer for ${key}; retry`);
+const unknownOutcome = (_key: string) => new StorageUnavailableError('the object store did not answer; retry');
 
 export function faulted(inner: ObjectStore): FaultedStore {
   const rules: { rule: FaultRule; seen: number }[] = [];
