@@ -106,20 +106,22 @@ describe('placed faults, one per finding (issue #35)', () => {
     await assertTableInvariants(app.services);
   });
 
-  it('finding 4: an interrupted UndropTable (under a new name) is hidden by the trash listing and finished by the retried undrop: no duplicate, claim held', async () => {
+  it('finding 4: an interrupted UndropTable (under a new name) is settled by the next read of the trash: no duplicate, claim held, the retried undrop answers the table', async () => {
     await app.ok('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
     await app.ok('POST', '/v1/table/ns%24t/drop', { id: ['ns', 't'] });
     // The undrop re-registers the record, then its claim write (trashed → held) fails.
     app.registryStore.place({ op: 'putIfMatch', key: (k, body) => keyOf.claim()(k) && !!body?.includes('"state":"held"'), kind: 'unavailable' });
     honest(await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'], new_table_name: 'u' }));
     expect(app.registryStore.fired()).toHaveLength(1);
-    // The trash listing answers as settled: nothing left to undrop there.
+    // The next read of the trash settles it: nothing left to undrop there.
     const tasks = await app.ok('GET', '/v1/table/ns%24t/tasks');
     expect(tasks.tasks).toEqual([]);
+    await assertTableInvariants(app.services);
     // The retried undrop is answered as the success it was (the table is back as u), never with a second record of it.
-    const again = await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'] });
+    const again = await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'], new_table_name: 'u' });
     expect(again.status, JSON.stringify(again.body)).toBe(200);
     expect(again.body.id).toEqual(['ns', 'u']);
+    expect((await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'] })).status).toBe(404);
     expect((await describeTable('ns', 't')).status).toBe(404);
     expect((await describeTable('ns', 'u')).status).toBe(200);
     await assertTableInvariants(app.services);
@@ -184,7 +186,6 @@ describe('placed faults, one per finding (issue #35)', () => {
       app.registryStore.place({ op: 'putIfMatch', key: (k, body) => keyOf.claim()(k) && !!body?.includes('"state":"held"'), kind: 'unavailable' });
       honest(await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'] }));
       expect(app.registryStore.fired()).toHaveLength(1);
-      expect((await app.ok('GET', '/v1/table/ns%24t/tasks')).tasks).toEqual([]);
       const report = await reconcileNow();
       expect(report.items).toContainEqual(expect.objectContaining({ kind: 'claim-mismatch', id: ['ns', 't'], state: 'trashed' }));
       await assertTableInvariants(app.services);

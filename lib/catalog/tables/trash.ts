@@ -70,18 +70,19 @@ export async function trashTable(services: CatalogServices, found: Versioned<Tab
   try {
     await services.registry.remove(tableKey(services, table.id), found.etag);
   } catch (err) {
-    if (!(err instanceof ConditionFailedError)) throw err; // unknown outcome: left to settleTrashEntry
-    // Our own removal whose answer was lost leaves the record gone and the claim trashed under
-    // this id (a rename would have moved it to its destination first): the drop happened.
-    const claim = (await readClaim(services, table)).claim?.value;
-    const now = await readRaw(services, table.id);
-    if (now?.value.uid !== table.uid && claim?.uid === table.uid && claim.state === 'trashed' && claim.ids.some((x) => sameId(x, table.id))) {
-      return record;
+    // A lost race, or an outcome the store could not tell (docs/protocols.md, "Faults"): look.
+    const now = await readRaw(services, table.id).catch(() => 'unreadable' as const);
+    if (now === 'unreadable') throw err; // left to whoever reads the trash next, and to reconcile
+    if (now?.value.uid !== table.uid) {
+      // Gone, and the claim still trashed under this id (a rename would have moved it to its
+      // destination first): our own removal, whose answer was lost. The drop happened.
+      const claim = (await readClaim(services, table)).claim?.value;
+      if (claim?.uid === table.uid && claim.state === 'trashed' && claim.ids.some((x) => sameId(x, table.id))) return record;
     }
-    // A real lost race (a rename or an update got there first): the table is still live, so the
-    // trash bookkeeping is undone before the caller looks again (issue #35: left in place, it
-    // showed a trash entry of a live table, whose undrop made a second record of it, and later a
-    // trash record without a claim).
+    // Not removed (a rename or an update got there first, or the write never landed): the table
+    // is still live, so the trash bookkeeping is undone before the caller looks again (issue #35:
+    // left in place it showed a trash entry of a live table, whose undrop made a second record
+    // of it, and later a trash record without a claim).
     await untrash(services, { value: record, etag: trashEtag });
     throw err;
   }
@@ -109,9 +110,9 @@ async function untrash(services: CatalogServices, trash: Versioned<TrashRecord>)
  * are finished the same way, since the table is live: its record is rewritten first (a fence:
  * the conditional removal of a drop still in flight can then never land, and that drop starts
  * over), then its claim is `held` under the live id and the trash record goes. True when the
- * table was found live (the entry is no trash); false when it is in trash. Read-only mode and
- * `lookOnly` (the tasks listing, whose answer is the settled one either way: the undrop door and
- * reconcile write it) only look.
+ * table was found live (the entry is no trash); false when it is in trash. The rewritten record
+ * remembers the trash id (`trashSettled`), so a retried undrop answers the table it brought
+ * back. Read-only mode and `lookOnly` only look.
  */
 export async function settleTrashEntry(
   services: CatalogServices,
@@ -126,10 +127,11 @@ export async function settleTrashEntry(
     const live = await readTable(services, id);
     if (!live || live.value.uid !== table.uid) continue;
     if (services.readOnly || options.lookOnly) return live;
-    const fenced = await services.registry.replace(tableKey(services, id), live.value, live.etag);
+    const settled: TableRecord = { ...live.value, trashSettled: { from: [...table.id] } };
+    const fenced = await services.registry.replace(tableKey(services, id), settled, live.etag);
     await setClaimState(services, live.value, 'held', [id]);
     await services.registry.remove(keys.trash(services.project, table.id, table.uid), trash.etag).catch(ignoreLostRace);
-    return { value: live.value, etag: fenced };
+    return { value: settled, etag: fenced };
   }
   return undefined;
 }
@@ -166,7 +168,7 @@ export async function trashAt(
 /** `GET /v1/table/{id}/tasks`: what is pending for the name — trashed tables and their deadlines. */
 export async function tableTasks(services: CatalogServices, id: readonly string[]): Promise<{ tasks: TrashTask[] }> {
   validateTableId(id);
-  const records = await trashAt(services, id, { lookOnly: true });
+  const records = await trashAt(services, id);
   const tasks: TrashTask[] = [];
   for (const { value } of records) {
     const warehouse = await requireWarehouse(services, value.table.warehouse);

@@ -44,8 +44,8 @@ export async function undropTable(services: CatalogServices, input: UndropInput)
     if (!latest) {
       // Restored already: an undrop interrupted after re-registering it, which reading the trash
       // has just finished (trash.ts, settleTrashEntry). Its retry is answered as the success it was.
-      const back = trash.live?.[0];
-      if (back) return restored(services, back.value);
+      const live = trash.live?.[0] ?? (await readTable(services, target));
+      if (live && (trash.live?.length || sameId(live.value.trashSettled?.from ?? [], input.id))) return restored(services, live.value);
       throw new TableNotFoundError(`table ${fmtId(input.id)} has nothing in trash to undrop`);
     }
     const live = await readTable(services, target);
@@ -80,7 +80,7 @@ export async function restoreTable(
   // Already back under another name (an interrupted undrop the caller did not see finish): never a second record of it.
   const elsewhere = await settleTrashEntry(services, trash);
   if (elsewhere) return elsewhere.value;
-  const back: TableRecord = { ...table, id: [...target], state: undefined, move: undefined };
+  const back: TableRecord = { ...table, id: [...target], state: undefined, move: undefined, trashSettled: undefined };
   const key = tableKey(services, target);
   // The claim names the target before the record exists, so whoever reads the trash after an
   // interruption finds the table there (settleTrashEntry); it stays `trashed` until the record is.
