@@ -127,10 +127,19 @@ async function writeWithFreshClaim(services: CatalogServices, record: TableRecor
   await putMarkersOf(services, record.id, record);
   const [claimed, written] = await Promise.allSettled([claimFreshLocation(services, record), writeRecord(services, record, key)]);
   if (written.status === 'rejected') {
-    // A record write whose outcome is unknown may have landed: its claim stays (a claim without
-    // a record on a random path is harmless and reconcile releases it; a record without its
-    // claim is not).
-    if (claimed.status === 'fulfilled' && !outcomeUnknown(written.reason)) await releaseClaim(services, record);
+    // A record write whose outcome is unknown may have landed: its claim stays until a look
+    // says it did not (a claim without a record on a random path is harmless and reconcile
+    // releases it; a record without its claim is not).
+    if (claimed.status === 'fulfilled') {
+      if (!outcomeUnknown(written.reason)) await releaseClaim(services, record);
+      else {
+        // One look decides it: our record there (the write landed) is a success; none there,
+        // the claim goes. A look that fails too leaves both to reconcile.
+        const found = await readTable(services, record.id).catch(() => 'unreadable' as const);
+        if (found !== 'unreadable' && found?.value.uid === record.uid) return found.etag;
+        if (found !== 'unreadable') await releaseClaim(services, record).catch(() => {});
+      }
+    }
     throw written.reason;
   }
   if (claimed.status === 'rejected') {

@@ -121,7 +121,10 @@ async function removeRecord<A>(
     first = undefined;
     const [removal, extra] = await Promise.allSettled([services.registry.remove(tableKey(services, id), found.etag), alongside(found.value)]);
     if (removal.status === 'rejected') {
-      if (!(removal.reason instanceof ConditionFailedError) || !(await removedWithClaimIntact(services, id, found.value))) throw removal.reason;
+      // A lost race, or an outcome the store could not tell: removed all the same? (One look; a
+      // look that fails too answers the original error, and reconcile sees what is left.)
+      const removed = await removedWithClaimIntact(services, id, found.value).catch(() => false);
+      if (!removed) throw removal.reason;
     }
     // The record is gone: a failed read alongside is made again by whoever needs it (undefined).
     return { removed: found.value, alongside: extra.status === 'fulfilled' ? extra.value : undefined };
@@ -129,7 +132,7 @@ async function removeRecord<A>(
 }
 
 /**
- * After the record's conditional delete lost: whether the record was removed all the same, by
+ * After the record's conditional delete lost or went unanswered: whether the record was removed all the same, by
  * this request's own attempt whose answer was lost (issue #35; or by a drop racing it, which
  * asked for the same). The record is gone and its claim still names this id, unmarked: a rename
  * rewrites the claim to its destination before the source goes, a drop marks or releases it
