@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { awsJobSettings } from './aws-jobs.js';
+import { createS3Client } from './aws-s3.js';
 import { S3ObjectStore } from '../adapters/aws/s3-object-store.js';
 import type { CatalogServices } from '../catalog/services.js';
 import type { AwsConfig } from '../config.js';
@@ -18,8 +19,9 @@ import { Registry } from '../registry/registry.js';
  * read-only roles unless repair / delete is enabled, so they only check that the registry's
  * layout is one they understand. They vend no credentials.
  */
-export async function createMaintenanceServices(config: AwsConfig, client = new S3Client({ region: config.AWS_REGION })): Promise<CatalogServices> {
-  const registry = new Registry(new S3ObjectStore({ client, bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX }));
+export async function createMaintenanceServices(config: AwsConfig, client: S3Client = createS3Client(config)): Promise<CatalogServices> {
+  const conflictAttempts = config.RASK_S3_CONFLICT_ATTEMPTS;
+  const registry = new Registry(new S3ObjectStore({ client, bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX, conflictAttempts }));
   const layout = await registry.read<{ version: number }>(keys.layout());
   if (!layout) throw new InternalError('the registry has no layout record: deploy and start the catalog before its maintenance');
   if (layout.value.version !== LAYOUT_VERSION) {
@@ -30,7 +32,7 @@ export async function createMaintenanceServices(config: AwsConfig, client = new 
     if (root.kind !== 's3') throw new Error(`the AWS deployment only has S3 storage, not ${root.kind}`);
     const id = `${root.bucket}/${root.prefix}`;
     let store = stores.get(id);
-    if (!store) stores.set(id, (store = new S3ObjectStore({ client, bucket: root.bucket, prefix: root.prefix })));
+    if (!store) stores.set(id, (store = new S3ObjectStore({ client, bucket: root.bucket, prefix: root.prefix, conflictAttempts })));
     return store;
   };
   const jobs = awsJobSettings(config);

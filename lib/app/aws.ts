@@ -1,4 +1,4 @@
-import { S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { S3ObjectStore } from '../adapters/aws/s3-object-store.js';
 import type { CatalogServices } from '../catalog/services.js';
 import type { AwsConfig } from '../config.js';
@@ -10,6 +10,7 @@ import type { StorageRoot } from '../registry/records.js';
 import { noCredentials, type CredentialVendor } from '../ports/credential-vendor.js';
 import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import { awsJobSettings } from './aws-jobs.js';
+import { createS3Client } from './aws-s3.js';
 import { lazyPort } from '../ports/lazy.js';
 import { buildApp, consoleLogger } from './build.js';
 import { lazyPublisher } from '../ports/event-publisher.js';
@@ -27,19 +28,20 @@ export async function createAwsApp(
 ): Promise<{ router: Router; services: CatalogServices }> {
   const instrument = observe.instrument ?? (<T>(c: T) => c);
   const logger = observe.logger ?? consoleLogger;
-  const s3 = client ?? instrument(new S3Client({ region: config.AWS_REGION }));
+  const s3 = client ?? instrument(createS3Client(config));
+  const conflictAttempts = config.RASK_S3_CONFLICT_ATTEMPTS;
   const stores = new Map<string, ObjectStore>();
   const storageFor = (root: StorageRoot): ObjectStore => {
     if (root.kind !== 's3') throw new Error(`the AWS deployment only has S3 storage, not ${root.kind}`);
     const id = `${root.bucket}/${root.prefix}`;
     const cached = stores.get(id);
     if (cached) return cached;
-    const store = new S3ObjectStore({ client: s3, bucket: root.bucket, prefix: root.prefix });
+    const store = new S3ObjectStore({ client: s3, bucket: root.bucket, prefix: root.prefix, conflictAttempts });
     stores.set(id, store);
     return store;
   };
   return buildApp({
-    registryStore: new S3ObjectStore({ client: s3, bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX }),
+    registryStore: new S3ObjectStore({ client: s3, bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX, conflictAttempts }),
     storageFor,
     project: config.RASK_PROJECT,
     warehouse: config.RASK_WAREHOUSE,

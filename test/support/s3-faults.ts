@@ -217,7 +217,8 @@ export function attachS3Fake(client: S3Client, fake: S3Fake, faults?: S3Faults):
         input,
       };
       const fault = faults?.decide(request);
-      if (fault?.delayMs) await sleep(fault.delayMs);
+      // Like the HTTP handler, a wait ends when the send's abort signal fires (a request deadline).
+      if (fault?.delayMs) await abortable(sleep(fault.delayMs), abortSignalOf(context));
       if (fault && !fault.afterApply) throw faultError(fault);
       const output = await fake.serve(command, input);
       if (fault) throw faultError(fault);
@@ -226,6 +227,23 @@ export function attachS3Fake(client: S3Client, fake: S3Fake, faults?: S3Faults):
     { step: 'deserialize', priority: 'high', name: 'raskS3FakeWithFaults' },
   );
   return client;
+}
+
+/** The `abortSignal` given to `send`, where the SDK keeps it for its handlers. */
+function abortSignalOf(context: HandlerExecutionContext): AbortSignal | undefined {
+  return (context as { __smithy_context?: { abortSignal?: AbortSignal } }).__smithy_context?.abortSignal;
+}
+
+/** `wait`, or an AbortError (as node-http-handler throws) once `signal` fires. */
+function abortable(wait: Promise<unknown>, signal: AbortSignal | undefined): Promise<unknown> {
+  if (signal === undefined) return wait;
+  const aborted = () => Object.assign(new Error('Request aborted'), { name: 'AbortError' });
+  if (signal.aborted) return Promise.reject(aborted());
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(aborted());
+    signal.addEventListener('abort', onAbort, { once: true });
+    wait.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** The retry middleware numbers attempts in the `amz-sdk-request` header ("attempt=2; max=3"). */

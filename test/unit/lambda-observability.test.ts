@@ -13,7 +13,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayRequestAuth
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { lambdaContext } from '../support/lambda-context.js';
-import { createS3Fake, type S3Fake } from '../support/s3-fake.js';
+import { createS3Fake, s3Error, type S3Fake } from '../support/s3-fake.js';
 import { mintedCredentials } from '../support/sts.js';
 
 const API_KEY = 'sk-live-super-secret-api-key';
@@ -159,8 +159,9 @@ describe('the metadata function', () => {
 
   it('a declare that vends and loses one CAS race: CredentialVend and CasConflict metrics, no secret in any line', async () => {
     await capture(() => meta(apiEvent('POST', '/v1/namespace/vend/create', {}), lambdaContext()));
-    // The table record's first put-if-absent loses a race (409), the retry wins.
-    fake.injectConflict('registry/p/default/t/vend/+t/t1', 'reg-bucket');
+    // The table record's first put-if-absent loses a race (412), the retry wins. (A 409
+    // ConditionalRequestConflict is no lost race: the S3 store retries it itself, issue #35.)
+    fake.injectFailure('registry/p/default/t/vend/+t/t1', s3Error('PreconditionFailed', 412, 'At least one of the pre-conditions you specified did not hold'), 'reg-bucket');
     const { result, lines, text } = await capture(() => meta(apiEvent('POST', '/v1/table/vend%24t1/declare', {}), lambdaContext()));
     expect(result.statusCode).toBe(200);
     const vended = JSON.parse(result.body).storage_options as Record<string, string>;
