@@ -1,0 +1,15 @@
+/**
+ * Runs one fault workload (fault-workload.ts) in a process of its own and prints its report as
+ * JSON on the last line. The suite starts it with `--max-opt=1` (V8's baseline tier, no
+ * optimizing compiler): Node 20.20.2's V8 aborted ("unreachable code" in
+ * Deoptimizer::DoComputeBuiltinContinuation, a deopt inside a builtin that calls back into JS)
+ * in processes that drove the S3 fake past a few hundred keys, where every LIST sorts the
+ * bucket's keys with a JS comparator (docs/testing.md, "Fault-injection suite"). Without an
+ * optimizing tier there is nothing to deoptimize; in its own process an abort could not take the
+ * test worker down with it either.
+ */
+import { runFaultWorkload, type RunOptions } from './fault-workload.js';
+
+const options = JSON.parse(process.argv[2] ?? '{}') as RunOptions;
+const report = await runFaultWorkload(options);
+process.stdout.write(`\n${JSON.stringify(report)}\n`);
