@@ -20,10 +20,15 @@ const MAIN = fileURLToPath(new URL('../support/fault-run-main.ts', import.meta.u
 
 /** One run in a child process at V8's baseline tier (fault-run-main.ts says why). */
 async function run(options: RunOptions): Promise<RunReport> {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--max-opt=1', '--import', 'tsx', MAIN, JSON.stringify(options)], {
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  return JSON.parse(stdout.trim().split('\n').at(-1)!) as RunReport;
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--max-opt=1', '--import', 'tsx', MAIN, JSON.stringify(options)], {
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return JSON.parse(stdout.trim().split('\n').at(-1)!) as RunReport;
+  } catch (err) {
+    const e = err as { code?: number; signal?: string; stderr?: string };
+    throw new Error(`fault run ${JSON.stringify(options)} exited ${e.code ?? ''} ${e.signal ?? ''}: ${(e.stderr ?? '').slice(-2000)}`);
+  }
 }
 
 const CASES = [0.02, 0.05, 0.1].flatMap((p) => [true, false].map((sdkRetries) => ({ p, sdkRetries })));
