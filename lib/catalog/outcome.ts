@@ -1,3 +1,4 @@
+import { currentDeadline, remainingMs } from '../deadline.js';
 import { CatalogError, ErrorCode } from '../errors.js';
 import { ConditionFailedError } from '../ports/object-store.js';
 
@@ -13,4 +14,26 @@ export function outcomeUnknown(err: unknown): boolean {
   if (err instanceof ConditionFailedError) return false;
   if (err instanceof CatalogError) return err.code === ErrorCode.ServiceUnavailable || err.code === ErrorCode.Internal;
   return true;
+}
+
+/** Attempts of a step that must follow one already done (persist). */
+const PERSIST_ATTEMPTS = 3;
+
+/**
+ * Runs a step that must follow one this request already did (a drop's purge after its record
+ * went, a look that decides an unknown outcome) again when the store did not answer, a few times
+ * and never past the request's deadline (lib/deadline.ts): every such step is idempotent, and each
+ * attempt that lands spares reconcile a leftover. The last error is thrown.
+ */
+export async function persist<T>(step: () => Promise<T>): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await step();
+    } catch (err) {
+      const delay = 10 * 2 ** n * (0.5 + Math.random() / 2);
+      const deadline = currentDeadline();
+      if (!outcomeUnknown(err) || n >= PERSIST_ATTEMPTS || remainingMs(deadline) <= delay) throw err;
+      await (deadline ? deadline.clock.sleep(delay) : new Promise((resolve) => setTimeout(resolve, delay)));
+    }
+  }
 }

@@ -8,8 +8,12 @@
  * optimizing tier there is nothing to deoptimize; in its own process an abort could not take the
  * test worker down with it either.
  */
-import { runFaultWorkload, type RunOptions } from './fault-workload.js';
+import { inFlight, runFaultWorkload, type RunOptions } from './fault-workload.js';
 
+// A run whose event loop empties with doors pending (a promise nothing will settle) says which.
+process.on('beforeExit', () => {
+  if (inFlight.size > 0) process.stderr.write(`doors that never finished: ${[...inFlight].join(', ')}\n`);
+});
 const options = JSON.parse(process.argv[2] ?? '{}') as RunOptions;
 const report = await runFaultWorkload(options);
 process.stdout.write(`\n${JSON.stringify(report)}\n`);

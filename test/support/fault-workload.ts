@@ -25,7 +25,7 @@ import { metaHandlers } from '../../lib/operations/handlers-meta.js';
 import { prng } from './prng.js';
 import { createS3Faults, faultyS3Client, type S3Faults } from './s3-faults.js';
 import { createS3Fake } from './s3-fake.js';
-import { assertTableInvariants } from './table-invariants.js';
+import { allClaims, allTableRecords, allTrash, assertTableInvariants } from './table-invariants.js';
 import { reconcileWith } from '../../lib/maintenance/reconcile.js';
 import { runJobsOnce } from '../../lib/jobs/worker.js';
 import { PURGE_TABLE, purgeTableRunner } from '../../lib/jobs/runners/purge.js';
@@ -75,6 +75,9 @@ interface Answer {
 }
 
 const NAMES = ['t0', 't1', 't2', 't3'];
+
+/** The doors in flight, for a run that stops with promises pending (fault-run-main.ts reports them). */
+export const inFlight = new Set<string>();
 
 export async function runFaultWorkload(options: RunOptions): Promise<RunReport> {
   const fake = createS3Fake();
@@ -145,6 +148,10 @@ export async function runFaultWorkload(options: RunOptions): Promise<RunReport> 
     }
   };
   await check(report.violationsAfterRead);
+  if (process.env.RASK_FAULT_DEBUG && report.violationsAfterRead.length > 0) {
+    const [tables, claims, trash] = await Promise.all([allTableRecords(app.services), allClaims(app.services), allTrash(app.services)]);
+    process.stderr.write(`${JSON.stringify({ tables: tables.map((t) => [t.id, t.uid, t.path]), claims: claims.map((c) => [c.ids, c.uid, c.path, c.state]), trash: trash.map((t) => [t.id, t.uid, t.path]) })}\n`);
+  }
   // What no read reaches (a claim left on a path nobody asks for, a purge cut short) is on record
   // for reconcile and the purge_table jobs (docs/protocols.md, "Repair paths").
   await reconcileWith({ stuckAfterMs: 0 })(app.services, { repair: true });
@@ -200,7 +207,10 @@ class Client {
     for (let i = 0; i < doors; i++) {
       let r = this.random() * total;
       const kind = kinds.find(([, w]) => (r -= w) < 0)?.[0] ?? 'describe';
+      const label = `${this.ns} #${i} ${kind}`;
+      inFlight.add(label);
       await this.door(kind);
+      inFlight.delete(label);
     }
   }
 

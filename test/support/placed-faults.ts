@@ -37,13 +37,15 @@ export interface FaultRule {
   readonly key: (key: string, body?: string) => boolean;
   /** Fail the n-th matching call (1 = the first). */
   readonly nth?: number;
+  /** …and the `times - 1` matching calls after it (a fault that outlasts the door's own retries). */
+  readonly times?: number;
   readonly kind: FaultKind;
   /** `interleave`: runs this (another request, say) before the call goes ahead unfaulted. */
   readonly run?: () => Promise<void>;
 }
 
 export interface FaultedStore extends ObjectStore {
-  /** Arms a rule; it fires once. */
+  /** Arms a rule; it fires once (or `times` times in a row). */
   place(rule: FaultRule): void;
   /** Faults placed and fired so far. */
   fired(): readonly FaultRule[];
@@ -61,8 +63,9 @@ export function faulted(inner: ObjectStore): FaultedStore {
     for (const entry of rules) {
       if (entry.rule.op !== op || !entry.rule.key(key, text)) continue;
       entry.seen++;
-      if (entry.seen === (entry.rule.nth ?? 1)) {
-        rules.splice(rules.indexOf(entry), 1);
+      const first = entry.rule.nth ?? 1;
+      if (entry.seen >= first && entry.seen < first + (entry.rule.times ?? 1)) {
+        if (entry.seen === first + (entry.rule.times ?? 1) - 1) rules.splice(rules.indexOf(entry), 1);
         fired.push(entry.rule);
         return entry.rule;
       }

@@ -11,7 +11,7 @@ import { absoluteLocation, allocateTablePath } from './location.js';
 import { claimFreshLocation, claimLocation, confirmClaim, releaseClaim } from './claims.js';
 import { readTable, tableKey, validateTableId } from './lookup.js';
 import { fmtId } from '../ids.js';
-import { outcomeUnknown } from '../outcome.js';
+import { outcomeUnknown, persist } from '../outcome.js';
 
 export interface DeclareInput {
   readonly id: readonly string[];
@@ -135,9 +135,9 @@ async function writeWithFreshClaim(services: CatalogServices, record: TableRecor
       else {
         // One look decides it: our record there (the write landed) is a success; none there,
         // the claim goes. A look that fails too leaves both to reconcile.
-        const found = await readTable(services, record.id).catch(() => 'unreadable' as const);
+        const found = await persist(() => readTable(services, record.id)).catch(() => 'unreadable' as const);
         if (found !== 'unreadable' && found?.value.uid === record.uid) return found.etag;
-        if (found !== 'unreadable') await releaseClaim(services, record).catch(() => {});
+        if (found !== 'unreadable') await persist(() => releaseClaim(services, record)).catch(() => {});
       }
     }
     throw written.reason;

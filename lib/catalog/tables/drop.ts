@@ -8,6 +8,7 @@ import { markPurging, readClaim, releaseClaim, type KnownClaim } from './claims.
 import { absoluteLocation } from './location.js';
 import { readTable, tableKey, validateTableId } from './lookup.js';
 import { readRaw } from './move.js';
+import { persist } from '../outcome.js';
 import { fmtId } from '../ids.js';
 import { enqueue } from '../../jobs/jobs.js';
 import { jobContext } from '../../jobs/context.js';
@@ -77,14 +78,18 @@ export async function dropTable(services: CatalogServices, id: readonly string[]
   const { removed, alongside: claim } = await removeRecord(services, id, 'drop', found, options, (r) => readClaim(services, r));
   // Only the warehouse this record names was checked (a record re-created meanwhile may name another).
   const checked = removed.warehouse === warehouse.name ? warehouse : undefined;
-  const [purge] = await Promise.all([purgeTableData(services, removed, { warehouse: checked, claim }), removeMarkers(services, id, removed)]);
+  // The record is gone: the drop has happened, so what follows is finished if the store lets it.
+  const [purge] = await Promise.all([
+    persist(() => purgeTableData(services, removed, { warehouse: checked, claim })),
+    persist(() => removeMarkers(services, id, removed)),
+  ]);
   return answer(services, id, removed, purge);
 }
 
 export async function deregisterTable(services: CatalogServices, id: readonly string[], options: RetireOptions = {}): Promise<RetireResult> {
   validateTableId(id);
   const { removed, alongside: claim } = await removeRecord(services, id, 'deregister', undefined, options, (r) => readClaim(services, r));
-  await Promise.all([releaseClaim(services, removed, claim), removeMarkers(services, id, removed)]);
+  await Promise.all([persist(() => releaseClaim(services, removed, claim)), persist(() => removeMarkers(services, id, removed))]);
   return answer(services, id, removed);
 }
 
@@ -123,7 +128,7 @@ async function removeRecord<A>(
     if (removal.status === 'rejected') {
       // A lost race, or an outcome the store could not tell: removed all the same? (One look; a
       // look that fails too answers the original error, and reconcile sees what is left.)
-      const removed = await removedWithClaimIntact(services, id, found.value).catch(() => false);
+      const removed = await persist(() => removedWithClaimIntact(services, id, found.value)).catch(() => false);
       if (!removed) throw removal.reason;
     }
     // The record is gone: a failed read alongside is made again by whoever needs it (undefined).

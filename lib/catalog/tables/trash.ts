@@ -5,6 +5,7 @@ import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
 import { claimKey, markPurging, readClaim, releaseClaim, setClaimState } from './claims.js';
 import { readRaw } from './move.js';
+import { persist } from '../outcome.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { absoluteLocation } from './location.js';
 import { readTable, tableKey, validateTableId } from './lookup.js';
@@ -71,7 +72,7 @@ export async function trashTable(services: CatalogServices, found: Versioned<Tab
     await services.registry.remove(tableKey(services, table.id), found.etag);
   } catch (err) {
     // A lost race, or an outcome the store could not tell (docs/protocols.md, "Faults"): look.
-    const now = await readRaw(services, table.id).catch(() => 'unreadable' as const);
+    const now = await persist(() => readRaw(services, table.id)).catch(() => 'unreadable' as const);
     if (now === 'unreadable') throw err; // left to whoever reads the trash next, and to reconcile
     if (now?.value.uid !== table.uid) {
       // Gone, and the claim still trashed under this id (a rename would have moved it to its
@@ -95,12 +96,12 @@ const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.le
 async function untrash(services: CatalogServices, trash: Versioned<TrashRecord>): Promise<void> {
   const { table } = trash.value;
   const claimKeyOf = claimKey(services, table);
-  await services.registry.retrying(`location of table ${table.id.join('.')} → held`, async () => {
+  await persist(() => services.registry.retrying(`location of table ${table.id.join('.')} → held`, async () => {
     const found = await services.registry.read<LocationClaimRecord>(claimKeyOf);
     if (!found || found.value.uid !== table.uid || found.value.state !== 'trashed') return;
     await services.registry.replace<LocationClaimRecord>(claimKeyOf, { ...found.value, state: 'held' }, found.etag);
-  });
-  await services.registry.remove(keys.trash(services.project, table.id, table.uid), trash.etag).catch(ignoreLostRace);
+  }));
+  await persist(() => services.registry.remove(keys.trash(services.project, table.id, table.uid), trash.etag).catch(ignoreLostRace));
 }
 
 /**
@@ -129,8 +130,8 @@ export async function settleTrashEntry(
     if (services.readOnly || options.lookOnly) return live;
     const settled: TableRecord = { ...live.value, trashSettled: { from: [...table.id] } };
     const fenced = await services.registry.replace(tableKey(services, id), settled, live.etag);
-    await setClaimState(services, live.value, 'held', [id]);
-    await services.registry.remove(keys.trash(services.project, table.id, table.uid), trash.etag).catch(ignoreLostRace);
+    await persist(() => setClaimState(services, live.value, 'held', [id]));
+    await persist(() => services.registry.remove(keys.trash(services.project, table.id, table.uid), trash.etag).catch(ignoreLostRace));
     return { value: settled, etag: fenced };
   }
   return undefined;

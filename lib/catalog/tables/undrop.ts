@@ -16,6 +16,7 @@ import { setClaimState } from './claims.js';
 import { absoluteLocation } from './location.js';
 import { readTable, tableKey, validateTableId } from './lookup.js';
 import { fmtId } from '../ids.js';
+import { persist } from '../outcome.js';
 import { putMarkersOf } from './markers.js';
 import { settleTrashEntry, trashAt } from './trash.js';
 
@@ -95,12 +96,17 @@ export async function restoreTable(
 }
 
 async function finishUndrop(services: CatalogServices, table: TableRecord, trash: Versioned<TrashRecord>): Promise<void> {
-  await setClaimState(services, table, 'held', [table.id]);
-  try {
-    await services.registry.remove(keys.trash(services.project, trash.value.table.id, trash.value.table.uid), trash.etag);
-  } catch (err) {
-    if (!(err instanceof ConditionFailedError)) throw err; // another undrop finished it
-  }
+  // The record is back: the undrop has happened, so its bookkeeping is finished if the store
+  // lets it (outcome.ts, persist). A trash record left behind would outlive a later rename and
+  // drop of the table as a second trash entry of it.
+  await persist(() => setClaimState(services, table, 'held', [table.id]));
+  await persist(async () => {
+    try {
+      await services.registry.remove(keys.trash(services.project, trash.value.table.id, trash.value.table.uid), trash.etag);
+    } catch (err) {
+      if (!(err instanceof ConditionFailedError)) throw err; // another undrop finished it
+    }
+  });
 }
 
 async function restored(services: CatalogServices, table: TableRecord) {
