@@ -7,7 +7,12 @@
  * - `putIfMatch` / `deleteIfMatch` succeed only while the stored etag equals the given one;
  * - a lost race (the condition did not hold) throws `ConditionFailedError`, never anything else,
  *   so callers can re-read and retry. A missing key on `putIfMatch` / `deleteIfMatch` is also a
- *   lost race (the object it was conditioned on is gone).
+ *   lost race (the object it was conditioned on is gone);
+ * - storage that cannot answer (S3 throttling, 5xx, timeouts after retries, a 409 that outlasts
+ *   the store's own retries; a failing or full disk) throws `StorageUnavailableError`
+ *   (lib/errors.ts, 503 / code 17), never `ConditionFailedError`: a 409 from S3 is not a lost race;
+ * - a conditional write whose earlier attempt may have applied recognises its own write (the key
+ *   holds what it sent, or is gone after a delete) and succeeds (docs/protocols.md, "When S3 fails").
  *
  * Every implementation runs the same contract suite (test/contract/object-store.suite.ts).
  */
@@ -111,12 +116,22 @@ export class LinkRefusedError extends Error {
 
 /** The condition of a conditional write did not hold: someone else won the race. */
 export class ConditionFailedError extends Error {
+  /**
+   * An earlier attempt of this write had an unknown outcome, and the key now holds someone
+   * else's object: either that attempt never applied, or it applied and a later writer (who saw
+   * it) replaced or removed it. The store cannot tell; a caller whose step is not idempotent
+   * can (docs/protocols.md, "When S3 fails").
+   */
+  readonly mayHaveApplied: boolean;
+
   constructor(
     readonly key: string,
     readonly reason: 'exists' | 'etag-mismatch' | 'missing' | 'conflict',
+    options: { mayHaveApplied?: boolean } = {},
   ) {
     super(`conditional write on ${JSON.stringify(key)} lost: ${reason}`);
     this.name = 'ConditionFailedError';
+    this.mayHaveApplied = options.mayHaveApplied ?? false;
   }
 }
 

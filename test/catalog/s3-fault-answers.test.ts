@@ -1,3 +1,4 @@
+// @covers CreateNamespace, DescribeNamespace, DeclareTable, DescribeTable, DropTable, RenameTable
 /**
  * What a door answers when S3 fails under it (issue #35), through the metadata Lambda's own
  * composition (createAwsApp + the API Gateway handler, with the production S3 client settings of

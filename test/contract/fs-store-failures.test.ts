@@ -1,3 +1,4 @@
+// @covers CreateNamespace
 /**
  * A failing disk under the filesystem store (issue #35): EIO, ENOSPC, EMFILE and the like mean
  * what S3's 5xx mean — the storage cannot answer now — so the store throws

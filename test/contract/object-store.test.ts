@@ -163,6 +163,10 @@ describe('S3ObjectStore', () => {
     expect(error).toBeInstanceOf(StorageUnavailableError);
     expect((error as Error).cause).toBe(unavailable);
     expect((error as Error).message).not.toContain('tenant-a');
+    // 501: S3 does not implement what we sent; no retry helps, so it stays our bug (500 / 18).
+    const unsupported = s3Error('NotImplemented', 501, 'A header you provided implies functionality that is not implemented');
+    fake.injectFailure('tenant-a/k', unsupported);
+    await expect(store.put('k', 'v')).rejects.toBe(unsupported);
   });
 
   it('pages through more than 1000 keys with continuation tokens, capping MaxKeys at 1000', async () => {

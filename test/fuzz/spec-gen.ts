@@ -12,9 +12,6 @@ import { ipcRows } from '../data/fixtures.js';
 import { prng } from '../support/prng.js';
 import { spec } from '../support/spec.js';
 
-/** Re-exported: callers of the generator seed their own draws with the same PRNG. */
-export { prng };
-
 type SchemaNode = Record<string, any>;
 
 export interface GeneratedRequest {

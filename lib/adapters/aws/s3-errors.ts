@@ -36,7 +36,8 @@ export function isConditionalConflict(error: unknown): boolean {
 /** S3 could not answer now, or the answer never arrived: worth retrying later. */
 export function isTransient(error: unknown): boolean {
   const status = statusOf(error);
-  if (status !== undefined && status >= 500) return true;
+  // 501 NotImplemented: S3 does not support what we asked, which no retry changes (a bug of ours).
+  if (status !== undefined && status >= 500) return status !== 501;
   const name = nameOf(error);
   return (
     isThrottling(error) ||

@@ -239,10 +239,11 @@ export class S3ObjectStore implements ObjectStore {
     const [dest, src] = await Promise.all([this.#head(key), this.#head(source)]);
     if (dest === undefined) return undefined;
     const mine = { etag: dest.etag, lastModified: dest.lastModified, size: dest.size };
-    if (sourceEtag !== undefined && src !== undefined && src.etag !== sourceEtag) return undefined;
-    // A single-part copy keeps the source's etag (unless the bucket encrypts with KMS).
-    if (dest.etag === (src?.etag ?? sourceEtag)) return mine;
-    if (src === undefined || src.size !== dest.size || dest.size > COMPARE_COPY_BYTES) return undefined;
+    // A single-part copy keeps the source's etag (unless the bucket encrypts with KMS); with
+    // `sourceEtag`, that version of the source even if it has been replaced since.
+    if (dest.etag === (sourceEtag ?? src?.etag)) return mine;
+    if (src === undefined || (sourceEtag !== undefined && src.etag !== sourceEtag)) return undefined;
+    if (src.size !== dest.size || dest.size > COMPARE_COPY_BYTES) return undefined;
     const [a, b] = await Promise.all([this.#get(key), this.#get(source)]);
     return a !== undefined && b !== undefined && a.body.equals(b.body) ? mine : undefined;
   }
@@ -285,7 +286,7 @@ export class S3ObjectStore implements ObjectStore {
           }
           if (mine !== undefined) return mine;
         }
-        if (lost) throw new ConditionFailedError(key, status === 412 ? onPreconditionFailed : 'missing');
+        if (lost) throw new ConditionFailedError(key, status === 412 ? onPreconditionFailed : 'missing', { mayHaveApplied: unknown });
         throw storageFailure(error);
       }
     }
