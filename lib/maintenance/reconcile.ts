@@ -489,7 +489,8 @@ async function settleClaimOfLiveTable(svc: CatalogServices, id: readonly string[
   const claim = (await readClaim(svc, live.value)).claim?.value;
   for (const at of [...(claim?.uid === uid ? claim.ids : []), id]) {
     const trash = await svc.registry.read<TrashRecord>(keys.trash(svc.project, at, uid));
-    if (trash && (await settleTrashEntry(svc, trash))) return `unfinished drop or undrop settled: ${fmt(id)} is live, its claim held, its trash record removed`;
+    const settled = trash && (await settleTrashEntry(svc, trash));
+    if (settled && settled !== 'stale') return `unfinished drop or undrop settled: ${fmt(id)} is live, its claim held, its trash record removed`;
   }
   if (!(await setClaimState(svc, live.value, 'held', [id]))) return 'no repair path: the location is claimed by another table (reported for an operator)';
   return `claim on ${live.value.path} is held by ${fmt(id)}`;

@@ -67,7 +67,14 @@ export async function trashTable(services: CatalogServices, found: Versioned<Tab
   const existing = await services.registry.read<TrashRecord>(key);
   // A drop of this very table that died part-way left its record: take it over.
   const trashEtag = existing ? await services.registry.replace(key, record, existing.etag) : await services.registry.create(key, record);
-  await setClaimState(services, table, 'trashed');
+  try {
+    await setClaimState(services, table, 'trashed');
+  } catch (err) {
+    // The table is still live (its record not yet removed): the trash record goes again, so it
+    // cannot outlive the table as a trash entry of bytes a later purge deletes.
+    await untrash(services, { value: record, etag: trashEtag }).catch(() => {});
+    throw err;
+  }
   try {
     await services.registry.remove(tableKey(services, table.id), found.etag);
   } catch (err) {
@@ -119,10 +126,10 @@ export async function settleTrashEntry(
   services: CatalogServices,
   trash: Versioned<TrashRecord>,
   options: { lookOnly?: boolean } = {},
-): Promise<Versioned<TableRecord> | undefined> {
+): Promise<Versioned<TableRecord> | 'stale' | undefined> {
   const { table } = trash.value;
   const claim = (await readClaim(services, table)).claim?.value;
-  if (claim && (claim.uid !== table.uid || claim.state === 'purging')) return undefined;
+  if (claim?.state === 'purging' && claim.uid === table.uid) return undefined;
   const candidates = [...(claim?.ids ?? []), table.id].filter((id, i, all) => all.findIndex((x) => sameId(x, id)) === i);
   for (const id of candidates) {
     const live = await readTable(services, id);
@@ -133,6 +140,17 @@ export async function settleTrashEntry(
     await persist(() => setClaimState(services, live.value, 'held', [id]));
     await persist(() => services.registry.remove(keys.trash(services.project, table.id, table.uid), trash.etag).catch(ignoreLostRace));
     return { value: settled, etag: fenced };
+  }
+  // A drop to trash claims the location `trashed` before the record goes, and the claim stays
+  // while the trash does: a trash record whose location is unclaimed, or claimed by another
+  // table, is a leftover (its table was live when a fault stopped its drop, and has since been
+  // purged or deregistered; or a purge of the trash stopped before removing it). Undropping it
+  // would restore bytes that are not its own: it is no trash, and is removed.
+  if (!claim || claim.uid !== table.uid) {
+    if (!services.readOnly && !options.lookOnly) {
+      await services.registry.remove(keys.trash(services.project, table.id, table.uid), trash.etag).catch(ignoreLostRace);
+    }
+    return 'stale';
   }
   return undefined;
 }
@@ -158,6 +176,7 @@ export async function trashAt(
     const found = await services.registry.read<TrashRecord>(object.key);
     if (!found) continue;
     const settled = await settleTrashEntry(services, found, options);
+    if (settled === 'stale') continue;
     if (settled) live.push(settled);
     else records.push(found);
   }
@@ -232,7 +251,8 @@ export async function purgeExpiredTrash(services: CatalogServices, options: { dr
         }
         await releaseClaim(services, table);
       }
-      await services.registry.remove(object.key, found.etag);
+      // A reader of the trash may have removed it first, once the claim was released (settleTrashEntry).
+      await services.registry.remove(object.key, found.etag).catch(ignoreLostRace);
       purged.push(name);
     }
     const last = page.objects.at(-1);

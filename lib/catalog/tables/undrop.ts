@@ -80,6 +80,7 @@ export async function restoreTable(
   }
   // Already back under another name (an interrupted undrop the caller did not see finish): never a second record of it.
   const elsewhere = await settleTrashEntry(services, trash);
+  if (elsewhere === 'stale') throw new TableNotFoundError(`table ${fmtId(trash.value.table.id)} has nothing in trash to undrop`);
   if (elsewhere) return elsewhere.value;
   const back: TableRecord = { ...table, id: [...target], state: undefined, move: undefined, trashSettled: undefined };
   const key = tableKey(services, target);
