@@ -15,5 +15,10 @@ process.on('beforeExit', () => {
   if (inFlight.size > 0) process.stderr.write(`doors that never finished: ${[...inFlight].join(', ')}\n`);
 });
 const options = JSON.parse(process.argv[2] ?? '{}') as RunOptions;
+// The catalog's retry waits use unref'd timers (lib/deadline.ts: a server's socket keeps a real
+// process alive); here nothing else does, and once every door in flight waits on one the event
+// loop would drain and the process exit (code 13) with the run unfinished.
+const keepAlive = setInterval(() => {}, 1_000);
 const report = await runFaultWorkload(options);
+clearInterval(keepAlive);
 process.stdout.write(`\n${JSON.stringify(report)}\n`);
