@@ -481,6 +481,32 @@ export function runFailingStoreContract(name: string, makeStore: () => Promise<F
       });
     });
 
+    describe('races under random faults', () => {
+      it('answers 8 concurrent put-if-absent calls on one key truthfully, 20 times at p = 0.15', async () => {
+        for (let round = 0; round < 20; round++) {
+          const key = `race-${round}`;
+          faults.setProbability(0.15);
+          const answers = await Promise.all(
+            Array.from({ length: 8 }, (_, i) =>
+              store.putIfAbsent(key, `writer ${i}`).then(
+                () => 'won' as const,
+                (e: unknown) => (e instanceof ConditionFailedError ? ('lost' as const) : e instanceof StorageUnavailableError ? ('unknown' as const) : e),
+              ),
+            ),
+          );
+          faults.setProbability(0);
+          for (const a of answers) expect(['won', 'lost', 'unknown']).toContain(a);
+          const held = (await store.get(key))?.body.toString();
+          const winners = answers.flatMap((a, i) => (a === 'won' ? [i] : []));
+          // Nobody replaces a put-if-absent's object here, so "won" and "lost" are exact.
+          expect(winners.length).toBeLessThanOrEqual(1);
+          if (winners.length === 1) expect(held).toBe(`writer ${winners[0]}`);
+          for (const [i, a] of answers.entries()) if (a === 'lost') expect(held).not.toBe(`writer ${i}`);
+          if (held === undefined) expect(answers.every((a) => a === 'unknown')).toBe(true);
+        }
+      });
+    });
+
     describe('storage that cannot answer', () => {
       it.each([
         ['throttling (503 SlowDown)', 'slowdown'],
