@@ -76,15 +76,20 @@ export async function confirmParentOrWithdraw(
   parent: readonly string[],
   childKey: string,
   childEtag: string,
+  /** Runs only after this request's own withdrawal removed the child (not when a cascade did). */
+  afterWithdrawal?: () => Promise<void>,
 ): Promise<void> {
   if (parent.length === 0) return;
   const now = await readNamespace(services, parent);
   if (now && now.value.state === 'active') return;
+  let withdrawn = true;
   try {
     await services.registry.remove(childKey, childEtag);
   } catch (err) {
     if (!(err instanceof ConditionFailedError)) throw err; // a cascade already removed it
+    withdrawn = false;
   }
+  if (withdrawn) await afterWithdrawal?.();
   throw new NamespaceNotFoundError(`namespace ${fmtId(parent)} was dropped while the request ran`);
 }
 
@@ -124,6 +129,11 @@ export async function createNamespace(
         // A drop that died (or is running) holds the name: settle it, then try again.
         await settleDrop(services, id, existing);
         throw err;
+      }
+      // Our own record, from an attempt whose answer was lost (issue #35): the create happened.
+      if (existing.value.uid === record.uid) {
+        await confirmParentOrWithdraw(services, parentId, key, existing.etag);
+        return { properties: { ...properties } };
       }
       if (mode === 'create') {
         throw new NamespaceAlreadyExistsError(`namespace ${fmtId(id)} already exists`);

@@ -9,7 +9,9 @@
  *           A table whose record says it has data but whose `data` marker is missing;
  *   markers every has-data marker (lib/catalog/tables/markers.ts): one whose id holds no record
  *           or a record of another uid (a leftover);
- *   claims  every location claim: one no live record uses (stale); one stuck `purging`;
+ *   claims  every location claim: one no live record uses (stale); one stuck `purging`; a live
+ *           table whose claim is missing, `pending` or `trashed` (claim-mismatch: a door a fault
+ *           stopped, issue #35);
  *   jobs    every live job: running with an expired lease (the next worker claim reclaims it).
  *   storage every warehouse's root, once per pass (docs/governance.md, "Storage allotment"): one
  *           that overlaps another warehouse's root or a reserved platform location
@@ -29,6 +31,7 @@
  *   stuck dropping /     dropNamespace(restrict, skip): an empty namespace's drop is finished; a
  *   namespace w/o parent non-empty one is put back to active and reported (a cascade is explicit)
  *   stale claim          releaseClaim, after re-checking that no record uses it
+ *   claim mismatch       settleTrashEntry (an unfinished drop/undrop), else the claim made `held`
  *   leftover marker      removeLeftoverMarker: re-checked under the current record, removed only
  *                        if no table there owns it (lib/catalog/tables/marker-repair.ts)
  *   missing data marker  restoreDataMarker: written if the record still says it has data
@@ -41,7 +44,8 @@
  */
 import { dropNamespace, readNamespace } from '../catalog/namespaces.js';
 import type { CatalogServices } from '../catalog/services.js';
-import { liveHolder, releaseClaim } from '../catalog/tables/claims.js';
+import { liveHolder, readClaim, releaseClaim, setClaimState } from '../catalog/tables/claims.js';
+import { settleTrashEntry } from '../catalog/tables/trash.js';
 import { PURGE_TABLE } from '../catalog/tables/drop.js';
 import { checkMarker, dataMarkerMissing, recordFoundData, removeLeftoverMarker, restoreDataMarker } from '../catalog/tables/marker-repair.js';
 import type { MarkerKind } from '../catalog/tables/markers.js';
@@ -54,7 +58,7 @@ import type { JobRecord } from '../jobs/record.js';
 import { compareKeys, type ObjectInfo } from '../ports/object-store.js';
 import type { WorkQueue } from '../ports/work-queue.js';
 import { keys, parseDataMarkerKey, parseLocationClaimKey, parseTreeKey } from '../registry/keys.js';
-import type { LocationClaimRecord, NamespaceRecord, RootClaim, StorageClaimsRecord, TableRecord, WarehouseRecord } from '../registry/records.js';
+import type { LocationClaimRecord, NamespaceRecord, RootClaim, StorageClaimsRecord, TableRecord, TrashRecord, WarehouseRecord } from '../registry/records.js';
 import { formatStorageRoot, rootsOverlap } from '../registry/storage-roots.js';
 import { everyWarehouseRoot, insideDeploymentStorage, reservedOverlap, resolvedRoot } from '../catalog/storage-claims.js';
 import { type Cursor, decodeCursor, encodeCursor, forProject, inScope, listProjects, listWarehouses, walk } from './estate.js';
@@ -70,6 +74,7 @@ export type FindingKind =
   | 'unrecorded-data'
   | 'leftover-marker'
   | 'stale-claim'
+  | 'claim-mismatch'
   | 'stuck-purging'
   | 'expired-lease'
   | 'shared-root'
@@ -299,6 +304,22 @@ async function visitTreeObject(ctx: WalkContext, obj: ObjectInfo, parentExists: 
     }
     return;
   }
+  // A live table's location is claimed `held` by it (docs/protocols.md, "Location claims"). A
+  // door stopped by a fault whose outcome it could not know leaves a claim missing, `pending` or
+  // still `trashed` (an undrop that stopped after its record; issue #35). Young records are
+  // doors in flight.
+  if (ctx.stuck(obj.lastModified)) {
+    const claim = await readOrNote<LocationClaimRecord>(ctx, keys.locationClaim(project, table.warehouse, table.path));
+    if (!claim || (claim.uid === table.uid && (claim.state !== 'held' || !claim.ids.some((x) => sameId(x, parsed.id))))) {
+      ctx.findings.push({
+        kind: 'claim-mismatch',
+        ...base,
+        uid: table.uid,
+        state: claim?.state ?? 'missing',
+        detail: `table ${fmt(parsed.id)} is live but its location claim is ${claim ? `${claim.state} under ${fmt(claim.ids[0] ?? [])}` : 'missing'}`,
+      });
+    }
+  }
   // A young record may be a rename's destination whose marker is being written with it.
   if (table.dataMarker === 'data' && ctx.stuck(obj.lastModified) && (await dataMarkerMissing(svc, parsed.id, table.uid))) {
     ctx.findings.push({
@@ -480,6 +501,8 @@ async function repairOne(svc: CatalogServices, f: Finding): Promise<string> {
       return restoreDataMarker(svc, f.id!, f.uid!);
     case 'unrecorded-data':
       return recordFoundData(svc, f.id!, f.uid!);
+    case 'claim-mismatch':
+      return settleClaimOfLiveTable(svc, f.id!, f.uid!);
     case 'stale-claim': {
       const key = keys.locationClaim(svc.project, f.warehouse!, f.path!);
       const claim = (await svc.registry.read<LocationClaimRecord>(key))?.value;
@@ -509,6 +532,27 @@ async function repairOne(svc: CatalogServices, f: Finding): Promise<string> {
       return 'no repair path: reported for an operator';
   }
 }
+
+/**
+ * A live table whose claim is not `held` by it: an interrupted drop or undrop with a trash record
+ * is finished by the trash's own repair (trash.ts, settleTrashEntry: fence, claim held, trash
+ * record gone); otherwise the claim is made `held` under the live id. Re-read first: the table
+ * may have changed since the walk.
+ */
+async function settleClaimOfLiveTable(svc: CatalogServices, id: readonly string[], uid: string): Promise<string> {
+  const live = await readSettled(svc, id);
+  if (!live || live.value.uid !== uid) return 'no change: the table changed meanwhile';
+  const claim = (await readClaim(svc, live.value)).claim?.value;
+  for (const at of [...(claim?.uid === uid ? claim.ids : []), id]) {
+    const trash = await svc.registry.read<TrashRecord>(keys.trash(svc.project, at, uid));
+    const settled = trash && (await settleTrashEntry(svc, trash));
+    if (settled && settled !== 'stale') return `unfinished drop or undrop settled: ${fmt(id)} is live, its claim held, its trash record removed`;
+  }
+  if (!(await setClaimState(svc, live.value, 'held', [id]))) return 'no repair path: the location is claimed by another table (reported for an operator)';
+  return `claim on ${live.value.path} is held by ${fmt(id)}`;
+}
+
+const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
 
 /** The claim's owner as the claim doors need it (they read only id, uid, warehouse, path). */
 function claimOwner(claim: LocationClaimRecord): TableRecord {

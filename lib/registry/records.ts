@@ -153,6 +153,13 @@ export interface TableRecord {
    */
   readonly mayBeProtected?: boolean;
   /**
+   * Set when a reader of the trash found this table live beside a trash record of it (a drop or
+   * an undrop that a fault stopped; lib/catalog/tables/trash.ts, settleTrashEntry) and settled
+   * it: the id that trash record was filed under, so a retried undrop of that id answers the
+   * table it brought back instead of "nothing in trash".
+   */
+  readonly trashSettled?: { readonly from: readonly string[] };
+  /**
    * Which has-data marker this table keeps at its id (lib/catalog/tables/markers.ts): `none`, a
    * managed-versioning table with no commit yet (declared only; its first commit or first write
    * sets `data` after writing the marker); `data`, known to have data; `maybe`, a table whose

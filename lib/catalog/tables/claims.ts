@@ -99,15 +99,24 @@ export interface PendingClaim {
  * just-written record marked it `purging` first (the caller withdraws).
  */
 export async function claimFreshLocation(services: CatalogServices, table: TableRecord): Promise<void> {
-  await services.registry.create<LocationClaimRecord>(claimKey(services, table), {
-    kind: 'location-claim',
-    warehouse: table.warehouse,
-    path: table.path,
-    uid: table.uid,
-    ids: [[...table.id]],
-    state: 'held',
-    createdAt: services.now().toISOString(),
-  });
+  const key = claimKey(services, table);
+  try {
+    await services.registry.create<LocationClaimRecord>(key, {
+      kind: 'location-claim',
+      warehouse: table.warehouse,
+      path: table.path,
+      uid: table.uid,
+      ids: [[...table.id]],
+      state: 'held',
+      createdAt: services.now().toISOString(),
+    });
+  } catch (err) {
+    if (!(err instanceof ConditionFailedError)) throw err;
+    // Our own claim, written by an attempt whose answer was lost (issue #35), is ours.
+    const found = await services.registry.read<LocationClaimRecord>(key);
+    if (found?.value.uid === table.uid && found.value.state === 'held') return;
+    throw err;
+  }
 }
 
 async function refuseIfHeld(

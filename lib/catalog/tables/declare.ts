@@ -11,6 +11,7 @@ import { absoluteLocation, allocateTablePath } from './location.js';
 import { claimFreshLocation, claimLocation, confirmClaim, releaseClaim } from './claims.js';
 import { readTable, tableKey, validateTableId } from './lookup.js';
 import { fmtId } from '../ids.js';
+import { outcomeUnknown, persist } from '../outcome.js';
 
 export interface DeclareInput {
   readonly id: readonly string[];
@@ -91,12 +92,10 @@ export async function createTableRecord(
     input.path === undefined
       ? await writeWithFreshClaim(services, record, key)
       : await writeAfterClaim(services, record, key, location);
-  try {
-    await confirmParentOrWithdraw(services, namespace, key, etag);
-  } catch (err) {
-    await releaseClaim(services, record);
-    throw err;
-  }
+  // The claim goes only once our own withdrawal removed the record: a re-read that failed leaves
+  // the table whole (a drop's listing settles it), and a record a cascade removed is the
+  // cascade's to purge, claim included (docs/protocols.md, "Faults").
+  await confirmParentOrWithdraw(services, namespace, key, etag, () => releaseClaim(services, record));
   return { key, etag, record, warehouse, location };
 }
 
@@ -107,8 +106,12 @@ async function writeRecord(services: CatalogServices, record: TableRecord, key: 
       return await services.registry.create(key, record);
     } catch (err) {
       if (!(err instanceof ConditionFailedError)) throw err;
-      // Taken, unless all that is there is the leftover of a rename away (readTable settles it).
-      if (await readTable(services, record.id)) throw new TableAlreadyExistsError(`table ${fmtId(record.id)} already exists`);
+      // Taken, unless all that is there is the leftover of a rename away (readTable settles it),
+      // or our own record: a write that landed but whose answer was lost, retried into its own
+      // result (issue #35). The uid is fresh per request, so a record carrying it is ours.
+      const found = await readTable(services, record.id);
+      if (found?.value.uid === record.uid) return found.etag;
+      if (found) throw new TableAlreadyExistsError(`table ${fmtId(record.id)} already exists`);
       throw err;
     }
   });
@@ -124,11 +127,24 @@ async function writeWithFreshClaim(services: CatalogServices, record: TableRecor
   await putMarkersOf(services, record.id, record);
   const [claimed, written] = await Promise.allSettled([claimFreshLocation(services, record), writeRecord(services, record, key)]);
   if (written.status === 'rejected') {
-    if (claimed.status === 'fulfilled') await releaseClaim(services, record);
+    // A record write whose outcome is unknown may have landed: its claim stays until a look
+    // says it did not (a claim without a record on a random path is harmless and reconcile
+    // releases it; a record without its claim is not).
+    if (claimed.status === 'fulfilled') {
+      if (!outcomeUnknown(written.reason)) await releaseClaim(services, record);
+      else {
+        // One look decides it: our record there (the write landed) is a success; none there,
+        // the claim goes. A look that fails too leaves both to reconcile.
+        const found = await persist(() => readTable(services, record.id)).catch(() => 'unreadable' as const);
+        if (found !== 'unreadable' && found?.value.uid === record.uid) return found.etag;
+        if (found !== 'unreadable') await persist(() => releaseClaim(services, record)).catch(() => {});
+      }
+    }
     throw written.reason;
   }
   if (claimed.status === 'rejected') {
-    // Only a drop of the record just written (it claims the location `purging`) gets here.
+    // A drop of the record just written (it claims the location `purging`), or a claim write
+    // whose outcome is unknown: the record we know we wrote is withdrawn either way.
     await services.registry.remove(key, written.value).catch((e: unknown) => {
       if (!(e instanceof ConditionFailedError)) throw e;
     });
@@ -166,7 +182,8 @@ async function writeAfterClaim(services: CatalogServices, record: TableRecord, k
     }
     return etag;
   } catch (err) {
-    await releaseClaim(services, record);
+    // Only when the record is known not to have been written: see writeWithFreshClaim.
+    if (!outcomeUnknown(err)) await releaseClaim(services, record);
     throw err;
   }
 }

@@ -1,5 +1,5 @@
 import { TableNotFoundError } from '../../errors.js';
-import { LinkRefusedError, type ObjectStore } from '../../ports/object-store.js';
+import { ConditionFailedError, LinkRefusedError, type ObjectStore } from '../../ports/object-store.js';
 import type { ProtectionRecord, TableRecord, WarehouseRecord } from '../../registry/records.js';
 import type { Versioned } from '../../registry/registry.js';
 import type { CatalogServices } from '../services.js';
@@ -7,6 +7,8 @@ import { requireWarehouse } from '../warehouses.js';
 import { markPurging, readClaim, releaseClaim, type KnownClaim } from './claims.js';
 import { absoluteLocation } from './location.js';
 import { readTable, tableKey, validateTableId } from './lookup.js';
+import { readRaw } from './move.js';
+import { persist } from '../outcome.js';
 import { fmtId } from '../ids.js';
 import { enqueue } from '../../jobs/jobs.js';
 import { jobContext } from '../../jobs/context.js';
@@ -83,9 +85,10 @@ export async function dropTable(services: CatalogServices, id: readonly string[]
   const { removed, alongside: claim } = await removeRecord(services, id, 'drop', found, options, (r) => readClaim(services, r));
   // Only the warehouse this record names was checked (a record re-created meanwhile may name another).
   const checked = removed.warehouse === warehouse.name ? warehouse : undefined;
+  // The record is gone: the drop has happened, so what follows is finished if the store lets it.
   const [purge] = await Promise.all([
-    purgeTableData(services, removed, { warehouse: checked, claim, rootChecked: checked !== undefined && upfront }),
-    removeMarkers(services, id, removed),
+    persist(() => purgeTableData(services, removed, { warehouse: checked, claim, rootChecked: checked !== undefined && upfront })),
+    persist(() => removeMarkers(services, id, removed)),
   ]);
   return answer(services, id, removed, purge);
 }
@@ -93,7 +96,7 @@ export async function dropTable(services: CatalogServices, id: readonly string[]
 export async function deregisterTable(services: CatalogServices, id: readonly string[], options: RetireOptions = {}): Promise<RetireResult> {
   validateTableId(id);
   const { removed, alongside: claim } = await removeRecord(services, id, 'deregister', undefined, options, (r) => readClaim(services, r));
-  await Promise.all([releaseClaim(services, removed, claim), removeMarkers(services, id, removed)]);
+  await Promise.all([persist(() => releaseClaim(services, removed, claim)), persist(() => removeMarkers(services, id, removed))]);
   return answer(services, id, removed);
 }
 
@@ -123,15 +126,38 @@ async function removeRecord<A>(
   known: Versioned<TableRecord> | undefined,
   options: RetireOptions,
   alongside: (record: TableRecord) => Promise<A>,
-): Promise<{ removed: TableRecord; alongside: A }> {
+): Promise<{ removed: TableRecord; alongside: A | undefined }> {
   let first = known;
   return services.registry.retrying(`${what} table ${fmtId(id)}`, async () => {
     const found = first ?? (await readRetirable(services, id, what, options));
     first = undefined;
-    const [, extra] = await Promise.all([services.registry.remove(tableKey(services, id), found.etag), alongside(found.value)]);
-    return { removed: found.value, alongside: extra };
+    const [removal, extra] = await Promise.allSettled([services.registry.remove(tableKey(services, id), found.etag), alongside(found.value)]);
+    if (removal.status === 'rejected') {
+      // A lost race, or an outcome the store could not tell: removed all the same? (One look; a
+      // look that fails too answers the original error, and reconcile sees what is left.)
+      const removed = await persist(() => removedWithClaimIntact(services, id, found.value)).catch(() => false);
+      if (!removed) throw removal.reason;
+    }
+    // The record is gone: a failed read alongside is made again by whoever needs it (undefined).
+    return { removed: found.value, alongside: extra.status === 'fulfilled' ? extra.value : undefined };
   });
 }
+
+/**
+ * After the record's conditional delete lost or went unanswered: whether the record was removed all the same, by
+ * this request's own attempt whose answer was lost (issue #35; or by a drop racing it, which
+ * asked for the same). The record is gone and its claim still names this id, unmarked: a rename
+ * rewrites the claim to its destination before the source goes, a drop marks or releases it
+ * after the record goes, so nothing else leaves that state. Otherwise the race was real: retry.
+ */
+async function removedWithClaimIntact(services: CatalogServices, id: readonly string[], table: TableRecord): Promise<boolean> {
+  const [now, claim] = await Promise.all([readRaw(services, id), readClaim(services, table)]);
+  if (now?.value.uid === table.uid) return false;
+  const held = claim.claim?.value;
+  return held?.uid === table.uid && (held.state === 'held' || held.state === 'pending') && held.ids.some((x) => sameId(x, id));
+}
+
+const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
 
 /** DropTable with grace: the table goes to trash with its bytes (trash.ts), retried like a removal. */
 async function trashRecord(

@@ -7,6 +7,7 @@ import type { Versioned } from '../../registry/registry.js';
 import type { CatalogServices } from '../services.js';
 import { dropClaimId, moveClaimId, type KnownClaim } from './claims.js';
 import { putMarkersOf, removeMarkers } from './markers.js';
+import { carryProtection, readProtectionRecord } from '../protection.js';
 
 /**
  * The rename state machine (docs/protocols.md, "RenameTable"). A rename moves a table record
@@ -275,18 +276,42 @@ async function completeMoved(
       moveClaimId(services, moved.value, sourceId, dest, known.claim),
       // A declared-only table (the usual rename) keeps no marker: nothing to write.
       putMarkersOf(services, dest, moved.value),
+      carryProtectionOf(services, moved.value, sourceId, dest),
     ]);
   }
   await services.registry.remove(tableKey(services, sourceId), moved.etag).catch(ignoreLostRace);
   await removeMarkers(services, sourceId, moved.value);
 }
 
+/**
+ * Makes the committed move's arrival at D live. A lost compare-and-swap is verified, never
+ * assumed to be another helper's activation (issue #35: S3's 409 ConditionalRequestConflict, which
+ * writes nothing, once read as "someone activated it first" lost an acknowledged rename when the
+ * source marker went next): D is read again, an arrival of this move still there is activated
+ * on its new etag, and only a live record of this table (or, once D has moved on, anything else:
+ * only a live D can be renamed away or dropped, and nothing deletes an arrival of a committed
+ * move while its source marker stands) lets the caller delete the source marker.
+ */
+/**
+ * A committed move of a protected table (a forced rename) takes its protection along, here and
+ * not in the renaming request: whoever finishes the move (a later read, after the request died)
+ * carries it before the source marker goes, so the protection is never lost (issue #35). Only a
+ * record that may be protected costs the read (protection.ts, `mayBeProtected`).
+ */
+async function carryProtectionOf(services: CatalogServices, table: TableRecord, from: readonly string[], to: readonly string[]): Promise<void> {
+  if (table.mayBeProtected === false) return;
+  const protection = await readProtectionRecord(services, 'table', from);
+  if (protection?.uid === table.uid) await carryProtection(services, from, to, protection);
+}
+
 async function activate(services: CatalogServices, dest: readonly string[], nonce: string, known: Rec | undefined): Promise<void> {
-  const arrived = known ?? (await readRaw(services, dest));
-  if (arrived?.value.state === 'arriving' && arrived.value.move?.nonce === nonce) {
-    // Losing this race means another helper activated it first.
-    await services.registry.replace(tableKey(services, dest), liveRecord(arrived.value), arrived.etag).catch(ignoreLostRace);
-  }
+  let first = known;
+  await services.registry.retrying(`activate renamed table ${fmtId(dest)}`, async () => {
+    const arrived = first ?? (await readRaw(services, dest));
+    first = undefined;
+    if (arrived?.value.state !== 'arriving' || arrived.value.move?.nonce !== nonce) return;
+    await services.registry.replace(tableKey(services, dest), liveRecord(arrived.value), arrived.etag);
+  });
 }
 
 type UndoReason = 'destination-exists' | 'namespace-missing' | 'warehouse-mismatch';

@@ -12,6 +12,7 @@ import { hasData, readTable, tableKey, validateTableId } from './lookup.js';
 import { fmtId } from '../ids.js';
 import { protectedError, protectionOf } from '../protection.js';
 import { refuseSharedRoot } from '../storage-claims.js';
+import { outcomeUnknown } from '../outcome.js';
 
 export interface RegisterInput {
   readonly id: readonly string[];
@@ -96,10 +97,24 @@ export async function registerTable(
     try {
       // The marker before the record that says it exists (markers.ts: never hide data).
       await putMarkersOf(services, input.id, record);
-      etag = await services.registry.create(key, record);
     } catch (err) {
       await releaseClaim(services, record);
-      throw err; // a create of the name won meanwhile: the retry answers 5 (or overwrites it)
+      throw err;
+    }
+    try {
+      etag = await services.registry.create(key, record);
+    } catch (err) {
+      // A record write whose outcome is unknown may have landed: the claim stays (a pending
+      // claim without a record is stale and taken over by the next claimant).
+      if (outcomeUnknown(err)) throw err;
+      // Our own record, written by an attempt whose answer was lost (issue #35): the uid is
+      // fresh per request, so a record carrying it is ours and the registration went ahead.
+      const found = await readTable(services, input.id);
+      if (found?.value.uid !== record.uid) {
+        await releaseClaim(services, record);
+        throw err; // a create of the name won meanwhile: the retry answers 5 (or overwrites it)
+      }
+      etag = found.etag;
     }
     if (!(await confirmClaim(services, record, claimed))) {
       // The claim is gone or another table's. If our record is gone too, a drop removed it (and

@@ -13,7 +13,7 @@ import { readTable, tableKey, validateTableId } from './lookup.js';
 import { fmtId, validateId } from '../ids.js';
 import { beginMove, finishMove } from './move.js';
 import { readClaim } from './claims.js';
-import { carryProtection, protectedError, readProtectionRecord } from '../protection.js';
+import { protectedError, readProtectionRecord } from '../protection.js';
 
 export interface RenameInput {
   readonly id: readonly string[];
@@ -34,7 +34,7 @@ export interface RenameInput {
  * → destination namespace exists (1) → same warehouse (0) → destination free (5) → write.
  * Within one namespace, (1) and (0) are answered after the write by the move's namespace
  * re-check (the move is undone), which only a drop racing the rename can make fail.
- * Protection belongs to the table, not the name: a forced rename carries it to the new name.
+ * Protection belongs to the table, not the name: a forced rename's move carries it to the new name.
  */
 export async function renameTable(services: CatalogServices, input: RenameInput): Promise<Record<string, never>> {
   validateTableId(input.id);
@@ -58,11 +58,10 @@ export async function renameTable(services: CatalogServices, input: RenameInput)
     ]);
     const source = settled(sourceRead);
     if (!source) throw new TableNotFoundError(`table ${fmtId(input.id)} does not exist`);
-    // A forced rename needs the protection record too (to carry it): read it unless the table
-    // record rules protection out (protection.ts, `mayBeProtected`).
-    const protection = source.value.mayBeProtected === false ? undefined : await readProtectionRecord(services, 'table', input.id);
-    const isProtected = protection?.uid === source.value.uid;
-    if (isProtected && !input.force) throw protectedError('table', input.id, 'renamed');
+    // The protection record, unless the table record rules protection out (protection.ts,
+    // `mayBeProtected`) or the request forces (the move carries a protection itself).
+    const protection = input.force || source.value.mayBeProtected === false ? undefined : await readProtectionRecord(services, 'table', input.id);
+    if (protection?.uid === source.value.uid) throw protectedError('table', input.id, 'renamed');
     if (sameId(dest, input.id)) throw new TableAlreadyExistsError(`table ${fmtId(dest)} already exists`);
     if (!sameNamespace) {
       const destNamespace = settled(namespaceRead);
@@ -77,7 +76,7 @@ export async function renameTable(services: CatalogServices, input: RenameInput)
     const outcome = await finishMove(services, input.id, moving, 1, { arrival, claim });
     switch (outcome.kind) {
       case 'committed':
-        if (isProtected) await carryProtection(services, input.id, dest, protection!);
+        // The move itself carried a protection along (move.ts, completeMoved).
         return {};
       case 'undone':
         if (outcome.reason === 'destination-exists') throw new TableAlreadyExistsError(`table ${fmtId(dest)} already exists`);

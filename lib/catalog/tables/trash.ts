@@ -1,9 +1,12 @@
 import { keys } from '../../registry/keys.js';
-import type { NamespaceTrashRecord, TableRecord, TrashRecord } from '../../registry/records.js';
+import type { LocationClaimRecord, NamespaceTrashRecord, TableRecord, TrashRecord } from '../../registry/records.js';
 import type { Versioned } from '../../registry/registry.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
-import { markPurging, releaseClaim, setClaimState } from './claims.js';
+import { claimKey, markPurging, readClaim, releaseClaim, setClaimState } from './claims.js';
+import { readRaw } from './move.js';
+import { persist } from '../outcome.js';
+import { ConditionFailedError } from '../../ports/object-store.js';
 import { absoluteLocation } from './location.js';
 import { readTable, tableKey, validateTableId } from './lookup.js';
 import { purgeComplete, purgeInWarehouse } from './purge.js';
@@ -17,9 +20,12 @@ import { sharedRootProblem } from '../storage-claims.js';
  *
  * Protocol, every step idempotent so an interrupted drop or undrop is finished by the next call:
  *   drop:   trash record (put) → claim `trashed` → table record removed (compare-and-swap)
- *   undrop: table record created (put-if-absent) → claim `held` → trash record removed
- * A trash record whose uid is still the live table's at its id is a drop that did not finish:
- * it is not shown, and undrop treats the table as restored.
+ *   undrop: claim names the target too (still `trashed`) → table record created (put-if-absent)
+ *           → claim `held` → trash record removed
+ * A drop whose record removal loses a race undoes its trash bookkeeping before it looks again.
+ * A trash record whose table is live (under its id, or the target an interrupted undrop named in
+ * the claim) is a drop or an undrop that did not finish: whoever reads the trash finishes it
+ * (settleTrashEntry), and it is never shown nor undropped again.
  */
 
 export interface TrashTask {
@@ -61,23 +67,123 @@ export async function trashTable(services: CatalogServices, found: Versioned<Tab
   const key = keys.trash(services.project, table.id, table.uid);
   const existing = await services.registry.read<TrashRecord>(key);
   // A drop of this very table that died part-way left its record: take it over.
-  if (existing) await services.registry.replace(key, record, existing.etag);
-  else await services.registry.create(key, record);
-  await setClaimState(services, table, 'trashed');
-  await services.registry.remove(tableKey(services, table.id), found.etag);
+  const trashEtag = existing ? await services.registry.replace(key, record, existing.etag) : await services.registry.create(key, record);
+  try {
+    await setClaimState(services, table, 'trashed');
+  } catch (err) {
+    // The table is still live (its record not yet removed): the trash record goes again, so it
+    // cannot outlive the table as a trash entry of bytes a later purge deletes.
+    await untrash(services, { value: record, etag: trashEtag }).catch(() => {});
+    throw err;
+  }
+  try {
+    await services.registry.remove(tableKey(services, table.id), found.etag);
+  } catch (err) {
+    // A lost race, or an outcome the store could not tell (docs/protocols.md, "Faults"): look.
+    const now = await persist(() => readRaw(services, table.id)).catch(() => 'unreadable' as const);
+    if (now === 'unreadable') throw err; // left to whoever reads the trash next, and to reconcile
+    if (now?.value.uid !== table.uid) {
+      // Gone, and the claim still trashed under this id (a rename would have moved it to its
+      // destination first): our own removal, whose answer was lost. The drop happened.
+      const claim = (await readClaim(services, table)).claim?.value;
+      if (claim?.uid === table.uid && claim.state === 'trashed' && claim.ids.some((x) => sameId(x, table.id))) return record;
+    }
+    // Not removed (a rename or an update got there first, or the write never landed): the table
+    // is still live, so the trash bookkeeping is undone before the caller looks again (issue #35:
+    // left in place it showed a trash entry of a live table, whose undrop made a second record
+    // of it, and later a trash record without a claim).
+    await untrash(services, { value: record, etag: trashEtag });
+    throw err;
+  }
   return record;
 }
 
-/** Trash records at `id`, newest drop first, without those of a table still live there. */
-export async function trashAt(services: CatalogServices, id: readonly string[]): Promise<Versioned<TrashRecord>[]> {
+const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
+
+/** Undoes a drop's trash bookkeeping for a table that is still live: its claim `held` again (under the ids it has now), its trash record gone. */
+async function untrash(services: CatalogServices, trash: Versioned<TrashRecord>): Promise<void> {
+  const { table } = trash.value;
+  const claimKeyOf = claimKey(services, table);
+  await persist(() => services.registry.retrying(`location of table ${table.id.join('.')} → held`, async () => {
+    const found = await services.registry.read<LocationClaimRecord>(claimKeyOf);
+    if (!found || found.value.uid !== table.uid || found.value.state !== 'trashed') return;
+    await services.registry.replace<LocationClaimRecord>(claimKeyOf, { ...found.value, state: 'held' }, found.etag);
+  }));
+  await persist(() => services.registry.remove(keys.trash(services.project, table.id, table.uid), trash.etag).catch(ignoreLostRace));
+}
+
+/**
+ * A trash record whose table is live (issue #35, finding 4): a drop that stopped before its
+ * record removal, or an undrop that stopped after re-registering it (under the same name or a
+ * new one; an undrop adds its target to the claim's ids first, so the claim leads to it). Both
+ * are finished the same way, since the table is live: its record is rewritten first (a fence:
+ * the conditional removal of a drop still in flight can then never land, and that drop starts
+ * over), then its claim is `held` under the live id and the trash record goes. True when the
+ * table was found live (the entry is no trash); false when it is in trash. The rewritten record
+ * remembers the trash id (`trashSettled`), so a retried undrop answers the table it brought
+ * back. Read-only mode and `lookOnly` only look.
+ */
+export async function settleTrashEntry(
+  services: CatalogServices,
+  trash: Versioned<TrashRecord>,
+  options: { lookOnly?: boolean } = {},
+): Promise<Versioned<TableRecord> | 'stale' | undefined> {
+  const { table } = trash.value;
+  const claim = (await readClaim(services, table)).claim?.value;
+  if (claim?.state === 'purging' && claim.uid === table.uid) return undefined;
+  const candidates = [...(claim?.ids ?? []), table.id].filter((id, i, all) => all.findIndex((x) => sameId(x, id)) === i);
+  for (const id of candidates) {
+    const live = await readTable(services, id);
+    if (!live || live.value.uid !== table.uid) continue;
+    if (services.readOnly || options.lookOnly) return live;
+    const settled: TableRecord = { ...live.value, trashSettled: { from: [...table.id] } };
+    const fenced = await services.registry.replace(tableKey(services, id), settled, live.etag);
+    await persist(() => setClaimState(services, live.value, 'held', [id]));
+    await persist(() => services.registry.remove(keys.trash(services.project, table.id, table.uid), trash.etag).catch(ignoreLostRace));
+    return { value: settled, etag: fenced };
+  }
+  // A drop to trash claims the location `trashed` before the record goes, and the claim stays
+  // while the trash does: a trash record whose location is unclaimed, or claimed by another
+  // table, is a leftover (its table was live when a fault stopped its drop, and has since been
+  // purged or deregistered; or a purge of the trash stopped before removing it). Undropping it
+  // would restore bytes that are not its own: it is no trash, and is removed.
+  if (!claim || claim.uid !== table.uid) {
+    if (!services.readOnly && !options.lookOnly) {
+      await services.registry.remove(keys.trash(services.project, table.id, table.uid), trash.etag).catch(ignoreLostRace);
+    }
+    return 'stale';
+  }
+  return undefined;
+}
+
+function ignoreLostRace(err: unknown): void {
+  if (!(err instanceof ConditionFailedError)) throw err;
+}
+
+/**
+ * Trash records at `id`, newest drop first, without those of a table that is live (there or
+ * under the name an interrupted undrop gave it): those are settled on the way (settleTrashEntry)
+ * and reported in `live`.
+ */
+export async function trashAt(
+  services: CatalogServices,
+  id: readonly string[],
+  options: { lookOnly?: boolean } = {},
+): Promise<Versioned<TrashRecord>[] & { live?: Versioned<TableRecord>[] }> {
   const page = await services.registry.store.list({ prefix: keys.trashOf(services.project, id), limit: 1000 });
-  const live = await readTable(services, id);
-  const records: Versioned<TrashRecord>[] = [];
+  const records: Versioned<TrashRecord>[] & { live?: Versioned<TableRecord>[] } = [];
+  const live: Versioned<TableRecord>[] = [];
   for (const object of page.objects) {
     const found = await services.registry.read<TrashRecord>(object.key);
-    if (found && found.value.table.uid !== live?.value.uid) records.push(found);
+    if (!found) continue;
+    const settled = await settleTrashEntry(services, found, options);
+    if (settled === 'stale') continue;
+    if (settled) live.push(settled);
+    else records.push(found);
   }
-  return records.sort((a, b) => b.value.droppedAt.localeCompare(a.value.droppedAt));
+  records.sort((a, b) => b.value.droppedAt.localeCompare(a.value.droppedAt));
+  records.live = live;
+  return records;
 }
 
 /** `GET /v1/table/{id}/tasks`: what is pending for the name — trashed tables and their deadlines. */
@@ -151,7 +257,8 @@ export async function purgeExpiredTrash(services: CatalogServices, options: { dr
         }
         await releaseClaim(services, table);
       }
-      await services.registry.remove(object.key, found.etag);
+      // A reader of the trash may have removed it first, once the claim was released (settleTrashEntry).
+      await services.registry.remove(object.key, found.etag).catch(ignoreLostRace);
       purged.push(name);
     }
     const last = page.objects.at(-1);

@@ -16,8 +16,9 @@ import { setClaimState } from './claims.js';
 import { absoluteLocation } from './location.js';
 import { readTable, tableKey, validateTableId } from './lookup.js';
 import { fmtId } from '../ids.js';
+import { persist } from '../outcome.js';
 import { putMarkersOf } from './markers.js';
-import { trashAt } from './trash.js';
+import { settleTrashEntry, trashAt } from './trash.js';
 
 export interface UndropInput {
   readonly id: readonly string[];
@@ -39,17 +40,16 @@ export async function undropTable(services: CatalogServices, input: UndropInput)
   validateTableId(target);
 
   return services.registry.retrying(`undrop table ${fmtId(input.id)}`, async () => {
-    const live = await readTable(services, target);
-    const [latest] = await trashAt(services, input.id);
+    const trash = await trashAt(services, input.id);
+    const [latest] = trash;
     if (!latest) {
-      // Restored already (an undrop that finished, or was interrupted after re-registering)?
-      const leftover = live ? await services.registry.read<TrashRecord>(keys.trash(services.project, input.id, live.value.uid)) : undefined;
-      if (live && leftover) {
-        await finishUndrop(services, live.value, leftover);
-        return restored(services, live.value);
-      }
+      // Restored already: an undrop interrupted after re-registering it, which reading the trash
+      // has just finished (trash.ts, settleTrashEntry). Its retry is answered as the success it was.
+      const live = trash.live?.[0] ?? (await readTable(services, target));
+      if (live && (trash.live?.length || sameId(live.value.trashSettled?.from ?? [], input.id))) return restored(services, live.value);
       throw new TableNotFoundError(`table ${fmtId(input.id)} has nothing in trash to undrop`);
     }
+    const live = await readTable(services, target);
     const parent = await requireNamespace(services, namespace, '; create it (or undrop it) before undropping a table into it');
     // Like a rename, an undrop never moves bytes: the namespace must be bound to the warehouse
     // the table's data lives in (else its quarantine and vending would be another warehouse's).
@@ -87,8 +87,15 @@ export async function restoreTable(
       `table ${fmtId(target)} exists (created after the drop); undrop under another name with new_table_name`,
     );
   }
-  const back: TableRecord = { ...table, id: [...target], state: undefined, move: undefined };
+  // Already back under another name (an interrupted undrop the caller did not see finish): never a second record of it.
+  const elsewhere = await settleTrashEntry(services, trash);
+  if (elsewhere === 'stale') throw new TableNotFoundError(`table ${fmtId(trash.value.table.id)} has nothing in trash to undrop`);
+  if (elsewhere) return elsewhere.value;
+  const back: TableRecord = { ...table, id: [...target], state: undefined, move: undefined, trashSettled: undefined };
   const key = tableKey(services, target);
+  // The claim names the target before the record exists, so whoever reads the trash after an
+  // interruption finds the table there (settleTrashEntry); it stays `trashed` until the record is.
+  if (!sameId(target, table.id)) await setClaimState(services, table, 'trashed', [table.id, target]);
   // The has-data marker before the record that says it exists (markers.ts: never hide data).
   await putMarkersOf(services, target, back);
   // Put-if-absent: if someone takes the name meanwhile, the retry looks again and answers 5.
@@ -99,15 +106,22 @@ export async function restoreTable(
 }
 
 async function finishUndrop(services: CatalogServices, table: TableRecord, trash: Versioned<TrashRecord>): Promise<void> {
-  await setClaimState(services, table, 'held', [table.id]);
-  try {
-    await services.registry.remove(keys.trash(services.project, trash.value.table.id, trash.value.table.uid), trash.etag);
-  } catch (err) {
-    if (!(err instanceof ConditionFailedError)) throw err; // another undrop finished it
-  }
+  // The record is back: the undrop has happened, so its bookkeeping is finished if the store
+  // lets it (outcome.ts, persist). A trash record left behind would outlive a later rename and
+  // drop of the table as a second trash entry of it.
+  await persist(() => setClaimState(services, table, 'held', [table.id]));
+  await persist(async () => {
+    try {
+      await services.registry.remove(keys.trash(services.project, trash.value.table.id, trash.value.table.uid), trash.etag);
+    } catch (err) {
+      if (!(err instanceof ConditionFailedError)) throw err; // another undrop finished it
+    }
+  });
 }
 
 async function restored(services: CatalogServices, table: TableRecord) {
   const warehouse = await requireWarehouse(services, table.warehouse);
   return { id: [...table.id], location: absoluteLocation(warehouse.storage, table.path), restored: true };
 }
+
+const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);

@@ -1,0 +1,196 @@
+// @covers RenameTable, DeclareTable, RegisterTable, CreateNamespace, DropTable, UndropTable, ListTableTasks, SetTableProtection
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { manifestName } from '../../lib/catalog/tables/manifests.js';
+import { reconcileWith } from '../../lib/maintenance/reconcile.js';
+import { faultedMetaApp, keyOf, type Answer, type FaultedApp } from '../support/placed-faults.js';
+import { assertTableInvariants } from '../support/table-invariants.js';
+
+/**
+ * One placed fault per finding of issue #35, each through the metadata Lambda's composition over
+ * the S3 fake (test/support/placed-faults.ts). After the door answers, faults off: the answer is
+ * honest (never "already exists" / "not found" for the door's own change, never 500), and after
+ * one read the registry holds what the crash tests' invariants demand.
+ */
+
+let app: FaultedApp;
+const describeTable = (ns: string, name: string) => app.call('POST', `/v1/table/${ns}%24${name}/describe`, { id: [ns, name] });
+
+/** A failed door answers 503 / 17 with Retry-After, or succeeds. */
+function honest(res: Answer): void {
+  if (res.status === 200) return;
+  expect(res.status, JSON.stringify(res.body)).toBe(503);
+  expect(res.body.code).toBe(17);
+  expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+}
+
+describe('placed faults, one per finding (issue #35)', () => {
+  beforeEach(async () => {
+    app = await faultedMetaApp({ RASK_TRASH_GRACE_DAYS: '7' });
+    await app.ok('POST', '/v1/namespace/ns/create', { id: ['ns'] });
+  });
+  afterEach(() => app.close());
+
+  it('finding 2: an acknowledged rename survives a 409 on the destination If-Match PUT', async () => {
+    await app.ok('POST', '/v1/table/ns%24a/declare', { id: ['ns', 'a'] });
+    // The activation of the arrival (the only If-Match PUT at the destination) meets S3's 409.
+    app.registryStore.place({ op: 'putIfMatch', key: keyOf.table(['ns', 'b']), kind: 'conflict' });
+    const res = await app.call('POST', '/v1/table/ns%24a/rename', { id: ['ns', 'a'], new_table_name: 'b' });
+    expect(app.registryStore.fired()).toHaveLength(1);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect((await describeTable('ns', 'b')).status).toBe(200);
+    expect((await describeTable('ns', 'a')).status).toBe(404);
+    await assertTableInvariants(app.services);
+  });
+
+  it("finding 3: DeclareTable whose record write landed but whose answer was lost recognises its own table", async () => {
+    app.registryStore.place({ op: 'putIfAbsent', key: keyOf.table(['ns', 't']), kind: 'applied-then-lost' });
+    const res = await app.call('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
+    expect(app.registryStore.fired()).toHaveLength(1);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect((await describeTable('ns', 't')).body.location).toBe(res.body.location);
+    await assertTableInvariants(app.services);
+  });
+
+  it('finding 3: DeclareTable whose claim write landed but whose answer was lost keeps its table', async () => {
+    app.registryStore.place({ op: 'putIfAbsent', key: keyOf.claim(), kind: 'applied-then-lost' });
+    const res = await app.call('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
+    expect(app.registryStore.fired()).toHaveLength(1);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    await assertTableInvariants(app.services);
+    expect((await describeTable('ns', 't')).status).toBe(200);
+  });
+
+  it('finding 3: DeclareTable whose record write has an unknown outcome never releases the claim of a table it created', async () => {
+    app.registryStore.place({ op: 'putIfAbsent', key: keyOf.table(['ns', 't']), kind: 'applied-unavailable' });
+    honest(await app.call('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] }));
+    expect((await describeTable('ns', 't')).status).toBe(200); // it landed
+    await assertTableInvariants(app.services);
+  });
+
+  it('finding 3: RegisterTable whose record write landed but whose answer was lost recognises its own table', async () => {
+    const body = Buffer.from('manifest');
+    await app.fake.client.send(new PutObjectCommand({ Bucket: 'wh-bucket', Key: `warehouse/ext/d.lance/_versions/${manifestName(1, 'V2')}`, Body: body }));
+    app.registryStore.place({ op: 'putIfAbsent', key: keyOf.table(['ns', 'r']), kind: 'applied-then-lost' });
+    const res = await app.call('POST', '/v1/table/ns%24r/register', { id: ['ns', 'r'], location: 'ext/d.lance' });
+    expect(app.registryStore.fired()).toHaveLength(1);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect((await describeTable('ns', 'r')).status).toBe(200);
+    await assertTableInvariants(app.services);
+  });
+
+  it('finding 3: CreateNamespace whose write landed but whose answer was lost answers 200, not "already exists"', async () => {
+    app.registryStore.place({ op: 'putIfAbsent', key: keyOf.namespace(['ns', 'child']), kind: 'applied-then-lost' });
+    const res = await app.call('POST', '/v1/namespace/ns%24child/create', { id: ['ns', 'child'] });
+    expect(app.registryStore.fired()).toHaveLength(1);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect((await app.call('POST', '/v1/namespace/ns%24child/describe', { id: ['ns', 'child'] })).status).toBe(200);
+  });
+
+  it('finding 3: DropTable purge=true whose DELETE landed but whose answer was lost answers 200 and releases the claim', async () => {
+    await app.ok('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
+    app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.table(['ns', 't']), kind: 'applied-then-lost' });
+    const res = await app.call('POST', '/v1/table/ns%24t/drop', { id: ['ns', 't'] }, '&purge=true');
+    expect(app.registryStore.fired()).toHaveLength(1);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect((await describeTable('ns', 't')).status).toBe(404);
+    await assertTableInvariants(app.services);
+  });
+
+  it("finding 4: DeclareTable's failed re-read of the parent leaves the table whole (record and claim) or not at all", async () => {
+    // The declare reads the namespace twice: up front, and after its writes (the create-under-drop check).
+    app.registryStore.place({ op: 'get', key: keyOf.namespace(['ns']), nth: 2, kind: 'unavailable' });
+    honest(await app.call('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] }));
+    expect(app.registryStore.fired()).toHaveLength(1);
+    await describeTable('ns', 't');
+    await assertTableInvariants(app.services);
+  });
+
+  it('finding 4: an interrupted UndropTable (under a new name) is settled by the next read of the trash: no duplicate, claim held, the retried undrop answers the table', async () => {
+    await app.ok('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
+    await app.ok('POST', '/v1/table/ns%24t/drop', { id: ['ns', 't'] });
+    // The undrop re-registers the record, then its claim write (trashed → held) fails.
+    app.registryStore.place({ op: 'putIfMatch', key: (k, body) => keyOf.claim()(k) && !!body?.includes('"state":"held"'), kind: 'unavailable', times: 3 }); // through the door's own attempts (outcome.ts, persist)
+    honest(await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'], new_table_name: 'u' }));
+    expect(app.registryStore.fired()).toHaveLength(3);
+    // The next read of the trash settles it: nothing left to undrop there.
+    const tasks = await app.ok('GET', '/v1/table/ns%24t/tasks');
+    expect(tasks.tasks).toEqual([]);
+    await assertTableInvariants(app.services);
+    // The retried undrop is answered as the success it was (the table is back as u), never with a second record of it.
+    const again = await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'], new_table_name: 'u' });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.id).toEqual(['ns', 'u']);
+    expect((await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'] })).status).toBe(404);
+    expect((await describeTable('ns', 't')).status).toBe(404);
+    expect((await describeTable('ns', 'u')).status).toBe(200);
+    await assertTableInvariants(app.services);
+  });
+
+  it('finding 4: a forced rename of a protected table, interrupted after its decision and finished by a read, keeps the protection', async () => {
+    await app.ok('POST', '/v1/table/ns%24p/declare', { id: ['ns', 'p'] });
+    await app.ok('POST', '/v1/table/ns%24p/protection', { protected: true });
+    // The activation of the destination fails: the move is committed, the request answers 503.
+    app.registryStore.place({ op: 'putIfMatch', key: keyOf.table(['ns', 'q']), kind: 'unavailable' });
+    honest(await app.call('POST', '/v1/table/ns%24p/rename', { id: ['ns', 'p'], new_table_name: 'q' }, '&force=true'));
+    expect(app.registryStore.fired()).toHaveLength(1);
+    expect((await describeTable('ns', 'q')).status).toBe(200); // the read finishes the move
+    expect((await app.ok('GET', '/v1/table/ns%24q/protection')).protected).toBe(true);
+    expect((await app.call('POST', '/v1/table/ns%24q/drop', { id: ['ns', 'q'] })).body.code).toBe(19);
+    await assertTableInvariants(app.services);
+  });
+
+  it('finding 4: a recoverable drop that loses to a rename leaves neither a trash entry for the live table nor a trashed claim', async () => {
+    await app.ok('POST', '/v1/table/ns%24a/declare', { id: ['ns', 'a'] });
+    // Between the drop's trash bookkeeping and its record removal, a rename moves the table away.
+    let renamed: Answer | undefined;
+    app.registryStore.place({
+      op: 'deleteIfMatch',
+      key: keyOf.table(['ns', 'a']),
+      kind: 'interleave',
+      run: async () => {
+        renamed = await app.call('POST', '/v1/table/ns%24a/rename', { id: ['ns', 'a'], new_table_name: 'b' });
+      },
+    });
+    const dropped = await app.call('POST', '/v1/table/ns%24a/drop', { id: ['ns', 'a'] });
+    expect(app.registryStore.fired()).toHaveLength(1);
+    expect(renamed?.status, JSON.stringify(renamed?.body)).toBe(200);
+    expect(dropped.status).toBe(404); // the table had left the name
+    expect((await describeTable('ns', 'b')).status).toBe(200);
+    expect((await app.ok('GET', '/v1/table/ns%24a/tasks')).tasks).toEqual([]);
+    // Undropping `a` must not bring back a second record of the live table b.
+    expect((await app.call('POST', '/v1/table/ns%24a/undrop', { id: ['ns', 'a'] })).status).toBe(404);
+    await assertTableInvariants(app.services);
+    // Dropping b for good leaves no trash record without a claim.
+    await app.ok('POST', '/v1/table/ns%24b/drop', { id: ['ns', 'b'] }, '&purge=true');
+    await assertTableInvariants(app.services);
+  });
+
+  describe('what the next read does not reach, reconcile repairs', () => {
+    const reconcileNow = () => reconcileWith({ stuckAfterMs: 0 })(app.services, { repair: true });
+
+    it('a declared record left without its claim (claim write unknown, withdrawal failed) gets its claim back', async () => {
+      app.registryStore.place({ op: 'putIfAbsent', key: keyOf.claim(), kind: 'unavailable' });
+      app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.table(['ns', 't']), kind: 'unavailable' });
+      honest(await app.call('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] }));
+      expect(app.registryStore.fired()).toHaveLength(2);
+      await expect(assertTableInvariants(app.services)).rejects.toThrow(/no location claim/);
+      const report = await reconcileNow();
+      expect(report.items).toContainEqual(expect.objectContaining({ kind: 'claim-mismatch', id: ['ns', 't'], state: 'missing' }));
+      await assertTableInvariants(app.services);
+    });
+
+    it('an undrop interrupted after its record (same name) is finished: claim held, trash record gone', async () => {
+      await app.ok('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
+      await app.ok('POST', '/v1/table/ns%24t/drop', { id: ['ns', 't'] });
+      app.registryStore.place({ op: 'putIfMatch', key: (k, body) => keyOf.claim()(k) && !!body?.includes('"state":"held"'), kind: 'unavailable', times: 3 }); // through the door's own attempts (outcome.ts, persist)
+      honest(await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'] }));
+      expect(app.registryStore.fired()).toHaveLength(3);
+      const report = await reconcileNow();
+      expect(report.items).toContainEqual(expect.objectContaining({ kind: 'claim-mismatch', id: ['ns', 't'], state: 'trashed' }));
+      await assertTableInvariants(app.services);
+      expect((await describeTable('ns', 't')).status).toBe(200);
+    });
+  });
+});
+

@@ -1,0 +1,432 @@
+/**
+ * The fault-injection suite's workload (issue #35, "What to build" 6): the metadata Lambda's
+ * composition (createAwsApp) over the stateful S3 fake, its S3 client's own middleware stack
+ * (retries included) served with seeded random faults (test/support/s3-faults.ts), and 8
+ * concurrent clients each driving a seeded mix of doors in a namespace of its own: namespaces
+ * (a child with a table, cascade-dropped), declare / register / rename / drop (purge or to trash)
+ * / undrop tables, protection, forced renames and drops, version commits.
+ *
+ * Each client keeps a model of its names from the answers it got: a 200 is applied, a 503 / 17
+ * makes the names it touched unknown, any other answer must be the spec's code for the case the
+ * model says (else it is a misleading answer: an error for a change that happened, or "exists" /
+ * "not found" contradicting what was acknowledged). After the run, faults off, one read of every
+ * name: every acknowledged effect must be visible (an unknown name adopts what the read shows),
+ * and the registry must pass the crash tests' invariants (test/support/table-invariants.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { ConfiguredRetryStrategy } from '@smithy/core/retry';
+import { createAwsApp } from '../../lib/app/aws.js';
+import type { CatalogServices } from '../../lib/catalog/services.js';
+import { manifestName } from '../../lib/catalog/tables/manifests.js';
+import { loadAwsConfig } from '../../lib/config.js';
+import type { Router } from '../../lib/http/router.js';
+import { metaHandlers } from '../../lib/operations/handlers-meta.js';
+import { prng } from './prng.js';
+import { createS3Faults, faultyS3Client, type S3Faults } from './s3-faults.js';
+import { createS3Fake } from './s3-fake.js';
+import { allClaims, allTableRecords, allTrash, assertTableInvariants } from './table-invariants.js';
+import { reconcileWith } from '../../lib/maintenance/reconcile.js';
+import { runJobsOnce } from '../../lib/jobs/worker.js';
+import { PURGE_TABLE, purgeTableRunner } from '../../lib/jobs/runners/purge.js';
+
+export interface RunOptions {
+  readonly seed: number;
+  readonly p: number;
+  /** false: the SDK makes one attempt per request (AWS_MAX_ATTEMPTS=1, "retries spent"). */
+  readonly sdkRetries: boolean;
+  readonly clients: number;
+  readonly doorsPerClient: number;
+}
+
+export interface RunReport {
+  readonly options: RunOptions;
+  doors: number;
+  ok: number;
+  /** 503 / 17 with Retry-After. */
+  unavailable: number;
+  /** 503 without Retry-After, or any other 5xx that is not 503 / 17. */
+  badUnavailable: number;
+  /** 500 / 18. */
+  internal: number;
+  /** 409 / 14 where the case does not call for it (each client has its own names: only faults contend). */
+  concurrent: number;
+  /** The spec's code for the case the model says (5 for a taken name, 4 for a missing one, 19 protected…). */
+  expectedErrors: number;
+  /** An error contradicting the model (an error for a change that happened, a wrong code). */
+  misleading: string[];
+  /** After the run: an acknowledged effect not visible. */
+  lost: string[];
+  /** After the run: registry invariants that do not hold after one read of every name. */
+  violationsAfterRead: string[];
+  /** …and after the repair paths that are not reads: reconcile (repair) and the purge_table jobs. */
+  violations: string[];
+  /** S3 attempts and faults injected. */
+  attempts: number;
+  faults: number;
+}
+
+type TableState = 'live' | 'absent' | 'trash' | 'unknown';
+
+interface Answer {
+  readonly status: number;
+  readonly body: Record<string, unknown> & { code?: number };
+  readonly headers: Record<string, string>;
+}
+
+const NAMES = ['t0', 't1', 't2', 't3'];
+
+/** The doors in flight, for a run that stops with promises pending (fault-run-main.ts reports them). */
+export const inFlight = new Set<string>();
+
+export async function runFaultWorkload(options: RunOptions): Promise<RunReport> {
+  const fake = createS3Fake();
+  const faults: S3Faults = createS3Faults({ seed: options.seed, p: 0 });
+  const client = faultyS3Client(fake, faults, {
+    maxAttempts: options.sdkRetries ? 3 : 1,
+    // The SDK's own schedule backs off 50 ms–1 s per retry: the same attempts without the sleep.
+    retryStrategy: new ConfiguredRetryStrategy(options.sdkRetries ? 3 : 1, 0),
+  });
+  const config = loadAwsConfig({
+    RASK_REGISTRY_BUCKET: 'registry-bucket',
+    RASK_WAREHOUSE_BUCKET: 'wh-bucket',
+    AWS_REGION: 'us-east-1',
+    RASK_TRASH_GRACE_DAYS: '7',
+  });
+  const quiet = { logger: { error: () => {}, warn: () => {} } };
+  const app: { router: Router; services: CatalogServices } = await createAwsApp(config, metaHandlers, client, undefined, quiet);
+  const call = async (method: 'GET' | 'POST', path: string, body?: unknown, query = ''): Promise<Answer> => {
+    const res = await app.router({
+      method,
+      rawPath: path,
+      rawQuery: `delimiter=%24${query}`,
+      headers: { 'content-type': 'application/json' },
+      authorizer: { principal: 'admin', platformAdmin: 'true', via: 'admin-key' },
+      body: Buffer.from(body === undefined ? '' : JSON.stringify(body)),
+      requestId: randomUUID(),
+    });
+    const text = res.body.toString();
+    return { status: res.status, body: text ? JSON.parse(text) : {}, headers: (res.headers ?? {}) as Record<string, string> };
+  };
+
+  const report: RunReport = {
+    options,
+    doors: 0,
+    ok: 0,
+    unavailable: 0,
+    badUnavailable: 0,
+    internal: 0,
+    concurrent: 0,
+    expectedErrors: 0,
+    misleading: [],
+    lost: [],
+    violationsAfterRead: [],
+    violations: [],
+    attempts: 0,
+    faults: 0,
+  };
+  // Set-up without faults: one namespace per client.
+  for (let c = 0; c < options.clients; c++) {
+    const res = await call('POST', `/v1/namespace/c${c}/create`, { id: [`c${c}`] });
+    if (res.status !== 200) throw new Error(`set-up failed: ${JSON.stringify(res.body)}`);
+  }
+  faults.setProbability(options.p);
+  faults.clearLog();
+
+  const clients = Array.from({ length: options.clients }, (_, c) => new Client(c, options.seed * 1000 + c, call, fake, report));
+  await Promise.all(clients.map((cl) => cl.run(options.doorsPerClient)));
+
+  report.attempts = faults.attempts().length;
+  report.faults = faults.injected().length;
+  faults.setProbability(0);
+  for (const cl of clients) await cl.verify();
+  const check = async (into: string[]) => {
+    try {
+      await assertTableInvariants(app.services);
+    } catch (err) {
+      into.push((err as Error).message.split('\n')[0]);
+    }
+  };
+  await check(report.violationsAfterRead);
+  if (process.env.RASK_FAULT_DEBUG && report.violationsAfterRead.length > 0) {
+    const [tables, claims, trash] = await Promise.all([allTableRecords(app.services), allClaims(app.services), allTrash(app.services)]);
+    process.stderr.write(`${JSON.stringify({ tables: tables.map((t) => [t.id, t.uid, t.path]), claims: claims.map((c) => [c.ids, c.uid, c.path, c.state]), trash: trash.map((t) => [t.id, t.uid, t.path]) })}\n`);
+  }
+  // What no read reaches (a claim left on a path nobody asks for, a purge cut short) is on record
+  // for reconcile and the purge_table jobs (docs/protocols.md, "Repair paths").
+  await reconcileWith({ stuckAfterMs: 0 })(app.services, { repair: true });
+  await runJobsOnce(app.services, { owner: 'fault-suite', budgetMs: 60_000, runners: { [PURGE_TABLE]: purgeTableRunner }, log: () => {} });
+  await check(report.violations);
+  fake.mock.restore();
+  return report;
+}
+
+class Client {
+  private readonly random: () => number;
+  private readonly ns: string;
+  private readonly tables = new Map<string, TableState>(NAMES.map((n) => [n, 'absent']));
+  /** Names whose table is protected (known), or unknown (undefined = unprotected). */
+  private readonly protection = new Map<string, boolean | 'unknown'>();
+  private child: 'live' | 'absent' | 'unknown' = 'absent';
+  private readonly versions = new Map<string, number>();
+
+  constructor(
+    readonly index: number,
+    seed: number,
+    private readonly call: (method: 'GET' | 'POST', path: string, body?: unknown, query?: string) => Promise<Answer>,
+    private readonly fake: ReturnType<typeof createS3Fake>,
+    private readonly report: RunReport,
+  ) {
+    this.random = prng(seed);
+    this.ns = `c${index}`;
+  }
+
+  private pick<T>(xs: readonly T[]): T {
+    return xs[Math.floor(this.random() * xs.length)];
+  }
+
+  private path(name: string, door = ''): string {
+    return `/v1/table/${this.ns}%24${name}${door}`;
+  }
+
+  async run(doors: number): Promise<void> {
+    const kinds: [string, number][] = [
+      ['declare', 4],
+      ['register', 1],
+      ['rename', 3],
+      ['drop', 2],
+      ['purge', 1],
+      ['undrop', 2],
+      ['protect', 1],
+      ['version', 2],
+      ['child', 1],
+      ['cascade', 1],
+      ['describe', 1],
+    ];
+    const total = kinds.reduce((s, [, w]) => s + w, 0);
+    for (let i = 0; i < doors; i++) {
+      let r = this.random() * total;
+      const kind = kinds.find(([, w]) => (r -= w) < 0)?.[0] ?? 'describe';
+      const label = `${this.ns} #${i} ${kind}`;
+      inFlight.add(label);
+      await this.door(kind);
+      inFlight.delete(label);
+    }
+  }
+
+  /** Judges one answer: counts it, and says whether the door took effect (true/false) or is unknown. */
+  private judge(what: string, res: Answer, expected: readonly number[]): boolean | 'unknown' {
+    this.report.doors++;
+    if (res.status === 200) {
+      this.report.ok++;
+      return true;
+    }
+    const code = res.body.code;
+    if (res.status === 503 && code === 17 && Number(res.headers['retry-after']) > 0) {
+      this.report.unavailable++;
+      return 'unknown';
+    }
+    if (code === 18) {
+      this.report.internal++;
+      return 'unknown';
+    }
+    if (res.status >= 500) {
+      this.report.badUnavailable++;
+      return 'unknown';
+    }
+    if (code !== undefined && expected.includes(code)) {
+      this.report.expectedErrors++;
+      return false;
+    }
+    if (code === 14) {
+      this.report.concurrent++;
+      if (process.env.RASK_FAULT_DEBUG) console.log(`14: ${what}: ${String(res.body.error)}`);
+      return 'unknown';
+    }
+    this.report.misleading.push(`${what}: ${res.status} / ${code} ${String(res.body.error ?? '')}`);
+    return 'unknown';
+  }
+
+  private async door(kind: string): Promise<void> {
+    const name = this.pick(NAMES);
+    const state = this.tables.get(name)!;
+    const known = state !== 'unknown';
+    switch (kind) {
+      case 'declare': {
+        const res = await this.call('POST', this.path(name, '/declare'), { id: [this.ns, name] });
+        // 5 is right only for a name the model holds (or may hold).
+        const outcome = this.judge(`declare ${name} (${state})`, res, state === 'live' || !known ? [5] : []);
+        if (outcome === true) this.setTable(name, 'live', false);
+        else if (outcome === 'unknown') this.setTable(name, 'unknown', 'unknown');
+        return;
+      }
+      case 'register': {
+        const location = `ext/${this.ns}-${randomUUID().slice(0, 8)}.lance`;
+        await this.fake.client.send(
+          new PutObjectCommand({ Bucket: 'wh-bucket', Key: `warehouse/${location}/_versions/${manifestName(1, 'V2')}`, Body: Buffer.from('m') }),
+        );
+        const res = await this.call('POST', this.path(name, '/register'), { id: [this.ns, name], location });
+        const outcome = this.judge(`register ${name} (${state})`, res, state === 'live' || !known ? [5] : []);
+        if (outcome === true) this.setTable(name, 'live', false);
+        else if (outcome === 'unknown') this.setTable(name, 'unknown', 'unknown');
+        return;
+      }
+      case 'rename': {
+        const to = this.pick(NAMES.filter((n) => n !== name));
+        const toState = this.tables.get(to)!;
+        const force = this.random() < 0.5;
+        const res = await this.call('POST', this.path(name, '/rename'), { id: [this.ns, name], new_table_name: to }, force ? '&force=true' : '');
+        const expected = [
+          ...(state !== 'live' ? [4] : []),
+          ...(toState === 'live' || toState === 'unknown' ? [5] : []),
+          ...(!force && this.protection.get(name) !== false && this.protection.has(name) ? [19] : []),
+        ];
+        const outcome = this.judge(`rename ${name} (${state}) → ${to} (${toState})`, res, expected);
+        if (outcome === true) {
+          this.setTable(to, 'live', this.protection.get(name) ?? false);
+          this.setTable(name, 'absent', false);
+          this.versions.set(to, this.versions.get(name) ?? 0);
+        } else if (outcome === 'unknown') {
+          this.setTable(to, 'unknown', 'unknown');
+          this.setTable(name, 'unknown', 'unknown');
+        }
+        return;
+      }
+      case 'drop':
+      case 'purge': {
+        const force = this.random() < 0.5;
+        const res = await this.call('POST', this.path(name, '/drop'), { id: [this.ns, name] }, `${kind === 'purge' ? '&purge=true' : ''}${force ? '&force=true' : ''}`);
+        const expected = [...(state !== 'live' ? [4] : []), ...(!force && this.protection.has(name) && this.protection.get(name) !== false ? [19] : [])];
+        const outcome = this.judge(`${kind} ${name} (${state})`, res, expected);
+        if (outcome === true) this.setTable(name, kind === 'purge' ? 'absent' : 'trash', false);
+        else if (outcome === 'unknown') this.setTable(name, 'unknown', 'unknown');
+        return;
+      }
+      case 'undrop': {
+        const res = await this.call('POST', this.path(name, '/undrop'), { id: [this.ns, name] });
+        // Nothing in trash (4), or the name re-used (5); an earlier drop's trash may still hold other tables of the name.
+        const outcome = this.judge(`undrop ${name} (${state})`, res, state === 'trash' ? [5] : [4, 5]);
+        // The undropped table is the same table (same uid): a protection record of it may apply again.
+        if (outcome === true) this.setTable(name, 'live', 'unknown');
+        else if (outcome === 'unknown') this.setTable(name, 'unknown', 'unknown');
+        return;
+      }
+      case 'protect': {
+        const on = this.random() < 0.7;
+        const res = await this.call('POST', this.path(name, '/protection'), { protected: on });
+        const outcome = this.judge(`protect ${name}=${on} (${state})`, res, state !== 'live' ? [4] : []);
+        if (outcome === true) this.protection.set(name, on);
+        else if (outcome === 'unknown') this.protection.set(name, 'unknown');
+        return;
+      }
+      case 'version': {
+        if (state !== 'live') return this.describeOne(name);
+        const described = await this.call('POST', this.path(name, '/describe'), { id: [this.ns, name] });
+        if (described.status !== 200) {
+          this.judge(`describe before version ${name}`, described, []);
+          return;
+        }
+        const location = String(described.body.location ?? '');
+        const tableKey = location.slice('s3://wh-bucket/'.length);
+        const version = (this.versions.get(name) ?? 0) + 1;
+        const key = `${tableKey}/_versions/${manifestName(version, 'V2')}-${randomUUID()}`;
+        const staged = await this.fake.client.send(new PutObjectCommand({ Bucket: 'wh-bucket', Key: key, Body: Buffer.from(`v${version}`) }));
+        const res = await this.call('POST', this.path(name, '/version/create'), {
+          id: [this.ns, name],
+          version,
+          manifest_path: key,
+          e_tag: staged.ETag,
+          manifest_size: Buffer.byteLength(`v${version}`),
+          naming_scheme: 'V2',
+        });
+        // 5 / 14: version `version` is committed already (a registered or undropped table keeps
+        // its versions, which this model does not track): the next attempt commits the one after.
+        const outcome = this.judge(`version ${name} v${version}`, res, [5, 14]);
+        if (outcome !== 'unknown') this.versions.set(name, version);
+        return;
+      }
+      case 'child': {
+        const child = `/v1/namespace/${this.ns}%24k`;
+        const res = await this.call('POST', `${child}/create`, { id: [this.ns, 'k'] });
+        const outcome = this.judge(`create child (${this.child})`, res, this.child !== 'absent' ? [2] : []);
+        if (outcome === true) this.child = 'live';
+        else if (outcome === 'unknown') this.child = 'unknown';
+        if (this.child === 'live') {
+          const t = await this.call('POST', `/v1/table/${this.ns}%24k%24x/declare`, { id: [this.ns, 'k', 'x'] });
+          this.judge('declare in child', t, [5]);
+        }
+        return;
+      }
+      case 'cascade': {
+        const res = await this.call('POST', `/v1/namespace/${this.ns}%24k/drop`, { id: [this.ns, 'k'], behavior: 'Cascade' });
+        const outcome = this.judge(`cascade drop child (${this.child})`, res, this.child !== 'live' ? [1] : []);
+        if (outcome === true) this.child = 'absent';
+        else if (outcome === 'unknown') this.child = 'unknown';
+        return;
+      }
+      default:
+        return this.describeOne(name);
+    }
+  }
+
+  private async describeOne(name: string): Promise<void> {
+    const state = this.tables.get(name)!;
+    const res = await this.call('POST', this.path(name, '/describe'), { id: [this.ns, name] });
+    this.judge(`describe ${name} (${state})`, res, state === 'live' ? [] : [4]);
+  }
+
+  private setTable(name: string, state: TableState, protectedNow: boolean | 'unknown'): void {
+    this.tables.set(name, state);
+    if (protectedNow === false) this.protection.delete(name);
+    else this.protection.set(name, protectedNow);
+    if (state !== 'live' && state !== 'unknown') this.versions.delete(name);
+  }
+
+  /** Faults off: one read of every name; acknowledged effects must be visible. */
+  async verify(): Promise<void> {
+    for (const name of NAMES) {
+      const state = this.tables.get(name)!;
+      const res = await this.call('POST', this.path(name, '/describe'), { id: [this.ns, name] });
+      const visible = res.status === 200;
+      if (res.status !== 200 && res.status !== 404) this.report.lost.push(`${this.ns}.${name}: describe answered ${res.status} with faults off`);
+      if (state === 'live' && !visible) this.report.lost.push(`${this.ns}.${name}: acknowledged live, reads 404`);
+      if ((state === 'absent' || state === 'trash') && visible) this.report.lost.push(`${this.ns}.${name}: acknowledged ${state}, reads as live`);
+      // The name's trash is read too: one read of each object a door may have left half-done.
+      const tasks = await this.call('GET', this.path(name, '/tasks'));
+      const inTrash = Array.isArray(tasks.body.tasks) && tasks.body.tasks.length > 0;
+      if (state === 'trash' && !inTrash) this.report.lost.push(`${this.ns}.${name}: acknowledged in trash, no trash entry`);
+      const prot = this.protection.get(name);
+      if (visible && prot === true) {
+        const p = await this.call('GET', this.path(name, '/protection'));
+        if (p.body.protected !== true) this.report.lost.push(`${this.ns}.${name}: acknowledged protected, reads unprotected`);
+      }
+    }
+    const child = await this.call('POST', `/v1/namespace/${this.ns}%24k/describe`, { id: [this.ns, 'k'] });
+    if (this.child === 'live' && child.status !== 200) this.report.lost.push(`${this.ns}.k: acknowledged namespace, reads ${child.status}`);
+    if (this.child === 'absent' && child.status === 200) this.report.lost.push(`${this.ns}.k: acknowledged cascade drop, namespace still there`);
+    // Listing each namespace settles any drop left `dropping` (requireNamespace), as a client's next read would.
+    await this.call('GET', `/v1/namespace/${this.ns}/table/list`);
+  }
+}
+
+/** One line per run for docs/testing.md. */
+export function summarize(r: RunReport): string {
+  const o = r.options;
+  return [
+    `p=${o.p.toFixed(2)}`,
+    o.sdkRetries ? 'SDK retries' : 'no SDK retries',
+    `doors=${r.doors}`,
+    `ok=${r.ok}`,
+    `503/17=${r.unavailable}`,
+    `spec-code=${r.expectedErrors}`,
+    `14=${r.concurrent}`,
+    `500/18=${r.internal}`,
+    `other-5xx=${r.badUnavailable}`,
+    `misleading=${r.misleading.length}`,
+    `lost=${r.lost.length}`,
+    `violations-after-read=${r.violationsAfterRead.length}`,
+    `violations=${r.violations.length}`,
+    `attempts=${r.attempts}`,
+    `faults=${r.faults}`,
+  ].join(' ');
+}
