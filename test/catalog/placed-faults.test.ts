@@ -70,7 +70,7 @@ describe('placed faults, one per finding (issue #35)', () => {
 
   it('finding 3: RegisterTable whose record write landed but whose answer was lost recognises its own table', async () => {
     const body = Buffer.from('manifest');
-    await app.fake.client.send(new PutObjectCommand({ Bucket: 'wh-bucket', Key: `warehouse/ext/d.lance/_versions/${manifestName(1, 'V2')}`, Body: body }));
+    await app.fake.client.send(new PutObjectCommand({ Bucket: 'wh-bucket', Key: `warehouse/default/ext/d.lance/_versions/${manifestName(1, 'V2')}`, Body: body }));
     app.registryStore.place({ op: 'putIfAbsent', key: keyOf.table(['ns', 'r']), kind: 'applied-then-lost' });
     const res = await app.call('POST', '/v1/table/ns%24r/register', { id: ['ns', 'r'], location: 'ext/d.lance' });
     expect(app.registryStore.fired()).toHaveLength(1);

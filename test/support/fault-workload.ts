@@ -263,7 +263,7 @@ class Client {
       case 'register': {
         const location = `ext/${this.ns}-${randomUUID().slice(0, 8)}.lance`;
         await this.fake.client.send(
-          new PutObjectCommand({ Bucket: 'wh-bucket', Key: `warehouse/${location}/_versions/${manifestName(1, 'V2')}`, Body: Buffer.from('m') }),
+          new PutObjectCommand({ Bucket: 'wh-bucket', Key: `warehouse/default/${location}/_versions/${manifestName(1, 'V2')}`, Body: Buffer.from('m') }),
         );
         const res = await this.call('POST', this.path(name, '/register'), { id: [this.ns, name], location });
         const outcome = this.judge(`register ${name} (${state})`, res, state === 'live' || !known ? [5] : []);
