@@ -23,6 +23,7 @@ import type { ArrowField } from './arrow.js';
 import { loadArrow } from './arrow.js';
 import type { Connection, LanceDb, Table } from './lancedb.js';
 import { splitFieldPath } from './names.js';
+import { lanceSession } from './session.js';
 import { checkSql } from './sql-bounds.js';
 
 /** Field-metadata key of a computed column's binding (its SQL expression). */
@@ -32,7 +33,8 @@ let scratch: Promise<Connection> | undefined;
 
 /** The nullable, all-null field that declares computed column `name` bound to `expression`. */
 export async function computedField(table: Table, lib: LanceDb, name: string, expression: string): Promise<ArrowField> {
-  scratch ??= lib.connect('memory://');
+  // The process's session: even a scratch table's metadata counts against the one budget.
+  scratch ??= lib.connect('memory://', { session: lanceSession() });
   // A failed connect must not be remembered for the life of the process.
   scratch.catch(() => (scratch = undefined));
   const db = await scratch;
