@@ -65,7 +65,8 @@ const dataDir = mkdtempSync(path.join(tmpdir(), 'rask-soak-'));
 const child = spawn(process.execPath, ['--import', 'tsx', SERVER], {
   cwd: path.dirname(path.dirname(SERVER)),
   env: {
-    ...process.env,
+    // The soak's own settings are not the server's (it would warn about unknown RASK_ variables).
+    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('RASK_SOAK_'))),
     RASK_HOST: '127.0.0.1',
     RASK_PORT: '0',
     RASK_DATA_DIR: dataDir,
@@ -316,7 +317,9 @@ async function clientCall(op: string, f: () => Promise<unknown>): Promise<boolea
     return true;
   } catch (err) {
     const text = String(err);
-    if (/\b5\d\d\b/.test(text)) failures.status5xx++;
+    // The client reports an HTTP error with its status; a failed exchange as a reqwest error.
+    if (/Failed to execute request|connection (reset|closed)|os error 104/i.test(text)) failures.connection++;
+    else if (/\b(status|code)[ :=]*5\d\d\b|\b5\d\d (Internal|Service|Bad Gateway|Gateway)/i.test(text)) failures.status5xx++;
     else failures.unexpected++;
     if (failures.examples.length < 10) failures.examples.push(`${op}: ${text.slice(0, 300)}`);
     return false;
