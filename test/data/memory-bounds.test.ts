@@ -45,7 +45,7 @@ describe('one LanceDB session per process', () => {
       await computedField(table, lib, 'twice', 'id * 2');
       table.close();
       expect(connect.mock.calls.length).toBeGreaterThanOrEqual(3);
-      for (const [, options] of connect.mock.calls) expect((options as { session?: unknown }).session).toBe(lanceSession());
+      for (const args of connect.mock.calls as unknown as [string, { session?: unknown }][]) expect(args[1].session).toBe(lanceSession());
     } finally {
       connect.mockRestore();
     }

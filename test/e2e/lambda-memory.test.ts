@@ -6,7 +6,7 @@
  * stays within the budget throughout — read through the session's own size accounting
  * (lib/data/session.ts), so the check is deterministic, not an RSS reading (issue #36).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { apiEvent } from '../deploy/api-events.js';
 import { ipcRows } from '../data/fixtures.js';
 import { lambdaContext } from '../support/lambda-context.js';
@@ -17,6 +17,7 @@ const INDEX_MB = 2;
 const METADATA_MB = 1;
 
 let fake: AwsHttpFake;
+const written: string[] = [];
 let invoke: (event: unknown) => Promise<{ statusCode: number; body: string; isBase64Encoded?: boolean }>;
 let cacheUse: () => { bytes: number; budgetBytes: number; indexBudgetBytes: number; metadataBudgetBytes: number } | undefined;
 
@@ -39,13 +40,18 @@ beforeAll(async () => {
     AWS_ENDPOINT: fake.endpoint,
     AWS_ALLOW_HTTP: 'true',
     AWS_VIRTUAL_HOSTED_STYLE_REQUEST: 'false',
-    POWERTOOLS_METRICS_DISABLED: 'true',
+  });
+  // The function's EMF lines go to stdout: kept for the metrics test, not printed.
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    written.push(String(chunk));
+    return true;
   });
   const { handler } = await import('../../functions/api-data.js');
   invoke = (event) => handler(event as never, lambdaContext()) as never;
   ({ lanceCacheUse: cacheUse } = await import('../../lib/data/session.js'));
 });
 afterAll(async () => {
+  vi.restoreAllMocks();
   await fake?.close();
 });
 
@@ -87,5 +93,21 @@ describe('the data function under many tables and versions', () => {
     // LanceDB worked on S3 (the fake), not on a local path.
     expect(fake.calls.some((c) => c.action === 's3:PutObject' && c.resource.includes('warehouse-bucket'))).toBe(true);
     expect(cacheUse()).toMatchObject({ indexBudgetBytes: INDEX_MB * MIB, metadataBudgetBytes: METADATA_MB * MIB });
+  });
+
+  it('reports the cache use and the RSS as metrics after each request (docs/operations.md, "Memory")', async () => {
+    const from = written.length;
+    await ok(apiEvent('POST', `${table('t0')}/count_rows`, { json: { id: ['soak', 't0'] } }));
+    const blob = written
+      .slice(from)
+      .flatMap((w) => w.split('\n'))
+      .filter((l) => l.startsWith('{') && l.includes('CloudWatchMetrics'))
+      .map((l) => JSON.parse(l) as Record<string, number>)
+      .find((l) => 'LanceCacheBytes' in l);
+    expect(blob).toBeDefined();
+    expect(blob!.LanceCacheBudgetBytes).toBe((INDEX_MB + METADATA_MB) * MIB);
+    expect(blob!.LanceCacheBytes).toBeGreaterThan(0);
+    expect(blob!.LanceCacheBytes).toBeLessThanOrEqual(blob!.LanceCacheBudgetBytes * 1.1);
+    expect(blob!.MemoryRss).toBeGreaterThan(blob!.LanceCacheBytes);
   });
 });
