@@ -20,7 +20,7 @@ for (let i = 0; i < N; i++) {
   await e.query(loc, { k: 5, vector: Array.from({ length: 8 }, () => 0.5) });
   if (DROP) rmSync(path.dirname(loc), { recursive: true, force: true });
   if (i % 150 === 149) {
-    gc(); await new Promise((r) => setTimeout(r, 50)); gc();
+    if (process.env.GC !== "0") { gc(); await new Promise((r) => setTimeout(r, 50)); gc(); }
     const m = process.memoryUsage();
     console.log(i + 1, `${((Date.now() - t0) / 1000).toFixed(0)}s`, 'rss', (m.rss / 2 ** 20).toFixed(1), 'heap', (m.heapUsed / 2 ** 20).toFixed(1), 'ext', (m.external / 2 ** 20).toFixed(1), 'lance', ((lanceCacheUse()?.bytes ?? 0) / 2 ** 20).toFixed(2), 'handles', keptHandles());
   }

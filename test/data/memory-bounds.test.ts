@@ -1,4 +1,3 @@
-// @covers CreateTable, InsertIntoTable, CountTableRows
 /**
  * Bounded memory in the data plane (issue #36; docs/architecture.md, "Caches and their bounds"):
  * one LanceDB session per process, sized from the configuration and passed to every connect; its

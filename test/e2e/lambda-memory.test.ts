@@ -1,4 +1,3 @@
-// @covers CreateNamespace, CreateTable, InsertIntoTable, MergeInsertIntoTable, CountTableRows, QueryTable
 /**
  * The data function as Lambda runs it (functions/api-data.ts: its handler, its configuration
  * from the environment, API Gateway proxy events) over S3 on the loopback AWS fake, with a small
