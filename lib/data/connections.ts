@@ -1,5 +1,5 @@
 import { type Connection, loadLanceDb } from './lancedb.js';
-import { lanceSession } from './session.js';
+import { lanceSession, renewCrowdedSession } from './session.js';
 import { forgetConnection } from './table-handles.js';
 
 /**
@@ -14,6 +14,8 @@ export const MAX_CONNECTIONS = 64;
 const connections = new Map<string, Promise<Connection>>();
 
 export function connectCached(parent: string, storageOptions: Record<string, string>): Promise<Connection> {
+  // A renewed session: every connection made through the old one goes, so that it can be freed.
+  if (renewCrowdedSession()) for (const key of [...connections.keys()]) dropConnection(key);
   const key = JSON.stringify([parent, Object.entries(storageOptions).sort()]);
   const cached = connections.get(key);
   if (cached) {
@@ -38,13 +40,29 @@ export function connectCached(parent: string, storageOptions: Record<string, str
   });
   db.catch(() => connections.delete(key));
   connections.set(key, db);
-  while (connections.size > MAX_CONNECTIONS) {
-    const [oldestKey, oldest] = connections.entries().next().value as [string, Promise<Connection>];
-    connections.delete(oldestKey);
-    // Its handles go with it (table-handles.ts); the connection itself is left to the collector.
-    oldest.then(forgetConnection, () => undefined);
-  }
+  while (connections.size > MAX_CONNECTIONS) dropConnection(connections.keys().next().value as string);
   return db;
+}
+
+/**
+ * A dropped connection's handles go with it (table-handles.ts), and the connection is closed a
+ * little later rather than left to the garbage collector (which sees a small wrapper, not what it
+ * holds). Later, because a request may have just been handed it: its next step (an open) follows
+ * within the same turn of the event loop. Tables already open keep working after a close.
+ */
+export const CLOSE_DROPPED_CONNECTION_MS = 5_000;
+
+function dropConnection(key: string): void {
+  const dropped = connections.get(key);
+  if (!dropped) return;
+  connections.delete(key);
+  dropped.then(
+    (db) => {
+      forgetConnection(db);
+      setTimeout(() => db.close(), CLOSE_DROPPED_CONNECTION_MS).unref();
+    },
+    () => undefined,
+  );
 }
 
 /** Connections kept now, for tests and the memory stats line. */
