@@ -58,6 +58,7 @@ function ipc(ids: number[]): Buffer {
 interface ServerSample {
   readonly t: number;
   readonly rss: number;
+  readonly anon: number;
   readonly stats?: Record<string, number>;
 }
 
@@ -100,9 +101,11 @@ const url = await new Promise<string>((resolve, reject) => {
   child.once('exit', (code) => reject(new Error(`the server exited (${code}) before it was ready:\n${serverErrors}`)));
 });
 
-function rssOf(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : NaN;
+/** RSS, and its anonymous part (heap, native allocations) apart from mapped files, bytes. */
+function rssOf(pid: number): { rss: number; anon: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) * 1024;
+  return { rss: kb('VmRSS'), anon: kb('RssAnon') };
 }
 
 // ---- HTTP ----
@@ -348,7 +351,7 @@ const byOp = (from: number, to: number) => {
 };
 
 function sample(): void {
-  samples.push({ t: elapsed(), rss: rssOf(child.pid!), stats: lastStats });
+  samples.push({ t: elapsed(), ...rssOf(child.pid!), stats: lastStats });
 }
 
 let lastReport = 0;
@@ -363,7 +366,7 @@ function report(): void {
     .join(' ');
   const st = s?.stats;
   console.log(
-    `[${now.toFixed(0).padStart(4)} s] rss ${mb(s?.rss)} MB heap ${mb(st?.heapUsed)} ext ${mb(st?.external)} ab ${mb(st?.arrayBuffers)} ` +
+    `[${now.toFixed(0).padStart(4)} s] rss ${mb(s?.rss)} MB (anon ${mb(s?.anon)}) heap ${mb(st?.heapUsed)} ext ${mb(st?.external)} ab ${mb(st?.arrayBuffers)} ` +
       `lance ${mb(st?.lanceCacheBytes)}/${mb(st?.lanceCacheBudgetBytes)} MB (${st?.lanceCacheItems ?? 'n/a'} items) handles ${st?.keptHandles ?? 'n/a'} ` +
       `| ${(count / (now - lastReport)).toFixed(0)} req/s | p50/p99 ms: ${classes}`,
   );
