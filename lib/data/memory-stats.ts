@@ -17,6 +17,8 @@ export interface MemoryStats {
   readonly lanceCacheBytes: number;
   readonly lanceCacheItems: number;
   readonly lanceCacheBudgetBytes: number;
+  /** Times the session was renewed for holding too many entries (session.ts). */
+  readonly lanceSessionRenewals: number;
   readonly keptHandles: number;
   readonly connections: number;
 }
@@ -33,6 +35,7 @@ export function memoryStats(): MemoryStats {
     lanceCacheBytes: lance?.bytes ?? 0,
     lanceCacheItems: lance?.items ?? 0,
     lanceCacheBudgetBytes: lance?.budgetBytes ?? 0,
+    lanceSessionRenewals: lance?.renewals ?? 0,
     keptHandles: keptHandles(),
     connections: cachedConnections(),
   };
