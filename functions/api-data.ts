@@ -1,7 +1,9 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { lazyAwsRouter } from '../lib/app/aws.js';
 import { handleInspectEvent, isInspectEvent } from '../lib/app/inspect-event.js';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { engineInspector } from '../lib/data/inspector.js';
+import { memoryStats } from '../lib/data/memory-stats.js';
 import { sharedEngine } from '../lib/data/shared-engine.js';
 import { lambdaHandler } from '../lib/http/apigw-adapter.js';
 import { apiObserver } from '../lib/observability/api-metrics.js';
@@ -18,10 +20,22 @@ import { allHandlers } from '../lib/operations/handlers-all.js';
 export const observability = lambdaObservability('data');
 const { logger, metrics, instrument } = observability;
 
+const observeApi = apiObserver(logger, metrics);
+
 const api = lambdaHandler(
   lazyAwsRouter(allHandlers, () => engineInspector(sharedEngine()), { logger, instrument }),
   logger,
-  apiObserver(logger, metrics),
+  (request, response, ms) => {
+    observeApi(request, response, ms);
+    // What the container holds after each request (docs/operations.md, "Memory"): its RSS and
+    // the LanceDB session's cache use, against the budget it was sized with.
+    const memory = memoryStats();
+    metrics.addMetric('MemoryRss', MetricUnit.Bytes, memory.rss);
+    if (memory.lanceCacheBudgetBytes > 0) {
+      metrics.addMetric('LanceCacheBytes', MetricUnit.Bytes, memory.lanceCacheBytes);
+      metrics.addMetric('LanceCacheBudgetBytes', MetricUnit.Bytes, memory.lanceCacheBudgetBytes);
+    }
+  },
 );
 
 const route = async (event: unknown) =>

@@ -1,6 +1,7 @@
 // zod/mini: the same validation as zod's full API at a fraction of the size; this module is the
 // only zod user and sits in the metadata Lambda, whose bundle it was nearly half of.
 import * as z from 'zod/mini';
+import { totalmem } from 'node:os';
 import { DEFAULT_COMMIT_DEADLINE_MS } from './deadline.js';
 import { DEFAULT_REQUEST_LIMITS } from './http/limits.js';
 import { DEFAULT_JWT_MAX_AGE_SECONDS } from './governance/jwt.js';
@@ -46,6 +47,97 @@ export const DEFAULT_MAX_RESULT_BYTES = 4 * 1024 * 1024;
  */
 export const DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS = 20_000;
 
+// ---- Memory budgets (issue #36; docs/data-plane.md, "Memory") ----
+
+/**
+ * The LanceDB caches' budgets, MiB: one session per process (lib/data/session.ts) holds every
+ * table's index and metadata cache entries. Absent variables take defaults from the memory the
+ * process may use (lanceCacheBudgets).
+ */
+const lanceCaches = {
+  RASK_LANCE_INDEX_CACHE_MB: z.optional(integer(1, 1 << 20)),
+  RASK_LANCE_METADATA_CACHE_MB: z.optional(integer(1, 1 << 20)),
+};
+
+export interface LanceCacheBudgets {
+  readonly indexBytes: number;
+  readonly metadataBytes: number;
+  /** Where the defaults came from: `lambda` (function memory), `machine`, or `configured`. */
+  readonly basis: 'lambda' | 'machine' | 'configured';
+  /** The memory the defaults are a share of, bytes. */
+  readonly memoryBytes: number;
+}
+
+const MIB = 1024 * 1024;
+/** The caches' share of the memory the process may use: a quarter… */
+export const LANCE_CACHE_SHARE = 1 / 4;
+/** …of which a quarter is metadata (manifests, file footers), the rest index partitions. */
+export const LANCE_METADATA_SHARE = 1 / 4;
+/**
+ * Locally the machine is shared with everything else on it (editors, browsers, other servers) and
+ * tables are development-sized: a quarter of it, at most this.
+ */
+export const LOCAL_LANCE_CACHE_CAP_BYTES = 256 * MIB;
+/**
+ * What a process needs besides the caches when idle: Node, V8's heap, the LanceDB native module
+ * (~190 MB mapped), Arrow and the AWS SDK. Measured locally at ~300 MB RSS under load.
+ */
+export const RUNTIME_BASELINE_BYTES = 384 * MIB;
+/**
+ * Copies of the largest request and answer alive at once while one is served: a body (buffer,
+ * base64 text on Lambda, decoded Arrow) and an answer (Arrow batches, the IPC file, base64 text).
+ */
+export const ANSWER_COPIES = 4;
+
+/** Bytes one request may hold at its peak beyond the caches: its body and its answer, copied. */
+export function largestAnswerBytes(limits: { RASK_MAX_BODY_BYTES: number; RASK_MAX_RESULT_BYTES: number }): number {
+  return ANSWER_COPIES * (limits.RASK_MAX_BODY_BYTES + limits.RASK_MAX_RESULT_BYTES);
+}
+
+/**
+ * The budgets: configured values win; otherwise a fixed share of the function's memory on Lambda
+ * (AWS_LAMBDA_FUNCTION_MEMORY_SIZE, which Lambda itself sets) or of the machine's (the cgroup's
+ * limit when lower), capped locally. Either way the share never eats into the runtime's baseline
+ * and the largest answer the data plane allows (docs/data-plane.md, "Memory").
+ */
+export function lanceCacheBudgets(
+  config: { RASK_LANCE_INDEX_CACHE_MB?: number; RASK_LANCE_METADATA_CACHE_MB?: number; RASK_MAX_BODY_BYTES: number; RASK_MAX_RESULT_BYTES: number },
+  env: NodeJS.ProcessEnv = process.env,
+  machine: { totalBytes: number; constrainedBytes?: number } = machineMemory(),
+): LanceCacheBudgets {
+  const lambdaMb = Number(env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
+  const onLambda = Number.isInteger(lambdaMb) && lambdaMb > 0;
+  const constrained = machine.constrainedBytes && machine.constrainedBytes > 0 ? machine.constrainedBytes : Infinity;
+  const memoryBytes = onLambda ? lambdaMb * MIB : Math.min(machine.totalBytes, constrained);
+  let total = memoryBytes * LANCE_CACHE_SHARE;
+  if (!onLambda) total = Math.min(total, LOCAL_LANCE_CACHE_CAP_BYTES);
+  total = Math.min(total, memoryBytes - RUNTIME_BASELINE_BYTES - largestAnswerBytes(config));
+  // A function too small for the share still gets a working cache: 16 MiB, 4 of them metadata.
+  total = Math.max(total, 16 * MIB);
+  const metadataDefault = Math.floor((total * LANCE_METADATA_SHARE) / MIB) * MIB;
+  const indexDefault = Math.floor(total / MIB) * MIB - metadataDefault;
+  const configured = config.RASK_LANCE_INDEX_CACHE_MB !== undefined || config.RASK_LANCE_METADATA_CACHE_MB !== undefined;
+  return {
+    indexBytes: config.RASK_LANCE_INDEX_CACHE_MB !== undefined ? config.RASK_LANCE_INDEX_CACHE_MB * MIB : indexDefault,
+    metadataBytes: config.RASK_LANCE_METADATA_CACHE_MB !== undefined ? config.RASK_LANCE_METADATA_CACHE_MB * MIB : metadataDefault,
+    basis: configured ? 'configured' : onLambda ? 'lambda' : 'machine',
+    memoryBytes,
+  };
+}
+
+function machineMemory(): { totalBytes: number; constrainedBytes?: number } {
+  // process.constrainedMemory: the cgroup's limit (Node ≥ 19.6); absent or 0 without one.
+  const constrained = (process as { constrainedMemory?: () => number | undefined }).constrainedMemory?.();
+  return { totalBytes: totalmem(), constrainedBytes: constrained };
+}
+
+/** The budgets from the environment alone, for processes that never load the whole config (lib/data/session.ts). */
+export function lanceCacheBudgetsFromEnv(env: NodeJS.ProcessEnv = process.env): LanceCacheBudgets {
+  return lanceCacheBudgets(parse(z.object({ ...lanceCaches, RASK_MAX_BODY_BYTES: common.RASK_MAX_BODY_BYTES, RASK_MAX_RESULT_BYTES: common.RASK_MAX_RESULT_BYTES }), env), env);
+}
+
+// ---- end of memory budgets ----
+
 const logLevel = z.enum(['debug', 'info', 'warn', 'error', 'silent'], { error: 'must be debug, info, warn, error or silent' });
 
 const common = {
@@ -83,6 +175,7 @@ const common = {
    * in each. Absent: `<RASK_DATA_DIR>/projects` locally, `<warehouse bucket and prefix>projects/` on AWS.
    */
   RASK_STORAGE_ROOTS: z.optional(text()),
+  ...lanceCaches,
 };
 
 /** The router's request limits from the configuration (local and AWS alike). */
@@ -184,6 +277,8 @@ const localSchema = z.object({
   RASK_ADMIN_KEY: z.optional(text(16)),
   /** `pretty`: one human line per entry; `json`: the same structured lines as on Lambda. */
   RASK_LOG_FORMAT: withDefault(z.enum(['pretty', 'json'], { error: 'must be pretty or json' }), 'pretty'),
+  /** Milliseconds between `memory` log lines (RSS, heap, LanceDB cache use; docs/operations.md); 0: none. */
+  RASK_MEMORY_STATS_MS: withDefault(integer(0), 0),
   ...common,
 });
 

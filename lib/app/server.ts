@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { readdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import type { LocalConfig } from '../config.js';
+import { lanceCacheBudgets, type LocalConfig } from '../config.js';
 import { startJobLoop, type JobLoop } from '../jobs/loop.js';
 import { dataRunners } from '../jobs/runners/index.js';
 import { maintenanceRunners } from '../maintenance/table-jobs.js';
@@ -70,6 +70,10 @@ export async function startLocalServer(
   await listenOrExplain(server, config.RASK_PORT, config.RASK_HOST);
   let app;
   let startup: StartupSummary;
+  // Before any data operation: the process's one LanceDB session takes its size from here.
+  const { configureLanceSession } = await import('../data/session.js');
+  const budgets = lanceCacheBudgets(config);
+  if (!configureLanceSession(budgets)) logger.warn('the LanceDB session was sized before this server started; its budgets stay');
   try {
     app = await createLocalApp(config, { logger });
     // Before serving: delete what crashes provably left dead, report what the reconcile pass should see.
@@ -109,6 +113,7 @@ export async function startLocalServer(
     // Per-table jobs only when this process runs the job loop; otherwise nobody would run them.
     { fanOut: config.RASK_JOBS_INTERVAL_MS > 0 },
   );
+  const memory = await memoryStatsLine(config.RASK_MEMORY_STATS_MS, logger);
   const host = config.RASK_HOST.includes(':') ? `[${config.RASK_HOST}]` : config.RASK_HOST;
   return {
     server,
@@ -121,6 +126,7 @@ export async function startLocalServer(
     notices: app.notices,
     logger,
     close: async () => {
+      clearInterval(memory);
       await maintenance.stop();
       // First the worker: a job it has not finished goes back to the queue for the next start.
       await jobs.stop();
@@ -150,4 +156,17 @@ function entryLog(logger: Logger, component: string) {
 async function warehouseRootsUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
   return entries.filter((e) => e.isDirectory()).map((e) => path.join(dir, e.name));
+}
+
+/**
+ * With RASK_MEMORY_STATS_MS set, one `memory` line every so often: the process's RSS, heap and
+ * external memory and the data plane's cache use (docs/operations.md, "Memory"). A log line only:
+ * no HTTP answer carries it.
+ */
+async function memoryStatsLine(intervalMs: number, logger: Logger): Promise<NodeJS.Timeout | undefined> {
+  if (intervalMs <= 0) return undefined;
+  const { memoryStats } = await import('../data/memory-stats.js');
+  const timer = setInterval(() => logger.info('memory', { ...memoryStats() }), intervalMs);
+  timer.unref();
+  return timer;
 }

@@ -21,21 +21,30 @@ import { randomUUID } from 'node:crypto';
 import { InvalidInputError, TableColumnNotFoundError } from '../errors.js';
 import type { ArrowField } from './arrow.js';
 import { loadArrow } from './arrow.js';
-import type { Connection, LanceDb, Table } from './lancedb.js';
+import type { Connection, LanceDb, Session, Table } from './lancedb.js';
 import { splitFieldPath } from './names.js';
+import { lanceSession } from './session.js';
 import { checkSql } from './sql-bounds.js';
 
 /** Field-metadata key of a computed column's binding (its SQL expression). */
 export const COMPUTED_BINDING_KEY = 'rask.computed';
 
-let scratch: Promise<Connection> | undefined;
+let scratch: { db: Promise<Connection>; session: Session } | undefined;
 
 /** The nullable, all-null field that declares computed column `name` bound to `expression`. */
 export async function computedField(table: Table, lib: LanceDb, name: string, expression: string): Promise<ArrowField> {
-  scratch ??= lib.connect('memory://');
-  // A failed connect must not be remembered for the life of the process.
-  scratch.catch(() => (scratch = undefined));
-  const db = await scratch;
+  // The process's session: even a scratch table's metadata counts against the one budget; a
+  // renewed session (session.ts) gets a scratch connection of its own, so the old one can go.
+  const session = lanceSession();
+  if (scratch?.session !== session) {
+    // Closed a little later, as connections.ts closes the connections it drops.
+    scratch?.db.then((old) => setTimeout(() => old.close(), 5_000).unref(), () => undefined);
+    const made = { db: lib.connect('memory://', { session }), session };
+    // A failed connect must not be remembered for the life of the process.
+    made.db.catch(() => scratch === made && (scratch = undefined));
+    scratch = made;
+  }
+  const db = await scratch.db;
   const probeName = `probe_${randomUUID().replace(/-/g, '')}`;
   const probe = await db.createEmptyTable(probeName, await table.schema());
   try {

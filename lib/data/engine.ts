@@ -282,13 +282,13 @@ export class LanceDataEngine {
   ): Promise<T> {
     const loc = parseLocation(location);
     const latest = selection.version === undefined && selection.branch === undefined && selection.tag === undefined;
-    let kept: { db: Connection; handle: Promise<Table> } | undefined;
+    let kept: { db: Connection; handle: Promise<Table>; release(): void } | undefined;
     let table: Table | undefined;
     try {
       if (options.shared && latest) {
         const db = await this.connect(loc.parent);
-        const { handle, opened } = latestHandle(db, loc.name);
-        kept = { db, handle };
+        const { handle, opened, release } = latestHandle(db, loc.name);
+        kept = { db, handle, release };
         const shared = await handle;
         if (!opened) await shared.checkoutLatest();
         return await fn(shared, loadLanceDb());
@@ -302,6 +302,7 @@ export class LanceDataEngine {
       throw mapLanceError(err, options.context);
     } finally {
       table?.close();
+      kept?.release();
     }
   }
 

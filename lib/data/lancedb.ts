@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import type * as LanceDbModule from '@lancedb/lancedb';
 
 export type LanceDb = typeof LanceDbModule;
-export type { Connection, Table } from '@lancedb/lancedb';
+export type { Connection, Session, Table } from '@lancedb/lancedb';
 
 let loaded: LanceDb | undefined;
 

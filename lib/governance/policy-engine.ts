@@ -78,7 +78,14 @@ function schemaId(cedar: typeof CedarModule): string {
   return 'rask';
 }
 
-const MAX_POLICY_SETS = 500;
+/**
+ * Cedar keeps each preparsed set in the module's own (WASM) memory under its id, and has no call
+ * to remove one; preparsing under an id already used replaces that set. So ids come from a fixed
+ * pool: the least recently used set gives its id to the next new one, and the engine never holds
+ * more than MAX_POLICY_SETS sets however many distinct grant lists it meets (issue #36; with a
+ * fresh id per set, the WASM memory grew with every principal × project ever seen).
+ */
+export const MAX_POLICY_SETS = 500;
 const policySets = new Map<string, string>();
 let policySetCounter = 0;
 
@@ -90,11 +97,17 @@ function policySetId(cedar: typeof CedarModule, links: CedarModule.TemplateLink[
     policySets.set(key, hit);
     return hit;
   }
-  const id = `set-${++policySetCounter}`;
+  let id: string;
+  if (policySets.size >= MAX_POLICY_SETS) {
+    const [oldestKey, oldestId] = policySets.entries().next().value!;
+    policySets.delete(oldestKey);
+    id = oldestId;
+  } else {
+    id = `set-${++policySetCounter}`;
+  }
   const answer = cedar.preparsePolicySet(id, { staticPolicies: parts.staticPolicies, templates: parts.templates, templateLinks: links });
   if (answer.type === 'failure') throw new InternalError(`the Cedar policies do not parse: ${answer.errors.map((e) => e.message).join('; ')}`);
   policySets.set(key, id);
-  if (policySets.size > MAX_POLICY_SETS) policySets.delete(policySets.keys().next().value!);
   return id;
 }
 

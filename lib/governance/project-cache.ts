@@ -10,6 +10,11 @@ import type { Registry } from '../registry/registry.js';
  * (docs/governance.md). A missing project is not cached: a create is seen at once.
  */
 const CACHE_MS = 30_000;
+/**
+ * Projects remembered per registry at most, least recently read dropped first: a process that
+ * serves many projects keeps a bounded map (docs/architecture.md, "Caches and their bounds").
+ */
+export const MAX_CACHED_PROJECTS = 1024;
 
 const caches = new WeakMap<Registry, Map<string, { record: ProjectRecord; until: number }>>();
 
@@ -22,14 +27,25 @@ function cacheOf(registry: Registry) {
 export async function cachedProject(registry: Registry, project: string, now = Date.now()): Promise<ProjectRecord | undefined> {
   const cache = cacheOf(registry);
   const hit = cache.get(project);
-  if (hit && hit.until > now) return hit.record;
+  if (hit && hit.until > now) {
+    // Re-inserted: Map order is insertion order, so the oldest entry is the least recently read.
+    cache.delete(project);
+    cache.set(project, hit);
+    return hit.record;
+  }
   const found = (await registry.read<ProjectRecord>(keys.project(project)))?.value;
+  cache.delete(project);
   if (found) cache.set(project, { record: found, until: now + CACHE_MS });
-  else cache.delete(project);
+  while (cache.size > MAX_CACHED_PROJECTS) cache.delete(cache.keys().next().value!);
   return found;
 }
 
 /** After a write to the project record in this process. */
 export function forgetProject(registry: Registry, project: string): void {
   cacheOf(registry).delete(project);
+}
+
+/** Projects cached now for `registry`, for tests. */
+export function cachedProjects(registry: Registry): number {
+  return cacheOf(registry).size;
 }

@@ -50,6 +50,8 @@ export const RESERVED_ROOT_DIRS: readonly string[] = ['.tmp', '.locks'];
 export interface FsObjectStoreOptions {
   /** A lock file older than this is assumed to belong to a crashed process and is broken. */
   readonly lockStaleMs?: number;
+  /** Directory entries all cached listings hold together at most (default LISTING_CACHE_CHILDREN). */
+  readonly listingCacheChildren?: number;
 }
 
 type Entry = { readonly key: string } | { readonly prefix: string };
@@ -81,8 +83,13 @@ const fsyncFd = promisify(fsync);
 const LISTING_SETTLE_NS = 2_000_000_000n;
 /** Small directories are cheap to read; only larger ones are worth a cache entry. */
 const LISTING_CACHE_MIN = 256;
-/** Cached directories per store (oldest dropped first). */
+/** Cached directories per store (oldest dropped first)… */
 const LISTING_CACHE_DIRS = 64;
+/**
+ * …holding this many entries at most between them (a key of at most 1,024 bytes each, so a few
+ * MiB at typical key lengths): one huge directory cannot pin unbounded memory (issue #36).
+ */
+export const LISTING_CACHE_CHILDREN = 65_536;
 /** Objects at most this large keep their bytes after a `get` (#recent)… */
 const BODY_CACHE_MAX_BYTES = 16 * 1024;
 /** …up to this many per store (least recently read dropped first). */
@@ -150,6 +157,8 @@ export class FsObjectStore implements ObjectStore {
   #realRoot?: string;
   /** Sorted directory listings of large, settled directories (#sortedChildren). */
   readonly #listings = new Map<string, { mtimeNs: bigint; ctimeNs: bigint; children: readonly Child[] }>();
+  readonly #listingBudget: number;
+  #listedChildren = 0;
   /**
    * Small objects as last read, by file path. A file's etag is its (device, inode, size, mtime)
    * and no write ever changes a stored file in place, so a file whose lstat still gives the
@@ -166,6 +175,7 @@ export class FsObjectStore implements ObjectStore {
     this.#tmpDir = path.join(this.#root, '.tmp');
     this.#lockDir = path.join(this.#root, '.locks');
     this.#lockStaleMs = options.lockStaleMs ?? 10_000;
+    this.#listingBudget = options.listingCacheChildren ?? LISTING_CACHE_CHILDREN;
     this.url = pathToFileURL(this.#root).href;
   }
 
@@ -547,12 +557,29 @@ export class FsObjectStore implements ObjectStore {
     if (cached && cached.mtimeNs === stat.mtimeNs && cached.ctimeNs === stat.ctimeNs) return cached.children;
     const children = await this.#children(dirKey, stat.size <= SYNC_IO_MAX_DIR_BYTES);
     const settled = BigInt(Date.now()) * 1_000_000n - stat.mtimeNs > LISTING_SETTLE_NS;
-    if (settled && children.length >= LISTING_CACHE_MIN) {
-      this.#listings.delete(dirKey);
+    if (settled && children.length >= LISTING_CACHE_MIN && children.length <= this.#listingBudget) {
+      this.#forgetListing(dirKey);
       this.#listings.set(dirKey, { mtimeNs: stat.mtimeNs, ctimeNs: stat.ctimeNs, children });
-      if (this.#listings.size > LISTING_CACHE_DIRS) this.#listings.delete(this.#listings.keys().next().value!);
+      this.#listedChildren += children.length;
+      while (this.#listings.size > LISTING_CACHE_DIRS || this.#listedChildren > this.#listingBudget) {
+        this.#forgetListing(this.#listings.keys().next().value!);
+      }
     }
     return children;
+  }
+
+  #forgetListing(dirKey: string): void {
+    const entry = this.#listings.get(dirKey);
+    if (!entry) return;
+    this.#listings.delete(dirKey);
+    this.#listedChildren -= entry.children.length;
+  }
+
+  /** What the per-store caches hold now (docs/architecture.md, "Caches and their bounds"). */
+  cacheUse(): { listings: number; listedChildren: number; bodies: number; bodyBytes: number } {
+    let bodyBytes = 0;
+    for (const { object } of this.#recent.values()) bodyBytes += object.body.length;
+    return { listings: this.#listings.size, listedChildren: this.#listedChildren, bodies: this.#recent.size, bodyBytes };
   }
 
   /** The children of a key directory, in key byte order. */

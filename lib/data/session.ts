@@ -1,0 +1,99 @@
+/**
+ * The process's one LanceDB session: the index and metadata caches every connection shares.
+ *
+ * Without one, each `connect()` makes its own default session (6 GiB of index and 1 GiB of
+ * metadata cache), and every table lives under its own parent directory and so on its own
+ * connection (lib/catalog/tables/location.ts): a busy process held dozens of caches that only
+ * grew, until a Lambda container met its memory limit (issue #36). One session sized from the
+ * configuration bounds them all together (docs/data-plane.md, "Memory").
+ */
+import { lanceCacheBudgetsFromEnv, type LanceCacheBudgets } from '../config.js';
+import { loadLanceDb, type Session } from './lancedb.js';
+
+export type SessionBudgets = Pick<LanceCacheBudgets, 'indexBytes' | 'metadataBytes'> &
+  Partial<LanceCacheBudgets> & {
+    /** Entries at most before the session is renewed (default: sessionItemLimit). */
+    readonly itemLimit?: number;
+  };
+
+/**
+ * LanceDB 0.31.0's metadata cache keeps about one small entry per table version it ever saw,
+ * which its byte accounting weighs at tens of bytes and its eviction does not remove: the entry
+ * count grows without bound at a steady byte size, and each entry costs ~1.5-2 KB of real memory
+ * (measured: RSS rising ~2 KB per entry with the cache at its byte budget, issue #36). So the
+ * session is also bounded by entries: past the limit a fresh session takes over, and the old one
+ * is freed with the last connection and handle that use it (connections.ts). The limit keeps that
+ * uncounted overhead near the metadata budget itself.
+ */
+export const SESSION_BYTES_PER_ITEM = 2048;
+export const MIN_SESSION_ITEMS = 4096;
+
+export function sessionItemLimit(b: Pick<SessionBudgets, 'metadataBytes' | 'itemLimit'>): number {
+  return b.itemLimit ?? Math.max(MIN_SESSION_ITEMS, Math.floor(b.metadataBytes / SESSION_BYTES_PER_ITEM));
+}
+
+let budgets: SessionBudgets | undefined;
+let session: Session | undefined;
+let renewals = 0;
+
+/**
+ * Sets the budgets before the first data operation (an entry point that has its configuration;
+ * otherwise they come from the environment on first use). The session's size is fixed once it
+ * exists: a later configuration changes nothing, and the answer says so (false).
+ */
+export function configureLanceSession(next: SessionBudgets): boolean {
+  if (session) return budgets?.indexBytes === next.indexBytes && budgets.metadataBytes === next.metadataBytes;
+  budgets = next;
+  return true;
+}
+
+/** The session every `connect()` in this process passes (lib/data/connections.ts, computed.ts). */
+export function lanceSession(): Session {
+  if (!session) {
+    budgets ??= lanceCacheBudgetsFromEnv();
+    session = newSession(budgets);
+  }
+  return session;
+}
+
+function newSession(b: SessionBudgets): Session {
+  return new (loadLanceDb().Session)(BigInt(b.indexBytes), BigInt(b.metadataBytes));
+}
+
+/**
+ * Replaces the session when it holds more entries than its limit (see SESSION_BYTES_PER_ITEM);
+ * true when it did, so the caller drops what was connected through the old one.
+ */
+export function renewCrowdedSession(): boolean {
+  if (!session || !budgets || session.approxNumItems() <= sessionItemLimit(budgets)) return false;
+  session = newSession(budgets);
+  renewals++;
+  return true;
+}
+
+export interface LanceCacheUse {
+  /** What the session's caches hold now, bytes (LanceDB's own accounting). */
+  readonly bytes: number;
+  readonly items: number;
+  /** Index plus metadata budget, bytes. */
+  readonly budgetBytes: number;
+  readonly indexBudgetBytes: number;
+  readonly metadataBudgetBytes: number;
+  /** Entries at most before the session is renewed, and how often it was. */
+  readonly itemLimit: number;
+  readonly renewals: number;
+}
+
+/** The caches' use, or undefined before the first data operation (nothing is loaded yet). */
+export function lanceCacheUse(): LanceCacheUse | undefined {
+  if (!session || !budgets) return undefined;
+  return {
+    bytes: Number(session.sizeBytes()),
+    items: session.approxNumItems(),
+    budgetBytes: budgets.indexBytes + budgets.metadataBytes,
+    indexBudgetBytes: budgets.indexBytes,
+    metadataBudgetBytes: budgets.metadataBytes,
+    itemLimit: sessionItemLimit(budgets),
+    renewals,
+  };
+}
