@@ -2,6 +2,7 @@ import path from 'node:path';
 import { InternalError } from '../errors.js';
 import { keys } from '../registry/keys.js';
 import type { StorageRoot, WarehouseRecord } from '../registry/records.js';
+import { RecordCache } from '../registry/record-cache.js';
 import type { Registry } from '../registry/registry.js';
 import type { CatalogServices } from './services.js';
 
@@ -13,19 +14,24 @@ import type { CatalogServices } from './services.js';
  */
 const CACHE_MS = 30_000;
 
-const caches = new WeakMap<Registry, Map<string, { record: WarehouseRecord; until: number }>>();
+/**
+ * Warehouse records remembered per registry at most, least recently read dropped first
+ * (docs/architecture.md, "Caches and their bounds").
+ */
+export const MAX_CACHED_WAREHOUSES = 1024;
 
-function cacheOf(registry: Registry) {
-  let cache = caches.get(registry);
-  if (!cache) caches.set(registry, (cache = new Map()));
-  return cache;
+const cache = new RecordCache<WarehouseRecord>(CACHE_MS, MAX_CACHED_WAREHOUSES);
+
+/** Warehouse records cached now for `registry`, for tests. */
+export function cachedWarehouses(registry: Registry): number {
+  return cache.size(registry);
 }
 
 /** Start-up read the warehouse record already (lib/registry/layout.ts openRegistry): keep it. */
 export function rememberWarehouse(registry: Registry, project: string, record: WarehouseRecord, fileRootBase: string | undefined): void {
   // Cached as requireWarehouse would cache it: with a relative file root resolved.
   const resolved = { ...record, storage: resolveStorageRoot(record.storage, fileRootBase) };
-  cacheOf(registry).set(`${project}\u0000${record.name}`, { record: resolved, until: Date.now() + CACHE_MS });
+  cache.set(registry, `${project}\u0000${record.name}`, resolved);
 }
 
 /**
@@ -37,18 +43,16 @@ export async function requireWarehouse(
   name: string,
   options: { strict?: boolean } = {},
 ): Promise<WarehouseRecord> {
-  const cache = cacheOf(services.registry);
   const key = `${services.project}\u0000${name}`;
-  const hit = cache.get(key);
-  const now = Date.now();
-  if (!options.strict && hit && hit.until > now) return hit.record;
+  const hit = options.strict ? undefined : cache.get(services.registry, key);
+  if (hit) return hit;
   const found = await services.registry.read<WarehouseRecord>(keys.warehouse(services.project, name));
   if (!found) {
-    cache.delete(key);
+    cache.delete(services.registry, key);
     throw new InternalError(`warehouse ${JSON.stringify(name)} is missing from the registry`);
   }
   const record = { ...found.value, storage: resolveStorageRoot(found.value.storage, services.fileRootBase) };
-  cache.set(key, { record, until: now + CACHE_MS });
+  cache.set(services.registry, key, record);
   return record;
 }
 

@@ -1,5 +1,6 @@
 import { keys } from '../registry/keys.js';
 import type { ProjectRecord } from '../registry/records.js';
+import { RecordCache } from '../registry/record-cache.js';
 import type { Registry } from '../registry/registry.js';
 
 /**
@@ -16,36 +17,23 @@ const CACHE_MS = 30_000;
  */
 export const MAX_CACHED_PROJECTS = 1024;
 
-const caches = new WeakMap<Registry, Map<string, { record: ProjectRecord; until: number }>>();
-
-function cacheOf(registry: Registry) {
-  let cache = caches.get(registry);
-  if (!cache) caches.set(registry, (cache = new Map()));
-  return cache;
-}
+const cache = new RecordCache<ProjectRecord>(CACHE_MS, MAX_CACHED_PROJECTS);
 
 export async function cachedProject(registry: Registry, project: string, now = Date.now()): Promise<ProjectRecord | undefined> {
-  const cache = cacheOf(registry);
-  const hit = cache.get(project);
-  if (hit && hit.until > now) {
-    // Re-inserted: Map order is insertion order, so the oldest entry is the least recently read.
-    cache.delete(project);
-    cache.set(project, hit);
-    return hit.record;
-  }
+  const hit = cache.get(registry, project, now);
+  if (hit) return hit;
   const found = (await registry.read<ProjectRecord>(keys.project(project)))?.value;
-  cache.delete(project);
-  if (found) cache.set(project, { record: found, until: now + CACHE_MS });
-  while (cache.size > MAX_CACHED_PROJECTS) cache.delete(cache.keys().next().value!);
+  if (found) cache.set(registry, project, found, now);
+  else cache.delete(registry, project);
   return found;
 }
 
 /** After a write to the project record in this process. */
 export function forgetProject(registry: Registry, project: string): void {
-  cacheOf(registry).delete(project);
+  cache.delete(registry, project);
 }
 
 /** Projects cached now for `registry`, for tests. */
 export function cachedProjects(registry: Registry): number {
-  return cacheOf(registry).size;
+  return cache.size(registry);
 }

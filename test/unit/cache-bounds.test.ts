@@ -11,6 +11,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FsObjectStore } from '../../lib/adapters/local/fs-object-store.js';
 import { cachedProject, cachedProjects, MAX_CACHED_PROJECTS } from '../../lib/governance/project-cache.js';
 import type { Registry } from '../../lib/registry/registry.js';
+import type { CatalogServices } from '../../lib/catalog/services.js';
+import { cachedWarehouses, MAX_CACHED_WAREHOUSES, requireWarehouse } from '../../lib/catalog/warehouses.js';
 
 const preparedIds = vi.hoisted(() => new Set<string>());
 vi.mock('@cedar-policy/cedar-wasm/nodejs', async (importOriginal) => {
@@ -65,6 +67,32 @@ describe('filesystem store caches', () => {
     const use = store.cacheUse();
     expect(use.bodies).toBe(1024);
     expect(use.bodyBytes).toBeLessThanOrEqual(1024 * 16 * 1024);
+  });
+});
+
+describe('warehouse cache', () => {
+  it(`keeps at most ${MAX_CACHED_WAREHOUSES} warehouse records per registry, least recently read dropped first`, async () => {
+    const reads: string[] = [];
+    const registry = {
+      read: async (key: string) => {
+        reads.push(key);
+        return { value: { kind: 'warehouse', name: key, storage: { kind: 'file', path: `/w/${key}` } }, etag: '"1"' };
+      },
+    } as unknown as Registry;
+    const services = (project: string) => ({ registry, project, fileRootBase: undefined }) as unknown as CatalogServices;
+    await requireWarehouse(services('p'), 'first');
+    for (let i = 0; i < MAX_CACHED_WAREHOUSES + 50; i++) {
+      await requireWarehouse(services(`p${i % 7}`), `w${i}`);
+      if (i % 100 === 0) await requireWarehouse(services('p'), 'first'); // kept warm
+    }
+    expect(cachedWarehouses(registry)).toBe(MAX_CACHED_WAREHOUSES);
+    const before = reads.length;
+    await requireWarehouse(services('p'), 'first');
+    expect(reads.length).toBe(before); // still cached
+    await requireWarehouse(services('p0'), 'w0');
+    expect(reads.length).toBe(before + 1); // the oldest was dropped
+    await requireWarehouse(services('p'), 'first', { strict: true });
+    expect(reads.length).toBe(before + 2); // strict reads always go to the registry
   });
 });
 
