@@ -116,6 +116,8 @@ export async function createNamespace(
       properties,
       // Every table ever in it keeps its has-data marker (tables/markers.ts).
       tableMarkers: true,
+      // Only the protection door sets it (protection.ts): describe skips the protection read.
+      mayBeProtected: false,
       state: 'active',
       createdAt: services.now().toISOString(),
     };
@@ -155,9 +157,12 @@ export async function describeNamespace(
   if (id.length === 0) return { properties: {}, protected: false };
   validateId('namespace', id);
   // `protected` is ours (docs/lifecycle.md): a top-level field the spec's response schema admits
-  // and clients ignore, never inside `properties` (user data). Read beside the record: no extra round trip.
-  const [found, protection] = await Promise.all([requireNamespace(services, id), readProtectionRecord(services, 'namespace', id)]);
-  return { properties: { ...found!.value.properties }, protected: protection?.uid === found!.value.uid };
+  // and clients ignore, never inside `properties` (user data). Its record is read only when the
+  // namespace's record does not rule it out (`mayBeProtected`, as for tables): one GET.
+  const found = (await requireNamespace(services, id))!;
+  if (found.value.mayBeProtected === false) return { properties: { ...found.value.properties }, protected: false };
+  const protection = await readProtectionRecord(services, 'namespace', id);
+  return { properties: { ...found.value.properties }, protected: protection?.uid === found.value.uid };
 }
 
 export async function namespaceExists(services: CatalogServices, id: readonly string[]): Promise<void> {

@@ -1,4 +1,4 @@
-// @covers DescribeTable, ListTables, ListAllTables, ListNamespaces, CreateNamespace, DeclareTable, CreateTableVersion, DropTable, DeregisterTable, RenameTable
+// @covers DescribeTable, DescribeNamespace, ListTables, ListAllTables, ListNamespaces, CreateNamespace, DeclareTable, CreateTableVersion, DropTable, DeregisterTable, RenameTable
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { measureMetadataOperations, requestTable, type BudgetRun } from '../support/request-budget.js';
 
@@ -32,6 +32,7 @@ describe('S3 requests per metadata operation (issue #12 budgets)', () => {
     'CreateNamespace (nested)',
     'DeclareTable',
     'DescribeTable',
+    'DescribeNamespace',
     'ListNamespaces',
     'ListTables',
     'CreateTableVersion (version 2)',

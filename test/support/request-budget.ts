@@ -112,6 +112,8 @@ export async function measureMetadataOperations(): Promise<BudgetRun> {
   await declare('ns', 'warm');
   const t = (await measure('DeclareTable', { requests: 4, serial: 3 }, () => declare('ns', 't'))) as { location: string };
   await measure('DescribeTable', { requests: 1, serial: 1 }, () => call('POST', '/v1/table/ns%24t/describe', { id: ['ns', 't'] }));
+  // The namespace alone: its record says no protection record can exist (`mayBeProtected`).
+  await measure('DescribeNamespace', { requests: 1, serial: 1 }, () => call('POST', '/v1/namespace/ns/describe', { id: ['ns'] }));
   await measure('ListNamespaces', { requests: 2, serial: 1 }, () => call('GET', '/v1/namespace/ns/list'));
   await measure('ListTables', { requests: 2, serial: 1 }, () => call('GET', '/v1/namespace/ns/table/list'));
 
