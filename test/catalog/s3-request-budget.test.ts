@@ -64,7 +64,7 @@ describe('S3 requests per metadata operation (issue #12 budgets)', () => {
   }
 
   it('ListAllTables pages of at most 100, followed by their tokens, list every table exactly once', async () => {
-    const all = (await run.call('GET', '/v1/table')).tables as string[];
+    const all = ((await run.call('GET', '/v1/table')) as { tables: string[] }).tables;
     expect(all.length).toBeGreaterThan(1000);
     const paged: string[] = [];
     let token: string | undefined;
