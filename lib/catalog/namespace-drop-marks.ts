@@ -1,5 +1,5 @@
 import { ConditionFailedError } from '../ports/object-store.js';
-import { keys } from '../registry/keys.js';
+import { dropMarkedSegment, keys } from '../registry/keys.js';
 import type { CatalogServices } from './services.js';
 
 /**
@@ -40,5 +40,26 @@ export async function clearDropMark(services: CatalogServices, id: readonly stri
     await services.registry.remove(key, found.etag);
   } catch (err) {
     if (!(err instanceof ConditionFailedError)) throw err; // taken over meanwhile: it is that drop's
+  }
+}
+
+/**
+ * After a restrict drop removed namespace `id` (it was empty but for marks): the marks its
+ * children's crashed drops left in its directory go too, so nothing is left below a removed record.
+ */
+export async function clearDropMarksBelow(services: CatalogServices, id: readonly string[]): Promise<void> {
+  const prefix = keys.childNamespacesPrefix(services.project, id);
+  for (let startAfter: string | undefined; ; ) {
+    const page = await services.registry.store.list({ prefix, startAfter, limit: 100 });
+    for (const obj of page.objects) {
+      if (dropMarkedSegment(obj.key.slice(prefix.length)) === undefined) continue;
+      try {
+        await services.registry.remove(obj.key, obj.etag);
+      } catch (err) {
+        if (!(err instanceof ConditionFailedError)) throw err;
+      }
+    }
+    if (!page.truncated || page.objects.length === 0) return;
+    startAfter = page.objects[page.objects.length - 1].key;
   }
 }

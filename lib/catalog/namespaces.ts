@@ -10,7 +10,7 @@ import { dropMarkedSegment, encodeSegment, keys, parseTreeKey, validateName } fr
 import type { NamespaceRecord, SubtreeDrop } from '../registry/records.js';
 import type { Versioned } from '../registry/registry.js';
 import { crashPoint } from './crash-points.js';
-import { clearDropMark, putDropMark } from './namespace-drop-marks.js';
+import { clearDropMark, clearDropMarksBelow, putDropMark } from './namespace-drop-marks.js';
 import type { CatalogServices } from './services.js';
 import { removeTableForCascade } from './tables/cascade.js';
 import { fileNamespace, subtreeDropFor } from './namespace-trash-records.js';
@@ -301,6 +301,8 @@ async function finishDrop(services: CatalogServices, id: readonly string[], mark
   if (marked.drop?.trash) await fileNamespace(services, marked, marked.drop.trash);
   await removeMarked(services, id, nonce, recordedBehavior(marked));
   await clearDropMark(services, id, nonce);
+  // A cascade's listing removed its children's stale marks; an (empty) restrict drop's did not.
+  if (recordedBehavior(marked) === 'restrict') await clearDropMarksBelow(services, id);
   // No table is left below: any has-data marker there is a leftover of a crash.
   await clearMarkerSubtree(services, id);
 }
@@ -406,10 +408,13 @@ async function describeContents(services: CatalogServices, id: readonly string[]
   if (parts.length === 0) {
     // Records of other kinds under the subtree still make it non-empty.
     // A drop mark left behind by a crash is not contents (namespace-drop-marks.ts).
-    const rest = await services.registry.store.list({ prefix: keys.subtree(services.project, id), limit: 10 });
-    const other = rest.objects.find((o) => !isDropMarkKey(o.key));
-    if (other) return `objects such as ${other.key}`;
-    return undefined;
+    for (let startAfter: string | undefined; ; ) {
+      const rest = await services.registry.store.list({ prefix: keys.subtree(services.project, id), startAfter, limit: 100 });
+      const other = rest.objects.find((o) => !isDropMarkKey(o.key));
+      if (other) return `objects such as ${other.key}`;
+      if (!rest.truncated || rest.objects.length === 0) return undefined;
+      startAfter = rest.objects[rest.objects.length - 1].key;
+    }
   }
   return parts.join(' and ');
 }
@@ -429,9 +434,12 @@ async function cascadeChildren(services: CatalogServices, id: readonly string[],
     if (children.objects.length === 0 && tables.objects.length === 0) break;
     for (const obj of children.objects) {
       const parsed = parseTreeKey(services.project, obj.key);
-      // A child's drop mark: the child's own drop removes it; one a crash left goes with the parent.
-      if (!parsed) await removeQuietly(() => services.registry.remove(obj.key, obj.etag));
-      if (parsed) await dropNamespace(services, { id: parsed.id, mode: 'skip', behavior: 'cascade', protectionChecked: true, trash, purge: drop?.purge });
+      if (!parsed) {
+        // A child's drop mark: the child's own drop removes it; one a crash left goes with the parent.
+        await removeQuietly(() => services.registry.remove(obj.key, obj.etag));
+        continue;
+      }
+      await dropNamespace(services, { id: parsed.id, mode: 'skip', behavior: 'cascade', protectionChecked: true, trash, purge: drop?.purge });
       await crashPoint(services, 'namespace-drop:child-dropped');
     }
     for (const obj of tables.objects) {

@@ -15,6 +15,7 @@ import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { readTable } from '../../lib/catalog/tables/lookup.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
+import { keys } from '../../lib/registry/keys.js';
 import { Registry } from '../../lib/registry/registry.js';
 import { outcome, warehouseStore, writeFakeDataset } from '../support/table-invariants.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
@@ -95,3 +96,32 @@ for (const kind of ['memory', 'fs'] as const) {
     }, 120_000);
   });
 }
+
+describe('a drop mark a crash left behind (namespace-drop-marks.ts)', () => {
+  it('is never a name, never contents, and goes with its parent', async () => {
+    f = await servicesOver('fs');
+    const s = f.services;
+    for (const ns of [['p'], ['p', 'live']]) await createNamespace(s, { id: ns, mode: 'create', properties: {} });
+    // Left by a crash after the record's removal (`gone`) and before the record's mark (`live`).
+    for (const id of [['p', 'gone'], ['p', 'live']]) await s.registry.create(keys.namespaceDropMark(s.project, id), { kind: 'namespace-drop-mark', nonce: 'n0' });
+    expect((await listNamespaces(s, { id: ['p'] })).namespaces).toEqual(['live']);
+    expect((await listNamespaces(s, { id: ['p'], limit: 1 })).namespaces).toEqual(['live']);
+    expect(await outcome(describeNamespace(s, ['p', 'live']))).toBe('ok');
+    // A restrict drop of `p` sees `live` as contents, and not the stale mark of `gone`.
+    expect(await outcome(dropNamespace(s, { id: ['p'], mode: 'fail', behavior: 'restrict' }))).toBe(3);
+    await dropNamespace(s, { id: ['p', 'live'], mode: 'fail', behavior: 'restrict' });
+    // Its own drop took over and removed `live`'s mark; `gone`'s is no contents.
+    expect(await s.registry.read(keys.namespaceDropMark(s.project, ['p', 'live']))).toBeUndefined();
+    expect(await outcome(dropNamespace(s, { id: ['p'], mode: 'fail', behavior: 'restrict' }))).toBe('ok');
+    expect(await s.registry.store.list({ prefix: keys.subtree(s.project, ['p']) })).toMatchObject({ objects: [] });
+  });
+
+  it('a cascade of the parent removes it with everything else', async () => {
+    f = await servicesOver('memory');
+    const s = f.services;
+    await createNamespace(s, { id: ['p'], mode: 'create', properties: {} });
+    await s.registry.create(keys.namespaceDropMark(s.project, ['p', 'gone']), { kind: 'namespace-drop-mark', nonce: 'n0' });
+    expect(await outcome(dropNamespace(s, { id: ['p'], mode: 'fail', behavior: 'cascade' }))).toBe('ok');
+    expect(await s.registry.store.list({ prefix: keys.subtree(s.project, []) })).toMatchObject({ objects: [] });
+  });
+});
