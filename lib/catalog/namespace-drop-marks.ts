@@ -22,9 +22,14 @@ export async function putDropMark(services: CatalogServices, id: readonly string
   const key = keys.namespaceDropMark(services.project, id);
   const mark: DropMark = { kind: 'namespace-drop-mark', nonce };
   await services.registry.retrying(`mark namespace drop ${id.join('.')}`, async () => {
-    const found = await services.registry.read<DropMark>(key);
-    if (found) await services.registry.replace(key, mark, found.etag);
-    else await services.registry.create(key, mark);
+    try {
+      await services.registry.create(key, mark); // the usual case: no mark there, one PUT
+    } catch (err) {
+      if (!(err instanceof ConditionFailedError)) throw err;
+      const found = await services.registry.read<DropMark>(key);
+      if (!found) throw err; // removed meanwhile: look again
+      await services.registry.replace(key, mark, found.etag);
+    }
   });
 }
 
