@@ -6,10 +6,11 @@ import {
   NamespaceNotFoundError,
 } from '../errors.js';
 import { ConditionFailedError } from '../ports/object-store.js';
-import { encodeSegment, keys, parseTreeKey, validateName } from '../registry/keys.js';
+import { dropMarkedSegment, encodeSegment, keys, parseTreeKey, validateName } from '../registry/keys.js';
 import type { NamespaceRecord, SubtreeDrop } from '../registry/records.js';
 import type { Versioned } from '../registry/registry.js';
 import { crashPoint } from './crash-points.js';
+import { clearDropMark, clearDropMarksBelow, putDropMark } from './namespace-drop-marks.js';
 import type { CatalogServices } from './services.js';
 import { removeTableForCascade } from './tables/cascade.js';
 import { fileNamespace, subtreeDropFor } from './namespace-trash-records.js';
@@ -115,6 +116,8 @@ export async function createNamespace(
       properties,
       // Every table ever in it keeps its has-data marker (tables/markers.ts).
       tableMarkers: true,
+      // Only the protection door sets it (protection.ts): describe skips the protection read.
+      mayBeProtected: false,
       state: 'active',
       createdAt: services.now().toISOString(),
     };
@@ -154,9 +157,12 @@ export async function describeNamespace(
   if (id.length === 0) return { properties: {}, protected: false };
   validateId('namespace', id);
   // `protected` is ours (docs/lifecycle.md): a top-level field the spec's response schema admits
-  // and clients ignore, never inside `properties` (user data). Read beside the record: no extra round trip.
-  const [found, protection] = await Promise.all([requireNamespace(services, id), readProtectionRecord(services, 'namespace', id)]);
-  return { properties: { ...found!.value.properties }, protected: protection?.uid === found!.value.uid };
+  // and clients ignore, never inside `properties` (user data). Its record is read only when the
+  // namespace's record does not rule it out (`mayBeProtected`, as for tables): one GET.
+  const found = (await requireNamespace(services, id))!;
+  if (found.value.mayBeProtected === false) return { properties: { ...found.value.properties }, protected: false };
+  const protection = await readProtectionRecord(services, 'namespace', id);
+  return { properties: { ...found.value.properties }, protected: protection?.uid === found.value.uid };
 }
 
 export async function namespaceExists(services: CatalogServices, id: readonly string[]): Promise<void> {
@@ -174,17 +180,47 @@ export async function listNamespaces(
     return { namespaces: [] };
   }
   // The namespace check and the LIST are independent: one round trip for both.
+  const marked = new Set<string>();
   const [, page] = await Promise.all([
     requireNamespace(services, input.id),
     services.registry.listNames(keys.childNamespacesPrefix(services.project, input.id), {
       startAfter: input.pageToken,
       limit: input.limit,
       encode: encodeSegment,
+      onOther: (segment) => {
+        const name = dropMarkedSegment(segment);
+        if (name !== undefined) marked.add(name);
+      },
     }),
   ]);
+  const names = await withoutDropped(services, input.id, page.names, marked);
+  // The token is the last name the LIST passed, listed or not: the next page starts after it.
   return page.more
-    ? { namespaces: page.names, page_token: page.names[page.names.length - 1] }
-    : { namespaces: page.names };
+    ? { namespaces: names, page_token: page.names[page.names.length - 1] }
+    : { namespaces: names };
+}
+
+/**
+ * The listed names that DescribeNamespace answers for: a name with a drop mark beside it
+ * (namespace-drop-marks.ts) is read and settled by the same rule as describe (requireNamespace),
+ * so a listing never names what a crash left mid-drop. Only marked names cost a read.
+ */
+async function withoutDropped(services: CatalogServices, parent: readonly string[], names: string[], marked: ReadonlySet<string>): Promise<string[]> {
+  if (marked.size === 0) return names;
+  const gone = new Set<string>();
+  await Promise.all(
+    names
+      .filter((name) => marked.has(encodeSegment(name)))
+      .map(async (name) => {
+        try {
+          await requireNamespace(services, [...parent, name]);
+        } catch (err) {
+          if (!(err instanceof NamespaceNotFoundError)) throw err;
+          gone.add(name);
+        }
+      }),
+  );
+  return names.filter((name) => !gone.has(name));
 }
 
 export type DropMode = 'fail' | 'skip';
@@ -264,6 +300,9 @@ async function finishDrop(services: CatalogServices, id: readonly string[], mark
   // A recoverable cascade files the namespace (idempotent) before its record goes.
   if (marked.drop?.trash) await fileNamespace(services, marked, marked.drop.trash);
   await removeMarked(services, id, nonce, recordedBehavior(marked));
+  await clearDropMark(services, id, nonce);
+  // A cascade's listing removed its children's stale marks; an (empty) restrict drop's did not.
+  if (recordedBehavior(marked) === 'restrict') await clearDropMarksBelow(services, id);
   // No table is left below: any has-data marker there is a leftover of a crash.
   await clearMarkerSubtree(services, id);
 }
@@ -303,12 +342,15 @@ async function markDropping(
     // Only the outermost drop decides; a descendant inherits its decision (trash or none).
     const decides = behavior === 'cascade' && !input.purge && !input.protectionChecked;
     const trash = input.trash ?? (decides ? await subtreeDropFor(services, found.value, input.principal) : undefined);
+    const nonce = services.newId();
+    // The mark goes first, so a listing never meets a `dropping` record without one.
+    await putDropMark(services, id, nonce);
     const record: NamespaceRecord = {
       ...found.value,
       state: 'dropping',
       drop: {
         behavior,
-        nonce: services.newId(),
+        nonce,
         since: services.now().toISOString(),
         ...(trash ? { trash } : {}),
         ...(input.purge && behavior === 'cascade' ? { purge: true } : {}),
@@ -327,6 +369,7 @@ async function unmarkDropping(services: CatalogServices, id: readonly string[], 
     const { drop: _drop, ...rest } = found.value;
     await services.registry.replace(key, { ...rest, state: 'active' }, found.etag);
   });
+  await clearDropMark(services, id, nonce);
 }
 
 /**
@@ -364,9 +407,14 @@ async function describeContents(services: CatalogServices, id: readonly string[]
   if (tables.names.length) parts.push(`tables ${list(tables)}`);
   if (parts.length === 0) {
     // Records of other kinds under the subtree still make it non-empty.
-    const rest = await services.registry.store.list({ prefix: keys.subtree(services.project, id), limit: 1 });
-    if (rest.objects.length) return `objects such as ${rest.objects[0].key}`;
-    return undefined;
+    // A drop mark left behind by a crash is not contents (namespace-drop-marks.ts).
+    for (let startAfter: string | undefined; ; ) {
+      const rest = await services.registry.store.list({ prefix: keys.subtree(services.project, id), startAfter, limit: 100 });
+      const other = rest.objects.find((o) => !isDropMarkKey(o.key));
+      if (other) return `objects such as ${other.key}`;
+      if (!rest.truncated || rest.objects.length === 0) return undefined;
+      startAfter = rest.objects[rest.objects.length - 1].key;
+    }
   }
   return parts.join(' and ');
 }
@@ -386,7 +434,12 @@ async function cascadeChildren(services: CatalogServices, id: readonly string[],
     if (children.objects.length === 0 && tables.objects.length === 0) break;
     for (const obj of children.objects) {
       const parsed = parseTreeKey(services.project, obj.key);
-      if (parsed) await dropNamespace(services, { id: parsed.id, mode: 'skip', behavior: 'cascade', protectionChecked: true, trash, purge: drop?.purge });
+      if (!parsed) {
+        // A child's drop mark: the child's own drop removes it; one a crash left goes with the parent.
+        await removeQuietly(() => services.registry.remove(obj.key, obj.etag));
+        continue;
+      }
+      await dropNamespace(services, { id: parsed.id, mode: 'skip', behavior: 'cascade', protectionChecked: true, trash, purge: drop?.purge });
       await crashPoint(services, 'namespace-drop:child-dropped');
     }
     for (const obj of tables.objects) {
@@ -409,6 +462,8 @@ async function cascadeChildren(services: CatalogServices, id: readonly string[],
     }
   }
 }
+
+const isDropMarkKey = (key: string) => dropMarkedSegment(key.slice(key.lastIndexOf('/') + 1)) !== undefined;
 
 /** A record that changed or vanished meanwhile is seen again by the next listing pass. */
 async function removeQuietly(remove: () => Promise<void>): Promise<void> {

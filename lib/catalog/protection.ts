@@ -55,9 +55,9 @@ export async function setProtection(
       return { id: [...id], kind, protected: false };
     }
     if (current && current.value.uid === uid) return stateOf(current.value);
-    // The table's own record learns first that it may be protected: the doors skip the
+    // The object's own record learns first that it may be protected: the doors skip the
     // protection read for a record that says it cannot be (`mayBeProtected: false`).
-    if (kind === 'table') await flagTable(services, id, uid);
+    await (kind === 'table' ? flagTable(services, id, uid) : flagNamespace(services, id, uid));
     const record: ProtectionRecord = { kind: 'protection', object: kind, id: [...id], uid, setAt: services.now().toISOString(), setBy: input.principal };
     if (current) await services.registry.replace(key, record, current.etag);
     else await services.registry.create(key, record);
@@ -84,6 +84,15 @@ async function flagTable(services: CatalogServices, id: readonly string[], uid: 
   }
   if (found.value.mayBeProtected === true) return;
   await services.registry.replace<TableRecord>(key, { ...found.value, mayBeProtected: true }, found.etag);
+}
+
+/** flagTable for a namespace: DescribeNamespace reads the protection record once this is set. */
+async function flagNamespace(services: CatalogServices, id: readonly string[], uid: string): Promise<void> {
+  const key = keys.namespace(services.project, id);
+  const found = await services.registry.read<NamespaceRecord>(key);
+  if (!found || found.value.uid !== uid || found.value.state !== 'active') throw new ConditionFailedError(key, 'conflict');
+  if (found.value.mayBeProtected === true) return;
+  await services.registry.replace<NamespaceRecord>(key, { ...found.value, mayBeProtected: true }, found.etag);
 }
 
 /**

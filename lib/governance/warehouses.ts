@@ -149,6 +149,7 @@ async function topLevelNamespaces(services: CatalogServices, project: string): P
   for (;;) {
     const page = await services.registry.store.list({ prefix: keys.childNamespacesPrefix(project, []), startAfter, limit: 1000 });
     for (const obj of page.objects) {
+      if (!parseTreeKey(project, obj.key)) continue; // a drop mark beside a record (keys.ts)
       const found = await services.registry.read<NamespaceRecord>(obj.key);
       if (found) out.push(found.value);
     }

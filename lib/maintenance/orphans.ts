@@ -16,8 +16,9 @@
  * Never candidates, whatever the manifests say (each has a test that fails without it):
  *   `_refs/…` (tags pin versions: `_refs/tags/*.json`; branches), `.lance-reserved`,
  *   `data/<stem>/*.blob` (blob-column sidecars, not named by the fragment's data files),
- *   staging manifests (anything in `_versions/` that is not a committed manifest), and anything
- *   younger than the grace period (writes in flight). Any other file in a dataset directory that
+ *   staging manifests (anything in `_versions/` that is not a committed manifest) younger than
+ *   the grace period (a commit may still copy one into place; older ones are candidates, since
+ *   CreateTableVersion leaves them), and anything younger than the grace period (writes in flight). Any other file in a dataset directory that
  *   no manifest names is a candidate. `_transactions/*.txn` accumulate by design: counted, never candidates.
  *
  * Refused: a dataset whose manifests name external base paths (shallow clones, imported files)
@@ -52,7 +53,14 @@ export type Classification =
   | { readonly kind: 'reachable' }
   | { readonly kind: 'transaction' }
   | { readonly kind: 'excluded'; readonly reason: Exclusion }
-  | { readonly kind: 'candidate'; readonly reason: 'unreferenced-file' | 'unreferenced-folder'; readonly dataset?: string };
+  | { readonly kind: 'candidate'; readonly reason: CandidateReason; readonly dataset?: string };
+
+/**
+ * `stale-staging-manifest`: a staging manifest older than the grace period. CreateTableVersion
+ * leaves the staging file in place once it is copied to its final name (no DELETE on the commit
+ * path; docs/managed-versioning.md), so the scan is what takes them.
+ */
+export type CandidateReason = 'unreferenced-file' | 'unreferenced-folder' | 'stale-staging-manifest';
 
 export interface OrphanCandidate {
   readonly project: string;
@@ -61,7 +69,7 @@ export interface OrphanCandidate {
   readonly size: number;
   readonly lastModified: string;
   readonly ageDays: number;
-  readonly reason: 'unreferenced-file' | 'unreferenced-folder';
+  readonly reason: CandidateReason;
   readonly dataset?: string;
   deleted?: boolean;
   /** With `delete: true`, why a candidate was kept after its re-check. */
@@ -267,7 +275,8 @@ class WarehouseScan {
     const versions = /^(?:tree\/.+\/)?_versions\/([^/]+)$/.exec(rel);
     if (versions) {
       if (parseManifestName(versions[1]) || versions[1] === 'latest_version_hint.json') return { kind: 'reachable' };
-      return { kind: 'excluded', reason: 'staging-manifest' };
+      // No manifest names a staging file: once past the grace period no commit is copying it.
+      return young ? { kind: 'excluded', reason: 'staging-manifest' } : { kind: 'candidate', reason: 'stale-staging-manifest', dataset: root };
     }
     if (/^data\/[^/]+\/[^/]+\.blob$/.test(rel)) return { kind: 'excluded', reason: 'blob-sidecar' };
     const indexDir = /^(_indices\/[^/]+)\//.exec(rel)?.[1];

@@ -8,6 +8,7 @@ import { InvalidInputError } from '../errors.js';
  *   projects/<P>                              project record
  *   p/<P>/w/<W>                               warehouse record
  *   p/<P>/t/<a>/<b>/+n/<c>                    namespace a.b.c
+ *   p/<P>/t/<a>/<b>/+n/<c>!                   drop mark: namespace a.b.c may be dropping
  *   p/<P>/t/<a>/<b>/+t/<x>                    table a.b.x
  *   p/<P>/data/<a>/<b>/+t/<x>                 table a.b.x has data (maybe/…: may have; markers.ts)
  *   p/<P>/loc/<W>/<s1>/<s2>/…/+c              claim on location s1/s2/… of warehouse W
@@ -39,6 +40,26 @@ import { InvalidInputError } from '../errors.js';
  * injective (`%` is always escaped, so decoding is unambiguous), and never yields `/`, `.` or
  * `..` as a path segment. Everything from `0` upward (letters, digits, UTF-8) stays readable.
  */
+
+/**
+ * A namespace's drop mark (lib/catalog/namespace-listing.ts) is its record key plus `!`. `!`
+ * (0x21) is below every byte an encoded segment can hold (`%` is 0x25), so the mark sorts right
+ * after its record and before any other name: a page of ListNamespaces sees each listed name's
+ * mark in the same LIST. No name encodes to a segment with a raw `!`, so a mark is never a name.
+ */
+export const DROP_MARK_SUFFIX = '!';
+
+/** Whether `segment` is one `encodeSegment` can produce (raw bytes from `0` up, or `%XX`). */
+export function isEncodedSegment(segment: string): boolean {
+  return segment.length > 0 && !/[\x00-\x24\x26-\x2f]/.test(segment);
+}
+
+/** The encoded name a drop-mark segment (`<c>!`) marks, or undefined for any other segment. */
+export function dropMarkedSegment(segment: string): string | undefined {
+  if (!segment.endsWith(DROP_MARK_SUFFIX)) return undefined;
+  const name = segment.slice(0, -DROP_MARK_SUFFIX.length);
+  return isEncodedSegment(name) ? name : undefined;
+}
 
 /** Longest name, in UTF-8 bytes: 80 fully escaped bytes are 240, under a 255-byte filename. */
 export const MAX_NAME_BYTES = 80;
@@ -145,6 +166,8 @@ export const keys = {
   namespace: (project: string, id: readonly string[]) =>
     checked(`${keys.subtree(project, id.slice(0, -1))}+n/${seg(id[id.length - 1])}`),
   childNamespacesPrefix: (project: string, id: readonly string[]) => `${keys.subtree(project, id)}+n/`,
+  /** Beside the namespace's record, while a drop of it may be under way (DROP_MARK_SUFFIX). */
+  namespaceDropMark: (project: string, id: readonly string[]) => checked(`${keys.namespace(project, id)}${DROP_MARK_SUFFIX}`),
   table: (project: string, id: readonly string[]) =>
     checked(`${keys.subtree(project, id.slice(0, -1))}+t/${seg(id[id.length - 1])}`),
   tablesPrefix: (project: string, namespace: readonly string[]) => `${keys.subtree(project, namespace)}+t/`,
@@ -211,6 +234,8 @@ export function parseTreeKey(project: string, key: string): { kind: 'namespace' 
   const parts = key.slice(root.length).split('/');
   const marker = parts[parts.length - 2];
   if (marker !== '+n' && marker !== '+t') return undefined;
+  // A drop mark (or anything else that is not an encoded name) is no object of the tree.
+  if (!isEncodedSegment(parts[parts.length - 1])) return undefined;
   const id = [...parts.slice(0, -2), parts[parts.length - 1]].map(decodeSegment);
   return { kind: marker === '+n' ? 'namespace' : 'table', id };
 }

@@ -79,6 +79,12 @@ export interface NamespaceRecord {
    * namespace) the listing probes each table's storage, as it always did.
    */
   readonly tableMarkers?: boolean;
+  /**
+   * As on tables (TableRecord.mayBeProtected): every creation writes `false`, the protection
+   * door sets it `true` (compare-and-swap) before it writes the protection record, and nothing
+   * sets it back. DescribeNamespace reads the protection record only when this is not `false`.
+   */
+  readonly mayBeProtected?: boolean;
   readonly properties: Readonly<Record<string, string>>;
   /**
    * `dropping` is set (by compare-and-swap) before a drop looks for children. A create that

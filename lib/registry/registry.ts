@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ConcurrentModificationError, InternalError } from '../errors.js';
 import { ConditionFailedError, type ObjectStore } from '../ports/object-store.js';
-import { decodeSegment } from './keys.js';
+import { decodeSegment, isEncodedSegment } from './keys.js';
 import { currentDeadline, remainingMs } from '../deadline.js';
 import { signal } from '../observability/signals.js';
 
@@ -104,7 +104,13 @@ export class Registry {
    */
   async listNames(
     prefix: string,
-    options: { startAfter?: string; limit?: number; encode: (name: string) => string },
+    options: {
+      startAfter?: string;
+      limit?: number;
+      encode: (name: string) => string;
+      /** Is handed each leaf that is not an encoded name (a drop mark, keys.ts), which is not listed. */
+      onOther?: (segment: string) => void;
+    },
   ): Promise<{ names: string[]; more: boolean }> {
     const names: string[] = [];
     let startAfter = options.startAfter === undefined ? undefined : prefix + options.encode(options.startAfter);
@@ -116,6 +122,10 @@ export class Registry {
       for (const key of page.keys) {
         const rest = key.slice(prefix.length);
         if (rest.includes('/')) continue;
+        if (!isEncodedSegment(rest)) {
+          options.onOther?.(rest);
+          continue;
+        }
         names.push(decodeSegment(rest));
       }
       const last = page.keys[page.keys.length - 1];

@@ -1,4 +1,4 @@
-// @covers DescribeTable, ListTables, ListAllTables, ListNamespaces, CreateNamespace, DeclareTable, CreateTableVersion, DropTable, DeregisterTable, RenameTable
+// @covers DescribeTable, DescribeNamespace, ListTables, ListAllTables, ListNamespaces, CreateNamespace, DeclareTable, CreateTableVersion, DropTable, DeregisterTable, RenameTable
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { measureMetadataOperations, requestTable, type BudgetRun } from '../support/request-budget.js';
 
@@ -32,9 +32,11 @@ describe('S3 requests per metadata operation (issue #12 budgets)', () => {
     'CreateNamespace (nested)',
     'DeclareTable',
     'DescribeTable',
+    'DescribeNamespace',
     'ListNamespaces',
     'ListTables',
     'CreateTableVersion (version 2)',
+    'CreateTableVersion (version 3, no e_tag)',
     'RenameTable',
     'DropTable (declared-only)',
     'DeregisterTable',
@@ -60,6 +62,24 @@ describe('S3 requests per metadata operation (issue #12 budgets)', () => {
       expect(r.serial).toBeLessThanOrEqual(r.budget.serial);
     });
   }
+
+  it('ListAllTables pages of at most 100, followed by their tokens, list every table exactly once', async () => {
+    const all = ((await run.call('GET', '/v1/table')) as { tables: string[] }).tables;
+    expect(all.length).toBeGreaterThan(1000);
+    const paged: string[] = [];
+    let token: string | undefined;
+    for (let n = 0; n < 100; n++) {
+      const query = `&limit=100${token === undefined ? '' : `&page_token=${encodeURIComponent(token)}`}`;
+      const page = (await run.call('GET', '/v1/table', undefined, query)) as { tables: string[]; page_token?: string };
+      expect(page.tables.length).toBeLessThanOrEqual(100);
+      if (page.page_token !== undefined) expect(page.page_token).toBe(page.tables[page.tables.length - 1]);
+      paged.push(...page.tables);
+      token = page.page_token;
+      if (token === undefined) break;
+    }
+    expect(token).toBeUndefined();
+    expect(paged).toEqual(all);
+  });
 
   it('the page of ListTables include_declared=false lists only tables with data', async () => {
     expect(await run.call('GET', '/v1/namespace/many/table/list', undefined, '&include_declared=false&limit=100')).toEqual({ tables: [] });

@@ -117,10 +117,19 @@ describe('tables via connectNamespace("rest") with managed versioning', () => {
     expect(await serverVersions(name)).toEqual([1, 2]);
   });
 
-  it('leaves only final manifests behind: every staging file was copied and removed', async () => {
-    const files = await readdir(path.join(await tableDir(await items()), '_versions'));
-    expect(files.filter((f) => f.endsWith('.manifest'))).toHaveLength(2);
-    expect(files.filter((f) => /\.manifest-/.test(f))).toEqual([]);
+  it('leaves each staging file beside its final manifest (the orphan scan takes them), and the client reads on', async () => {
+    const name = await items();
+    const files = await readdir(path.join(await tableDir(name), '_versions'));
+    const finals = files.filter((f) => f.endsWith('.manifest'));
+    expect(finals).toHaveLength(2);
+    // No DELETE on the commit path (docs/managed-versioning.md, step 5): each commit's staging
+    // file stays, named after a committed manifest, and no reader takes it for a version.
+    const staged = files.filter((f) => /\.manifest-/.test(f));
+    expect(staged).toHaveLength(2);
+    for (const f of staged) expect(finals).toContain(f.slice(0, f.indexOf('.manifest-') + '.manifest'.length));
+    const t = await db.openTable(name, ns);
+    expect(await t.countRows()).toBe(15);
+    expect((await t.listVersions()).map((v) => v.version)).toEqual([1, 2]);
   });
 
   it('answers already exists for an existing name', async () => {

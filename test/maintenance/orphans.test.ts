@@ -151,7 +151,17 @@ describe('orphan scan exclusions and candidates', () => {
     expect(r.summary['excluded.blob-sidecar']).toBe(1);
   });
 
-  it('never reports a staging manifest', async () => {
+  it('takes a staging manifest once past the grace period (CreateTableVersion leaves them)', async () => {
+    const key = 'ds/t.lance/_versions/3.manifest-2f7c1a9e-aaaa-bbbb-cccc-0123456789ab';
+    await plant(key, 'staged', 10);
+    const r = await scan(s, {});
+    expect(r.items).toEqual([expect.objectContaining({ key, reason: 'stale-staging-manifest', dataset: 'ds/t.lance' })]);
+    await scan(s, { delete: true });
+    expect(await s.storageFor({ kind: 'file', path: root }).head(key)).toBeUndefined();
+    expect(keysOf((await scan(s, {})).items)).toEqual([]);
+  });
+
+  it('never reports a staging manifest within the grace period', async () => {
     await plant('ds/t.lance/_versions/3.manifest-2f7c1a9e-aaaa-bbbb-cccc-0123456789ab', 'staged', 0);
     const r = await scan(s, {});
     expect(keysOf(r.items)).toEqual([]);

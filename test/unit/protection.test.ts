@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createNamespace, dropNamespace } from '../../lib/catalog/namespaces.js';
+import { createNamespace, describeNamespace, dropNamespace } from '../../lib/catalog/namespaces.js';
 import { describeProtection, setProtection } from '../../lib/catalog/protection.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
@@ -8,7 +8,7 @@ import { readTable } from '../../lib/catalog/tables/lookup.js';
 import { registerTable } from '../../lib/catalog/tables/register.js';
 import { renameTable } from '../../lib/catalog/tables/rename.js';
 import { keys } from '../../lib/registry/keys.js';
-import type { TableRecord } from '../../lib/registry/records.js';
+import type { NamespaceRecord, TableRecord } from '../../lib/registry/records.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
 import { warehouseStore, writeFakeDataset } from '../support/table-invariants.js';
 
@@ -164,5 +164,40 @@ describe.each(['memory', 'fs'] as const)('protection (%s store)', (kind) => {
     const stale = await s.registry.read<{ uid: string }>(keys.protection('default', 'table', ['a', 't']));
     expect(stale?.value.uid).toBe(old);
     expect(await code(renameTable(s, { id: ['a', 't'], newName: 'x' }))).toBe('ok');
+  });
+});
+
+/** Issue 26 item 7: DescribeNamespace reads the protection record only when the namespace may be protected. */
+describe.each(['memory', 'fs'] as const)('DescribeNamespace and `mayBeProtected` (%s store)', (kind) => {
+  let f: ServicesFixture | undefined;
+  afterEach(async () => {
+    await f?.cleanup();
+    f = undefined;
+  });
+
+  it('answers protected once protected, and unprotected after, with the flag set before the record', async () => {
+    f = await servicesOver(kind);
+    const s = f.services;
+    await createNamespace(s, { id: ['n'], mode: 'create', properties: { k: 'v' } });
+    const nsKey = keys.namespace(s.project, ['n']);
+    expect((await s.registry.read<NamespaceRecord>(nsKey))!.value.mayBeProtected).toBe(false);
+    expect(await describeNamespace(s, ['n'])).toEqual({ properties: { k: 'v' }, protected: false });
+    await setProtection(s, { kind: 'namespace', id: ['n'], protected: true, principal: 'ana' });
+    expect((await s.registry.read<NamespaceRecord>(nsKey))!.value.mayBeProtected).toBe(true);
+    expect(await describeNamespace(s, ['n'])).toEqual({ properties: { k: 'v' }, protected: true });
+    await setProtection(s, { kind: 'namespace', id: ['n'], protected: false, principal: 'ana' });
+    expect(await describeNamespace(s, ['n'])).toEqual({ properties: { k: 'v' }, protected: false });
+  });
+
+  it('a record written before the flag existed still reads its protection record', async () => {
+    f = await servicesOver(kind);
+    const s = f.services;
+    await createNamespace(s, { id: ['old'], mode: 'create', properties: {} });
+    await setProtection(s, { kind: 'namespace', id: ['old'], protected: true, principal: 'ana' });
+    const nsKey = keys.namespace(s.project, ['old']);
+    const found = (await s.registry.read<NamespaceRecord>(nsKey))!;
+    const { mayBeProtected: _flag, ...legacy } = found.value;
+    await s.registry.replace(nsKey, legacy, found.etag);
+    expect(await describeNamespace(s, ['old'])).toEqual({ properties: {}, protected: true });
   });
 });

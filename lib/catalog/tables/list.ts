@@ -216,8 +216,10 @@ export async function listAllTables(
   const prefix = keys.subtree(services.project, []);
   let startAfter = tokenId ? keys.table(services.project, tokenId) : undefined;
   const tables: string[] = [];
-  // One key past the page tells whether a token is due; namespace records in the subtree and
-  // filtered tables only make the walk take another LIST.
+  // One LIST of a key past the page per page: namespace records share the walked subtree, so
+  // the page holds the tables among those keys and may be short of `limit` (the spec's limit is
+  // an upper bound), with a token whenever keys follow. Only a LIST with no table at all (a run
+  // of namespace records, or tables filtered out) makes the walk take another.
   for (;;) {
     const want = input.limit === undefined ? 1000 : Math.min(1000, input.limit - tables.length + 1);
     const page = await services.registry.listKeys({ prefix, startAfter, limit: want });
@@ -232,6 +234,7 @@ export async function listAllTables(
     }
     const last = page.keys[page.keys.length - 1];
     if (!page.truncated || !last) return { tables };
+    if (input.limit !== undefined && tables.length > 0) return { tables, page_token: tables[tables.length - 1] };
     startAfter = last;
   }
 }

@@ -111,7 +111,9 @@ async function commitByCopy(
     throw err;
   }
   if (!copied) return undefined;
-  await dropStaging(store, stagingKey);
+  // The staging file stays: no DELETE on the commit path (one request less per commit). A retry
+  // whose answer was lost finds it and is matched byte for byte (the long way); the orphan scan
+  // takes it once past its grace period (docs/managed-versioning.md, step 5).
   const size = copied.size ?? staging?.size ?? input.manifestSize ?? (await store.head(finalKey))?.size ?? 0;
   const info: ObjectInfo = { key: finalKey, etag: copied.etag, size, lastModified: copied.lastModified };
   return { version: tableVersionOf(table.warehouse.storage, input.version, info) };
@@ -132,8 +134,8 @@ async function commitTheLongWay(
 
   const staging = await store.get(stagingKey);
   if (!staging) {
-    // The staging file is deleted once its commit succeeds, so a retry after a lost response
-    // lands here. Where the store's etags are content hashes (S3 single-part uploads) the
+    // The orphan scan (or an older server's commit) deleted the staging file, so a retry after a
+    // lost response may land here. Where the store's etags are content hashes (S3 single-part uploads) the
     // client's etag proves the final object is its own; otherwise we cannot tell, and code 14
     // sends the client to version/describe, which is how Lance settles an unknown outcome.
     const existing = await store.head(finalKey);
@@ -156,7 +158,6 @@ async function commitTheLongWay(
     // Already committed: an identical retry succeeds, anything else lost the race.
     const settled = await sameAsFinal(store, finalKey, staging.body);
     if (!settled) throw versionTaken(input, `the latest version is ${latest.version} and its manifest differs from this one`);
-    await dropStaging(store, stagingKey);
     return answer(settled);
   }
   const expected = latest ? [latest.version + 1] : await firstVersion(table, branch);
@@ -173,12 +174,10 @@ async function commitTheLongWay(
     if (!(err instanceof ConditionFailedError)) throw err;
     const settled = await sameAsFinal(store, finalKey, staging.body);
     if (!settled) throw versionTaken(input, 'a concurrent commit created it first');
-    await dropStaging(store, stagingKey);
     return answer(settled);
   }
   // HEAD for the stored timestamp and etag, so this answer equals what version/list will say.
   const info = await store.head(finalKey);
-  await dropStaging(store, stagingKey);
   return answer(info ?? { key: finalKey, etag: '', size: staging.size, lastModified: services.now() });
 }
 
@@ -223,15 +222,6 @@ async function sameAsFinal(store: ObjectStore, finalKey: string, body: Buffer): 
   const existing = await store.get(finalKey);
   if (!existing || !existing.body.equals(body)) return undefined;
   return { key: finalKey, etag: existing.etag, size: existing.size, lastModified: existing.lastModified };
-}
-
-/** Best effort: a leftover staging file costs bytes, never correctness (it is not a manifest name). */
-async function dropStaging(store: ObjectStore, key: string): Promise<void> {
-  try {
-    await store.delete(key);
-  } catch {
-    // ignored on purpose
-  }
 }
 
 function versionTaken(input: CreateVersionInput, why: string) {
