@@ -219,6 +219,7 @@ describe.each(['memory', 'fs'] as const)('table doors under real concurrency (%s
     expect(seen.size, 'the interleavings never varied').toBeGreaterThan(1);
   });
 
+  const DROP_DELAYS_MS = [0, 4, 10, 25, 60, 150];
   it('rename into a namespace × cascade drop of it: the table is never lost by accident', async () => {
     await setup();
     await createNamespace(s, { id: ['src'], mode: 'create', properties: {} });
@@ -228,10 +229,10 @@ describe.each(['memory', 'fs'] as const)('table doors under real concurrency (%s
       await createNamespace(s, { id: [`dst${i}`], mode: 'create', properties: {} });
       const [renamed, dropped] = await Promise.all([
         outcome(delayed(() => renameTable(s, { id: ['src', `t${i}`], newName: 'in', newNamespace: [`dst${i}`] }), 10)),
-        // Start the drop anywhere in the rename's span, alternating a short window (the drop
-        // usually marks the namespace before the arrival lands) and a long one (usually after the
-        // rename is done), so both outcomes occur whatever the machine's speed.
-        outcome(delayed(() => dropNamespace(s, { id: [`dst${i}`], mode: 'fail', behavior: 'cascade' }), i % 2 === 0 ? 8 : 80)),
+        // Start the drop anywhere in the rename's span, cycling from before it starts (the drop
+        // marks the namespace before the arrival lands) to long after it is done, so both
+        // outcomes occur whatever the machine's speed and however many requests each door makes.
+        outcome(delayed(() => dropNamespace(s, { id: [`dst${i}`], mode: 'fail', behavior: 'cascade' }), DROP_DELAYS_MS[i % DROP_DELAYS_MS.length])),
       ]);
       seen.add(`${renamed}/${dropped}`);
       expect(dropped).toBe('ok');
