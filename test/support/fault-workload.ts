@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { createAwsApp } from '../../lib/app/aws.js';
+import { awsStorage } from '../../lib/app/storage.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { manifestName } from '../../lib/catalog/tables/manifests.js';
 import { loadAwsConfig } from '../../lib/config.js';
@@ -93,6 +94,9 @@ export async function runFaultWorkload(options: RunOptions): Promise<RunReport> 
     AWS_REGION: 'us-east-1',
     RASK_TRASH_GRACE_DAYS: '7',
   });
+  // RegisterTable adopts only datasets inside the default warehouse's own root (docs/governance.md,
+  // "Storage allotment"): the workload writes its datasets there.
+  const warehousePrefix = (awsStorage(config).warehouseRoot as { prefix: string }).prefix;
   const quiet = { logger: { error: () => {}, warn: () => {} } };
   const app: { router: Router; services: CatalogServices } = await createAwsApp(config, metaHandlers, client, undefined, quiet);
   const call = async (method: 'GET' | 'POST', path: string, body?: unknown, query = ''): Promise<Answer> => {
@@ -133,7 +137,7 @@ export async function runFaultWorkload(options: RunOptions): Promise<RunReport> 
   faults.setProbability(options.p);
   faults.clearLog();
 
-  const clients = Array.from({ length: options.clients }, (_, c) => new Client(c, options.seed * 1000 + c, call, fake, report));
+  const clients = Array.from({ length: options.clients }, (_, c) => new Client(c, options.seed * 1000 + c, call, fake, report, warehousePrefix));
   await Promise.all(clients.map((cl) => cl.run(options.doorsPerClient)));
 
   report.attempts = faults.attempts().length;
@@ -176,6 +180,7 @@ class Client {
     private readonly call: (method: 'GET' | 'POST', path: string, body?: unknown, query?: string) => Promise<Answer>,
     private readonly fake: ReturnType<typeof createS3Fake>,
     private readonly report: RunReport,
+    private readonly warehousePrefix: string,
   ) {
     this.random = prng(seed);
     this.ns = `c${index}`;
@@ -263,7 +268,7 @@ class Client {
       case 'register': {
         const location = `ext/${this.ns}-${randomUUID().slice(0, 8)}.lance`;
         await this.fake.client.send(
-          new PutObjectCommand({ Bucket: 'wh-bucket', Key: `warehouse/${location}/_versions/${manifestName(1, 'V2')}`, Body: Buffer.from('m') }),
+          new PutObjectCommand({ Bucket: 'wh-bucket', Key: `${this.warehousePrefix}${location}/_versions/${manifestName(1, 'V2')}`, Body: Buffer.from('m') }),
         );
         const res = await this.call('POST', this.path(name, '/register'), { id: [this.ns, name], location });
         const outcome = this.judge(`register ${name} (${state})`, res, state === 'live' || !known ? [5] : []);
