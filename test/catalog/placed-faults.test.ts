@@ -70,7 +70,7 @@ describe('placed faults, one per finding (issue #35)', () => {
 
   it('finding 3: RegisterTable whose record write landed but whose answer was lost recognises its own table', async () => {
     const body = Buffer.from('manifest');
-    await app.fake.client.send(new PutObjectCommand({ Bucket: 'wh-bucket', Key: `warehouse/ext/d.lance/_versions/${manifestName(1, 'V2')}`, Body: body }));
+    await app.fake.client.send(new PutObjectCommand({ Bucket: 'wh-bucket', Key: `warehouse/default/ext/d.lance/_versions/${manifestName(1, 'V2')}`, Body: body }));
     app.registryStore.place({ op: 'putIfAbsent', key: keyOf.table(['ns', 'r']), kind: 'applied-then-lost' });
     const res = await app.call('POST', '/v1/table/ns%24r/register', { id: ['ns', 'r'], location: 'ext/d.lance' });
     expect(app.registryStore.fired()).toHaveLength(1);
@@ -166,14 +166,54 @@ describe('placed faults, one per finding (issue #35)', () => {
     await assertTableInvariants(app.services);
   });
 
+  describe('no claim left after one read without the SDK retries (a 503 whose look failed too)', () => {
+    // A claim on a fresh random location that no record names is reached by no read of any
+    // name: the door that wrote it must take it back itself (docs/protocols.md, "Faults at the doors").
+    it('DeclareTable at a taken name takes its fresh claim back through a failed release', async () => {
+      await app.ok('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
+      app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.claim(), kind: 'unavailable' });
+      const res = await app.call('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
+      expect(app.registryStore.fired()).toHaveLength(1);
+      expect(res.status, JSON.stringify(res.body)).toBe(409);
+      expect(res.body.code).toBe(5);
+      await assertTableInvariants(app.services);
+    });
+
+    it('DeclareTable whose claim write has an unknown outcome takes the claim back with its record', async () => {
+      app.registryStore.place({ op: 'putIfAbsent', key: keyOf.claim(), kind: 'applied-unavailable' });
+      honest(await app.call('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] }));
+      expect(app.registryStore.fired()).toHaveLength(1);
+      await describeTable('ns', 't');
+      await assertTableInvariants(app.services);
+    });
+
+    it('DeclareTable withdrawn from a dropped namespace takes its claim back through a failed release', async () => {
+      await app.ok('POST', '/v1/namespace/ns%24k/create', { id: ['ns', 'k'] });
+      // The namespace goes while the declare runs (its parent re-read sees it gone), and the
+      // release of the withdrawn table's claim meets a 503.
+      app.registryStore.place({
+        op: 'putIfAbsent',
+        key: keyOf.table(['ns', 'k', 't']),
+        kind: 'interleave',
+        run: async () => void (await app.ok('POST', '/v1/namespace/ns%24k/drop', { id: ['ns', 'k'] })),
+      });
+      app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.claim(), kind: 'unavailable' });
+      const res = await app.call('POST', '/v1/table/ns%24k%24t/declare', { id: ['ns', 'k', 't'] });
+      expect(app.registryStore.fired()).toHaveLength(2);
+      expect(res.status, JSON.stringify(res.body)).toBe(404);
+      await assertTableInvariants(app.services);
+    });
+  });
+
   describe('what the next read does not reach, reconcile repairs', () => {
     const reconcileNow = () => reconcileWith({ stuckAfterMs: 0 })(app.services, { repair: true });
 
     it('a declared record left without its claim (claim write unknown, withdrawal failed) gets its claim back', async () => {
       app.registryStore.place({ op: 'putIfAbsent', key: keyOf.claim(), kind: 'unavailable' });
-      app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.table(['ns', 't']), kind: 'unavailable' });
+      // Through the door's own attempts at the withdrawal (outcome.ts, persist).
+      app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.table(['ns', 't']), kind: 'unavailable', times: 3 });
       honest(await app.call('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] }));
-      expect(app.registryStore.fired()).toHaveLength(2);
+      expect(app.registryStore.fired()).toHaveLength(4);
       await expect(assertTableInvariants(app.services)).rejects.toThrow(/no location claim/);
       const report = await reconcileNow();
       expect(report.items).toContainEqual(expect.objectContaining({ kind: 'claim-mismatch', id: ['ns', 't'], state: 'missing' }));

@@ -229,6 +229,7 @@ class Client {
     const code = res.body.code;
     if (res.status === 503 && code === 17 && Number(res.headers['retry-after']) > 0) {
       this.report.unavailable++;
+      if (process.env.RASK_FAULT_TRACE) process.stderr.write(`TRACE ${new Date().toISOString()} ${this.ns} ${what}\n`);
       return 'unknown';
     }
     if (code === 18) {
