@@ -203,6 +203,17 @@ describe('placed faults, one per finding (issue #35)', () => {
       expect(res.status, JSON.stringify(res.body)).toBe(404);
       await assertTableInvariants(app.services);
     });
+
+    it('RegisterTable confirms its claim through a 503 on the confirmation (no `pending` claim under a live table)', async () => {
+      await app.fake.client.send(
+        new PutObjectCommand({ Bucket: 'wh-bucket', Key: `warehouse/default/ext/p.lance/_versions/${manifestName(1, 'V2')}`, Body: Buffer.from('m') }),
+      );
+      app.registryStore.place({ op: 'putIfMatch', key: (k, body) => keyOf.claim()(k) && !!body?.includes('"state":"held"'), kind: 'unavailable' });
+      const res = await app.call('POST', '/v1/table/ns%24p/register', { id: ['ns', 'p'], location: 'ext/p.lance' });
+      expect(app.registryStore.fired()).toHaveLength(1);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      await assertTableInvariants(app.services);
+    });
   });
 
   describe('what the next read does not reach, reconcile repairs', () => {

@@ -190,7 +190,7 @@ async function writeAfterClaim(services: CatalogServices, record: TableRecord, k
   try {
     if (marked.status === 'rejected') throw marked.reason;
     const etag = await writeRecord(services, record, key);
-    if (!(await confirmClaim(services, record, claimed))) {
+    if (!(await persist(() => confirmClaim(services, record, claimed)))) {
       await services.registry.remove(key, etag).catch((e: unknown) => {
         if (!(e instanceof ConditionFailedError)) throw e;
       });

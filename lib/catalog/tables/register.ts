@@ -12,7 +12,7 @@ import { hasData, readTable, tableKey, validateTableId } from './lookup.js';
 import { fmtId } from '../ids.js';
 import { protectedError, protectionOf } from '../protection.js';
 import { refuseSharedRoot } from '../storage-claims.js';
-import { outcomeUnknown } from '../outcome.js';
+import { outcomeUnknown, persist } from '../outcome.js';
 
 export interface RegisterInput {
   readonly id: readonly string[];
@@ -116,7 +116,9 @@ export async function registerTable(
       }
       etag = found.etag;
     }
-    if (!(await confirmClaim(services, record, claimed))) {
+    // The record exists: the confirmation follows a step done (outcome.ts, persist; it is
+    // idempotent), so a 503 on it does not leave a `pending` claim under a live table.
+    if (!(await persist(() => confirmClaim(services, record, claimed)))) {
       // The claim is gone or another table's. If our record is gone too, a drop removed it (and
       // answers for its claim and bytes): the registration happened, as in the cascade case below.
       if (!(await withdrawOwnRecord(services, record, key, etag))) return { location, properties: { ...record.properties } };
