@@ -60,6 +60,8 @@ export interface RunReport {
   lost: string[];
   /** After the run: registry invariants that do not hold after one read of every name. */
   violationsAfterRead: string[];
+  /** Location claims after one read that no live or trashed table accounts for, by state (one violation may be several). */
+  claimsLeftAfterRead: Record<string, number>;
   /** …and after the repair paths that are not reads: reconcile (repair) and the purge_table jobs. */
   violations: string[];
   /** S3 attempts and faults injected. */
@@ -125,6 +127,7 @@ export async function runFaultWorkload(options: RunOptions): Promise<RunReport> 
     misleading: [],
     lost: [],
     violationsAfterRead: [],
+    claimsLeftAfterRead: {},
     violations: [],
     attempts: 0,
     faults: 0,
@@ -152,6 +155,7 @@ export async function runFaultWorkload(options: RunOptions): Promise<RunReport> 
     }
   };
   await check(report.violationsAfterRead);
+  report.claimsLeftAfterRead = await leftoverClaims(app.services);
   if (process.env.RASK_FAULT_DEBUG && report.violationsAfterRead.length > 0) {
     const [tables, claims, trash] = await Promise.all([allTableRecords(app.services), allClaims(app.services), allTrash(app.services)]);
     process.stderr.write(`${JSON.stringify({ tables: tables.map((t) => [t.id, t.uid, t.path]), claims: claims.map((c) => [c.ids, c.uid, c.path, c.state]), trash: trash.map((t) => [t.id, t.uid, t.path]) })}\n`);
@@ -229,7 +233,6 @@ class Client {
     const code = res.body.code;
     if (res.status === 503 && code === 17 && Number(res.headers['retry-after']) > 0) {
       this.report.unavailable++;
-      if (process.env.RASK_FAULT_TRACE) process.stderr.write(`TRACE ${new Date().toISOString()} ${this.ns} ${what}\n`);
       return 'unknown';
     }
     if (code === 18) {
@@ -415,6 +418,15 @@ class Client {
   }
 }
 
+/** Claims on a location that is neither a live table's nor a trashed one's, counted by state. */
+async function leftoverClaims(services: CatalogServices): Promise<Record<string, number>> {
+  const [tables, claims, trash] = await Promise.all([allTableRecords(services), allClaims(services), allTrash(services)]);
+  const accounted = new Set([...tables, ...trash].map((t) => `${t.warehouse}/${t.path}`));
+  const left: Record<string, number> = {};
+  for (const c of claims) if (!accounted.has(`${c.warehouse}/${c.path}`)) left[c.state] = (left[c.state] ?? 0) + 1;
+  return left;
+}
+
 /** One line per run for docs/testing.md. */
 export function summarize(r: RunReport): string {
   const o = r.options;
@@ -431,6 +443,7 @@ export function summarize(r: RunReport): string {
     `misleading=${r.misleading.length}`,
     `lost=${r.lost.length}`,
     `violations-after-read=${r.violationsAfterRead.length}`,
+    `claims-left-after-read=${JSON.stringify(r.claimsLeftAfterRead)}`,
     `violations=${r.violations.length}`,
     `attempts=${r.attempts}`,
     `faults=${r.faults}`,
