@@ -214,6 +214,18 @@ describe('placed faults, one per finding (issue #35)', () => {
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       await assertTableInvariants(app.services);
     });
+
+    it('DropTable purge=true of a table with data releases its `purging` claim through a 503 on every attempt of the whole purge', async () => {
+      const declared = await app.ok('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
+      const dataKey = `${String(declared.location).slice('s3://wh-bucket/'.length)}/data/0.lance`;
+      await app.fake.client.send(new PutObjectCommand({ Bucket: 'wh-bucket', Key: dataKey, Body: Buffer.from('rows') }));
+      // The release after the bytes are gone: one fault more than the drop's attempts at the purge.
+      app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.claim(), kind: 'unavailable', times: 3 });
+      honest(await app.call('POST', '/v1/table/ns%24t/drop', { id: ['ns', 't'] }, '&purge=true'));
+      expect(app.registryStore.fired()).toHaveLength(3);
+      await describeTable('ns', 't');
+      await assertTableInvariants(app.services);
+    });
   });
 
   describe('what the next read does not reach, reconcile repairs', () => {
