@@ -187,6 +187,16 @@ describe('placed faults, one per finding (issue #35)', () => {
       await assertTableInvariants(app.services);
     });
 
+    it('DeclareTable whose record landed unanswered and whose claim write failed writes its claim again', async () => {
+      app.registryStore.place({ op: 'putIfAbsent', key: keyOf.table(['ns', 't']), kind: 'applied-unavailable' });
+      app.registryStore.place({ op: 'putIfAbsent', key: keyOf.claim(), kind: 'unavailable' });
+      const res = await app.call('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
+      expect(app.registryStore.fired()).toHaveLength(2);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect((await describeTable('ns', 't')).body.location).toBe(res.body.location);
+      await assertTableInvariants(app.services);
+    });
+
     it('DeclareTable withdrawn from a dropped namespace takes its claim back through a failed release', async () => {
       await app.ok('POST', '/v1/namespace/ns%24k/create', { id: ['ns', 'k'] });
       // The namespace goes while the declare runs (its parent re-read sees it gone), and the

@@ -136,7 +136,11 @@ async function writeWithFreshClaim(services: CatalogServices, record: TableRecor
         // One look decides it: our record there (the write landed) is a success; none there,
         // the claim goes. A look that fails too leaves both to reconcile.
         const found = await persist(() => readTable(services, record.id)).catch(() => 'unreadable' as const);
-        if (found !== 'unreadable' && found?.value.uid === record.uid && claimed.status === 'fulfilled') return found.etag;
+        if (found !== 'unreadable' && found?.value.uid === record.uid) {
+          // Our record landed; a claim write of unknown outcome is written again (its own claim is recognised).
+          if (claimed.status === 'fulfilled') return found.etag;
+          if (await persist(() => claimFreshLocation(services, record)).then(() => true, () => false)) return found.etag;
+        }
         if (found !== 'unreadable' && found?.value.uid !== record.uid) await takeBackClaim(services, record);
       }
     }
