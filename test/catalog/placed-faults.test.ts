@@ -225,6 +225,21 @@ describe('placed faults, one per finding (issue #35)', () => {
       await assertTableInvariants(app.services);
     });
 
+    for (const kind of ['unavailable', 'applied-unavailable'] as const) {
+      it(`RegisterTable whose record write is unanswered (${kind}) looks: no \`pending\` claim left either way`, async () => {
+        await app.fake.client.send(
+          new PutObjectCommand({ Bucket: 'wh-bucket', Key: `warehouse/default/ext/u.lance/_versions/${manifestName(1, 'V2')}`, Body: Buffer.from('m') }),
+        );
+        app.registryStore.place({ op: 'putIfAbsent', key: keyOf.table(['ns', 'u']), kind });
+        const res = await app.call('POST', '/v1/table/ns%24u/register', { id: ['ns', 'u'], location: 'ext/u.lance' });
+        expect(app.registryStore.fired()).toHaveLength(1);
+        if (kind === 'applied-unavailable') expect(res.status, JSON.stringify(res.body)).toBe(200);
+        else honest(res);
+        await describeTable('ns', 'u');
+        await assertTableInvariants(app.services);
+      });
+    }
+
     it('DropTable purge=true of a table with data releases its `purging` claim through a 503 on every attempt of the whole purge', async () => {
       const declared = await app.ok('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
       const dataKey = `${String(declared.location).slice('s3://wh-bucket/'.length)}/data/0.lance`;

@@ -104,14 +104,18 @@ export async function registerTable(
     try {
       etag = await services.registry.create(key, record);
     } catch (err) {
-      // A record write whose outcome is unknown may have landed: the claim stays (a pending
-      // claim without a record is stale and taken over by the next claimant).
-      if (outcomeUnknown(err)) throw err;
       // Our own record, written by an attempt whose answer was lost (issue #35): the uid is
-      // fresh per request, so a record carrying it is ours and the registration went ahead.
-      const found = await readTable(services, input.id);
+      // fresh per request, so a record carrying it is ours and the registration went ahead. A
+      // write whose outcome is unknown is decided by one look as DeclareTable's is: ours there,
+      // it goes on; none there, the claim goes (the next read of the name would never reach a
+      // `pending` claim); a look that fails too leaves the claim, stale, to the next claimant of
+      // the location and to reconcile.
+      const unknown = outcomeUnknown(err);
+      const found = unknown ? await persist(() => readTable(services, input.id)).catch(() => 'unreadable' as const) : await readTable(services, input.id);
+      if (found === 'unreadable') throw err;
       if (found?.value.uid !== record.uid) {
-        await releaseClaim(services, record);
+        if (unknown) await persist(() => releaseClaim(services, record)).catch(() => undefined);
+        else await releaseClaim(services, record);
         throw err; // a create of the name won meanwhile: the retry answers 5 (or overwrites it)
       }
       etag = found.etag;
