@@ -3,6 +3,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { manifestName } from '../../lib/catalog/tables/manifests.js';
 import { reconcileWith } from '../../lib/maintenance/reconcile.js';
+import { keys } from '../../lib/registry/keys.js';
 import { faultedMetaApp, keyOf, type Answer, type FaultedApp } from '../support/placed-faults.js';
 import { assertTableInvariants } from '../support/table-invariants.js';
 
@@ -239,6 +240,18 @@ describe('placed faults, one per finding (issue #35)', () => {
         await assertTableInvariants(app.services);
       });
     }
+
+    it('RegisterTable whose marker write fails takes its pending claim back through a failed release', async () => {
+      await app.fake.client.send(
+        new PutObjectCommand({ Bucket: 'wh-bucket', Key: `warehouse/default/ext/m.lance/_versions/${manifestName(1, 'V2')}`, Body: Buffer.from('m') }),
+      );
+      app.registryStore.place({ op: 'put', key: (k) => k === keys.dataMarker('default', 'data', ['ns', 'm']), kind: 'unavailable' });
+      app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.claim(), kind: 'unavailable' });
+      honest(await app.call('POST', '/v1/table/ns%24m/register', { id: ['ns', 'm'], location: 'ext/m.lance' }));
+      expect(app.registryStore.fired()).toHaveLength(2);
+      await describeTable('ns', 'm');
+      await assertTableInvariants(app.services);
+    });
 
     it('DropTable purge=true of a table with data releases its `purging` claim through a 503 on every attempt of the whole purge', async () => {
       const declared = await app.ok('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });

@@ -98,7 +98,8 @@ export async function registerTable(
       // The marker before the record that says it exists (markers.ts: never hide data).
       await putMarkersOf(services, input.id, record);
     } catch (err) {
-      await releaseClaim(services, record);
+      // Nothing names the claim yet: taken back here or by nobody but the next claimant (persisted).
+      await persist(() => releaseClaim(services, record)).catch(() => undefined);
       throw err;
     }
     try {
