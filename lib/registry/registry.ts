@@ -31,11 +31,33 @@ export const DEFAULT_RETRY: RetryPolicy = { attempts: 10, baseDelayMs: 5, maxDel
 export const WRITE_ID = '_write';
 
 /**
+ * The write ids a record descends from, newest first (its predecessor's, that one's…), at most
+ * LINEAGE_DEPTH: what settles the one case the object-store port cannot (docs/protocols.md, "What
+ * the read-back cannot tell"). A conditional write whose earlier attempt had an unknown outcome
+ * and whose key now holds another writer's record either never applied, or applied and was
+ * replaced since; our write id among the current record's ancestors says it applied, the record
+ * we replaced followed by another write id says it did not (an If-Match on it can never land
+ * after that). Readers never see it either.
+ */
+export const LINEAGE = '_lineage';
+const LINEAGE_DEPTH = 8;
+/** Ancestry of the records this registry has read or written, by key and etag (etags never come back). */
+const KNOWN_WRITES = 4096;
+
+interface WriteStamp {
+  readonly write: string;
+  readonly lineage: readonly string[];
+}
+
+/**
  * JSON records on an object store, guarded by conditional writes. This is the registry's only
  * way to touch storage, so every read-modify-write is a compare-and-swap and every lost race is
  * retried the same way.
  */
 export class Registry {
+  /** Write stamps of records read or written, by `key\0etag` (insertion order: oldest first). */
+  private readonly known = new Map<string, WriteStamp>();
+
   constructor(
     readonly store: ObjectStore,
     private readonly retry: RetryPolicy = DEFAULT_RETRY,
@@ -44,24 +66,76 @@ export class Registry {
   async read<T>(key: string): Promise<Versioned<T> | undefined> {
     const obj = await this.store.get(key);
     if (!obj) return undefined;
-    try {
-      const value = JSON.parse(obj.body.toString('utf8')) as T;
-      if (value !== null && typeof value === 'object') delete (value as Record<string, unknown>)[WRITE_ID];
-      return { value, etag: obj.etag };
-    } catch (cause) {
-      // A destructive decision must never be made on a record we cannot read (brief rule 8).
-      throw new InternalError(`registry record ${key} is unreadable`, { cause });
-    }
+    const { value } = this.parse<T>(key, obj.body, obj.etag);
+    return { value, etag: obj.etag };
   }
 
   /** Put-if-absent; throws ConditionFailedError when the key exists. */
   async create<T>(key: string, value: T): Promise<string> {
-    return (await this.store.putIfAbsent(key, stamped(value))).etag;
+    const stamp: WriteStamp = { write: randomUUID(), lineage: [] };
+    return this.settled(key, stamp, undefined, () => this.store.putIfAbsent(key, stamped(value, stamp)));
   }
 
-  /** Put-if-match; throws ConditionFailedError when the record changed or vanished. */
+  /**
+   * Put-if-match; throws ConditionFailedError when the record changed or vanished. When an
+   * earlier attempt's outcome was unknown and the record changed (`mayHaveApplied`), the lineage
+   * decides: applied (and replaced since) answers an etag no object has any more, so the caller's
+   * change is not made twice and a compare-and-swap on it loses as it should.
+   */
   async replace<T>(key: string, value: T, etag: string): Promise<string> {
-    return (await this.store.putIfMatch(key, stamped(value), etag)).etag;
+    const base = this.known.get(`${key}\0${etag}`);
+    const stamp: WriteStamp = { write: randomUUID(), lineage: base ? [base.write, ...base.lineage].slice(0, LINEAGE_DEPTH) : [] };
+    return this.settled(key, stamp, base, () => this.store.putIfMatch(key, stamped(value, stamp), etag));
+  }
+
+  /** Runs a conditional write; remembers its stamp, and settles a `mayHaveApplied` lost race by lineage. */
+  private async settled(key: string, stamp: WriteStamp, base: WriteStamp | undefined, write: () => Promise<{ etag: string }>): Promise<string> {
+    try {
+      const { etag } = await write();
+      this.remember(key, etag, stamp);
+      return etag;
+    } catch (err) {
+      if (!(err instanceof ConditionFailedError) || !err.mayHaveApplied) throw err;
+      const now = await this.store.get(key).catch(() => undefined);
+      if (!now) throw err; // removed since (or unreadable now): nothing says which
+      const current = this.parse(key, now.body, now.etag).stamp;
+      if (current?.write === stamp.write) return now.etag;
+      const ancestors = current ? [current.write, ...current.lineage] : [];
+      const ours = ancestors.indexOf(stamp.write);
+      // Ours among the ancestors: it applied, and a later writer who read it replaced it.
+      if (ours > 0) return supersededEtag(stamp.write);
+      // The record we replaced, followed by another writer's: ours can never land now.
+      const replaced = base ? ancestors.indexOf(base.write) : -1;
+      if (replaced > 0) throw new ConditionFailedError(key, err.reason);
+      throw err; // deeper than the lineage reaches (or no lineage): still undecided
+    }
+  }
+
+  private parse<T>(key: string, body: Buffer, etag: string): { value: T; stamp?: WriteStamp } {
+    let value: T;
+    try {
+      value = JSON.parse(body.toString('utf8')) as T;
+    } catch (cause) {
+      // A destructive decision must never be made on a record we cannot read (brief rule 8).
+      throw new InternalError(`registry record ${key} is unreadable`, { cause });
+    }
+    if (value === null || typeof value !== 'object') return { value };
+    const record = value as Record<string, unknown>;
+    const write = record[WRITE_ID];
+    const lineage = Array.isArray(record[LINEAGE]) ? (record[LINEAGE] as unknown[]).filter((x): x is string => typeof x === 'string') : [];
+    delete record[WRITE_ID];
+    delete record[LINEAGE];
+    if (typeof write !== 'string') return { value };
+    const stamp = { write, lineage };
+    this.remember(key, etag, stamp);
+    return { value, stamp };
+  }
+
+  private remember(key: string, etag: string, stamp: WriteStamp): void {
+    const id = `${key}\0${etag}`;
+    this.known.delete(id);
+    this.known.set(id, stamp);
+    if (this.known.size > KNOWN_WRITES) this.known.delete(this.known.keys().next().value!);
   }
 
   /** Delete-if-match; throws ConditionFailedError when the record changed or vanished. */
@@ -145,13 +219,20 @@ export class Registry {
   }
 }
 
-/** The record's JSON with a fresh write id (see WRITE_ID). Records are JSON objects. */
-function stamped<T>(value: T): string {
+/** The record's JSON with its write id and lineage (see WRITE_ID, LINEAGE). Records are JSON objects. */
+function stamped<T>(value: T, stamp: WriteStamp): string {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new InternalError('a registry record must be a JSON object');
   }
-  return JSON.stringify({ ...value, [WRITE_ID]: randomUUID() });
+  return JSON.stringify({ ...value, [WRITE_ID]: stamp.write, ...(stamp.lineage.length > 0 ? { [LINEAGE]: stamp.lineage } : {}) });
 }
+
+/**
+ * What `replace` answers for a write that applied and has been replaced since: an etag no object
+ * can have (S3's are quoted hex digests, the disk store's and the memory store's are hex), so a
+ * compare-and-swap on it loses and the caller reads again.
+ */
+const supersededEtag = (write: string) => `superseded-${write}`;
 
 function jitter(policy: RetryPolicy, attempt: number): number {
   const cap = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);

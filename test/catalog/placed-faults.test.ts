@@ -3,6 +3,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { manifestName } from '../../lib/catalog/tables/manifests.js';
 import { reconcileWith } from '../../lib/maintenance/reconcile.js';
+import { keys } from '../../lib/registry/keys.js';
 import { faultedMetaApp, keyOf, type Answer, type FaultedApp } from '../support/placed-faults.js';
 import { assertTableInvariants } from '../support/table-invariants.js';
 
@@ -166,14 +167,114 @@ describe('placed faults, one per finding (issue #35)', () => {
     await assertTableInvariants(app.services);
   });
 
+  describe('no claim left after one read without the SDK retries (a 503 whose look failed too)', () => {
+    // A claim on a fresh random location that no record names is reached by no read of any
+    // name: the door that wrote it must take it back itself (docs/protocols.md, "Faults at the doors").
+    it('DeclareTable at a taken name takes its fresh claim back through a failed release', async () => {
+      await app.ok('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
+      app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.claim(), kind: 'unavailable' });
+      const res = await app.call('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
+      expect(app.registryStore.fired()).toHaveLength(1);
+      expect(res.status, JSON.stringify(res.body)).toBe(409);
+      expect(res.body.code).toBe(5);
+      await assertTableInvariants(app.services);
+    });
+
+    it('DeclareTable whose claim write has an unknown outcome takes the claim back with its record', async () => {
+      app.registryStore.place({ op: 'putIfAbsent', key: keyOf.claim(), kind: 'applied-unavailable' });
+      honest(await app.call('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] }));
+      expect(app.registryStore.fired()).toHaveLength(1);
+      await describeTable('ns', 't');
+      await assertTableInvariants(app.services);
+    });
+
+    it('DeclareTable whose record landed unanswered and whose claim write failed writes its claim again', async () => {
+      app.registryStore.place({ op: 'putIfAbsent', key: keyOf.table(['ns', 't']), kind: 'applied-unavailable' });
+      app.registryStore.place({ op: 'putIfAbsent', key: keyOf.claim(), kind: 'unavailable' });
+      const res = await app.call('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
+      expect(app.registryStore.fired()).toHaveLength(2);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect((await describeTable('ns', 't')).body.location).toBe(res.body.location);
+      await assertTableInvariants(app.services);
+    });
+
+    it('DeclareTable withdrawn from a dropped namespace takes its claim back through a failed release', async () => {
+      await app.ok('POST', '/v1/namespace/ns%24k/create', { id: ['ns', 'k'] });
+      // The namespace goes while the declare runs (its parent re-read sees it gone), and the
+      // release of the withdrawn table's claim meets a 503.
+      app.registryStore.place({
+        op: 'putIfAbsent',
+        key: keyOf.table(['ns', 'k', 't']),
+        kind: 'interleave',
+        run: async () => void (await app.ok('POST', '/v1/namespace/ns%24k/drop', { id: ['ns', 'k'] })),
+      });
+      app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.claim(), kind: 'unavailable' });
+      const res = await app.call('POST', '/v1/table/ns%24k%24t/declare', { id: ['ns', 'k', 't'] });
+      expect(app.registryStore.fired()).toHaveLength(2);
+      expect(res.status, JSON.stringify(res.body)).toBe(404);
+      await assertTableInvariants(app.services);
+    });
+
+    it('RegisterTable confirms its claim through a 503 on the confirmation (no `pending` claim under a live table)', async () => {
+      await app.fake.client.send(
+        new PutObjectCommand({ Bucket: 'wh-bucket', Key: `warehouse/default/ext/p.lance/_versions/${manifestName(1, 'V2')}`, Body: Buffer.from('m') }),
+      );
+      app.registryStore.place({ op: 'putIfMatch', key: (k, body) => keyOf.claim()(k) && !!body?.includes('"state":"held"'), kind: 'unavailable' });
+      const res = await app.call('POST', '/v1/table/ns%24p/register', { id: ['ns', 'p'], location: 'ext/p.lance' });
+      expect(app.registryStore.fired()).toHaveLength(1);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      await assertTableInvariants(app.services);
+    });
+
+    for (const kind of ['unavailable', 'applied-unavailable'] as const) {
+      it(`RegisterTable whose record write is unanswered (${kind}) looks: no \`pending\` claim left either way`, async () => {
+        await app.fake.client.send(
+          new PutObjectCommand({ Bucket: 'wh-bucket', Key: `warehouse/default/ext/u.lance/_versions/${manifestName(1, 'V2')}`, Body: Buffer.from('m') }),
+        );
+        app.registryStore.place({ op: 'putIfAbsent', key: keyOf.table(['ns', 'u']), kind });
+        const res = await app.call('POST', '/v1/table/ns%24u/register', { id: ['ns', 'u'], location: 'ext/u.lance' });
+        expect(app.registryStore.fired()).toHaveLength(1);
+        if (kind === 'applied-unavailable') expect(res.status, JSON.stringify(res.body)).toBe(200);
+        else honest(res);
+        await describeTable('ns', 'u');
+        await assertTableInvariants(app.services);
+      });
+    }
+
+    it('RegisterTable whose marker write fails takes its pending claim back through a failed release', async () => {
+      await app.fake.client.send(
+        new PutObjectCommand({ Bucket: 'wh-bucket', Key: `warehouse/default/ext/m.lance/_versions/${manifestName(1, 'V2')}`, Body: Buffer.from('m') }),
+      );
+      app.registryStore.place({ op: 'put', key: (k) => k === keys.dataMarker('default', 'data', ['ns', 'm']), kind: 'unavailable' });
+      app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.claim(), kind: 'unavailable' });
+      honest(await app.call('POST', '/v1/table/ns%24m/register', { id: ['ns', 'm'], location: 'ext/m.lance' }));
+      expect(app.registryStore.fired()).toHaveLength(2);
+      await describeTable('ns', 'm');
+      await assertTableInvariants(app.services);
+    });
+
+    it('DropTable purge=true of a table with data releases its `purging` claim through a 503 on every attempt of the whole purge', async () => {
+      const declared = await app.ok('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
+      const dataKey = `${String(declared.location).slice('s3://wh-bucket/'.length)}/data/0.lance`;
+      await app.fake.client.send(new PutObjectCommand({ Bucket: 'wh-bucket', Key: dataKey, Body: Buffer.from('rows') }));
+      // The release after the bytes are gone: one fault more than the drop's attempts at the purge.
+      app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.claim(), kind: 'unavailable', times: 3 });
+      honest(await app.call('POST', '/v1/table/ns%24t/drop', { id: ['ns', 't'] }, '&purge=true'));
+      expect(app.registryStore.fired()).toHaveLength(3);
+      await describeTable('ns', 't');
+      await assertTableInvariants(app.services);
+    });
+  });
+
   describe('what the next read does not reach, reconcile repairs', () => {
     const reconcileNow = () => reconcileWith({ stuckAfterMs: 0 })(app.services, { repair: true });
 
     it('a declared record left without its claim (claim write unknown, withdrawal failed) gets its claim back', async () => {
       app.registryStore.place({ op: 'putIfAbsent', key: keyOf.claim(), kind: 'unavailable' });
-      app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.table(['ns', 't']), kind: 'unavailable' });
+      // Through the door's own attempts at the withdrawal (outcome.ts, persist).
+      app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.table(['ns', 't']), kind: 'unavailable', times: 3 });
       honest(await app.call('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] }));
-      expect(app.registryStore.fired()).toHaveLength(2);
+      expect(app.registryStore.fired()).toHaveLength(4);
       await expect(assertTableInvariants(app.services)).rejects.toThrow(/no location claim/);
       const report = await reconcileNow();
       expect(report.items).toContainEqual(expect.objectContaining({ kind: 'claim-mismatch', id: ['ns', 't'], state: 'missing' }));

@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { createAwsApp } from '../../lib/app/aws.js';
+import { awsStorage } from '../../lib/app/storage.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { manifestName } from '../../lib/catalog/tables/manifests.js';
 import { loadAwsConfig } from '../../lib/config.js';
@@ -59,6 +60,8 @@ export interface RunReport {
   lost: string[];
   /** After the run: registry invariants that do not hold after one read of every name. */
   violationsAfterRead: string[];
+  /** Location claims after one read that no live or trashed table accounts for, by state (one violation may be several). */
+  claimsLeftAfterRead: Record<string, number>;
   /** …and after the repair paths that are not reads: reconcile (repair) and the purge_table jobs. */
   violations: string[];
   /** S3 attempts and faults injected. */
@@ -93,6 +96,9 @@ export async function runFaultWorkload(options: RunOptions): Promise<RunReport> 
     AWS_REGION: 'us-east-1',
     RASK_TRASH_GRACE_DAYS: '7',
   });
+  // RegisterTable adopts only datasets inside the default warehouse's own root (docs/governance.md,
+  // "Storage allotment"): the workload writes its datasets there.
+  const warehousePrefix = (awsStorage(config).warehouseRoot as { prefix: string }).prefix;
   const quiet = { logger: { error: () => {}, warn: () => {} } };
   const app: { router: Router; services: CatalogServices } = await createAwsApp(config, metaHandlers, client, undefined, quiet);
   const call = async (method: 'GET' | 'POST', path: string, body?: unknown, query = ''): Promise<Answer> => {
@@ -121,6 +127,7 @@ export async function runFaultWorkload(options: RunOptions): Promise<RunReport> 
     misleading: [],
     lost: [],
     violationsAfterRead: [],
+    claimsLeftAfterRead: {},
     violations: [],
     attempts: 0,
     faults: 0,
@@ -133,7 +140,7 @@ export async function runFaultWorkload(options: RunOptions): Promise<RunReport> 
   faults.setProbability(options.p);
   faults.clearLog();
 
-  const clients = Array.from({ length: options.clients }, (_, c) => new Client(c, options.seed * 1000 + c, call, fake, report));
+  const clients = Array.from({ length: options.clients }, (_, c) => new Client(c, options.seed * 1000 + c, call, fake, report, warehousePrefix));
   await Promise.all(clients.map((cl) => cl.run(options.doorsPerClient)));
 
   report.attempts = faults.attempts().length;
@@ -148,6 +155,7 @@ export async function runFaultWorkload(options: RunOptions): Promise<RunReport> 
     }
   };
   await check(report.violationsAfterRead);
+  report.claimsLeftAfterRead = await leftoverClaims(app.services);
   if (process.env.RASK_FAULT_DEBUG && report.violationsAfterRead.length > 0) {
     const [tables, claims, trash] = await Promise.all([allTableRecords(app.services), allClaims(app.services), allTrash(app.services)]);
     process.stderr.write(`${JSON.stringify({ tables: tables.map((t) => [t.id, t.uid, t.path]), claims: claims.map((c) => [c.ids, c.uid, c.path, c.state]), trash: trash.map((t) => [t.id, t.uid, t.path]) })}\n`);
@@ -176,6 +184,7 @@ class Client {
     private readonly call: (method: 'GET' | 'POST', path: string, body?: unknown, query?: string) => Promise<Answer>,
     private readonly fake: ReturnType<typeof createS3Fake>,
     private readonly report: RunReport,
+    private readonly warehousePrefix: string,
   ) {
     this.random = prng(seed);
     this.ns = `c${index}`;
@@ -263,7 +272,7 @@ class Client {
       case 'register': {
         const location = `ext/${this.ns}-${randomUUID().slice(0, 8)}.lance`;
         await this.fake.client.send(
-          new PutObjectCommand({ Bucket: 'wh-bucket', Key: `warehouse/default/${location}/_versions/${manifestName(1, 'V2')}`, Body: Buffer.from('m') }),
+          new PutObjectCommand({ Bucket: 'wh-bucket', Key: `${this.warehousePrefix}${location}/_versions/${manifestName(1, 'V2')}`, Body: Buffer.from('m') }),
         );
         const res = await this.call('POST', this.path(name, '/register'), { id: [this.ns, name], location });
         const outcome = this.judge(`register ${name} (${state})`, res, state === 'live' || !known ? [5] : []);
@@ -409,6 +418,15 @@ class Client {
   }
 }
 
+/** Claims on a location that is neither a live table's nor a trashed one's, counted by state. */
+async function leftoverClaims(services: CatalogServices): Promise<Record<string, number>> {
+  const [tables, claims, trash] = await Promise.all([allTableRecords(services), allClaims(services), allTrash(services)]);
+  const accounted = new Set([...tables, ...trash].map((t) => `${t.warehouse}/${t.path}`));
+  const left: Record<string, number> = {};
+  for (const c of claims) if (!accounted.has(`${c.warehouse}/${c.path}`)) left[c.state] = (left[c.state] ?? 0) + 1;
+  return left;
+}
+
 /** One line per run for docs/testing.md. */
 export function summarize(r: RunReport): string {
   const o = r.options;
@@ -425,6 +443,7 @@ export function summarize(r: RunReport): string {
     `misleading=${r.misleading.length}`,
     `lost=${r.lost.length}`,
     `violations-after-read=${r.violationsAfterRead.length}`,
+    `claims-left-after-read=${JSON.stringify(r.claimsLeftAfterRead)}`,
     `violations=${r.violations.length}`,
     `attempts=${r.attempts}`,
     `faults=${r.faults}`,

@@ -95,7 +95,7 @@ export async function createTableRecord(
   // The claim goes only once our own withdrawal removed the record: a re-read that failed leaves
   // the table whole (a drop's listing settles it), and a record a cascade removed is the
   // cascade's to purge, claim included (docs/protocols.md, "Faults").
-  await confirmParentOrWithdraw(services, namespace, key, etag, () => releaseClaim(services, record));
+  await confirmParentOrWithdraw(services, namespace, key, etag, () => takeBackClaim(services, record));
   return { key, etag, record, warehouse, location };
 }
 
@@ -130,28 +130,48 @@ async function writeWithFreshClaim(services: CatalogServices, record: TableRecor
     // A record write whose outcome is unknown may have landed: its claim stays until a look
     // says it did not (a claim without a record on a random path is harmless and reconcile
     // releases it; a record without its claim is not).
-    if (claimed.status === 'fulfilled') {
-      if (!outcomeUnknown(written.reason)) await releaseClaim(services, record);
+    if (claimed.status === 'fulfilled' || outcomeUnknown(claimed.reason)) {
+      if (!outcomeUnknown(written.reason)) await takeBackClaim(services, record);
       else {
         // One look decides it: our record there (the write landed) is a success; none there,
         // the claim goes. A look that fails too leaves both to reconcile.
         const found = await persist(() => readTable(services, record.id)).catch(() => 'unreadable' as const);
-        if (found !== 'unreadable' && found?.value.uid === record.uid) return found.etag;
-        if (found !== 'unreadable') await persist(() => releaseClaim(services, record)).catch(() => {});
+        if (found !== 'unreadable' && found?.value.uid === record.uid) {
+          // Our record landed; a claim write of unknown outcome is written again (its own claim is recognised).
+          if (claimed.status === 'fulfilled') return found.etag;
+          if (await persist(() => claimFreshLocation(services, record)).then(() => true, () => false)) return found.etag;
+        }
+        if (found !== 'unreadable' && found?.value.uid !== record.uid) await takeBackClaim(services, record);
       }
     }
     throw written.reason;
   }
   if (claimed.status === 'rejected') {
     // A drop of the record just written (it claims the location `purging`), or a claim write
-    // whose outcome is unknown: the record we know we wrote is withdrawn either way.
-    await services.registry.remove(key, written.value).catch((e: unknown) => {
+    // whose outcome is unknown: the record we know we wrote is withdrawn either way, and a claim
+    // that may have landed goes after it (no read of any name reaches a fresh random location).
+    await persist(() => services.registry.remove(key, written.value)).catch((e: unknown) => {
       if (!(e instanceof ConditionFailedError)) throw e;
     });
-    if (!(claimed.reason instanceof ConditionFailedError)) throw claimed.reason;
+    if (!(claimed.reason instanceof ConditionFailedError)) {
+      await takeBackClaim(services, record);
+      throw claimed.reason;
+    }
     throw new ConcurrentModificationError(`table ${fmtId(record.id)} was dropped while it was being declared; retry`);
   }
   return written.value;
+}
+
+/**
+ * Releases the claim on a fresh location this request wrote for a record that does not exist
+ * (the name was taken, the record was withdrawn, or never landed). The location was allocated at
+ * random and never answered, so no read of any name can reach the claim afterwards: the door
+ * itself tries it again when the store does not answer (outcome.ts, persist), and answers what it
+ * knows either way; a release that fails all its attempts is on record for reconcile
+ * (`stale-claim`; docs/protocols.md, "What is left after a 503 whose look failed too").
+ */
+async function takeBackClaim(services: CatalogServices, record: TableRecord): Promise<void> {
+  await persist(() => releaseClaim(services, record)).catch(() => undefined);
 }
 
 /**
@@ -174,7 +194,7 @@ async function writeAfterClaim(services: CatalogServices, record: TableRecord, k
   try {
     if (marked.status === 'rejected') throw marked.reason;
     const etag = await writeRecord(services, record, key);
-    if (!(await confirmClaim(services, record, claimed))) {
+    if (!(await persist(() => confirmClaim(services, record, claimed)))) {
       await services.registry.remove(key, etag).catch((e: unknown) => {
         if (!(e instanceof ConditionFailedError)) throw e;
       });
@@ -183,7 +203,7 @@ async function writeAfterClaim(services: CatalogServices, record: TableRecord, k
     return etag;
   } catch (err) {
     // Only when the record is known not to have been written: see writeWithFreshClaim.
-    if (!outcomeUnknown(err)) await releaseClaim(services, record);
+    if (!outcomeUnknown(err)) await takeBackClaim(services, record);
     throw err;
   }
 }

@@ -195,15 +195,20 @@ export async function purgeTableData(
   // A declared table that never received data has nothing to purge: one LIST proves it, and the
   // claim is released without first being marked `purging` (nothing can be half-deleted). If
   // another table took the location over meanwhile, the release leaves its claim alone.
-  if (claim.claim?.value.uid === removed.uid && claim.claim.value.state !== 'purging' && (await isEmpty(store, removed.path))) {
-    await releaseClaim(services, removed, claim);
+  // Each step after the record's removal is tried again on its own when the store does not
+  // answer (outcome.ts, persist; each is idempotent): a claim left `purging` or `held` is reached
+  // by no read of the name (docs/protocols.md, "What is left after a 503 whose look failed too").
+  if (claim.claim?.value.uid === removed.uid && claim.claim.value.state !== 'purging' && (await persist(() => isEmpty(store, removed.path)))) {
+    let known: KnownClaim | undefined = claim;
+    await persist(() => releaseClaim(services, removed, known).finally(() => (known = undefined)));
     return { deleted: 0, failed: [], failedCount: 0 };
   }
   if (!prefetched.rootChecked) await refuseSharedRoot(services, warehouse, `delete the data of table ${fmtId(removed.id)}`);
-  if (!(await markPurging(services, removed, claim))) return undefined;
+  let known: KnownClaim | undefined = claim;
+  if (!(await persist(() => markPurging(services, removed, known).finally(() => (known = undefined))))) return undefined;
   const result = await purgeInWarehouse(services, warehouse, removed.path, { checked: true });
   if (purgeComplete(result)) {
-    await releaseClaim(services, removed);
+    await persist(() => releaseClaim(services, removed));
     return result;
   }
   const job = await enqueue(jobContext(services), {

@@ -3,6 +3,7 @@ import { InternalError } from '../../errors.js';
 import { LinkRefusedError, type ObjectStore } from '../../ports/object-store.js';
 import type { WarehouseRecord } from '../../registry/records.js';
 import type { CatalogServices } from '../services.js';
+import { persist } from '../outcome.js';
 import { refuseSharedRoot } from '../storage-claims.js';
 
 export interface PurgeResult {
@@ -40,11 +41,13 @@ export async function deleteTableObjects(store: ObjectStore, tablePath: string):
       let startAfter: string | undefined;
       let seen = 0;
       for (;;) {
-        const page = await listOrUnlink(store, tablePath, { prefix, startAfter, limit: PAGE });
+        const page = await persist(() => listOrUnlink(store, tablePath, { prefix, startAfter, limit: PAGE }));
         seen += page.objects.length;
         await forEachLimited(page.objects, WIDTH, async (obj) => {
           try {
-            await store.delete(obj.key);
+            // Tried again when the store does not answer (outcome.ts): a failed delete leaves
+            // the claim `purging` for a job, which no read settles.
+            await persist(() => store.delete(obj.key));
             deleted++;
           } catch (err) {
             failedCount++;

@@ -12,7 +12,7 @@ import { hasData, readTable, tableKey, validateTableId } from './lookup.js';
 import { fmtId } from '../ids.js';
 import { protectedError, protectionOf } from '../protection.js';
 import { refuseSharedRoot } from '../storage-claims.js';
-import { outcomeUnknown } from '../outcome.js';
+import { outcomeUnknown, persist } from '../outcome.js';
 
 export interface RegisterInput {
   readonly id: readonly string[];
@@ -98,25 +98,32 @@ export async function registerTable(
       // The marker before the record that says it exists (markers.ts: never hide data).
       await putMarkersOf(services, input.id, record);
     } catch (err) {
-      await releaseClaim(services, record);
+      // Nothing names the claim yet: taken back here or by nobody but the next claimant (persisted).
+      await persist(() => releaseClaim(services, record)).catch(() => undefined);
       throw err;
     }
     try {
       etag = await services.registry.create(key, record);
     } catch (err) {
-      // A record write whose outcome is unknown may have landed: the claim stays (a pending
-      // claim without a record is stale and taken over by the next claimant).
-      if (outcomeUnknown(err)) throw err;
       // Our own record, written by an attempt whose answer was lost (issue #35): the uid is
-      // fresh per request, so a record carrying it is ours and the registration went ahead.
-      const found = await readTable(services, input.id);
+      // fresh per request, so a record carrying it is ours and the registration went ahead. A
+      // write whose outcome is unknown is decided by one look as DeclareTable's is: ours there,
+      // it goes on; none there, the claim goes (the next read of the name would never reach a
+      // `pending` claim); a look that fails too leaves the claim, stale, to the next claimant of
+      // the location and to reconcile.
+      const unknown = outcomeUnknown(err);
+      const found = unknown ? await persist(() => readTable(services, input.id)).catch(() => 'unreadable' as const) : await readTable(services, input.id);
+      if (found === 'unreadable') throw err;
       if (found?.value.uid !== record.uid) {
-        await releaseClaim(services, record);
+        if (unknown) await persist(() => releaseClaim(services, record)).catch(() => undefined);
+        else await releaseClaim(services, record);
         throw err; // a create of the name won meanwhile: the retry answers 5 (or overwrites it)
       }
       etag = found.etag;
     }
-    if (!(await confirmClaim(services, record, claimed))) {
+    // The record exists: the confirmation follows a step done (outcome.ts, persist; it is
+    // idempotent), so a 503 on it does not leave a `pending` claim under a live table.
+    if (!(await persist(() => confirmClaim(services, record, claimed)))) {
       // The claim is gone or another table's. If our record is gone too, a drop removed it (and
       // answers for its claim and bytes): the registration happened, as in the cascade case below.
       if (!(await withdrawOwnRecord(services, record, key, etag))) return { location, properties: { ...record.properties } };
