@@ -6,7 +6,7 @@ import { type CreateMode, requireNamespace } from '../namespaces.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
 import { claimKey } from './claims.js';
-import { abandonPlanned, claimPlanned, planTableRecord, publishPlanned, vendTableAccess } from './declare.js';
+import { createTableRecord, vendTableAccess } from './declare.js';
 import { absoluteLocation, allocateTablePath } from './location.js';
 import { writeFirstVersion } from './first-version.js';
 import { ensureHasData } from './markers.js';
@@ -38,12 +38,9 @@ export type DatasetWrite = (location: string, mode: CreateMode) => Promise<{ ver
 
 /**
  * CreateTable. A new table is written **data first**: the dataset goes to a freshly allocated
- * location that nothing else knows about, then the registry record is created with the same
- * checks as DeclareTable's (parent check, put-if-absent, location claim, create-under-drop
- * protocol). The table appears with its data or not at all. The has-data marker and the
- * `pending` location claim depend on nothing the data write does, so they are written while the
- * data is (two fsynced registry writes off the request's critical path); the record, the claim's
- * confirmation and the parent re-check follow once the data is there.
+ * location that nothing else knows about, then the registry record is created through the same
+ * door as DeclareTable (createTableRecord: parent check, put-if-absent, location claim,
+ * create-under-drop protocol). The table appears with its data or not at all.
  *
  * Why not record first: the loser of the record race would write into the winner's location
  * and rely on the dataset's create-if-absent check; under concurrent HTTP requests both were
@@ -79,27 +76,26 @@ export async function createTable(
 }
 
 async function createNew(services: CatalogServices, input: CreateTableInput, write: DatasetWrite): Promise<CreateTableResult> {
-  // Checked before writing data, so a missing namespace costs no write (publishPlanned checks
-  // again after the record, under the create-under-drop protocol).
+  // Checked before writing data, so a missing namespace costs no write (createTableRecord
+  // checks again, under its create-under-drop protocol).
   const parent = await requireNamespace(services, input.id.slice(0, -1), '; create the namespace first');
   const warehouse = await requireWarehouse(services, parent?.value.warehouse ?? services.defaultWarehouse);
   const path = allocateTablePath(input.id[input.id.length - 1], services.newId());
   const location = absoluteLocation(warehouse.storage, path);
   const store = services.storageFor(warehouse.storage);
-  // The warehouse was read before the data is written: the record's own parent re-check covers a
-  // drop that began since, so the parent is not read again before the record.
-  const plan = planTableRecord(services, { id: input.id, properties: input.properties, path, warehouse });
 
-  const [claiming, writing] = await Promise.allSettled([claimPlanned(services, plan), write(location, 'create')]);
-  if (writing.status === 'rejected') {
-    await abandonPlanned(services, plan, claiming.status === 'fulfilled');
+  let version: number;
+  try {
+    ({ version } = await write(location, 'create'));
+  } catch (err) {
     await discard(services, warehouse, store, path);
-    throw writing.reason;
+    throw err;
   }
   try {
-    if (claiming.status === 'rejected') throw claiming.reason;
-    const created = await publishPlanned(services, plan, claiming.value);
-    return answer(services, input, { version: writing.value.version, location, warehouse, path, properties: created.record.properties });
+    // The warehouse read before the data was written: the record's own parent re-check covers a
+    // drop that began since, so the parent is not read again before the record.
+    const created = await createTableRecord(services, { id: input.id, properties: input.properties, path, warehouse });
+    return answer(services, input, { version, location, warehouse, path, properties: created.record.properties });
   } catch (err) {
     await discard(services, warehouse, store, path);
     // Another request created the table meanwhile: from here on it is an existing table.

@@ -6,9 +6,9 @@ import type { TableRecord, WarehouseRecord } from '../../registry/records.js';
 import { confirmParentOrWithdraw, requireNamespace } from '../namespaces.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
-import { putMarkersOf, removeMarkers } from './markers.js';
+import { putMarkersOf } from './markers.js';
 import { absoluteLocation, allocateTablePath } from './location.js';
-import { claimFreshLocation, claimLocation, confirmClaim, type PendingClaim, releaseClaim } from './claims.js';
+import { claimFreshLocation, claimLocation, confirmClaim, releaseClaim } from './claims.js';
 import { readTable, tableKey, validateTableId } from './lookup.js';
 import { fmtId } from '../ids.js';
 import { outcomeUnknown, persist } from '../outcome.js';
@@ -40,142 +40,63 @@ export interface CreatedTableRecord {
 }
 
 /**
- * Writes a new table record with a freshly allocated location (DeclareTable). Check order: shape
- * → parent exists → conflict (code 5) → write → re-check parent (a namespace drop that began
- * meanwhile makes us withdraw the record, so no table outlives its namespace). CreateTable, whose
- * data is written before its record, goes through planTableRecord below: the same record, the
- * same put-if-absent and re-check, with the location claimed `pending` and confirmed.
+ * Writes a new table record with a freshly allocated location: the one door through which
+ * DeclareTable and CreateTable both create tables. Check order: shape → parent exists →
+ * conflict (code 5) → write → re-check parent (a namespace drop that began meanwhile makes us
+ * withdraw the record, so no table outlives its namespace).
  */
 export async function createTableRecord(
   services: CatalogServices,
-  input: { readonly id: readonly string[]; readonly properties: Record<string, string> },
+  input: {
+    readonly id: readonly string[];
+    readonly properties: Record<string, string>;
+    /**
+     * A location already allocated with allocateTablePath (CreateTable writes its data there
+     * before the record exists). Must be fresh and random like the ones allocated here.
+     */
+    readonly path?: string;
+    /**
+     * The warehouse of the parent namespace, as the caller read it just before writing the data
+     * at `path`. Given, the parent is not read again up front: the re-check after the record is
+     * written is what keeps a table from outliving its namespace, and it still runs.
+     */
+    readonly warehouse?: WarehouseRecord;
+  },
 ): Promise<CreatedTableRecord> {
   validateTableId(input.id);
-  const warehouse = await requireWarehouse(
-    services,
-    (await requireNamespace(services, input.id.slice(0, -1), '; create the namespace first'))?.value.warehouse ?? services.defaultWarehouse,
-  );
+  const namespace = input.id.slice(0, -1);
+  const warehouse =
+    input.warehouse ??
+    (await requireWarehouse(
+      services,
+      (await requireNamespace(services, namespace, '; create the namespace first'))?.value.warehouse ?? services.defaultWarehouse,
+    ));
   const key = tableKey(services, input.id);
-  const record = newTableRecord(services, { ...input, path: allocateTablePath(input.id[input.id.length - 1], services.newId()), warehouse });
-  const location = absoluteLocation(warehouse.storage, record.path);
-  const etag = await writeWithFreshClaim(services, record, key);
-  return confirmParent(services, { key, record, warehouse, location }, etag);
-}
-
-function newTableRecord(
-  services: CatalogServices,
-  input: { readonly id: readonly string[]; readonly properties: Record<string, string>; readonly path: string; readonly warehouse: WarehouseRecord; readonly withData?: boolean },
-): TableRecord {
-  return {
+  const record: TableRecord = {
     kind: 'table',
     id: [...input.id],
     uid: services.newId(),
-    warehouse: input.warehouse.name,
-    path: input.path,
-    managedVersioning: input.warehouse.managedVersioning,
+    warehouse: warehouse.name,
+    path: input.path ?? allocateTablePath(input.id[input.id.length - 1], services.newId()),
+    managedVersioning: warehouse.managedVersioning,
     properties: input.properties,
     origin: 'declared',
     mayBeProtected: false,
-    // CreateTable writes its data first; a declared table has none until its first commit, which
+    // CreateTable wrote its data first; a declared table has none until its first commit, which
     // the catalog sees only under managed versioning (markers.ts).
-    dataMarker: input.withData ? 'data' : input.warehouse.managedVersioning ? 'none' : 'maybe',
+    dataMarker: input.path !== undefined ? 'data' : warehouse.managedVersioning ? 'none' : 'maybe',
     createdAt: services.now().toISOString(),
   };
-}
-
-/**
- * The record's own parent re-check, after the write (a namespace drop that began meanwhile makes
- * us withdraw it). The claim goes only once our own withdrawal removed the record: a re-read that
- * failed leaves the table whole (a drop's listing settles it), and a record a cascade removed is
- * the cascade's to purge, claim included (docs/protocols.md, "Faults").
- */
-async function confirmParent(services: CatalogServices, planned: TableRecordPlan, etag: string): Promise<CreatedTableRecord> {
-  const { key, record } = planned;
-  await confirmParentOrWithdraw(services, record.id.slice(0, -1), key, etag, () => releaseClaim(services, record));
-  return { ...planned, etag };
-}
-
-/**
- * CreateTable's record, planned before its data is written: nothing is stored yet. `path` is a
- * location just allocated with allocateTablePath, `warehouse` the parent's as the caller read it
- * before writing the data (the parent is not read again up front: the re-check after the record
- * is written is what keeps a table from outliving its namespace, and it still runs).
- *
- * Then, in this order (docs/protocols.md, "Location claims"): `claimPlanned` — the has-data
- * marker and the `pending` claim, which do not depend on the data and so are written while the
- * data is; once the data is there, `publishPlanned` — record, confirmation, parent re-check; or,
- * if the data could not be written, `abandonPlanned`.
- */
-export interface TableRecordPlan {
-  readonly key: string;
-  readonly record: TableRecord;
-  readonly warehouse: WarehouseRecord;
-  readonly location: string;
-}
-
-export function planTableRecord(
-  services: CatalogServices,
-  input: { readonly id: readonly string[]; readonly properties: Record<string, string>; readonly path: string; readonly warehouse: WarehouseRecord },
-): TableRecordPlan {
-  validateTableId(input.id);
-  const record = newTableRecord(services, { ...input, withData: true });
-  return { key: tableKey(services, input.id), record, warehouse: input.warehouse, location: absoluteLocation(input.warehouse.storage, record.path) };
-}
-
-/** The has-data marker and the `pending` location claim, written together (both must precede the record). */
-export async function claimPlanned(services: CatalogServices, plan: TableRecordPlan): Promise<PendingClaim> {
-  const { record, location } = plan;
-  const [marked, claiming] = await Promise.allSettled([
-    putMarkersOf(services, record.id, record),
-    claimLocation(services, record, {
-      readTable: (id) => readTable(services, id),
-      checkNesting: false, // a fresh random directory cannot nest with anything
-      displayLocation: location,
-    }),
-  ]);
-  if (claiming.status === 'rejected') throw claiming.reason;
-  if (marked.status === 'rejected') {
-    // Only when the marker is known not to have been written: see writeWithFreshClaim.
-    if (!outcomeUnknown(marked.reason)) await releaseClaim(services, record);
-    throw marked.reason;
-  }
-  return claiming.value;
-}
-
-/**
- * Once the data is at the location: the record, then the claim's confirmation (a
- * compare-and-swap `pending` → `held` that fails if a RegisterTable took the claim over while the
- * record was not there yet), then the parent re-check.
- */
-export async function publishPlanned(services: CatalogServices, plan: TableRecordPlan, claimed: PendingClaim): Promise<CreatedTableRecord> {
-  const { record, key } = plan;
-  let etag: string;
-  try {
-    etag = await writeRecord(services, record, key);
-    if (!(await confirmClaim(services, record, claimed))) {
-      await services.registry.remove(key, etag).catch((e: unknown) => {
-        if (!(e instanceof ConditionFailedError)) throw e;
-      });
-      throw new ConcurrentModificationError(`the location allocated for table ${fmtId(record.id)} was taken; retry`);
-    }
-  } catch (err) {
-    // Only when the record is known not to have been written: see writeWithFreshClaim.
-    if (!outcomeUnknown(err)) await releaseClaim(services, record);
-    throw err;
-  }
-  return confirmParent(services, plan, etag);
-}
-
-/**
- * The data could not be written: no record was, so the claim and the marker go (best effort:
- * a claim left behind keeps the bytes for the orphan scan, a marker at worst shows the name in a
- * listing; markers.ts). `claimed` says whether claimPlanned succeeded.
- */
-export async function abandonPlanned(services: CatalogServices, plan: TableRecordPlan, claimed: boolean): Promise<void> {
-  await Promise.all([
-    claimed ? releaseClaim(services, plan.record).catch(() => undefined) : undefined,
-    removeMarkers(services, plan.record.id, plan.record),
-  ]);
+  const location = absoluteLocation(warehouse.storage, record.path);
+  const etag =
+    input.path === undefined
+      ? await writeWithFreshClaim(services, record, key)
+      : await writeAfterClaim(services, record, key, location);
+  // The claim goes only once our own withdrawal removed the record: a re-read that failed leaves
+  // the table whole (a drop's listing settles it), and a record a cascade removed is the
+  // cascade's to purge, claim included (docs/protocols.md, "Faults").
+  await confirmParentOrWithdraw(services, namespace, key, etag, () => releaseClaim(services, record));
+  return { key, etag, record, warehouse, location };
 }
 
 /** Put-if-absent of the table record; code 5 when a live table has the name. */
@@ -231,6 +152,40 @@ async function writeWithFreshClaim(services: CatalogServices, record: TableRecor
     throw new ConcurrentModificationError(`table ${fmtId(record.id)} was dropped while it was being declared; retry`);
   }
   return written.value;
+}
+
+/**
+ * CreateTable: the data is already at the location, so a RegisterTable of it could race us. The
+ * claim goes first as `pending` and is confirmed by compare-and-swap once the record exists.
+ */
+async function writeAfterClaim(services: CatalogServices, record: TableRecord, key: string, location: string): Promise<string> {
+  // The has-data marker and the claim are independent; both must precede the record (markers.ts:
+  // never hide data), so they are written together.
+  const [marked, claiming] = await Promise.allSettled([
+    putMarkersOf(services, record.id, record),
+    claimLocation(services, record, {
+      readTable: (id) => readTable(services, id),
+      checkNesting: false, // a fresh random directory cannot nest with anything
+      displayLocation: location,
+    }),
+  ]);
+  if (claiming.status === 'rejected') throw claiming.reason;
+  const claimed = claiming.value;
+  try {
+    if (marked.status === 'rejected') throw marked.reason;
+    const etag = await writeRecord(services, record, key);
+    if (!(await confirmClaim(services, record, claimed))) {
+      await services.registry.remove(key, etag).catch((e: unknown) => {
+        if (!(e instanceof ConditionFailedError)) throw e;
+      });
+      throw new ConcurrentModificationError(`the location allocated for table ${fmtId(record.id)} was taken; retry`);
+    }
+    return etag;
+  } catch (err) {
+    // Only when the record is known not to have been written: see writeWithFreshClaim.
+    if (!outcomeUnknown(err)) await releaseClaim(services, record);
+    throw err;
+  }
 }
 
 /**
