@@ -1,21 +1,25 @@
 /**
  * Server-side data operations (what thin clients and push-down engines use): CreateTable,
- * InsertIntoTable and QueryTable over HTTP with Arrow IPC bodies, against LanceDB in-process on
- * the same machine and data in the same run. 10,000 rows of 128-d float32 vectors; the sides
- * alternate for five rounds and each figure is the median. A third side sends the same requests
- * to a bare node:http server that only reads the body: what HTTP alone costs, and so the lowest
- * ratio any server over HTTP could reach.
+ * InsertIntoTable and QueryTable over HTTP with Arrow IPC bodies. 10,000 rows of 128-d float32
+ * vectors; the sides alternate for five rounds and each figure is the median. The sides:
+ * - rask's local server, in a process of its own (bench/rask-server.ts);
+ * - the fair peer: a bare node:http server in a process of its own that makes the same LanceDB
+ *   calls and nothing else (bench/bare-lance-server.ts); rask and it swap order every round;
+ * - LanceDB in-process (no HTTP at all);
+ * - a bare node:http server in this process that only reads the body and answers canned bytes:
+ *   what HTTP alone costs, and so the lowest ratio over in-process LanceDB any server could reach.
  *
- *   npx tsx bench/data-plane.ts
+ *   npx tsx bench/data-plane.ts [--rounds 5] [--creates 5]
  */
 import * as lancedb from '@lancedb/lancedb';
 import { Field, FixedSizeList, Float32, Int64, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, vectorFromArray } from 'apache-arrow';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startLocalServer } from '../lib/app/server.js';
-import { loadLocalConfig } from '../lib/config.js';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 
 const DIM = 128;
 const schema = new Schema([
@@ -57,6 +61,25 @@ export interface DataPlaneResult {
    * this, so (lanceMs + floorMs) / lanceMs is the lowest ratio any HTTP server could reach.
    */
   readonly floorMs: number;
+  /** The fair peer: a bare node:http server making the same LanceDB calls, in its own process. */
+  readonly bareMs: number;
+  /** rask / bare server per round (the median's spread). */
+  readonly perRound: readonly number[];
+}
+
+/** Starts `script <dir>` under tsx in a process of its own; resolves once it prints its URL. */
+function startChild(script: string, dir: string): Promise<{ url: string; child: ChildProcess }> {
+  const file = fileURLToPath(new URL(script, import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', file, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code} before listening`)));
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /listening (\S+)/.exec(out);
+      if (m) resolve({ url: m[1], child });
+    });
+  });
 }
 
 /** A node:http server that reads each body whole and answers `answer(path)`: nothing else. */
@@ -112,10 +135,11 @@ export async function dataPlaneCosts(
     const q = vectorOf(42);
 
     let floor: { url: string; server: Server } | undefined;
-    const server = await startLocalServer(loadLocalConfig({ RASK_PORT: '0', RASK_DATA_DIR: path.join(dir, 'rask'), RASK_LOG_LEVEL: 'warn' }));
+    const [server, bare] = await Promise.all([startChild('./rask-server.ts', path.join(dir, 'rask')), startChild('./bare-lance-server.ts', path.join(dir, 'bare'))]);
     const db = await lancedb.connect(path.join(dir, 'lance'));
     try {
       const url = (name: string, op: string) => `${server.url}/v1/table/bench%24${name}/${op}?delimiter=%24`;
+      const bareUrl = (name: string, op: string) => `${bare.url}/v1/table/${name}/${op}`;
       const ok = (r: { status: number; body: Buffer }) => {
         if (r.status !== 200) throw new Error(`${r.status}: ${r.body.toString().slice(0, 200)}`);
       };
@@ -124,6 +148,7 @@ export async function dataPlaneCosts(
       // The append and query target of each side, 10,000 rows to start with.
       ok(await post(`${server.url}/v1/namespace/bench/create`, Buffer.from('{}'), true));
       ok(await post(url('c0', 'create'), big));
+      ok(await post(bareUrl('c0', 'create'), big));
       await db.createTable('c0', bigTable);
       const table = await db.openTable('c0');
       // rask's own answers, so the floor server sends as many bytes back as rask does.
@@ -141,10 +166,21 @@ export async function dataPlaneCosts(
       const rask = { create: [] as number[], append: [] as number[], query: [] as number[] };
       const lance = { create: [] as number[], append: [] as number[], query: [] as number[] };
       const http = { create: [] as number[], append: [] as number[], query: [] as number[] };
+      const peer = { create: [] as number[], append: [] as number[], query: [] as number[] };
       for (let round = 0; round < rounds; round++) {
-        rask.create.push(await per(creates, async (i) => ok(await post(url(`r${round}n${i + 2}`, 'create'), big))));
-        rask.append.push(await per(appends, async (i) => ok(await post(url('c0', 'insert'), hundreds[i + 2]))));
-        rask.query.push(await per(queries, async () => ok(await post(url('c0', 'query'), queryBody, true))));
+        const raskRound = async () => {
+          rask.create.push(await per(creates, async (i) => ok(await post(url(`r${round}n${i + 2}`, 'create'), big))));
+          rask.append.push(await per(appends, async (i) => ok(await post(url('c0', 'insert'), hundreds[i + 2]))));
+          rask.query.push(await per(queries, async () => ok(await post(url('c0', 'query'), queryBody, true))));
+        };
+        const bareRound = async () => {
+          peer.create.push(await per(creates, async (i) => ok(await post(bareUrl(`r${round}n${i + 2}`, 'create'), big))));
+          peer.append.push(await per(appends, async (i) => ok(await post(bareUrl('c0', 'insert'), hundreds[i + 2]))));
+          peer.query.push(await per(queries, async () => ok(await post(bareUrl('c0', 'query'), queryBody, true))));
+        };
+        // rask and its fair peer swap order every round, so neither always follows the other.
+        if (round % 2 === 0) await raskRound(), await bareRound();
+        else await bareRound(), await raskRound();
         lance.create.push(await per(creates, async (i) => void (await db.createTable(`r${round}n${i + 2}`, bigTable))));
         lance.append.push(await per(appends, async (i) => void (await table.add(lanceHundreds[i + 2]))));
         lance.query.push(
@@ -163,6 +199,8 @@ export async function dataPlaneCosts(
         raskMs: median(rask[key]),
         lanceMs: median(lance[key]),
         floorMs: median(http[key]),
+        bareMs: median(peer[key]),
+        perRound: rask[key].map((ms, i) => ms / peer[key][i]),
       });
       return [
         result('CreateTable, 10,000 rows of 128-d', creates, 'create'),
@@ -172,7 +210,9 @@ export async function dataPlaneCosts(
     } finally {
       floor?.server.close();
       db.close();
-      await server.close();
+      server.child.kill('SIGTERM');
+      bare.child.kill('SIGTERM');
+      await Promise.all([server, bare].map(({ child }) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -182,17 +222,21 @@ export async function dataPlaneCosts(
 /** The markdown table `npm run bench` and this script print. */
 export function dataPlaneTable(results: readonly DataPlaneResult[]): string {
   const lines = [
-    '| workload | ops | rask (HTTP) ms/op | LanceDB in-process ms/op | ratio | HTTP alone ms/op | lowest ratio over HTTP |',
-    '|---|---|---|---|---|---|---|',
+    '| workload | ops | rask ms/op | bare LanceDB server ms/op | rask / bare (per round) | LanceDB in-process ms/op | rask / in-process | HTTP alone ms/op | lowest ratio over HTTP |',
+    '|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of results) {
-    const cells = [r.raskMs, r.lanceMs].map((ms) => ms.toFixed(2));
     const bound = (r.lanceMs + r.floorMs) / r.lanceMs;
-    lines.push(`| ${r.workload} | ${r.ops} | ${cells.join(' | ')} | ${(r.raskMs / r.lanceMs).toFixed(2)}× | ${r.floorMs.toFixed(2)} | ${bound.toFixed(2)}× |`);
+    const spread = `${Math.min(...r.perRound).toFixed(2)}–${Math.max(...r.perRound).toFixed(2)}`;
+    lines.push(
+      `| ${r.workload} | ${r.ops} | ${r.raskMs.toFixed(2)} | ${r.bareMs.toFixed(2)} | **${(r.raskMs / r.bareMs).toFixed(2)}×** (${spread}) | ` +
+        `${r.lanceMs.toFixed(2)} | ${(r.raskMs / r.lanceMs).toFixed(2)}× | ${r.floorMs.toFixed(2)} | ${bound.toFixed(2)}× |`,
+    );
   }
   return lines.join('\n');
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  console.log(dataPlaneTable(await dataPlaneCosts()));
+  const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, creates: { type: 'string', default: '5' } } });
+  console.log(dataPlaneTable(await dataPlaneCosts({ rounds: Number(values.rounds), creates: Number(values.creates) })));
 }

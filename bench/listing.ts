@@ -26,7 +26,9 @@ export async function listingCosts(rounds = 40): Promise<ListingCost[]> {
     const registry = new FsObjectStore(path.join(dir, 'registry'));
     const name = (i: number) => `t${String(i).padStart(5, '0')}`;
     for (const [ns, n] of [['big', 10_000], ['small', 100]] as const) {
-      await fetch(`${server.url}/v1/namespace/${ns}/create`, { method: 'POST', body: JSON.stringify({ id: [ns] }) });
+      // fetch labels a string body text/plain, which the server refuses (415): say it is JSON.
+      const created = await fetch(`${server.url}/v1/namespace/${ns}/create`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: [ns] }) });
+      if (created.status !== 200) throw new Error(`create namespace ${ns}: ${created.status} ${await created.text()}`);
       for (let i = 0; i < n; i += 200) {
         await Promise.all(
           Array.from({ length: Math.min(200, n - i) }, (_, j) => {
@@ -42,7 +44,7 @@ export async function listingCosts(rounds = 40): Promise<ListingCost[]> {
       const q = `limit=100${token ? `&page_token=${token}` : ''}`;
       const res = await fetch(`${server.url}/v1/namespace/${ns}/table/list?${q}`);
       const body = (await res.json()) as { tables: string[] };
-      if (body.tables.length !== 100) throw new Error(`page of ${body.tables.length}`);
+      if (body.tables?.length !== 100) throw new Error(`page of ${body.tables?.length}: ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
     };
     const time = async (workload: string, run: () => Promise<void>): Promise<ListingCost> => {
       await run(); // warm
