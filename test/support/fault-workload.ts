@@ -22,6 +22,7 @@ import type { CatalogServices } from '../../lib/catalog/services.js';
 import { manifestName } from '../../lib/catalog/tables/manifests.js';
 import { loadAwsConfig } from '../../lib/config.js';
 import type { Router } from '../../lib/http/router.js';
+import { type AdminAnswer, callAsAdmin } from './admin-call.js';
 import { metaHandlers } from '../../lib/operations/handlers-meta.js';
 import { prng } from './prng.js';
 import { createS3Faults, faultyS3Client, type S3Faults } from './s3-faults.js';
@@ -71,11 +72,7 @@ export interface RunReport {
 
 type TableState = 'live' | 'absent' | 'trash' | 'unknown';
 
-interface Answer {
-  readonly status: number;
-  readonly body: Record<string, unknown> & { code?: number };
-  readonly headers: Record<string, string>;
-}
+type Answer = AdminAnswer;
 
 const NAMES = ['t0', 't1', 't2', 't3'];
 
@@ -101,19 +98,7 @@ export async function runFaultWorkload(options: RunOptions): Promise<RunReport> 
   const warehousePrefix = (awsStorage(config).warehouseRoot as { prefix: string }).prefix;
   const quiet = { logger: { error: () => {}, warn: () => {} } };
   const app: { router: Router; services: CatalogServices } = await createAwsApp(config, metaHandlers, client, undefined, quiet);
-  const call = async (method: 'GET' | 'POST', path: string, body?: unknown, query = ''): Promise<Answer> => {
-    const res = await app.router({
-      method,
-      rawPath: path,
-      rawQuery: `delimiter=%24${query}`,
-      headers: { 'content-type': 'application/json' },
-      authorizer: { principal: 'admin', platformAdmin: 'true', via: 'admin-key' },
-      body: Buffer.from(body === undefined ? '' : JSON.stringify(body)),
-      requestId: randomUUID(),
-    });
-    const text = res.body.toString();
-    return { status: res.status, body: text ? JSON.parse(text) : {}, headers: (res.headers ?? {}) as Record<string, string> };
-  };
+  const call = (method: 'GET' | 'POST', path: string, body?: unknown, query = ''): Promise<Answer> => callAsAdmin(app.router, method, path, body, query);
 
   const report: RunReport = {
     options,

@@ -17,12 +17,12 @@
  * The doors must survive each: never answer "already exists" / "not found" for their own
  * change, never release what they still need, leave nothing the next read does not settle.
  */
-import { randomUUID } from 'node:crypto';
 import { createAwsApp } from '../../lib/app/aws.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { loadAwsConfig } from '../../lib/config.js';
 import { StorageUnavailableError } from '../../lib/errors.js';
 import type { Router } from '../../lib/http/router.js';
+import { type AdminAnswer, callAsAdmin } from './admin-call.js';
 import { metaHandlers } from '../../lib/operations/handlers-meta.js';
 import { ConditionFailedError, type ObjectStore } from '../../lib/ports/object-store.js';
 import { keys } from '../../lib/registry/keys.js';
@@ -115,11 +115,7 @@ export function faulted(inner: ObjectStore): FaultedStore {
   return store;
 }
 
-export interface Answer {
-  readonly status: number;
-  readonly body: { code?: number; error?: string; [k: string]: unknown };
-  readonly headers: Record<string, string>;
-}
+export type Answer = AdminAnswer;
 
 export interface FaultedApp {
   readonly fake: S3Fake;
@@ -143,19 +139,7 @@ export async function faultedMetaApp(env: Record<string, string> = {}): Promise<
   const registryStore = faulted(app.services.registry.store);
   // The registry's store is the port every catalog door writes through: wrap it in place.
   (app.services.registry as { store: ObjectStore }).store = registryStore;
-  async function call(method: 'GET' | 'POST', path: string, body?: unknown, query = ''): Promise<Answer> {
-    const res = await app.router({
-      method,
-      rawPath: path,
-      rawQuery: `delimiter=%24${query}`,
-      headers: { 'content-type': 'application/json' },
-      authorizer: { principal: 'admin', platformAdmin: 'true', via: 'admin-key' },
-      body: Buffer.from(body === undefined ? '' : JSON.stringify(body)),
-      requestId: randomUUID(),
-    });
-    const text = res.body.toString();
-    return { status: res.status, body: text ? JSON.parse(text) : {}, headers: (res.headers ?? {}) as Record<string, string> };
-  }
+  const call = (method: 'GET' | 'POST', path: string, body?: unknown, query = ''): Promise<Answer> => callAsAdmin(app.router, method, path, body, query);
   return {
     fake,
     services: app.services,

@@ -12,6 +12,7 @@ import type { CatalogServices } from '../../lib/catalog/services.js';
 import { manifestName } from '../../lib/catalog/tables/manifests.js';
 import { loadAwsConfig } from '../../lib/config.js';
 import type { Router } from '../../lib/http/router.js';
+import { callAsAdmin } from './admin-call.js';
 import { metaHandlers } from '../../lib/operations/handlers-meta.js';
 import { keys } from '../../lib/registry/keys.js';
 import type { TableRecord } from '../../lib/registry/records.js';
@@ -59,18 +60,9 @@ export async function measureMetadataOperations(): Promise<BudgetRun> {
   const results: Measured[] = [];
 
   async function call(method: 'GET' | 'POST', path: string, body?: unknown, query = '') {
-    const res = await router({
-      method,
-      rawPath: path,
-      rawQuery: `delimiter=%24${query}`,
-      headers: { 'content-type': 'application/json' },
-      // What API Gateway's authorizer hands the function for the bootstrap admin key.
-      authorizer: { principal: 'admin', platformAdmin: 'true', via: 'admin-key' },
-      body: Buffer.from(body === undefined ? '' : JSON.stringify(body)),
-      requestId: randomUUID(),
-    });
-    if (res.status !== 200) throw new Error(`${method} ${path} answered ${res.status}: ${res.body.toString()}`);
-    return JSON.parse(res.body.toString() || 'null');
+    const res = await callAsAdmin(router, method, path, body, query);
+    if (res.status !== 200) throw new Error(`${method} ${path} answered ${res.status}: ${res.text}`);
+    return JSON.parse(res.text || 'null');
   }
 
   /** Runs `op` with latency on and records every request it made. */
