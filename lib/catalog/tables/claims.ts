@@ -60,15 +60,7 @@ export async function claimLocation(
   options: { readTable: TableReader; checkNesting: boolean; displayLocation: string },
 ): Promise<PendingClaim> {
   const key = claimKey(services, table);
-  const claim: LocationClaimRecord = {
-    kind: 'location-claim',
-    warehouse: table.warehouse,
-    path: table.path,
-    uid: table.uid,
-    ids: [[...table.id]],
-    state: 'pending',
-    createdAt: services.now().toISOString(),
-  };
+  const claim = newClaim(services, table, 'pending');
   if (options.checkNesting) await refuseNested(services, table, options);
   return services.registry.retrying(`claim location ${options.displayLocation}`, async () => {
     try {
@@ -90,6 +82,24 @@ export interface PendingClaim {
   readonly etag: string;
 }
 
+/** A claim of `table`'s location in `state`, naming the table's id (or `ids`) and made now (or at `createdAt`). */
+function newClaim(
+  services: CatalogServices,
+  table: TableRecord,
+  state: LocationClaimRecord['state'],
+  options: { ids?: readonly (readonly string[])[]; createdAt?: string } = {},
+): LocationClaimRecord {
+  return {
+    kind: 'location-claim',
+    warehouse: table.warehouse,
+    path: table.path,
+    uid: table.uid,
+    ids: (options.ids ?? [table.id]).map((id) => [...id]),
+    state,
+    createdAt: options.createdAt ?? services.now().toISOString(),
+  };
+}
+
 /**
  * Claims a location allocated a moment ago at random that holds no data yet (DeclareTable):
  * nobody else can know it before the request answers, so nobody can contend for it (CreateTable's
@@ -101,15 +111,7 @@ export interface PendingClaim {
 export async function claimFreshLocation(services: CatalogServices, table: TableRecord): Promise<void> {
   const key = claimKey(services, table);
   try {
-    await services.registry.create<LocationClaimRecord>(key, {
-      kind: 'location-claim',
-      warehouse: table.warehouse,
-      path: table.path,
-      uid: table.uid,
-      ids: [[...table.id]],
-      state: 'held',
-      createdAt: services.now().toISOString(),
-    });
+    await services.registry.create<LocationClaimRecord>(key, newClaim(services, table, 'held'));
   } catch (err) {
     if (!(err instanceof ConditionFailedError)) throw err;
     // Our own claim, written by an attempt whose answer was lost (issue #35), is ours.
@@ -234,15 +236,7 @@ export async function markPurging(services: CatalogServices, table: TableRecord,
     const found = first ? first.claim : await services.registry.read<LocationClaimRecord>(key);
     first = undefined;
     if (!found) {
-      await services.registry.create<LocationClaimRecord>(key, {
-        kind: 'location-claim',
-        warehouse: table.warehouse,
-        path: table.path,
-        uid: table.uid,
-        ids: [[...table.id]],
-        state: 'purging',
-        createdAt: services.now().toISOString(),
-      });
+      await services.registry.create<LocationClaimRecord>(key, newClaim(services, table, 'purging'));
       return true;
     }
     if (found.value.uid !== table.uid) return false;
@@ -267,15 +261,7 @@ export async function setClaimState(
   const key = claimKey(services, table);
   return services.registry.retrying(`location of table ${fmtId(table.id)} → ${state}`, async () => {
     const found = await services.registry.read<LocationClaimRecord>(key);
-    const next: LocationClaimRecord = {
-      kind: 'location-claim',
-      warehouse: table.warehouse,
-      path: table.path,
-      uid: table.uid,
-      ids: ids.map((id) => [...id]),
-      state,
-      createdAt: found?.value.createdAt ?? services.now().toISOString(),
-    };
+    const next = newClaim(services, table, state, { ids, createdAt: found?.value.createdAt });
     if (!found) {
       await services.registry.create(key, next);
       return true;
