@@ -1,7 +1,7 @@
 // @covers CreateApiKey, ListApiKeys
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadLocalConfig } from '../../lib/config.js';
-import { startTestIssuer, type TestIssuer } from '../support/jwks.js';
+import { jwtServerEnv, startTestIssuer, type TestIssuer } from '../support/jwks.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -24,14 +24,7 @@ describe('credential lifetimes (RASK_AUTH=jwt)', () => {
 
   beforeAll(async () => {
     issuer = await startTestIssuer();
-    server = await startTestServer({
-      RASK_AUTH: 'jwt',
-      RASK_ADMIN_KEY: ADMIN,
-      RASK_JWT_ISSUER: issuer.issuer,
-      RASK_JWT_AUDIENCE: issuer.audience,
-      RASK_JWT_JWKS_URL: issuer.jwksUrl,
-      RASK_JWT_MAX_AGE_SECONDS: String(MAX_AGE),
-    });
+    server = await startTestServer({ ...jwtServerEnv(issuer, ADMIN), RASK_JWT_MAX_AGE_SECONDS: String(MAX_AGE) });
     expect((await post('/v1/principals', { name: 'oidc:carol' }, admin)).status).toBe(200);
     expect((await post('/v1/principals', { name: 'dave' }, admin)).status).toBe(200);
   });

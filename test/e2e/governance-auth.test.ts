@@ -6,7 +6,7 @@ import * as lancedb from '@lancedb/lancedb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalServer } from '../../lib/app/server.js';
 import { loadLocalConfig } from '../../lib/config.js';
-import { startTestIssuer, type TestIssuer } from '../support/jwks.js';
+import { jwtServerEnv, startTestIssuer, type TestIssuer } from '../support/jwks.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const ADMIN = 'admin-key-for-tests-0123456789';
@@ -142,13 +142,7 @@ describe('OIDC tokens (RASK_AUTH=jwt)', () => {
 
   beforeAll(async () => {
     issuer = await startTestIssuer();
-    server = await startTestServer({
-      RASK_AUTH: 'jwt',
-      RASK_ADMIN_KEY: ADMIN,
-      RASK_JWT_ISSUER: issuer.issuer,
-      RASK_JWT_AUDIENCE: issuer.audience,
-      RASK_JWT_JWKS_URL: issuer.jwksUrl,
-    });
+    server = await startTestServer(jwtServerEnv(issuer, ADMIN));
     root = path.join(server.dataDir, 'projects', 'acme', 'main');
     const admin = { 'x-api-key': ADMIN };
     await server.request('POST', '/v1/projects', JSON.stringify({ name: 'acme' }), admin);

@@ -42,3 +42,14 @@ export async function startTestIssuer(): Promise<TestIssuer> {
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+/** The server settings that make it accept `issuer`'s tokens (RASK_AUTH=jwt), with a bootstrap admin key. */
+export function jwtServerEnv(issuer: TestIssuer, adminKey: string): Record<string, string> {
+  return {
+    RASK_AUTH: 'jwt',
+    RASK_ADMIN_KEY: adminKey,
+    RASK_JWT_ISSUER: issuer.issuer,
+    RASK_JWT_AUDIENCE: issuer.audience,
+    RASK_JWT_JWKS_URL: issuer.jwksUrl,
+  };
+}
