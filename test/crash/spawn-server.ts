@@ -26,3 +26,20 @@ export async function spawnServer(script: string, env: NodeJS.ProcessEnv): Promi
   });
   return { proc, url, exited, stderr: () => stderr };
 }
+
+/**
+ * One JSON request to a server that may kill itself mid-request (the kill switch): undefined when
+ * the connection died. The `$` delimiter is added to the path's query.
+ */
+export async function callUnlessKilled(url: string, method: string, p: string, body?: unknown): Promise<{ status: number; json: any } | undefined> {
+  try {
+    const res = await fetch(`${url}${p}${p.includes('?') ? '&' : '?'}delimiter=%24`, {
+      method,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    });
+    return { status: res.status, json: await res.json() };
+  } catch {
+    return undefined;
+  }
+}

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawnServer, type SpawnedServer } from '../crash/spawn-server.js';
+import { callUnlessKilled, spawnServer, type SpawnedServer } from '../crash/spawn-server.js';
 
 const dirs: string[] = [];
 const children: SpawnedServer[] = [];
@@ -36,19 +36,7 @@ async function stop(child: SpawnedServer): Promise<void> {
   await child.exited;
 }
 
-/** One request; undefined when the connection died (the server killed itself). */
-async function call(url: string, method: string, p: string, body?: unknown): Promise<{ status: number; json: any } | undefined> {
-  try {
-    const res = await fetch(`${url}${p}?delimiter=%24`, {
-      method,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    });
-    return { status: res.status, json: await res.json() };
-  } catch {
-    return undefined;
-  }
-}
+const call = callUnlessKilled;
 
 describe('ListNamespaces after a kill during a cascade drop (real server, official client)', () => {
   it('names exactly what DescribeNamespace answers 200 for, after a kill at each of the first six registry writes', { timeout: 120_000 }, async () => {

@@ -7,7 +7,7 @@
  * (test/crash/kill-switch-server.ts kills it right after a chosen registry write: deterministic,
  * no timing), restarted on the same data directory, and the job finished by a second call.
  */
-import { spawnServer, type SpawnedServer } from '../crash/spawn-server.js';
+import { callUnlessKilled, spawnServer, type SpawnedServer } from '../crash/spawn-server.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -51,19 +51,7 @@ async function dataDir(): Promise<string> {
   return dir;
 }
 
-/** One request; undefined when the connection died (the server killed itself). */
-async function call(url: string, method: string, p: string, body?: unknown): Promise<{ status: number; json: any } | undefined> {
-  try {
-    const res = await fetch(`${url}${p}${p.includes('?') ? '&' : '?'}delimiter=%24`, {
-      method,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    });
-    return { status: res.status, json: await res.json() };
-  } catch {
-    return undefined;
-  }
-}
+const call = callUnlessKilled;
 const dropCascade = (url: string) => call(url, 'POST', '/v1/namespace/life/drop', { behavior: 'Cascade' });
 const undrop = (url: string) => call(url, 'POST', '/v1/namespace/life/undrop', {});
 
