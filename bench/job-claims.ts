@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { FsObjectStore } from '../lib/adapters/local/fs-object-store.js';
-import type { JobContext } from '../lib/jobs/context.js';
-import { claimNext, enqueue } from '../lib/jobs/jobs.js';
-import { DEFAULT_JOB_POLICY } from '../lib/jobs/record.js';
-import { RegistryWorkQueue } from '../lib/jobs/store.js';
+import type { JobContext } from '../lib/queue/context.js';
+import { claimNext, enqueue } from '../lib/queue/jobs.js';
+import { DEFAULT_JOB_POLICY } from '../lib/ports/job-record.js';
+import { RegistryWorkQueue } from '../lib/queue/store.js';
 import { Registry } from '../lib/registry/registry.js';
 
 const counts = (process.argv[2] ?? '10,100,1000').split(',').map(Number);

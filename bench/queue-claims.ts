@@ -1,6 +1,6 @@
 /**
  * Requests per claim on the two WorkQueue implementations, at 10 and 10,000 queued jobs:
- * the registry store (lib/jobs/store.ts; every store call counted) and the DynamoDB adapter
+ * the registry store (lib/queue/store.ts; every store call counted) and the DynamoDB adapter
  * (lib/adapters/aws/dynamo-work-queue.ts on dynalite; every request counted by a middleware).
  * Results go in docs/benchmarks.md.
  *
@@ -12,11 +12,11 @@
  */
 import { DynamoWorkQueue } from '../lib/adapters/aws/dynamo-work-queue.js';
 import { MemoryObjectStore } from '../lib/adapters/memory/object-store.js';
-import type { JobContext } from '../lib/jobs/context.js';
-import { claimNext } from '../lib/jobs/jobs.js';
-import { newJobId } from '../lib/jobs/ids.js';
-import { DEFAULT_JOB_POLICY, type JobRecord } from '../lib/jobs/record.js';
-import { RegistryWorkQueue } from '../lib/jobs/store.js';
+import type { JobContext } from '../lib/queue/context.js';
+import { claimNext } from '../lib/queue/jobs.js';
+import { newJobId } from '../lib/queue/ids.js';
+import { DEFAULT_JOB_POLICY, type JobRecord } from '../lib/ports/job-record.js';
+import { RegistryWorkQueue } from '../lib/queue/store.js';
 import type { ObjectStore } from '../lib/ports/object-store.js';
 import type { WorkQueue } from '../lib/ports/work-queue.js';
 import { Registry } from '../lib/registry/registry.js';

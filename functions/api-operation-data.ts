@@ -7,7 +7,7 @@ import { apiObserver } from '../lib/observability/api-metrics.js';
 import { lambdaObservability } from '../lib/observability/lambda.js';
 import { apiRequestId, withPowertools } from '../lib/observability/middy.js';
 import { namingTablesById } from '../lib/operations/data/naming.js';
-import type { HandlerMap } from '../lib/operations/types.js';
+import type { HandlerMap } from '../lib/contract/request.js';
 
 /**
  * The Lambda handler of one data-plane operation (`rask:functionMode=per-operation`): the data

@@ -1,5 +1,5 @@
 import type { CatalogServices } from '../lib/catalog/services.js';
-import type { HandlerMap } from '../lib/operations/types.js';
+import type { HandlerMap } from '../lib/contract/request.js';
 import { metaApi } from './meta-api.js';
 
 /**

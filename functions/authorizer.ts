@@ -6,10 +6,11 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { S3ObjectStore } from '../lib/adapters/aws/s3-object-store.js';
 import { KeyStoreError, matchesAnyKey, parseKeys, presentedKeys } from '../lib/auth/api-key.js';
 import { identify } from '../lib/governance/identify.js';
-import { DEFAULT_JWT_MAX_AGE_SECONDS, jwtVerifier } from '../lib/governance/jwt.js';
+import { DEFAULT_JWT_MAX_AGE_SECONDS } from '../lib/config.js';
+import { jwtVerifier } from '../lib/governance/jwt.js';
 import { lambdaObservability, type Observability } from '../lib/observability/lambda.js';
 import { apiRequestId, withPowertools } from '../lib/observability/middy.js';
-import type { Caller } from '../lib/operations/types.js';
+import type { Caller } from '../lib/contract/request.js';
 import { Registry } from '../lib/registry/registry.js';
 
 /**

@@ -20,7 +20,7 @@ import { ConfigError, loadLocalConfig } from '../lib/config.js';
 import type { PassName, PassOptions, PassReport } from '../lib/maintenance/pass.js';
 import { isPassName, loadPass, PASS_NAMES } from '../lib/maintenance/passes.js';
 import { noCredentials } from '../lib/ports/credential-vendor.js';
-import type { StorageRoot } from '../lib/registry/records.js';
+import type { StorageRoot } from '../lib/ports/storage-root.js';
 import { Registry } from '../lib/registry/registry.js';
 
 const USAGE = `usage: rask maintenance <${PASS_NAMES.join('|')}> [options]

@@ -4,7 +4,7 @@ import { lambdaHandler } from '../lib/http/apigw-adapter.js';
 import { apiObserver } from '../lib/observability/api-metrics.js';
 import { lambdaObservability } from '../lib/observability/lambda.js';
 import { apiRequestId, withPowertools } from '../lib/observability/middy.js';
-import type { HandlerMap } from '../lib/operations/types.js';
+import type { HandlerMap } from '../lib/contract/request.js';
 import type { DatasetInspector } from '../lib/ports/dataset-inspector.js';
 import { lazyPort } from '../lib/ports/lazy.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ALL_OPERATIONS } from '../lib/operations/control-table.js';
-import type { OperationDef } from '../lib/operations/table.js';
+import { ALL_OPERATIONS } from '../lib/contract/control-operations.js';
+import type { OperationDef } from '../lib/contract/operations.js';
 import type { Metafile } from 'esbuild';
 import { REPO_ROOT, assetOptions, externalModules, installedModules, writeAsset } from './bundling.js';
 

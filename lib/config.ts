@@ -4,7 +4,9 @@ import * as z from 'zod/mini';
 import { totalmem } from 'node:os';
 import { DEFAULT_COMMIT_DEADLINE_MS } from './deadline.js';
 import { DEFAULT_REQUEST_LIMITS } from './http/limits.js';
-import { DEFAULT_JWT_MAX_AGE_SECONDS } from './governance/jwt.js';
+
+/** Default RASK_JWT_MAX_AGE_SECONDS: a day, longer than any identity provider's usual session token. */
+export const DEFAULT_JWT_MAX_AGE_SECONDS = 24 * 60 * 60;
 
 /**
  * Configuration from `RASK_*` environment variables, validated once at start-up so a typo
@@ -328,7 +330,7 @@ const awsSchema = z.object({
   RASK_DATA_FUNCTION_NAME: z.optional(text()),
   /** The EventBridge bus change events go to (docs/events.md); absent = no events. */
   RASK_EVENT_BUS_NAME: z.optional(text()),
-  /** The stack's DynamoDB work-queue table; absent = jobs live in the registry (lib/jobs/store.ts). */
+  /** The stack's DynamoDB work-queue table; absent = jobs live in the registry (lib/queue/store.ts). */
   RASK_WORK_QUEUE_TABLE: z.optional(text(3)),
   /**
    * Set by the per-operation deployment on the functions of read operations, whose roles may not

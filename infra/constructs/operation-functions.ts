@@ -3,7 +3,7 @@ import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import type { Action, OperationDef } from '../../lib/operations/table.js';
+import type { Action, OperationDef } from '../../lib/contract/operations.js';
 import type { RaskConfig } from '../config.js';
 import { perOperationDefs } from '../operation-bundles.js';
 import type { StateRefs, StorageRefs } from '../state-stack.js';
@@ -13,7 +13,7 @@ import { grantPrefixes } from './permissions.js';
 import { WORK_QUEUE_SCHEMA } from './queue.js';
 import { RaskFunction } from './rask-function.js';
 
-/** What an operation may change: derived from its authorization action (lib/operations/table.ts). */
+/** What an operation may change: derived from its authorization action (lib/contract/operations.ts). */
 export type OperationAccess = 'read' | 'write';
 
 /** Actions that only read: `*:read` and `project:list`. Everything else may write. */

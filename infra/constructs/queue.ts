@@ -18,7 +18,7 @@ export const WORK_QUEUE_SCHEMA = {
 
 /**
  * The table for the work queue's DynamoDB adapter (lib/ports/work-queue.ts). Queued jobs are
- * registry records today (lib/jobs/store.ts); this table is where they move when the live set
+ * registry records today (lib/queue/store.ts); this table is where they move when the live set
  * outgrows one LIST per claim: leases, heartbeats and not-before times are conditional writes on
  * single items, which DynamoDB does well. Generic key names keep the table stable while the
  * queue's item shapes evolve.

@@ -6,7 +6,7 @@ import { Construct } from 'constructs';
 import { REPO_ROOT, bundleFunction, type BundleKind } from '../bundling.js';
 import { acknowledge } from '../nag.js';
 import { bundleOperation } from '../operation-bundles.js';
-import type { OperationDef } from '../../lib/operations/table.js';
+import type { OperationDef } from '../../lib/contract/operations.js';
 
 export const RUNTIME = lambda.Runtime.NODEJS_22_X;
 

@@ -1,5 +1,5 @@
 import type { AwsConfig } from '../config.js';
-import type { JobSettings } from '../jobs/context.js';
+import type { JobSettings } from '../queue/context.js';
 import { lazyPort } from '../ports/lazy.js';
 import type { WorkQueue } from '../ports/work-queue.js';
 
@@ -12,7 +12,7 @@ const WORK_QUEUE_METHODS = { insert: true, read: true, replace: true, listLive: 
  *
  * One queue per project (the table's keys carry the project), made on first use and kept with
  * one shared client: a request through `/projects/acme` reaches acme's jobs, never the default
- * project's (lib/jobs/context.ts). The DynamoDB client is loaded by the first job operation, not
+ * project's (lib/queue/context.ts). The DynamoDB client is loaded by the first job operation, not
  * by every cold start (lib/ports/lazy.ts).
  */
 export function awsJobSettings(config: AwsConfig): JobSettings | undefined {

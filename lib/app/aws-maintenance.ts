@@ -10,7 +10,8 @@ import { noCredentials } from '../ports/credential-vendor.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { keys } from '../registry/keys.js';
 import { LAYOUT_VERSION } from '../registry/layout.js';
-import type { StorageRoot, WarehouseRecord } from '../registry/records.js';
+import type { WarehouseRecord } from '../registry/records.js';
+import type { StorageRoot } from '../ports/storage-root.js';
 import { awsStorage } from './storage.js';
 import { Registry } from '../registry/registry.js';
 

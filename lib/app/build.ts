@@ -3,20 +3,21 @@ import type { CatalogServices, DataLimits, DeploymentStorage } from '../catalog/
 import { createRouter, type Router } from '../http/router.js';
 import type { ErrorLogger } from '../http/respond.js';
 import type { RequestLimits } from '../http/limits.js';
-import type { JobSettings } from '../jobs/context.js';
-import type { HandlerMap } from '../operations/types.js';
-import { UNSUPPORTED_REASONS } from '../operations/unsupported.js';
+import type { JobSettings } from '../queue/context.js';
+import type { HandlerMap } from '../contract/request.js';
+import { UNSUPPORTED_REASONS } from '../contract/unsupported.js';
 import type { CredentialVendor } from '../ports/credential-vendor.js';
 import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import type { EventPublisher } from '../ports/event-publisher.js';
-import { auditDenied, withEvents } from '../events/emit.js';
+import { auditDenied, withEvents } from '../operations/emit.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { rememberWarehouse } from '../catalog/warehouses.js';
 import { openRegistry } from '../registry/layout.js';
-import type { StorageRoot } from '../registry/records.js';
+import type { StorageRoot } from '../ports/storage-root.js';
 import { Registry } from '../registry/registry.js';
-import { guardFor, type GuardSettings } from '../governance/guard.js';
-import { cachedProject } from '../governance/project-cache.js';
+import { guardFor } from '../governance/guard.js';
+import type { GuardSettings } from '../governance/settings.js';
+import { cachedProject } from '../catalog/control/project-cache.js';
 import { tracedStore } from '../observability/traced-store.js';
 
 export interface BuildOptions {

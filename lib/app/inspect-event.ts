@@ -1,20 +1,5 @@
 import { CatalogError, ErrorCode } from '../errors.js';
-import type { DatasetDetails, DatasetInspector } from '../ports/dataset-inspector.js';
-
-/**
- * A direct invocation of the data function by the metadata function (never an API Gateway
- * event: those always carry `httpMethod`), asking it to open a dataset for DescribeTable's
- * detailed metadata.
- */
-export interface InspectEvent {
-  readonly rask: 'inspect';
-  readonly location: string;
-  readonly selection: { readonly version?: number; readonly tag?: string; readonly branch?: string };
-}
-
-export type InspectResult =
-  | { readonly ok: true; readonly details: DatasetDetails }
-  | { readonly ok: false; readonly code: number; readonly message: string; readonly detail?: string };
+import type { DatasetInspector, InspectEvent, InspectResult } from '../ports/dataset-inspector.js';
 
 export function isInspectEvent(event: unknown): event is InspectEvent {
   const e = event as Partial<InspectEvent> & { httpMethod?: unknown };

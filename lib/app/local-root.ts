@@ -2,7 +2,8 @@ import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../config.js';
 import { keys } from '../registry/keys.js';
-import type { StorageRoot, WarehouseRecord } from '../registry/records.js';
+import type { WarehouseRecord } from '../registry/records.js';
+import type { StorageRoot } from '../ports/storage-root.js';
 import type { Registry } from '../registry/registry.js';
 
 /** Where the local default warehouse lives, relative to the data directory (as recorded). */

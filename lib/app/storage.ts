@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ConfigError } from '../config.js';
 import type { AwsConfig } from '../config.js';
 import { encodeSegment } from '../registry/keys.js';
-import type { StorageRoot } from '../registry/records.js';
+import type { StorageRoot } from '../ports/storage-root.js';
 import { childRoot, formatStorageRoot, parseStorageRoot, rootsOverlap } from '../registry/storage-roots.js';
 
 /**

@@ -2,7 +2,7 @@ import { ConcurrentModificationError, InvalidInputError, NamespaceAlreadyExistsE
 import { ConditionFailedError } from '../ports/object-store.js';
 import { keys, validateName } from '../registry/keys.js';
 import type { NamespaceRecord, NamespaceTrashRecord, TrashRecord } from '../registry/records.js';
-import type { Versioned } from '../registry/registry.js';
+import type { Versioned } from '../ports/object-store.js';
 import { crashPoint } from './crash-points.js';
 import { confirmParentOrWithdraw, readNamespace, requireNamespace, settleNamespace } from './namespaces.js';
 import { fmtId, validateId } from './ids.js';

@@ -8,7 +8,7 @@ import {
 import { ConditionFailedError } from '../ports/object-store.js';
 import { dropMarkedSegment, encodeSegment, keys, parseTreeKey, validateName } from '../registry/keys.js';
 import type { NamespaceRecord, SubtreeDrop } from '../registry/records.js';
-import type { Versioned } from '../registry/registry.js';
+import type { Versioned } from '../ports/object-store.js';
 import { crashPoint } from './crash-points.js';
 import { clearDropMark, clearDropMarksBelow, putDropMark } from './namespace-drop-marks.js';
 import type { CatalogServices } from './services.js';

@@ -1,9 +1,9 @@
-import type { JobSettings } from '../jobs/context.js';
+import type { JobSettings } from '../queue/context.js';
 import type { CredentialVendor } from '../ports/credential-vendor.js';
 import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import type { EventPublisher } from '../ports/event-publisher.js';
 import type { ObjectStore } from '../ports/object-store.js';
-import type { StorageRoot } from '../registry/records.js';
+import type { StorageRoot } from '../ports/storage-root.js';
 import type { Registry } from '../registry/registry.js';
 
 /** What one synchronous data-plane request may do (API Gateway: 29 s; Lambda: 6 MB answers). */
@@ -16,7 +16,7 @@ export interface DataLimits {
 
 /** The storage a deployment may use (RASK_STORAGE_ROOTS locally, stack props on AWS). */
 export interface DeploymentStorage {
-  /** Declared roots; project P is allotted `<root>/<encoded P>/` in each (lib/governance/allotment.ts). */
+  /** Declared roots; project P is allotted `<root>/<encoded P>/` in each (lib/catalog/control/allotment.ts). */
   readonly roots: readonly StorageRoot[];
   /** The default warehouse's root the platform creates at start-up (it lies outside every allotment). */
   readonly platformWarehouse?: StorageRoot;
@@ -52,7 +52,7 @@ export interface CatalogServices {
   readonly events?: EventPublisher;
   /**
    * Storage the platform itself uses (the registry's root): a warehouse purge refuses when its
-   * root overlaps one of these (lib/governance/warehouses.ts). Absent: none.
+   * root overlaps one of these (lib/catalog/control/warehouses.ts). Absent: none.
    */
   readonly reservedRoots?: readonly StorageRoot[];
   /**

@@ -1,8 +1,9 @@
 import { InvalidTableStateError } from '../errors.js';
 import { ConditionFailedError } from '../ports/object-store.js';
 import { keys } from '../registry/keys.js';
-import type { ProjectRecord, RootClaim, StorageClaimsRecord, StorageRoot, WarehouseRecord } from '../registry/records.js';
-import type { Versioned } from '../registry/registry.js';
+import type { ProjectRecord, RootClaim, StorageClaimsRecord, WarehouseRecord } from '../registry/records.js';
+import type { StorageRoot } from '../ports/storage-root.js';
+import type { Versioned } from '../ports/object-store.js';
 import { formatStorageRoot, rootInside, rootsOverlap } from '../registry/storage-roots.js';
 import type { CatalogServices } from './services.js';
 import { resolveStorageRoot } from './warehouses.js';

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { InternalError } from '../errors.js';
 import { keys } from '../registry/keys.js';
-import type { StorageRoot, WarehouseRecord } from '../registry/records.js';
+import type { WarehouseRecord } from '../registry/records.js';
+import type { StorageRoot } from '../ports/storage-root.js';
 import { RecordCache } from '../registry/record-cache.js';
 import type { Registry } from '../registry/registry.js';
 import type { CatalogServices } from './services.js';

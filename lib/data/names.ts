@@ -5,7 +5,9 @@
  * non-ASCII tag is percent-encoded twice on the way to its file, and every later tags/list of
  * the table fails.
  */
-import type { ArrowField, ArrowSchema } from './arrow.js';
+// Types straight from apache-arrow: arrow.ts imports this module's checks, so importing its
+// aliases back would close a circle.
+import type { Field as ArrowField, Schema as ArrowSchema } from 'apache-arrow';
 import { InvalidInputError } from '../errors.js';
 import { optString } from './validate.js';
 

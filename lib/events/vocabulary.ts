@@ -72,7 +72,7 @@ export const OPERATION_EVENTS: Readonly<Record<string, string | null>> = {
   AlterTransaction: 'dev.rask.transaction.altered',
   DescribeTransaction: null,
 
-  // Control-plane doors of ours (lib/operations/control-table.ts)
+  // Control-plane doors of ours (lib/contract/control-operations.ts)
   CreateProject: 'dev.rask.project.created',
   UpdateProject: 'dev.rask.project.updated',
   DeleteProject: 'dev.rask.project.deleted',

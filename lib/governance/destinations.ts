@@ -1,5 +1,5 @@
-import type { Action } from '../operations/table.js';
-import type { OperationRequest } from '../operations/types.js';
+import type { Action } from '../contract/operations.js';
+import type { OperationRequest } from '../contract/request.js';
 import type { ResourceChain } from './policy-engine.js';
 import { namespaceChain, tableChain } from './resources.js';
 
@@ -9,7 +9,7 @@ import { namespaceChain, tableChain } from './resources.js';
  * and then this destination with the action that creates there, so a door can never put an
  * object where its caller could not have created it.
  *
- * Audited against lib/operations/table.ts and control-table.ts: RenameTable, UndropTable and
+ * Audited against lib/contract/operations.ts and control-table.ts: RenameTable, UndropTable and
  * UndropNamespace are the only doors whose body names a destination. RegisterTable, DeclareTable,
  * CreateTable and CreateNamespace create at `{id}` itself (checked as the source);
  * BindNamespace creates a top-level namespace but needs `warehouse:manage`, which only a

@@ -1,6 +1,6 @@
-import { ALL_OPERATIONS } from '../operations/control-table.js';
-import type { Action } from '../operations/table.js';
-import type { OperationRequest } from '../operations/types.js';
+import { ALL_OPERATIONS } from '../contract/control-operations.js';
+import type { Action } from '../contract/operations.js';
+import type { OperationRequest } from '../contract/request.js';
 import type { ResourceChain } from './policy-engine.js';
 
 /**

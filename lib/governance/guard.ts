@@ -1,4 +1,4 @@
-import { cachedProject } from './project-cache.js';
+import { cachedProject } from '../catalog/control/project-cache.js';
 import { fmtId, validateId } from '../catalog/ids.js';
 import type { CatalogServices } from '../catalog/services.js';
 import {
@@ -8,20 +8,19 @@ import {
   UnauthenticatedError,
   type CatalogError,
 } from '../errors.js';
-import type { RequestGuard } from '../http/router.js';
-import type { HttpRequest } from '../http/types.js';
+import type { HttpRequest } from '../contract/http.js';
 import { presentedKeys } from '../auth/api-key.js';
-import type { OperationDef } from '../operations/table.js';
-import type { Caller, OperationRequest } from '../operations/types.js';
+import type { OperationDef } from '../contract/operations.js';
+import type { Caller, OperationRequest, RequestGuard } from '../contract/request.js';
 import type { CredentialVendor } from '../ports/credential-vendor.js';
 import { keys } from '../registry/keys.js';
 import type { NamespaceRecord, ProjectRecord } from '../registry/records.js';
-import { CREATE_HINT, notFound, q } from './errors.js';
-import { boundGrants, grantsIn, readGrants } from './grants.js';
-import type { Grant } from './records.js';
-import type { JwtVerifier } from './jwt.js';
+import { CREATE_HINT, notFound, q } from '../catalog/control/errors.js';
+import { boundGrants, grantsIn, readGrants } from '../catalog/control/grants.js';
+import type { Grant } from '../catalog/control/records.js';
+import type { GuardSettings } from './settings.js';
 import { authorize, type AuthzDecision, type ResourceChain } from './policy-engine.js';
-import { readPrincipal } from './principals.js';
+import { readPrincipal } from '../catalog/control/principals.js';
 import { identify } from './identify.js';
 import { destinationOf } from './destinations.js';
 import { asksForce, unprotectRight } from './force-right.js';
@@ -35,17 +34,6 @@ import { projectScope } from './scope.js';
  * write). It hands the handler services scoped to the request's project, whose credential
  * vendor downgrades to read-only for callers who may not write the table.
  */
-
-export type AuthMode = 'off' | 'keys' | 'jwt' | 'authorizer';
-
-export interface GuardSettings {
-  readonly mode: AuthMode;
-  /** SHA-256 (hex) of the configured bootstrap admin key (RASK_ADMIN_KEY), if any. */
-  readonly adminKeySha256?: string;
-  readonly jwt?: JwtVerifier;
-  /** Where authorization decisions go (never credentials). */
-  readonly log?: (entry: Record<string, unknown>) => void;
-}
 
 const UNAUTHENTICATED =
   'missing or invalid credentials: send an API key as x-api-key or Authorization: Bearer <key>, or a valid OIDC token as Authorization: Bearer <token>';

@@ -1,8 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { CatalogServices } from '../catalog/services.js';
-import type { Caller } from '../operations/types.js';
-import type { GuardSettings } from './guard.js';
-import { BOOTSTRAP_PRINCIPAL, principalOfKey, readPrincipal, sha256Hex } from './credentials.js';
+import type { Caller } from '../contract/request.js';
+import type { GuardSettings } from './settings.js';
+import { BOOTSTRAP_PRINCIPAL, principalOfKey, readPrincipal, sha256Hex } from '../catalog/control/credentials.js';
 
 /** The prefix of principals named by OIDC tokens. */
 export const OIDC_PREFIX = 'oidc:';

@@ -14,9 +14,6 @@ export interface JwtSettings {
   readonly maxAgeSeconds: number;
 }
 
-/** Default RASK_JWT_MAX_AGE_SECONDS: a day, longer than any identity provider's usual session token. */
-export const DEFAULT_JWT_MAX_AGE_SECONDS = 24 * 60 * 60;
-
 /** The clock difference tolerated with the identity provider, on `exp`, `nbf` and `iat` (docs/governance.md). */
 export const JWT_CLOCK_TOLERANCE_SECONDS = 60;
 

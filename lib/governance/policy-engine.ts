@@ -1,8 +1,8 @@
 import type * as CedarModule from '@cedar-policy/cedar-wasm/nodejs';
 import { InternalError } from '../errors.js';
-import type { Action } from '../operations/table.js';
+import type { Action } from '../contract/operations.js';
 import { CEDAR_POLICY_FILES, CEDAR_SCHEMA } from './policy-text.js';
-import type { Grant } from './records.js';
+import type { Grant } from '../catalog/control/records.js';
 
 /**
  * The policy engine: Cedar (cedar-wasm) over the policies in policies/*.cedar. Loaded on the

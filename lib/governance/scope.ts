@@ -1,6 +1,6 @@
 import { InvalidInputError } from '../errors.js';
 import { optionalString } from '../catalog/params.js';
-import type { OperationRequest } from '../operations/types.js';
+import type { OperationRequest } from '../contract/request.js';
 
 /**
  * The project a control-plane request addresses: the `project` body field or query parameter,

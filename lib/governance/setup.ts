@@ -1,8 +1,8 @@
 import { ConfigError } from '../config.js';
 import type { Registry } from '../registry/registry.js';
-import type { AuthMode, GuardSettings } from './guard.js';
+import type { AuthMode, GuardSettings } from './settings.js';
 import { jwtVerifier } from './jwt.js';
-import { ensureBootstrapKey, sha256Hex } from './principals.js';
+import { ensureBootstrapKey, sha256Hex } from '../catalog/control/principals.js';
 
 /** The auth settings of the local server and the AWS functions, from RASK_* configuration. */
 export interface AuthConfig {

@@ -1,5 +1,5 @@
 import type { ResponseObserver } from './node-adapter.js';
-import type { HttpResponse } from './types.js';
+import type { HttpResponse } from '../contract/http.js';
 
 export interface AccessLogger {
   info(message: string, fields: Record<string, unknown>): void;

@@ -4,7 +4,7 @@ import { InvalidInputError } from '../errors.js';
 import { errorResponse, type ErrorLogger } from './respond.js';
 import type { ResponseObserver } from './node-adapter.js';
 import type { Router } from './router.js';
-import type { HttpRequest, HttpResponse } from './types.js';
+import type { HttpRequest, HttpResponse } from '../contract/http.js';
 
 /**
  * API Gateway REST API (v1) proxy events ⇄ HttpRequest/HttpResponse. REST v1 is used because it

@@ -1,7 +1,7 @@
 import { ErrorCode } from '../errors.js';
-import type { OperationDef } from '../operations/table.js';
+import type { OperationDef } from '../contract/operations.js';
 import { TransportError } from './transport-errors.js';
-import type { HttpRequest } from './types.js';
+import type { HttpRequest } from '../contract/http.js';
 
 /**
  * JSON doors take JSON only (docs/governance.md, "Threat model of the local server"). A browser

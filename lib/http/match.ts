@@ -1,4 +1,4 @@
-import type { HttpMethod, OperationDef } from '../operations/table.js';
+import type { HttpMethod, OperationDef } from '../contract/operations.js';
 
 export interface RouteMatch {
   readonly operation: OperationDef;

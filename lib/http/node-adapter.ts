@@ -4,7 +4,7 @@ import { errorResponse, type ErrorLogger } from './respond.js';
 import type { GateVerdict } from './local-gate.js';
 import type { Router } from './router.js';
 import { payloadTooLarge, serverBusy } from './transport-errors.js';
-import type { HttpRequest, HttpResponse } from './types.js';
+import type { HttpRequest, HttpResponse } from '../contract/http.js';
 
 /** Called once per answered request (the local server's access log, lib/http/access-log.ts). */
 export type ResponseObserver = (

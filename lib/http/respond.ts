@@ -1,5 +1,5 @@
 import { CatalogError, ErrorCode, StorageUnavailableError } from '../errors.js';
-import type { HttpResponse } from './types.js';
+import type { HttpResponse } from '../contract/http.js';
 import { redactText } from './redact.js';
 import { TransportError } from './transport-errors.js';
 
@@ -15,7 +15,7 @@ export interface ErrorLogger {
   warn(message: string, fields: Record<string, unknown>): void;
   /** Routine facts worth a line (authorization decisions); absent where only problems are logged. */
   info?(message: string, fields: Record<string, unknown>): void;
-  /** Request tracing (lib/observability/trace.ts), used only at RASK_LOG_LEVEL=debug. */
+  /** Request tracing (lib/trace.ts), used only at RASK_LOG_LEVEL=debug. */
   debug?(message: string, fields: Record<string, unknown>): void;
 }
 

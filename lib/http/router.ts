@@ -1,16 +1,16 @@
 import { type Clock, DEFAULT_COMMIT_DEADLINE_MS, deadlineIn, withDeadline } from '../deadline.js';
 import { CatalogError, ErrorCode, InvalidInputError, UnsupportedError } from '../errors.js';
-import { ALL_OPERATIONS } from '../operations/control-table.js';
-import type { OperationDef } from '../operations/table.js';
-import type { Caller, HandlerMap, Identity, OperationRequest } from '../operations/types.js';
+import { ALL_OPERATIONS } from '../contract/control-operations.js';
+import type { OperationDef } from '../contract/operations.js';
+import type { HandlerMap, Identity, OperationRequest, RequestGuard } from '../contract/request.js';
 import { checkJsonContentType } from './content-type.js';
 import { formDecode, parseObjectId, sameId } from './ids.js';
-import { step, traced, type TraceSink } from '../observability/trace.js';
+import { step, traced, type TraceSink } from '../trace.js';
 import { checkJsonDepth, checkProperties, DEFAULT_REQUEST_LIMITS, type RequestLimits } from './limits.js';
 import { RouteMatcher } from './match.js';
 import { errorResponse, jsonResponse, type ErrorLogger } from './respond.js';
 import { methodNotAllowed, payloadTooLarge, routeNotFound } from './transport-errors.js';
-import type { HttpRequest, HttpResponse } from './types.js';
+import type { HttpRequest, HttpResponse } from '../contract/http.js';
 
 export interface RouterOptions<S> {
   readonly handlers: HandlerMap<S>;
@@ -33,18 +33,8 @@ export interface RouterOptions<S> {
   readonly redactPaths?: readonly string[];
   /** JSON nesting depth and `properties` size (lib/http/limits.ts); default DEFAULT_REQUEST_LIMITS. */
   readonly requestLimits?: RequestLimits;
-  /** Given at RASK_LOG_LEVEL=debug: each request is traced into it (lib/observability/trace.ts). */
+  /** Given at RASK_LOG_LEVEL=debug: each request is traced into it (lib/trace.ts). */
   readonly trace?: TraceSink;
-}
-
-/**
- * Runs in the check order of the design brief: `authenticate` before the request is decoded
- * (401 before 400), `admit` after (parent 404, then authorization 403, then quarantine 403) and
- * before the handler; it returns the services the handler runs with (per-project).
- */
-export interface RequestGuard<S> {
-  authenticate(request: HttpRequest, operation: OperationDef): Promise<Caller>;
-  admit(request: OperationRequest, services: S): Promise<S>;
 }
 
 export type Router = (request: HttpRequest) => Promise<HttpResponse>;

@@ -9,7 +9,8 @@
  * Failed (docs/jobs.md).
  */
 import type { CatalogServices } from '../catalog/services.js';
-import { runJobsOnce, type JobRunners, type WorkerLog } from './worker.js';
+import { runJobsOnce, type WorkerLog } from './worker.js';
+import type { JobRunners } from './runner.js';
 
 /** What the handler reads from the Lambda context. */
 export interface InvocationContext {

@@ -4,7 +4,8 @@
  * API, and the heartbeat timers keep firing while it runs.
  */
 import type { CatalogServices } from '../catalog/services.js';
-import { consoleWorkerLog, runJobsOnce, type JobRunners, type WorkerLog, type WorkerReport } from './worker.js';
+import { consoleWorkerLog, runJobsOnce, type WorkerLog, type WorkerReport } from './worker.js';
+import type { JobRunners } from './runner.js';
 
 export interface JobLoop {
   /** One pass now (after any pass in progress): what the timer does, callable on demand. */

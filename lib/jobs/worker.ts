@@ -6,27 +6,12 @@
  */
 import type { CatalogServices } from '../catalog/services.js';
 import { CatalogError, ErrorCode } from '../errors.js';
-import { jobContext, type JobContext } from './context.js';
-import { type Claim, claimNext, complete, failAttempt, heartbeat, prune, releaseJob } from './jobs.js';
-import type { JobRecord } from './record.js';
-import { type Failure, LeaseLostError } from './transitions.js';
+import { jobContext, type JobContext } from '../queue/context.js';
+import { type Claim, claimNext, complete, failAttempt, heartbeat, prune, releaseJob } from '../queue/jobs.js';
+import type { JobRecord } from '../ports/job-record.js';
+import type { JobRunner, JobRunners } from './runner.js';
+import { type Failure, LeaseLostError } from '../queue/transitions.js';
 import { encodeSegment, keys } from '../registry/keys.js';
-
-export interface RunnerContext {
-  readonly services: CatalogServices;
-  /**
-   * Aborted when the worker has lost the job (canceled, or reclaimed after a missed lease) or
-   * is shutting down. Runners check it between steps; a step already inside LanceDB cannot be
-   * interrupted and finishes, but nothing is reported for it once the lease is lost.
-   */
-  readonly signal: AbortSignal;
-  /** Progress to show in DescribeTransaction; written with the next heartbeat. */
-  progress(output: Record<string, string>): void;
-}
-
-/** Runs one job; resolves with output strings for DescribeTransaction, or throws. */
-export type JobRunner = (job: JobRecord, ctx: RunnerContext) => Promise<Record<string, string>>;
-export type JobRunners = Readonly<Record<string, JobRunner>>;
 
 export type WorkerLog = (entry: Record<string, unknown>) => void;
 
@@ -67,7 +52,7 @@ interface ProjectQueue {
 
 /**
  * Runs ready jobs of every project in the registry (a job queued through `/projects/acme` lives
- * in acme's queue, lib/jobs/context.ts). Projects take turns, one job each per round, so a
+ * in acme's queue, lib/queue/context.ts). Projects take turns, one job each per round, so a
  * project with a long queue cannot starve the others; a project whose queue has nothing ready
  * leaves the rotation for this pass.
  */

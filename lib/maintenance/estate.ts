@@ -34,7 +34,7 @@ export async function listWarehouses(services: CatalogServices, project: string)
 
 /**
  * The same services, addressing another project of the registry. Job settings carry a queue
- * per project (lib/jobs/context.ts), so that project's jobs are the ones reached.
+ * per project (lib/queue/context.ts), so that project's jobs are the ones reached.
  */
 export function forProject(services: CatalogServices, project: string): CatalogServices {
   return project === services.project ? services : { ...services, project };

@@ -14,10 +14,10 @@
  * IN_FLIGHT_MS (a crash between the two writes costs that long, then the table is queued again).
  */
 import { ConcurrentModificationError } from '../errors.js';
-import { jobContext } from '../jobs/context.js';
-import { newJobId } from '../jobs/ids.js';
-import { enqueue } from '../jobs/jobs.js';
-import { isTerminal } from '../jobs/record.js';
+import { jobContext } from '../queue/context.js';
+import { newJobId } from '../queue/ids.js';
+import { enqueue } from '../queue/jobs.js';
+import { isTerminal } from '../ports/job-record.js';
 import { ConditionFailedError } from '../ports/object-store.js';
 import { encodeSegment } from '../registry/keys.js';
 import type { CatalogServices } from '../catalog/services.js';

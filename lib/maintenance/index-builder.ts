@@ -21,8 +21,8 @@
 import { announce } from './announce.js';
 import { indexFanOut } from './fan-out-passes.js';
 import { DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS } from '../config.js';
-import { jobContext } from '../jobs/context.js';
-import { enqueue } from '../jobs/jobs.js';
+import { jobContext } from '../queue/context.js';
+import { enqueue } from '../queue/jobs.js';
 import { CREATE_INDEX } from '../jobs/runners/create-index.js';
 import type { DatasetState } from '../data/maintenance.js';
 import { finishReport, type MaintenancePass, type PassOptions } from './pass.js';

@@ -11,8 +11,9 @@
 import type { CatalogServices } from '../catalog/services.js';
 import { fmtId } from '../catalog/ids.js';
 import { InvalidInputError, ServiceUnavailableError, TableNotFoundError } from '../errors.js';
-import type { JobRecord } from '../jobs/record.js';
-import type { JobRunner, JobRunners } from '../jobs/worker.js';
+import type { JobRecord } from '../ports/job-record.js';
+import type { JobRunner } from '../jobs/runner.js';
+import type { JobRunners } from '../jobs/runner.js';
 import { announce } from './announce.js';
 import { INDEX_TABLE_JOB, SWEEP_TABLE_JOB, type FanOutPass, type TableJobParams } from './fan-out.js';
 import { buildTable, indexCounters, loadIndexData, type IndexData, type IndexFinding } from './index-builder.js';

@@ -3,7 +3,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { accessLog, type AccessLogger } from '../http/access-log.js';
 import { RouteMatcher } from '../http/match.js';
 import type { ResponseObserver } from '../http/node-adapter.js';
-import { OPERATIONS } from '../operations/table.js';
+import { OPERATIONS } from '../contract/operations.js';
 
 /**
  * What one API invocation records: the request line (lib/http/access-log.ts, as the local

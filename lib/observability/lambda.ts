@@ -2,7 +2,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { Tracer } from '@aws-lambda-powertools/tracer';
 import { createLogger, type LogLevelName } from './logger.js';
-import { setSignalRecorder } from './signals.js';
+import { setSignalRecorder } from '../signals.js';
 
 /**
  * Powertools for every Lambda entry (functions/*.ts), created once per container:

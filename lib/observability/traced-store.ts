@@ -1,6 +1,6 @@
 import type { ObjectStore } from '../ports/object-store.js';
 import { ConditionFailedError } from '../ports/object-store.js';
-import { msSince, trace, tracing } from './trace.js';
+import { msSince, trace, tracing } from '../trace.js';
 
 /**
  * The registry's store as a traced request sees it (docs/operations.md, "Logging"): every key

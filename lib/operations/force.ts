@@ -2,7 +2,7 @@ import { optionalBoolean } from '../catalog/params.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { InternalError } from '../errors.js';
 import { FORCE_DOORS } from '../governance/force-right.js';
-import type { OperationRequest } from './types.js';
+import type { OperationRequest } from '../contract/request.js';
 
 /**
  * Flags our lifecycle adds to spec doors (docs/lifecycle.md). They travel as query parameters,

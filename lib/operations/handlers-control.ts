@@ -1,8 +1,8 @@
 import type { CatalogServices } from '../catalog/services.js';
 import { InvalidInputError } from '../errors.js';
-import { grantRole, listGrants, revokeRole } from '../governance/grants.js';
-import { createApiKey, createPrincipal, listApiKeys, listPrincipals, revokeApiKey } from '../governance/principals.js';
-import { createProject, deleteProject, describeProject, listProjects, updateProject } from '../governance/projects.js';
+import { grantRole, listGrants, revokeRole } from '../catalog/control/grants.js';
+import { createApiKey, createPrincipal, listApiKeys, listPrincipals, revokeApiKey } from '../catalog/control/principals.js';
+import { createProject, deleteProject, describeProject, listProjects, updateProject } from '../catalog/control/projects.js';
 import {
   bindNamespace,
   createWarehouse,
@@ -11,12 +11,12 @@ import {
   listWarehouses,
   setWarehouseActive,
   updateWarehouse,
-} from '../governance/warehouses.js';
+} from '../catalog/control/warehouses.js';
 import { force } from './force.js';
-import type { HandlerMap, OperationRequest } from './types.js';
+import type { HandlerMap, OperationRequest } from '../contract/request.js';
 
 /**
- * The control-plane doors (lib/operations/control-table.ts). The guard has already scoped
+ * The control-plane doors (lib/contract/control-operations.ts). The guard has already scoped
  * `svc.project` to the project the request addresses (field, query, base URI or default).
  */
 const param = (req: OperationRequest, name: string): string => {

@@ -6,7 +6,7 @@ import { refHandlers } from './data/refs.js';
 import { schemaHandlers } from './data/schema.js';
 import { writeHandlers } from './data/writes.js';
 import { namingTablesById } from './data/naming.js';
-import type { HandlerMap } from './types.js';
+import type { HandlerMap } from '../contract/request.js';
 
 /**
  * Handlers of the data bundle (Arrow IPC, queries, indices, schema). Each resolves the table

@@ -5,9 +5,9 @@ import type { CatalogServices } from '../catalog/services.js';
 import { tableTasks } from '../catalog/tables/trash.js';
 import { undropTable } from '../catalog/tables/undrop.js';
 import { InvalidInputError } from '../errors.js';
-import type { HandlerMap, OperationRequest } from './types.js';
+import type { HandlerMap, OperationRequest } from '../contract/request.js';
 
-/** The lifecycle doors of lib/operations/control-table.ts (docs/lifecycle.md). */
+/** The lifecycle doors of lib/contract/control-operations.ts (docs/lifecycle.md). */
 
 function protectedFlag(req: OperationRequest): boolean {
   const value = optionalBoolean(req.body.protected, 'protected');

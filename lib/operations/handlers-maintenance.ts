@@ -1,6 +1,6 @@
 import type { CatalogServices } from '../catalog/services.js';
 import { getMaintenancePolicy, setMaintenancePolicy } from '../maintenance/policy-doors.js';
-import type { HandlerMap } from './types.js';
+import type { HandlerMap } from '../contract/request.js';
 
 /**
  * The maintenance-policy doors (control plane, ours; docs/maintenance.md). Registry records only,

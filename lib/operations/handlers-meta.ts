@@ -6,7 +6,7 @@ import { namespaceHandlers } from './handlers-namespace.js';
 import { tableHandlers } from './handlers-table.js';
 import { transactionHandlers } from './handlers-transaction.js';
 import { versionHandlers } from './handlers-version.js';
-import type { HandlerMap } from './types.js';
+import type { HandlerMap } from '../contract/request.js';
 
 /**
  * Handlers of the metadata bundle. Nothing reachable from here may import @lancedb/lancedb

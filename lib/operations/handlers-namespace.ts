@@ -8,7 +8,7 @@ import {
 import { mode, optionalString, pageLimit, stringMap } from '../catalog/params.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { force, purge } from './force.js';
-import type { HandlerMap } from './types.js';
+import type { HandlerMap } from '../contract/request.js';
 
 /** Namespace operations: decode the spec's request shapes, call the catalog. */
 export const namespaceHandlers: HandlerMap<CatalogServices> = {

@@ -1,7 +1,7 @@
 import type { CatalogServices } from '../catalog/services.js';
-import { jobContext } from '../jobs/context.js';
-import { alterJob, describeJob, transactionId } from '../jobs/jobs.js';
-import type { HandlerMap } from './types.js';
+import { jobContext } from '../queue/context.js';
+import { alterJob, describeJob, transactionId } from '../queue/jobs.js';
+import type { HandlerMap } from '../contract/request.js';
 
 /**
  * DescribeTransaction and AlterTransaction: the asynchronous jobs that CreateTableIndex (large

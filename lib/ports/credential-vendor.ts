@@ -1,5 +1,5 @@
-import type { StorageRoot } from '../registry/records.js';
-import type { Identity } from '../operations/types.js';
+import type { StorageRoot } from './storage-root.js';
+import type { Identity } from '../contract/request.js';
 
 /** What a caller may do with the vended credentials. */
 export type AccessMode = 'read' | 'readwrite';

@@ -13,3 +13,19 @@ export interface DatasetDetails {
 export interface DatasetInspector {
   inspect(location: string, options: { version?: number; tag?: string; branch?: string; storageOptions?: Record<string, string> }): Promise<DatasetDetails>;
 }
+
+/**
+ * A direct invocation of the data function by the metadata function (never an API Gateway
+ * event: those always carry `httpMethod`), asking it to open a dataset for DescribeTable's
+ * detailed metadata. The wire shape between lib/adapters/aws/lambda-inspector.ts and
+ * lib/app/inspect-event.ts, owned by the port both sides implement.
+ */
+export interface InspectEvent {
+  readonly rask: 'inspect';
+  readonly location: string;
+  readonly selection: { readonly version?: number; readonly tag?: string; readonly branch?: string };
+}
+
+export type InspectResult =
+  | { readonly ok: true; readonly details: DatasetDetails }
+  | { readonly ok: false; readonly code: number; readonly message: string; readonly detail?: string };

@@ -155,3 +155,9 @@ export function compareKeys(a: string, b: string): number {
 }
 
 const isSurrogate = (unit: number) => unit >= 0xd800 && unit <= 0xdfff;
+
+/** A registry record as read, with the ETag a conditional write of it must match. */
+export interface Versioned<T> {
+  readonly value: T;
+  readonly etag: string;
+}

@@ -1,11 +1,11 @@
-import type { JobRecord } from '../jobs/record.js';
-import type { Versioned } from '../registry/registry.js';
+import type { JobRecord } from './job-record.js';
+import type { Versioned } from './object-store.js';
 
 /**
  * Where job records live. Storage only: what a claim, a heartbeat or a cancel means is decided
  * by lib/jobs/ (pure transitions plus compare-and-swap), identically for every implementation.
  *
- * Semantics every implementation keeps (the object-store one is lib/jobs/store.ts):
+ * Semantics every implementation keeps (the object-store one is lib/queue/store.ts):
  * - `insert` succeeds for exactly one caller per id; `replace` and `remove` only while the
  *   record's version tag is the given one, and throw `ConditionFailedError` otherwise (also
  *   when the record is gone or has moved), so callers re-read and decide again;

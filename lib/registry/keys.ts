@@ -29,9 +29,9 @@ import { InvalidInputError } from '../errors.js';
  * Jobs (lib/jobs/) are split by life stage so that a worker looking for work lists only the
  * live ones: the finished jobs kept for DescribeTransaction never slow a claim down. `live` and
  * `done` are fixed words, never user input, and job ids are 32 lowercase hex digits (validated
- * by lib/jobs/ids.ts) whose byte order is their creation order (to the millisecond), so both
+ * by lib/queue/ids.ts) whose byte order is their creation order (to the millisecond), so both
  * listings are oldest first. A job is only ever in one of the two (or, for an instant while it moves, the same
- * record in both; lib/jobs/store.ts says which copy wins).
+ * record in both; lib/queue/store.ts says which copy wins).
  *
  * encodeSegment escapes, as `%XX`, exactly the bytes below `0`: (0x00–0x2F, which includes
  * `/`, `%`, `+`, `.`, space). Because `%` (0x25) is itself below every byte that stays raw,

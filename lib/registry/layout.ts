@@ -1,7 +1,8 @@
 import { InternalError, ServiceUnavailableError } from '../errors.js';
 import { ConditionFailedError } from '../ports/object-store.js';
 import { keys } from './keys.js';
-import type { ProjectRecord, StorageRoot, WarehouseRecord } from './records.js';
+import type { ProjectRecord, WarehouseRecord } from './records.js';
+import type { StorageRoot } from '../ports/storage-root.js';
 import type { Registry } from './registry.js';
 
 /** Version of the key layout and record shapes (lib/registry/keys.ts). */

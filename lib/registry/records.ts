@@ -1,8 +1,6 @@
-/** Registry record shapes. Stored as JSON; changing a shape needs a layout migration. */
+import type { StorageRoot } from '../ports/storage-root.js';
 
-export type StorageRoot =
-  | { readonly kind: 'file'; readonly path: string }
-  | { readonly kind: 's3'; readonly bucket: string; readonly prefix: string; readonly region?: string };
+/** Registry record shapes. Stored as JSON; changing a shape needs a layout migration. */
 
 export interface ProjectRecord {
   readonly kind: 'project';

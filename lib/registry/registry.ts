@@ -1,14 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { ConcurrentModificationError, InternalError } from '../errors.js';
-import { ConditionFailedError, type ObjectStore } from '../ports/object-store.js';
+import { ConditionFailedError, type ObjectStore, type Versioned } from '../ports/object-store.js';
 import { decodeSegment, isEncodedSegment } from './keys.js';
 import { currentDeadline, remainingMs } from '../deadline.js';
-import { signal } from '../observability/signals.js';
-
-export interface Versioned<T> {
-  readonly value: T;
-  readonly etag: string;
-}
+import { signal } from '../signals.js';
 
 export interface RetryPolicy {
   /** Attempts before a lost race becomes ConcurrentModification (code 14). */

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { InvalidInputError } from '../errors.js';
-import type { StorageRoot } from '../registry/records.js';
+import type { StorageRoot } from '../ports/storage-root.js';
 
 /** `s3://bucket/prefix` or an absolute local directory, as the control plane writes them. */
 export function parseStorageRoot(text: unknown): StorageRoot {
@@ -31,7 +31,7 @@ export function formatStorageRoot(root: StorageRoot): string {
  * then the bucket and the prefix's segments (S3), or the normalised absolute path's segments
  * (local; `..`, `.` and repeated or trailing slashes are resolved away). Comparing whole segments
  * is what keeps `s3://b/ab` from containing `s3://b/abc`. Symbolic links are not resolved here
- * (this is pure): the door that records a local root stores its real path (lib/governance/allotment.ts).
+ * (this is pure): the door that records a local root stores its real path (lib/catalog/control/allotment.ts).
  */
 export function rootSegments(root: StorageRoot): readonly string[] {
   if (root.kind === 's3') return ['s3', root.bucket, ...root.prefix.split('/').filter(Boolean)];

@@ -12,7 +12,8 @@ import type { CatalogServices } from '../../lib/catalog/services.js';
 import { CatalogError } from '../../lib/errors.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 import { keys } from '../../lib/registry/keys.js';
-import type { StorageRoot, WarehouseRecord } from '../../lib/registry/records.js';
+import type { WarehouseRecord } from '../../lib/registry/records.js';
+import type { StorageRoot } from '../../lib/ports/storage-root.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
 import { finalKey, outcome, stageManifest } from '../support/versions.js';
 

@@ -3,8 +3,8 @@ import { GetItemCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/cl
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WORK_QUEUE_SCHEMA } from '../../infra/constructs/queue.js';
 import { DYNAMO_QUEUE_ATTRIBUTES, DynamoWorkQueue } from '../../lib/adapters/aws/dynamo-work-queue.js';
-import { jobContext } from '../../lib/jobs/context.js';
-import { claimNext, complete, describeJob, enqueue } from '../../lib/jobs/jobs.js';
+import { jobContext } from '../../lib/queue/context.js';
+import { claimNext, complete, describeJob, enqueue } from '../../lib/queue/jobs.js';
 import { runJobsOnce } from '../../lib/jobs/worker.js';
 import { keys } from '../../lib/registry/keys.js';
 import { type Dynalite, startDynalite } from '../support/dynalite.js';

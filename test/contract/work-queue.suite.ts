@@ -8,12 +8,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { InternalError, InvalidInputError } from '../../lib/errors.js';
-import { jobContext } from '../../lib/jobs/context.js';
-import { alterJob, claimNext, complete, describeJob, enqueue, heartbeat } from '../../lib/jobs/jobs.js';
+import { jobContext } from '../../lib/queue/context.js';
+import { alterJob, claimNext, complete, describeJob, enqueue, heartbeat } from '../../lib/queue/jobs.js';
 import { startJobLoop } from '../../lib/jobs/loop.js';
-import type { JobPolicy } from '../../lib/jobs/record.js';
-import { LeaseLostError } from '../../lib/jobs/transitions.js';
-import { runJobsOnce, type JobRunner, type WorkerReport } from '../../lib/jobs/worker.js';
+import type { JobPolicy } from '../../lib/ports/job-record.js';
+import { LeaseLostError } from '../../lib/queue/transitions.js';
+import { runJobsOnce, type WorkerReport } from '../../lib/jobs/worker.js';
+import type { JobRunner } from '../../lib/jobs/runner.js';
 import { manualClock, type ManualClock } from '../support/clock.js';
 
 export interface QueueUnderTest {

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { setSignalRecorder, type SignalName } from '../../lib/observability/signals.js';
+import { setSignalRecorder, type SignalName } from '../../lib/signals.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const ADMIN = 'audit-admin-key-0123456789abcdef';

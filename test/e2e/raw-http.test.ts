@@ -1,7 +1,7 @@
 // @covers NamespaceExists, CreateNamespace, ListNamespaces, DescribeNamespace, DropNamespace
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { allHandlers } from '../../lib/operations/handlers-all.js';
-import { OPERATIONS } from '../../lib/operations/table.js';
+import { OPERATIONS } from '../../lib/contract/operations.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /** The wire contract, byte for byte: every failure is a JSON body with an integer code. */

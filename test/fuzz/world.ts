@@ -12,7 +12,7 @@ import { expect } from 'vitest';
 import { createLocalApp } from '../../lib/app/local.js';
 import { loadLocalConfig } from '../../lib/config.js';
 import type { ErrorLogger } from '../../lib/http/respond.js';
-import type { HttpResponse } from '../../lib/http/types.js';
+import type { HttpResponse } from '../../lib/contract/http.js';
 import { ipcRows } from '../data/fixtures.js';
 
 export interface WorldResponse extends HttpResponse {

@@ -65,7 +65,7 @@ describe('Lambda bundles', () => {
     }
     // DescribeTransaction / AlterTransaction read and write records; they never reach a runner.
     const meta = Object.keys((await bundle('meta')).metafile.inputs);
-    expect(meta).toContain('lib/jobs/jobs.ts');
+    expect(meta).toContain('lib/queue/jobs.ts');
     expect(meta.filter((i) => i.startsWith('lib/jobs/runners/') || i.startsWith('lib/data/'))).toEqual([]);
   });
 
@@ -74,7 +74,7 @@ describe('Lambda bundles', () => {
       const result = await build({ ...esbuildOptions(kind, `/tmp/rask-${kind}`), write: false, metafile: true, logLevel: 'silent' });
       const inputs = Object.keys(result.metafile!.inputs);
       // The fan-out path is there…
-      for (const f of ['lib/maintenance/fan-out-passes.ts', 'lib/maintenance/fan-out.ts', 'lib/maintenance/table-checks.ts', 'lib/jobs/jobs.ts']) expect(inputs, kind).toContain(f);
+      for (const f of ['lib/maintenance/fan-out-passes.ts', 'lib/maintenance/fan-out.ts', 'lib/maintenance/table-checks.ts', 'lib/queue/jobs.ts']) expect(inputs, kind).toContain(f);
       // …and nothing that runs a table's work: lib/data (it loads LanceDB through createRequire,
       // invisible to the metafile), the passes' in-process bodies, the job runners.
       expect(inputs.filter((i) => /@lancedb|apache-arrow|\.node$/.test(i) || i.startsWith('lib/data/') || i.startsWith('lib/jobs/runners/')), kind).toEqual([]);

@@ -6,10 +6,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { datasetState } from '../../lib/data/maintenance.js';
-import { jobContext } from '../../lib/jobs/context.js';
-import { describeJob } from '../../lib/jobs/jobs.js';
-import type { JobRecord } from '../../lib/jobs/record.js';
-import { runJobsOnce, type JobRunner, type JobRunners } from '../../lib/jobs/worker.js';
+import { jobContext } from '../../lib/queue/context.js';
+import { describeJob } from '../../lib/queue/jobs.js';
+import type { JobRecord } from '../../lib/ports/job-record.js';
+import { runJobsOnce } from '../../lib/jobs/worker.js';
+import type { JobRunner } from '../../lib/jobs/runner.js';
+import type { JobRunners } from '../../lib/jobs/runner.js';
 import { IN_FLIGHT_MS, pendingKey } from '../../lib/maintenance/fan-out.js';
 import { indexBuild } from '../../lib/maintenance/index-builder.js';
 import { setMaintenancePolicy } from '../../lib/maintenance/policy-doors.js';

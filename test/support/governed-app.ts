@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import { buildApp } from '../../lib/app/build.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
-import type { GuardSettings } from '../../lib/governance/guard.js';
-import { sha256Hex } from '../../lib/governance/principals.js';
+import type { GuardSettings } from '../../lib/governance/settings.js';
+import { sha256Hex } from '../../lib/catalog/control/principals.js';
 import type { Router } from '../../lib/http/router.js';
-import type { HttpResponse } from '../../lib/http/types.js';
+import type { HttpResponse } from '../../lib/contract/http.js';
 import { allHandlers } from '../../lib/operations/handlers-all.js';
-import type { HandlerMap } from '../../lib/operations/types.js';
+import type { HandlerMap } from '../../lib/contract/request.js';
 import type { AccessMode, CredentialVendor } from '../../lib/ports/credential-vendor.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 

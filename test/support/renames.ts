@@ -2,7 +2,7 @@ import type { CatalogServices } from '../../lib/catalog/services.js';
 import { liveRecord } from '../../lib/catalog/tables/move.js';
 import { keys } from '../../lib/registry/keys.js';
 import type { TableRecord } from '../../lib/registry/records.js';
-import type { Versioned } from '../../lib/registry/registry.js';
+import type { Versioned } from '../../lib/ports/object-store.js';
 
 /**
  * The source's mark alone (`moving`, no arrival at the destination): the state a rename leaves

@@ -9,7 +9,7 @@ import type { CatalogServices } from '../../lib/catalog/services.js';
 import { noCredentials } from '../../lib/ports/credential-vendor.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 import { ensureDefaults, ensureLayout } from '../../lib/registry/layout.js';
-import type { StorageRoot } from '../../lib/registry/records.js';
+import type { StorageRoot } from '../../lib/ports/storage-root.js';
 import { Registry, type RetryPolicy } from '../../lib/registry/registry.js';
 import { jittery, turnJittery } from './jittery-store.js';
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FsObjectStore } from '../../lib/adapters/local/fs-object-store.js';
-import { cachedProject, cachedProjects, MAX_CACHED_PROJECTS } from '../../lib/governance/project-cache.js';
+import { cachedProject, cachedProjects, MAX_CACHED_PROJECTS } from '../../lib/catalog/control/project-cache.js';
 import type { Registry } from '../../lib/registry/registry.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { cachedWarehouses, MAX_CACHED_WAREHOUSES, requireWarehouse } from '../../lib/catalog/warehouses.js';

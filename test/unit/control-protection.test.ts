@@ -6,9 +6,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CatalogServices } from '../../lib/catalog/services.js';
-import { createProject, deleteProject, describeProject, updateProject } from '../../lib/governance/projects.js';
-import { createWarehouse, deleteWarehouse, describeWarehouse, updateWarehouse } from '../../lib/governance/warehouses.js';
-import type { Caller } from '../../lib/operations/types.js';
+import { createProject, deleteProject, describeProject, updateProject } from '../../lib/catalog/control/projects.js';
+import { createWarehouse, deleteWarehouse, describeWarehouse, updateWarehouse } from '../../lib/catalog/control/warehouses.js';
+import type { Caller } from '../../lib/contract/request.js';
 import { keys } from '../../lib/registry/keys.js';
 import type { ProjectRecord } from '../../lib/registry/records.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';

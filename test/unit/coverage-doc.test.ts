@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { allHandlers } from '../../lib/operations/handlers-all.js';
-import { ALL_OPERATIONS as OPERATIONS } from '../../lib/operations/control-table.js';
+import { ALL_OPERATIONS as OPERATIONS } from '../../lib/contract/control-operations.js';
 import { coveringTests, renderCoverage } from '../../scripts/coverage.js';
 
 describe('docs/COVERAGE.md', () => {

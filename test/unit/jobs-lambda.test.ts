@@ -3,12 +3,12 @@
  * starting them once less than `reserveMs` of the invocation is left.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { jobContext } from '../../lib/jobs/context.js';
-import { describeJob, enqueue } from '../../lib/jobs/jobs.js';
+import { jobContext } from '../../lib/queue/context.js';
+import { describeJob, enqueue } from '../../lib/queue/jobs.js';
 import { keys } from '../../lib/registry/keys.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import { createProject, deleteProject } from '../../lib/governance/projects.js';
-import { RegistryWorkQueue } from '../../lib/jobs/store.js';
+import { createProject, deleteProject } from '../../lib/catalog/control/projects.js';
+import { RegistryWorkQueue } from '../../lib/queue/store.js';
 import { Registry } from '../../lib/registry/registry.js';
 import { jobsHandler } from '../../lib/jobs/lambda.js';
 import { manualClock, type ManualClock } from '../support/clock.js';

@@ -1,14 +1,14 @@
 /**
- * The job state machine as pure functions (lib/jobs/transitions.ts, alter.ts, view.ts): every
+ * The job state machine as pure functions (lib/queue/transitions.ts, alter.ts, view.ts): every
  * WHERE clause of a claim, every way out of Running, and AlterTransaction's all-or-nothing rule.
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_JOBS_INTERVAL_MS, loadLocalConfig } from '../../lib/config.js';
-import { applyActions, parseActions, parseStatus } from '../../lib/jobs/alter.js';
-import { isJobId, jobIdTime, newJobId } from '../../lib/jobs/ids.js';
-import { DEFAULT_JOB_POLICY, type JobPolicy, type JobRecord } from '../../lib/jobs/record.js';
-import { backoffMs, claim, claimable, fail, LeaseLostError, release, renew, setStatusByRequest, succeed } from '../../lib/jobs/transitions.js';
-import { toTransaction } from '../../lib/jobs/view.js';
+import { applyActions, parseActions, parseStatus } from '../../lib/queue/alter.js';
+import { isJobId, jobIdTime, newJobId } from '../../lib/queue/ids.js';
+import { DEFAULT_JOB_POLICY, type JobPolicy, type JobRecord } from '../../lib/ports/job-record.js';
+import { backoffMs, claim, claimable, fail, LeaseLostError, release, renew, setStatusByRequest, succeed } from '../../lib/queue/transitions.js';
+import { toTransaction } from '../../lib/queue/view.js';
 
 const T0 = new Date('2030-01-01T00:00:00.000Z');
 const at = (ms: number) => new Date(T0.getTime() + ms);

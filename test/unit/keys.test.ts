@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compareKeys } from '../../lib/ports/object-store.js';
-import { isJobId, newJobId } from '../../lib/jobs/ids.js';
+import { isJobId, newJobId } from '../../lib/queue/ids.js';
 import {
   decodeSegment,
   encodeSegment,

@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { nodeListener } from '../../lib/http/node-adapter.js';
-import type { HttpRequest } from '../../lib/http/types.js';
+import type { HttpRequest } from '../../lib/contract/http.js';
 
 let server: Server | undefined;
 let listener: ReturnType<typeof nodeListener> | undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OPERATIONS } from '../../lib/operations/table.js';
+import { OPERATIONS } from '../../lib/contract/operations.js';
 import { RouteMatcher } from '../../lib/http/match.js';
 import { operationsOf, specVersions } from '../support/spec.js';
 

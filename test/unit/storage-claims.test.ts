@@ -6,8 +6,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { claimStorageRoot, readStorageClaims, STALE_CLAIM_MS } from '../../lib/catalog/storage-claims.js';
-import { createProject } from '../../lib/governance/projects.js';
-import { createWarehouse, deleteWarehouse } from '../../lib/governance/warehouses.js';
+import { createProject } from '../../lib/catalog/control/projects.js';
+import { createWarehouse, deleteWarehouse } from '../../lib/catalog/control/warehouses.js';
 import { keys } from '../../lib/registry/keys.js';
 import type { StorageClaimsRecord } from '../../lib/registry/records.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalRoot } from '../../lib/governance/allotment.js';
+import { canonicalRoot } from '../../lib/catalog/control/allotment.js';
 import { childRoot, formatStorageRoot, parseStorageRoot, rootInside, rootSegments, rootsOverlap } from '../../lib/registry/storage-roots.js';
 
 describe('warehouse storage roots', () => {

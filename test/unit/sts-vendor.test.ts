@@ -6,7 +6,7 @@ import { MAX_POLICY_CHARS } from '../../lib/adapters/aws/session-policy.js';
 import { principalOf, StsCredentialVendor } from '../../lib/adapters/aws/sts-vendor.js';
 import { CatalogError } from '../../lib/errors.js';
 import type { VendRequest } from '../../lib/ports/credential-vendor.js';
-import type { StorageRoot } from '../../lib/registry/records.js';
+import type { StorageRoot } from '../../lib/ports/storage-root.js';
 import { mintedCredentials } from '../support/sts.js';
 
 const ROLE = 'arn:aws:iam::123456789012:role/rask-vending';

@@ -81,8 +81,8 @@ describe.each(['memory', 'fs'] as const)('table lifecycle doors (%s store)', (ki
       const res = await dropTable(broken, ['a', 't']);
       // The unfinished purge is a queued job, followed like any transaction.
       expect(res.transaction_id).toMatch(/^[0-9a-f]{32}$/);
-      const { describeJob } = await import('../../lib/jobs/jobs.js');
-      const { jobContext } = await import('../../lib/jobs/context.js');
+      const { describeJob } = await import('../../lib/queue/jobs.js');
+      const { jobContext } = await import('../../lib/queue/context.js');
       expect(await describeJob(jobContext(s), res.transaction_id!)).toMatchObject({ status: 'Queued' });
       expect(await describeCode(['a', 't'])).toBe(4);
       expect(await objectsUnder(store, t.path)).toEqual([`${t.path}/data/0-abc.lance`]);
@@ -97,8 +97,8 @@ describe.each(['memory', 'fs'] as const)('table lifecycle doors (%s store)', (ki
       const { runJobsOnce } = await import('../../lib/jobs/worker.js');
       const { purgeTableRunner, PURGE_TABLE } = await import('../../lib/jobs/runners/purge.js');
       await runJobsOnce(s, { owner: 'test', runners: { [PURGE_TABLE]: purgeTableRunner }, budgetMs: 10_000 });
-      const { describeJob: describe2 } = await import('../../lib/jobs/jobs.js');
-      const { jobContext: ctx2 } = await import('../../lib/jobs/context.js');
+      const { describeJob: describe2 } = await import('../../lib/queue/jobs.js');
+      const { jobContext: ctx2 } = await import('../../lib/queue/context.js');
       expect(await describe2(ctx2(s), res.transaction_id!)).toMatchObject({ status: 'Succeeded' });
       expect(await objectsUnder(store, t.path)).toEqual([]);
       expect(await allClaims(s)).toEqual([]);

@@ -1,7 +1,7 @@
 /**
  * The WorkQueue port on DynamoDB: the stack's work-queue table (infra/constructs/queue.ts).
  *
- * The object-store queue (lib/jobs/store.ts) lists and reads every live job on each claim,
+ * The object-store queue (lib/queue/store.ts) lists and reads every live job on each claim,
  * which is right for a handful of jobs and wrong for ten thousand. Here a claim asks the due
  * index for the jobs whose time has come, and one page answers it whatever else is queued.
  *
@@ -16,7 +16,7 @@
  *   gsi1pk = done/<project> gsi1sk = <id>                  once retired (listRetired)
  *   ttl    = epoch seconds: finishedAt + retention, once retired (DynamoDB deletes it later)
  *
- * "Due" is when the claim's WHERE clause (lib/jobs/transitions.ts `claimable`) can first hold:
+ * "Due" is when the claim's WHERE clause (lib/queue/transitions.ts `claimable`) can first hold:
  * a queued job's not-before time, a running job's lease end, and the epoch for a finished job
  * not yet retired (so the next claim walk retires it). The index is eventually consistent, so
  * it may hand out a stale item: the claim re-checks it and writes with a condition on `v`, so a
@@ -36,12 +36,12 @@ import {
   QueryCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { isJobId } from '../../jobs/ids.js';
-import { DEFAULT_JOB_POLICY, isTerminal, type JobRecord } from '../../jobs/record.js';
+import { isJobId } from '../../queue/ids.js';
+import { DEFAULT_JOB_POLICY, isTerminal, type JobRecord } from '../../ports/job-record.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import type { JobPage, PageRequest, RetiredPage, WorkQueue } from '../../ports/work-queue.js';
 import { encodeSegment } from '../../registry/keys.js';
-import type { Versioned } from '../../registry/registry.js';
+import type { Versioned } from '../../ports/object-store.js';
 
 /** Must match infra/constructs/queue.ts WORK_QUEUE_SCHEMA (a test compares them). */
 export const DYNAMO_QUEUE_ATTRIBUTES = {

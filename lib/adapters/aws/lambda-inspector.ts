@@ -1,7 +1,6 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { CatalogError, InternalError, type ErrorCodeValue } from '../../errors.js';
-import type { DatasetDetails, DatasetInspector } from '../../ports/dataset-inspector.js';
-import type { InspectEvent, InspectResult } from '../../app/inspect-event.js';
+import type { DatasetDetails, DatasetInspector, InspectEvent, InspectResult } from '../../ports/dataset-inspector.js';
 
 /**
  * The dataset inspector for the metadata function: it cannot load LanceDB, so it invokes the

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { AssumeRoleCommand, type STSClient } from '@aws-sdk/client-sts';
 import { InternalError, ServiceUnavailableError, ThrottlingError } from '../../errors.js';
-import type { Identity } from '../../operations/types.js';
+import type { Identity } from '../../contract/request.js';
 import type { AccessMode, CredentialVendor, VendRequest } from '../../ports/credential-vendor.js';
-import { signal } from '../../observability/signals.js';
+import { signal } from '../../signals.js';
 import { partitionOf, sessionPolicy } from './session-policy.js';
 
 export interface StsVendorOptions {

@@ -3,7 +3,7 @@ import { InvalidInputError } from '../../errors.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys, parseLocationClaimKey } from '../../registry/keys.js';
 import type { LocationClaimRecord, TableRecord } from '../../registry/records.js';
-import type { Versioned } from '../../registry/registry.js';
+import type { Versioned } from '../../ports/object-store.js';
 import type { CatalogServices } from '../services.js';
 
 /**

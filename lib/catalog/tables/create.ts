@@ -1,5 +1,5 @@
 import { ConcurrentModificationError, TableAlreadyExistsError, TableNotFoundError } from '../../errors.js';
-import type { Identity } from '../../operations/types.js';
+import type { Identity } from '../../contract/request.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { WarehouseRecord } from '../../registry/records.js';
 import { type CreateMode, requireNamespace } from '../namespaces.js';

@@ -1,5 +1,5 @@
 import { ConcurrentModificationError, InvalidInputError, TableAlreadyExistsError } from '../../errors.js';
-import type { Identity } from '../../operations/types.js';
+import type { Identity } from '../../contract/request.js';
 import type { AccessMode } from '../../ports/credential-vendor.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import type { TableRecord, WarehouseRecord } from '../../registry/records.js';

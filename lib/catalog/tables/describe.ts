@@ -1,6 +1,6 @@
 import { TableVersionNotFoundError, UnsupportedError } from '../../errors.js';
 import { readProtectionRecord } from '../protection.js';
-import type { Identity } from '../../operations/types.js';
+import type { Identity } from '../../contract/request.js';
 import type { CatalogServices } from '../services.js';
 import type { AccessMode } from '../../ports/credential-vendor.js';
 import type { DatasetDetails } from '../../ports/dataset-inspector.js';

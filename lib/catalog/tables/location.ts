@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InvalidInputError } from '../../errors.js';
 import { iamPatternIn } from '../../ports/credential-vendor.js';
-import type { StorageRoot } from '../../registry/records.js';
+import type { StorageRoot } from '../../ports/storage-root.js';
 
 /**
  * Table locations. A location is allocated once per creation under the warehouse root as

@@ -2,7 +2,7 @@ import { TableNotFoundError } from '../../errors.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { keys } from '../../registry/keys.js';
 import type { TableRecord, WarehouseRecord } from '../../registry/records.js';
-import type { Versioned } from '../../registry/registry.js';
+import type { Versioned } from '../../ports/object-store.js';
 import { fmtId, validateId } from '../ids.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';

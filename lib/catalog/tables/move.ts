@@ -3,7 +3,7 @@ import { ConcurrentModificationError } from '../../errors.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys } from '../../registry/keys.js';
 import type { NamespaceRecord, TableRecord } from '../../registry/records.js';
-import type { Versioned } from '../../registry/registry.js';
+import type { Versioned } from '../../ports/object-store.js';
 import type { CatalogServices } from '../services.js';
 import { dropClaimId, moveClaimId, type KnownClaim } from './claims.js';
 import { putMarkersOf, removeMarkers } from './markers.js';

@@ -1,6 +1,6 @@
 import { keys } from '../../registry/keys.js';
 import type { LocationClaimRecord, NamespaceTrashRecord, TableRecord, TrashRecord } from '../../registry/records.js';
-import type { Versioned } from '../../registry/registry.js';
+import type { Versioned } from '../../ports/object-store.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
 import { claimKey, markPurging, readClaim, releaseClaim, setClaimState } from './claims.js';

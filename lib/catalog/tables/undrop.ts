@@ -8,7 +8,7 @@ import { TableAlreadyExistsError, TableNotFoundError, UnsupportedError } from '.
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys, validateName } from '../../registry/keys.js';
 import type { TableRecord, TrashRecord } from '../../registry/records.js';
-import type { Versioned } from '../../registry/registry.js';
+import type { Versioned } from '../../ports/object-store.js';
 import { confirmParentOrWithdraw, requireNamespace } from '../namespaces.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';

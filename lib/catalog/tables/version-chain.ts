@@ -1,5 +1,5 @@
 import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
-import type { StorageRoot } from '../../registry/records.js';
+import type { StorageRoot } from '../../ports/storage-root.js';
 import { relativeToStorePath } from './location.js';
 import { manifestName, parseManifestName, type NamingScheme } from './manifests.js';
 

@@ -5,7 +5,7 @@
  * the whole of it.
  */
 import { sharedEngine } from '../../data/shared-engine.js';
-import type { JobRunner } from '../worker.js';
+import type { JobRunner } from '../runner.js';
 import { jobTable } from './table.js';
 
 export const BACKFILL = 'backfill';

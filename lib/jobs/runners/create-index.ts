@@ -4,7 +4,7 @@
  */
 import { CatalogError, ErrorCode } from '../../errors.js';
 import { sharedEngine } from '../../data/shared-engine.js';
-import type { JobRunner } from '../worker.js';
+import type { JobRunner } from '../runner.js';
 import { jobTable } from './table.js';
 
 export const CREATE_INDEX = 'create_index';

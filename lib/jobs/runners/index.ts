@@ -3,7 +3,7 @@
  * the worker loads this module, lazily: DescribeTransaction and AlterTransaction (metadata
  * bundle) never do.
  */
-import type { JobRunners } from '../worker.js';
+import type { JobRunners } from '../runner.js';
 import { BACKFILL, backfillRunner } from './backfill.js';
 import { CREATE_INDEX, createIndexRunner } from './create-index.js';
 import { PURGE_TABLE, purgeTableRunner } from './purge.js';

@@ -10,7 +10,7 @@ import { purgeComplete, purgeInWarehouse } from '../../catalog/tables/purge.js';
 import { requireWarehouse } from '../../catalog/warehouses.js';
 import { ServiceUnavailableError } from '../../errors.js';
 import type { TableRecord } from '../../registry/records.js';
-import type { JobRunner } from '../worker.js';
+import type { JobRunner } from '../runner.js';
 
 export { PURGE_TABLE };
 

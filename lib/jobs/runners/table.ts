@@ -2,7 +2,7 @@ import type { CatalogServices } from '../../catalog/services.js';
 import { resolveTable, type ResolvedTable } from '../../catalog/tables/lookup.js';
 import { fmtId } from '../../catalog/ids.js';
 import { InvalidInputError, TableNotFoundError } from '../../errors.js';
-import type { JobRecord } from '../record.js';
+import type { JobRecord } from '../../ports/job-record.js';
 
 /**
  * The table a job was queued for, if it is still that table: a table dropped and re-created

@@ -13,10 +13,10 @@ import { defaultBackfillFilter } from '../../data/computed.js';
 import { optSql } from '../../data/sql-bounds.js';
 import { optInt, optNumber, optString, reqString } from '../../data/validate.js';
 import { UnsupportedError } from '../../errors.js';
-import { jobContext } from '../../jobs/context.js';
-import { enqueue } from '../../jobs/jobs.js';
+import { jobContext } from '../../queue/context.js';
+import { enqueue } from '../../queue/jobs.js';
 import { BACKFILL } from '../../jobs/runners/backfill.js';
-import type { HandlerMap, OperationRequest } from '../types.js';
+import type { HandlerMap, OperationRequest } from '../../contract/request.js';
 import { engine, table } from './context.js';
 
 const TUNING_INTS = [

@@ -9,7 +9,7 @@ import { DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS } from '..
 import type { LanceDataEngine } from '../../data/engine.js';
 import { sharedEngine } from '../../data/shared-engine.js';
 import { InvalidInputError } from '../../errors.js';
-import type { OperationRequest } from '../types.js';
+import type { OperationRequest } from '../../contract/request.js';
 
 export const engine = (): LanceDataEngine => sharedEngine();
 

@@ -14,10 +14,10 @@ import type { CatalogServices } from '../../catalog/services.js';
 import type { ResolvedTable } from '../../catalog/tables/lookup.js';
 import type { JsonArrowSchema } from '../../data/arrow.js';
 import { InvalidInputError } from '../../errors.js';
-import { jobContext } from '../../jobs/context.js';
-import { enqueue } from '../../jobs/jobs.js';
+import { jobContext } from '../../queue/context.js';
+import { enqueue } from '../../queue/jobs.js';
 import { CREATE_INDEX } from '../../jobs/runners/create-index.js';
-import type { HandlerMap, OperationRequest } from '../types.js';
+import type { HandlerMap, OperationRequest } from '../../contract/request.js';
 import { body, engine, limits, queryString, table } from './context.js';
 
 export const indexHandlers: HandlerMap<CatalogServices> = {

@@ -1,7 +1,7 @@
 import { fmtId } from '../../catalog/ids.js';
 import type { CatalogServices } from '../../catalog/services.js';
 import { CatalogError } from '../../errors.js';
-import type { HandlerMap, OperationRequest } from '../types.js';
+import type { HandlerMap, OperationRequest } from '../../contract/request.js';
 
 /**
  * LanceDB names a table by its dataset directory (`Table 't1' already exists`); the catalog

@@ -3,7 +3,7 @@
  * Explain/AnalyzeTableQueryPlan (a JSON string) and GetTableStats.
  */
 import type { CatalogServices } from '../../catalog/services.js';
-import type { HandlerMap, OperationRequest } from '../types.js';
+import type { HandlerMap, OperationRequest } from '../../contract/request.js';
 import { body, defined, engine, limits, queryInt, queryString, table } from './context.js';
 
 export const readHandlers: HandlerMap<CatalogServices> = {

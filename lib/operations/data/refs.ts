@@ -1,6 +1,6 @@
 /** Tags and branches. The two list operations take paging from the query (the client's way) or the body. */
 import type { CatalogServices } from '../../catalog/services.js';
-import type { HandlerMap, OperationRequest } from '../types.js';
+import type { HandlerMap, OperationRequest } from '../../contract/request.js';
 import { body, defined, engine, queryInt, queryString, table } from './context.js';
 
 export const refHandlers: HandlerMap<CatalogServices> = {

@@ -5,7 +5,7 @@
 import type { CatalogServices } from '../../catalog/services.js';
 import { parseMetadataUpdate, updateSchemaMetadata } from '../../catalog/tables/schema-metadata.js';
 import { UnsupportedError } from '../../errors.js';
-import type { HandlerMap, OperationRequest } from '../types.js';
+import type { HandlerMap, OperationRequest } from '../../contract/request.js';
 import { body, engine, queryString, table } from './context.js';
 
 export const schemaHandlers: HandlerMap<CatalogServices> = {

@@ -7,7 +7,7 @@ import type { CatalogServices } from '../../catalog/services.js';
 import { createTable } from '../../catalog/tables/create.js';
 import { decodeIpc, emptyTable, encodeIpcFile } from '../../data/arrow.js';
 import { InvalidInputError, TableBranchNotFoundError, TableColumnNotFoundError } from '../../errors.js';
-import type { HandlerMap, OperationRequest } from '../types.js';
+import type { HandlerMap, OperationRequest } from '../../contract/request.js';
 import { body, defined, engine, queryBool, queryJsonMap, queryString, table } from './context.js';
 import { writeOrCreate } from './declared.js';
 import { serializedWrite } from './write-queue.js';

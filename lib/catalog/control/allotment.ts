@@ -1,12 +1,13 @@
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
-import type { CatalogServices } from '../catalog/services.js';
-import { reservedOverlap } from '../catalog/storage-claims.js';
-import { InvalidInputError, PermissionDeniedError } from '../errors.js';
-import type { Caller } from '../operations/types.js';
-import { encodeSegment } from '../registry/keys.js';
-import type { ProjectRecord, StorageRoot } from '../registry/records.js';
-import { childRoot, formatStorageRoot, parseStorageRoot, rootInside } from '../registry/storage-roots.js';
+import type { CatalogServices } from '../services.js';
+import { reservedOverlap } from '../storage-claims.js';
+import { InvalidInputError, PermissionDeniedError } from '../../errors.js';
+import type { Caller } from '../../contract/request.js';
+import { encodeSegment } from '../../registry/keys.js';
+import type { ProjectRecord } from '../../registry/records.js';
+import type { StorageRoot } from '../../ports/storage-root.js';
+import { childRoot, formatStorageRoot, parseStorageRoot, rootInside } from '../../registry/storage-roots.js';
 
 /**
  * Storage allotment (docs/governance.md, "Storage allotment"): the operator declares the storage

@@ -1,4 +1,4 @@
-import { OPERATIONS, type Action, type HttpMethod, type OperationDef } from './table.js';
+import { OPERATIONS, type Action, type HttpMethod, type OperationDef } from './operations.js';
 
 /**
  * The control-plane doors: ours, not the spec's (docs/governance.md). They sit in the same

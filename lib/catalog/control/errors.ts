@@ -1,4 +1,4 @@
-import { NamespaceAlreadyExistsError, NamespaceNotEmptyError, NamespaceNotFoundError } from '../errors.js';
+import { NamespaceAlreadyExistsError, NamespaceNotEmptyError, NamespaceNotFoundError } from '../../errors.js';
 
 /**
  * The spec has no codes for projects, warehouses, principals or keys; the control plane reuses

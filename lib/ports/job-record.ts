@@ -1,11 +1,11 @@
 /**
  * The job record: one JSON object per job, the spec's "transaction". Every change to it is a
- * compare-and-swap (lib/jobs/store.ts), so whoever wrote last saw everything written before.
+ * compare-and-swap (lib/queue/store.ts), so whoever wrote last saw everything written before.
  *
  * The scheduling fields (status, notBefore, lease, attempts) are what a claim's WHERE clause
  * reads; they are structured fields, never strings in `properties`. `properties` holds only
  * what callers set through AlterTransaction; DescribeTransaction shows it merged with the
- * server's own view under the reserved `rask.` prefix (lib/jobs/view.ts).
+ * server's own view under the reserved `rask.` prefix (lib/queue/view.ts).
  */
 
 /** The spec's TransactionStatus values, stored exactly as the spec spells them. */

@@ -1,17 +1,17 @@
-import { optionalString } from '../catalog/params.js';
-import type { CatalogServices } from '../catalog/services.js';
-import { InvalidInputError } from '../errors.js';
-import type { OperationRequest } from '../operations/types.js';
-import { ConditionFailedError } from '../ports/object-store.js';
-import { validateName } from '../registry/keys.js';
-import type { Registry } from '../registry/registry.js';
+import { optionalString } from '../params.js';
+import type { CatalogServices } from '../services.js';
+import { InvalidInputError } from '../../errors.js';
+import type { OperationRequest } from '../../contract/request.js';
+import { ConditionFailedError } from '../../ports/object-store.js';
+import { validateName } from '../../registry/keys.js';
+import type { Registry } from '../../registry/registry.js';
 import { CREATE_HINT, notFound, q } from './errors.js';
 import { govKeys } from './keys.js';
 import { readPrincipal } from './principals.js';
 import { requireProject } from './projects.js';
 import { ROLES, type Grant, type GrantsRecord, type GrantScope, type Role } from './records.js';
-import { keys } from '../registry/keys.js';
-import type { NamespaceRecord, NamespaceTrashRecord, TableRecord } from '../registry/records.js';
+import { keys } from '../../registry/keys.js';
+import type { NamespaceRecord, NamespaceTrashRecord, TableRecord } from '../../registry/records.js';
 
 /**
  * Grants: a role (admin / writer / reader) of a principal on a project, a namespace subtree or

@@ -1,10 +1,10 @@
 /**
  * What DescribeTransaction and AlterTransaction answer: the status and one string map. The map
  * is the caller's properties plus the server's view of the job under keys starting with
- * `rask.`, which callers cannot set or unset (lib/jobs/alter.ts), so the server can add keys
+ * `rask.`, which callers cannot set or unset (lib/queue/alter.ts), so the server can add keys
  * later without ever colliding with a caller's.
  */
-import type { JobRecord, JobStatus } from './record.js';
+import type { JobRecord, JobStatus } from '../ports/job-record.js';
 
 export const RESERVED_PREFIX = 'rask.';
 

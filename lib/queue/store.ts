@@ -18,9 +18,10 @@
 import type { WorkQueue, JobPage, PageRequest, RetiredPage } from '../ports/work-queue.js';
 import { ConditionFailedError } from '../ports/object-store.js';
 import { decodeSegment, keys } from '../registry/keys.js';
-import type { Registry, Versioned } from '../registry/registry.js';
+import type { Registry } from '../registry/registry.js';
+import type { Versioned } from '../ports/object-store.js';
 import { isJobId } from './ids.js';
-import { isTerminal, type JobRecord } from './record.js';
+import { isTerminal, type JobRecord } from '../ports/job-record.js';
 
 type Copy = 'live' | 'done';
 

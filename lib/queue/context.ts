@@ -1,6 +1,6 @@
-import type { CatalogServices } from '../catalog/services.js';
+import type { Registry } from '../registry/registry.js';
 import type { WorkQueue } from '../ports/work-queue.js';
-import { DEFAULT_JOB_POLICY, type JobPolicy } from './record.js';
+import { DEFAULT_JOB_POLICY, type JobPolicy } from '../ports/job-record.js';
 import { RegistryWorkQueue } from './store.js';
 
 /** What CatalogServices may carry about jobs; absent means the registry's store and the defaults. */
@@ -24,7 +24,15 @@ export interface JobContext {
   retrying<R>(what: string, attempt: () => Promise<R>): Promise<R>;
 }
 
-export function jobContext(services: CatalogServices): JobContext {
+/** What jobContext reads of the catalog's services (CatalogServices has all of it). */
+export interface JobServices {
+  readonly registry: Registry;
+  readonly project: string;
+  readonly jobs?: JobSettings;
+  now(): Date;
+}
+
+export function jobContext(services: JobServices): JobContext {
   const settings = services.jobs ?? {};
   return {
     // The object-store queue holds no state of its own, so a new one per call costs nothing.

@@ -1,7 +1,7 @@
-import { optionalBoolean } from '../catalog/params.js';
-import type { CatalogServices } from '../catalog/services.js';
-import { InvalidTableStateError } from '../errors.js';
-import type { Caller, OperationRequest } from '../operations/types.js';
+import { optionalBoolean } from '../params.js';
+import type { CatalogServices } from '../services.js';
+import { InvalidTableStateError } from '../../errors.js';
+import type { Caller, OperationRequest } from '../../contract/request.js';
 import { q } from './errors.js';
 
 /**

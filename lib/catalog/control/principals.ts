@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { optionalBoolean, optionalString, pageLimit } from '../catalog/params.js';
-import type { CatalogServices } from '../catalog/services.js';
-import { InvalidInputError } from '../errors.js';
-import type { Caller, OperationRequest } from '../operations/types.js';
-import { ConditionFailedError } from '../ports/object-store.js';
-import { encodeSegment } from '../registry/keys.js';
-import type { Registry } from '../registry/registry.js';
+import { optionalBoolean, optionalString, pageLimit } from '../params.js';
+import type { CatalogServices } from '../services.js';
+import { InvalidInputError } from '../../errors.js';
+import type { Caller, OperationRequest } from '../../contract/request.js';
+import { ConditionFailedError } from '../../ports/object-store.js';
+import { encodeSegment } from '../../registry/keys.js';
+import type { Registry } from '../../registry/registry.js';
 import { alreadyExists, CREATE_HINT, notFound, q } from './errors.js';
 import { govKeys } from './keys.js';
 import { BOOTSTRAP_PRINCIPAL, readPrincipal, sha256Hex } from './credentials.js';

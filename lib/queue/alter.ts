@@ -5,7 +5,7 @@
  * compare-and-swap).
  */
 import { InvalidInputError } from '../errors.js';
-import { JOB_STATUSES, type JobRecord, type JobStatus } from './record.js';
+import { JOB_STATUSES, type JobRecord, type JobStatus } from '../ports/job-record.js';
 import { setStatusByRequest } from './transitions.js';
 import { RESERVED_PREFIX } from './view.js';
 

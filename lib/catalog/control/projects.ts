@@ -1,17 +1,17 @@
 import { forgetProject } from './project-cache.js';
-import { optionalString, pageLimit } from '../catalog/params.js';
-import type { CatalogServices } from '../catalog/services.js';
-import { InvalidInputError } from '../errors.js';
-import { jobContext } from '../jobs/context.js';
-import type { Caller, OperationRequest } from '../operations/types.js';
-import { ConditionFailedError } from '../ports/object-store.js';
-import { encodeSegment, keys, validateName } from '../registry/keys.js';
-import type { ProjectRecord, WarehouseRecord } from '../registry/records.js';
-import type { Versioned } from '../registry/registry.js';
+import { optionalString, pageLimit } from '../params.js';
+import type { CatalogServices } from '../services.js';
+import { InvalidInputError } from '../../errors.js';
+import { jobContext } from '../../queue/context.js';
+import type { Caller, OperationRequest } from '../../contract/request.js';
+import { ConditionFailedError } from '../../ports/object-store.js';
+import { encodeSegment, keys, validateName } from '../../registry/keys.js';
+import type { ProjectRecord, WarehouseRecord } from '../../registry/records.js';
+import type { Versioned } from '../../ports/object-store.js';
 import { alreadyExists, CREATE_HINT, notEmpty, notFound, q } from './errors.js';
 import { nextProtection, refuseProtectedDelete, withProtection } from './protection-flag.js';
 import { allottedRoots, parseAllotment } from './allotment.js';
-import { formatStorageRoot } from '../registry/storage-roots.js';
+import { formatStorageRoot } from '../../registry/storage-roots.js';
 
 /** Projects: the tenants. Creates are top-down and deletes bottom-up with no cascade at all. */
 

@@ -1,4 +1,4 @@
-import { encodeSegment as seg } from '../registry/keys.js';
+import { encodeSegment as seg } from '../../registry/keys.js';
 
 /**
  * Registry keys of the control-plane records (same encoding rules as lib/registry/keys.ts):

@@ -1,18 +1,18 @@
 import { forgetProject } from './project-cache.js';
-import { createNamespace, readNamespace } from '../catalog/namespaces.js';
-import { fmtId } from '../catalog/ids.js';
-import { optionalBoolean, optionalInteger, optionalString, pageLimit, stringMap } from '../catalog/params.js';
-import type { CatalogServices } from '../catalog/services.js';
-import { ConcurrentModificationError, InvalidInputError, InvalidTableStateError, NamespaceNotFoundError } from '../errors.js';
-import type { Caller, OperationRequest } from '../operations/types.js';
-import { ConditionFailedError } from '../ports/object-store.js';
-import { encodeSegment, keys, parseTreeKey, validateName } from '../registry/keys.js';
-import type { NamespaceRecord, ProjectRecord, WarehouseRecord } from '../registry/records.js';
+import { createNamespace, readNamespace } from '../namespaces.js';
+import { fmtId } from '../ids.js';
+import { optionalBoolean, optionalInteger, optionalString, pageLimit, stringMap } from '../params.js';
+import type { CatalogServices } from '../services.js';
+import { ConcurrentModificationError, InvalidInputError, InvalidTableStateError, NamespaceNotFoundError } from '../../errors.js';
+import type { Caller, OperationRequest } from '../../contract/request.js';
+import { ConditionFailedError } from '../../ports/object-store.js';
+import { encodeSegment, keys, parseTreeKey, validateName } from '../../registry/keys.js';
+import type { NamespaceRecord, ProjectRecord, WarehouseRecord } from '../../registry/records.js';
 import { alreadyExists, CREATE_HINT, notEmpty, notFound, q } from './errors.js';
 import { nextProtection, refuseProtectedDelete, withProtection } from './protection-flag.js';
 import { requireProject } from './projects.js';
-import { formatStorageRoot, parseStorageRoot, rootsOverlap } from '../registry/storage-roots.js';
-import { claimStorageRoot, everyWarehouseRoot, readStorageClaims, refuseSharedRoot, releaseStorageClaim, resolvedRoot } from '../catalog/storage-claims.js';
+import { formatStorageRoot, parseStorageRoot, rootsOverlap } from '../../registry/storage-roots.js';
+import { claimStorageRoot, everyWarehouseRoot, readStorageClaims, refuseSharedRoot, releaseStorageClaim, resolvedRoot } from '../storage-claims.js';
 import { canonicalRoot, requireAllotted } from './allotment.js';
 
 /**

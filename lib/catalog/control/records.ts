@@ -42,7 +42,7 @@ export interface Grant {
   /**
    * For a namespace or table scope: the uid of the object the grant was made on. The grant
    * counts only while that object holds the name (live, or in trash there), so a re-created
-   * name never inherits it (lib/governance/grants.ts, boundGrants). Absent on grants written
+   * name never inherits it (lib/catalog/control/grants.ts, boundGrants). Absent on grants written
    * before grants were bound: those follow the name, as they always did.
    */
   readonly uid?: string;

@@ -1,4 +1,5 @@
-import type { OperationDef } from './table.js';
+import type { HttpRequest } from './http.js';
+import type { OperationDef } from './operations.js';
 
 /** Who is calling. Kept on every request for authentication and authorization. */
 export interface Identity {
@@ -55,3 +56,13 @@ export type OperationHandler<S> = (request: OperationRequest, services: S) => Pr
 
 /** Operation id → handler. An operation with no handler answers Unsupported (code 0). */
 export type HandlerMap<S> = Readonly<Partial<Record<string, OperationHandler<S>>>>;
+
+/**
+ * Runs in the check order of the design brief: `authenticate` before the request is decoded
+ * (401 before 400), `admit` after (parent 404, then authorization 403, then quarantine 403) and
+ * before the handler; it returns the services the handler runs with (per-project).
+ */
+export interface RequestGuard<S> {
+  authenticate(request: HttpRequest, operation: OperationDef): Promise<Caller>;
+  admit(request: OperationRequest, services: S): Promise<S>;
+}

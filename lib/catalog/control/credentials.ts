@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Registry } from '../registry/registry.js';
+import type { Registry } from '../../registry/registry.js';
 import { govKeys } from './keys.js';
 import type { ApiKeyRecord, PrincipalRecord } from './records.js';
 

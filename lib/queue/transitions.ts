@@ -1,6 +1,6 @@
 /**
  * The job state machine as pure functions: each takes a record and returns the next one, or
- * throws. Storage never decides anything; lib/jobs/jobs.ts writes what these return with a
+ * throws. Storage never decides anything; lib/queue/jobs.ts writes what these return with a
  * compare-and-swap against the record they were given, so a decision made on a stale record
  * can never land.
  *
@@ -12,7 +12,7 @@
  *   Queued | Running ── AlterTransaction ──▶ Canceled | Failed
  */
 import { InvalidInputError } from '../errors.js';
-import { isTerminal, type JobPolicy, type JobRecord } from './record.js';
+import { isTerminal, type JobPolicy, type JobRecord } from '../ports/job-record.js';
 
 /** The worker no longer holds the job; it must stop and write nothing more. */
 export class LeaseLostError extends Error {

@@ -1,17 +1,17 @@
 /**
  * Job operations: enqueue, describe and alter (the request side, metadata bundle), claim,
  * heartbeat and finish (the worker side), and the housekeeping that retires and prunes.
- * Every write is a compare-and-swap of what lib/jobs/transitions.ts decided from the record
+ * Every write is a compare-and-swap of what lib/queue/transitions.ts decided from the record
  * just read; nothing here loads the data plane.
  */
 import { randomUUID } from 'node:crypto';
 import { TransactionNotFoundError } from '../errors.js';
 import { ConditionFailedError } from '../ports/object-store.js';
-import type { Versioned } from '../registry/registry.js';
+import type { Versioned } from '../ports/object-store.js';
 import { applyActions, parseActions } from './alter.js';
 import type { JobContext } from './context.js';
 import { isJobId, jobIdTime, newJobId } from './ids.js';
-import { isTerminal, type JobRecord, type JobTable } from './record.js';
+import { isTerminal, type JobRecord, type JobTable } from '../ports/job-record.js';
 import { claim, claimable, fail, type Failure, LeaseLostError, release, renew, succeed } from './transitions.js';
 import { toTransaction, type TransactionView } from './view.js';
 

@@ -1,7 +1,7 @@
-import { keys } from '../registry/keys.js';
-import type { ProjectRecord } from '../registry/records.js';
-import { RecordCache } from '../registry/record-cache.js';
-import type { Registry } from '../registry/registry.js';
+import { keys } from '../../registry/keys.js';
+import type { ProjectRecord } from '../../registry/records.js';
+import { RecordCache } from '../../registry/record-cache.js';
+import type { Registry } from '../../registry/registry.js';
 
 /**
  * Project records as the guard sees them on every request: cached per process for a short time,

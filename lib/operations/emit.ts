@@ -1,9 +1,9 @@
 import { CatalogError, ErrorCode } from '../errors.js';
-import type { HandlerMap, OperationHandler, OperationRequest } from '../operations/types.js';
+import type { HandlerMap, OperationHandler, OperationRequest } from '../contract/request.js';
 import type { EventPublisher } from '../ports/event-publisher.js';
-import { signal } from '../observability/signals.js';
-import { cloudEvent, type RaskEventData } from './cloudevent.js';
-import { ACCESS_DENIED_EVENT, OPERATION_EVENTS } from './vocabulary.js';
+import { signal } from '../signals.js';
+import { cloudEvent, type RaskEventData } from '../events/cloudevent.js';
+import { ACCESS_DENIED_EVENT, OPERATION_EVENTS } from '../events/vocabulary.js';
 
 /**
  * Wraps every handler so that a successful mutation emits exactly one change event (its type
