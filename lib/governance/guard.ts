@@ -17,7 +17,7 @@ import { keys } from '../registry/keys.js';
 import type { NamespaceRecord, ProjectRecord } from '../registry/records.js';
 import { CREATE_HINT, notFound, q } from '../catalog/control/errors.js';
 import { boundGrants, grantsIn, readGrants } from '../catalog/control/grants.js';
-import type { Grant } from '../catalog/control/records.js';
+import type { Grant } from '../registry/principal-records.js';
 import type { GuardSettings } from './settings.js';
 import { authorize, type AuthzDecision, type ResourceChain } from './policy-engine.js';
 import { readPrincipal } from '../catalog/control/principals.js';

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { CatalogServices } from '../catalog/services.js';
 import type { Caller } from '../contract/request.js';
 import type { GuardSettings } from './settings.js';
-import { BOOTSTRAP_PRINCIPAL, principalOfKey, readPrincipal, sha256Hex } from '../catalog/control/credentials.js';
+import { BOOTSTRAP_PRINCIPAL, principalOfKey, readPrincipal, sha256Hex } from '../auth/credentials.js';
 
 /** The prefix of principals named by OIDC tokens. */
 export const OIDC_PREFIX = 'oidc:';

@@ -2,7 +2,7 @@ import type * as CedarModule from '@cedar-policy/cedar-wasm/nodejs';
 import { InternalError } from '../errors.js';
 import type { Action } from '../contract/operations.js';
 import { CEDAR_POLICY_FILES, CEDAR_SCHEMA } from './policy-text.js';
-import type { Grant } from '../catalog/control/records.js';
+import type { Grant } from '../registry/principal-records.js';
 
 /**
  * The policy engine: Cedar (cedar-wasm) over the policies in policies/*.cedar. Loaded on the

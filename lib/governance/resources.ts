@@ -1,6 +1,6 @@
 import type { OperationDef } from '../contract/operations.js';
 import type { Uid, ResourceChain } from './policy-engine.js';
-import type { GrantScope } from '../catalog/control/records.js';
+import type { GrantScope } from '../registry/principal-records.js';
 
 /**
  * What each operation acts on, as a Cedar resource with its ancestors. Ids of namespaces and

@@ -6,10 +6,10 @@ import { ConditionFailedError } from '../../ports/object-store.js';
 import { validateName } from '../../registry/keys.js';
 import type { Registry } from '../../registry/registry.js';
 import { CREATE_HINT, notFound, q } from './errors.js';
-import { govKeys } from './keys.js';
+import { govKeys } from '../../registry/principal-keys.js';
 import { readPrincipal } from './principals.js';
 import { requireProject } from './projects.js';
-import { ROLES, type Grant, type GrantsRecord, type GrantScope, type Role } from './records.js';
+import { ROLES, type Grant, type GrantsRecord, type GrantScope, type Role } from '../../registry/principal-records.js';
 import { keys } from '../../registry/keys.js';
 import type { NamespaceRecord, NamespaceTrashRecord, TableRecord } from '../../registry/records.js';
 

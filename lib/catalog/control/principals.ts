@@ -7,11 +7,11 @@ import { ConditionFailedError } from '../../ports/object-store.js';
 import { encodeSegment } from '../../registry/keys.js';
 import type { Registry } from '../../registry/registry.js';
 import { alreadyExists, CREATE_HINT, notFound, q } from './errors.js';
-import { govKeys } from './keys.js';
-import { BOOTSTRAP_PRINCIPAL, readPrincipal, sha256Hex } from './credentials.js';
+import { govKeys } from '../../registry/principal-keys.js';
+import { BOOTSTRAP_PRINCIPAL, readPrincipal, sha256Hex } from '../../auth/credentials.js';
 
-export { BOOTSTRAP_PRINCIPAL, principalOfKey, readPrincipal, sha256Hex } from './credentials.js';
-import type { ApiKeyRecord, PrincipalRecord } from './records.js';
+export { BOOTSTRAP_PRINCIPAL, principalOfKey, readPrincipal, sha256Hex } from '../../auth/credentials.js';
+import type { ApiKeyRecord, PrincipalRecord } from '../../registry/principal-records.js';
 
 /**
  * Principals and their API keys. A key is `rask_<keyId>_<secret>`: the key id finds the record

@@ -1,7 +1,7 @@
-import { encodeSegment as seg } from '../../registry/keys.js';
+import { encodeSegment as seg } from './keys.js';
 
 /**
- * Registry keys of the control-plane records (same encoding rules as lib/registry/keys.ts):
+ * Registry keys of the principals, API keys and grants (same encoding rules as lib/registry/keys.ts):
  *
  *   principals/<N>                 principal N
  *   apikeys/<K>                    API key K (hash only)

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Registry } from '../../registry/registry.js';
-import { govKeys } from './keys.js';
-import type { ApiKeyRecord, PrincipalRecord } from './records.js';
+import type { Registry } from '../registry/registry.js';
+import { govKeys } from '../registry/principal-keys.js';
+import type { ApiKeyRecord, PrincipalRecord } from '../registry/principal-records.js';
 
 /**
  * Checking a presented API key: shared by the local guard and the API Gateway authorizer, so it
