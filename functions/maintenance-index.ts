@@ -1,10 +1,5 @@
-import { lambdaObservability } from '../lib/observability/lambda.js';
-import { withPowertools } from '../lib/observability/middy.js';
-import { createMaintenanceServices } from '../lib/app/aws-maintenance.js';
-import type { CatalogServices } from '../lib/catalog/services.js';
-import { loadAwsConfig } from '../lib/config.js';
+import { scheduledPass } from '../lib/app/scheduled-pass.js';
 import { indexFanOut } from '../lib/maintenance/fan-out-passes.js';
-import { maintenanceHandler } from '../lib/maintenance/lambda.js';
 
 /**
  * Scheduled index build (infra/constructs/maintenance.ts): walks the registry and queues one
@@ -14,23 +9,7 @@ import { maintenanceHandler } from '../lib/maintenance/lambda.js';
  * the threshold, reports health). This function opens no dataset: no LanceDB layer, arm64, and
  * a role that cannot write table data.
  */
-let services: Promise<CatalogServices> | undefined;
-function servicesOnce(): Promise<CatalogServices> {
-  services ??= createMaintenanceServices(loadAwsConfig());
-  services.catch(() => (services = undefined));
-  return services;
-}
-
-export const observability = lambdaObservability('maintenance-index');
-
-export const handler = withPowertools(
-  maintenanceHandler({
-    name: 'index',
-    pass: indexFanOut,
-    services: servicesOnce,
-    reserveMs: 60_000,
-    log: (entry) => observability.logger.info('maintenance pass', entry),
-  }),
-  observability,
-);
-
+export const { observability, handler } = scheduledPass({
+  name: 'index',
+  pass: indexFanOut,
+});

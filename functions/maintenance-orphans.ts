@@ -1,9 +1,4 @@
-import { lambdaObservability } from '../lib/observability/lambda.js';
-import { withPowertools } from '../lib/observability/middy.js';
-import { createMaintenanceServices } from '../lib/app/aws-maintenance.js';
-import type { CatalogServices } from '../lib/catalog/services.js';
-import { loadAwsConfig } from '../lib/config.js';
-import { maintenanceHandler } from '../lib/maintenance/lambda.js';
+import { scheduledPass } from '../lib/app/scheduled-pass.js';
 import { orphanScan } from '../lib/maintenance/orphans.js';
 
 /**
@@ -12,24 +7,8 @@ import { orphanScan } from '../lib/maintenance/orphans.js';
  * (RASK_ORPHANS_DELETE=true, with a role that may delete). No LanceDB: manifests are decoded by
  * lib/maintenance/lance-manifest.ts.
  */
-let services: Promise<CatalogServices> | undefined;
-function servicesOnce(): Promise<CatalogServices> {
-  services ??= createMaintenanceServices(loadAwsConfig());
-  services.catch(() => (services = undefined));
-  return services;
-}
-
-export const observability = lambdaObservability('maintenance-orphans');
-
-export const handler = withPowertools(
-  maintenanceHandler({
-    name: 'orphans',
-    pass: orphanScan,
-    services: servicesOnce,
-    reserveMs: 60_000,
-    options: { delete: process.env.RASK_ORPHANS_DELETE === 'true' },
-    log: (entry) => observability.logger.info('maintenance pass', entry),
-  }),
-  observability,
-);
-
+export const { observability, handler } = scheduledPass({
+  name: 'orphans',
+  pass: orphanScan,
+  options: (config) => ({ delete: config.RASK_ORPHANS_DELETE }),
+});

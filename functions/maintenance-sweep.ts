@@ -1,9 +1,4 @@
-import { lambdaObservability } from '../lib/observability/lambda.js';
-import { withPowertools } from '../lib/observability/middy.js';
-import { createMaintenanceServices } from '../lib/app/aws-maintenance.js';
-import type { CatalogServices } from '../lib/catalog/services.js';
-import { loadAwsConfig } from '../lib/config.js';
-import { maintenanceHandler } from '../lib/maintenance/lambda.js';
+import { scheduledPass } from '../lib/app/scheduled-pass.js';
 import { sweepFanOut } from '../lib/maintenance/fan-out-passes.js';
 
 /**
@@ -14,23 +9,7 @@ import { sweepFanOut } from '../lib/maintenance/fan-out-passes.js';
  * that reads the registry and warehouse listings, writes its pending markers, reports and jobs,
  * and cannot write table data (test/infra/bundle.test.ts checks the bundle holds no LanceDB).
  */
-let services: Promise<CatalogServices> | undefined;
-function servicesOnce(): Promise<CatalogServices> {
-  services ??= createMaintenanceServices(loadAwsConfig());
-  services.catch(() => (services = undefined));
-  return services;
-}
-
-export const observability = lambdaObservability('maintenance-sweep');
-
-export const handler = withPowertools(
-  maintenanceHandler({
-    name: 'sweep',
-    pass: sweepFanOut,
-    services: servicesOnce,
-    reserveMs: 60_000,
-    log: (entry) => observability.logger.info('maintenance pass', entry),
-  }),
-  observability,
-);
-
+export const { observability, handler } = scheduledPass({
+  name: 'sweep',
+  pass: sweepFanOut,
+});

@@ -341,8 +341,20 @@ const awsSchema = z.object({
   ...common,
 });
 
+/**
+ * The scheduled maintenance functions (functions/maintenance-*.ts): the AWS configuration and the
+ * switches infra/constructs/maintenance.ts sets on the two passes that may change things.
+ */
+const maintenanceSchema = z.extend(awsSchema, {
+  /** Reconcile runs each door's repair path for what it finds (its role may then write). */
+  RASK_RECONCILE_REPAIR: withDefault(bool, false),
+  /** The orphan scan deletes what it finds, re-checking each first (its role may then delete). */
+  RASK_ORPHANS_DELETE: withDefault(bool, false),
+});
+
 export type LocalConfig = z.infer<typeof localSchema>;
 export type AwsConfig = z.infer<typeof awsSchema>;
+export type MaintenanceConfig = z.infer<typeof maintenanceSchema>;
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -379,6 +391,7 @@ export function loadLocalConfig(env: NodeJS.ProcessEnv = process.env): LocalConf
 /** A host only this machine reaches: localhost, 127.0.0.0/8 or ::1. */
 const isLoopback = (host: string) => /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/i.test(host);
 export const loadAwsConfig = (env: NodeJS.ProcessEnv = process.env): AwsConfig => parse(awsSchema, env);
+export const loadMaintenanceConfig = (env: NodeJS.ProcessEnv = process.env): MaintenanceConfig => parse(maintenanceSchema, env);
 
 /**
  * `RASK_*` variables the local server does not read: a misspelled `RASK_PROT` would otherwise be

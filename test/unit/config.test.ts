@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_BODY_BYTES, loadAwsConfig, loadLocalConfig } from '../../lib/config.js';
+import { DEFAULT_MAX_BODY_BYTES, loadAwsConfig, loadLocalConfig, loadMaintenanceConfig } from '../../lib/config.js';
 
 describe('configuration from RASK_* variables', () => {
   it('works with nothing set locally', () => {
@@ -26,5 +26,18 @@ describe('configuration from RASK_* variables', () => {
     expect(() =>
       loadAwsConfig({ RASK_REGISTRY_BUCKET: 'reg', RASK_WAREHOUSE_BUCKET: 'wh-b', RASK_VENDING_ROLE_ARN: 'role' }),
     ).toThrow('RASK_VENDING_ROLE_ARN: must be an IAM role ARN');
+  });
+
+  it('gives the scheduled pass functions the AWS configuration and their switches, off unless set to true', () => {
+    const aws = { RASK_REGISTRY_BUCKET: 'reg', RASK_WAREHOUSE_BUCKET: 'wh-b' };
+    expect(loadMaintenanceConfig(aws)).toEqual({ ...loadAwsConfig(aws), RASK_RECONCILE_REPAIR: false, RASK_ORPHANS_DELETE: false });
+    expect(loadMaintenanceConfig({ ...aws, RASK_RECONCILE_REPAIR: 'true', RASK_ORPHANS_DELETE: 'false' })).toMatchObject({
+      RASK_RECONCILE_REPAIR: true,
+      RASK_ORPHANS_DELETE: false,
+    });
+    // Before, anything but `true` silently meant off; a typo is now refused by name.
+    expect(() => loadMaintenanceConfig({ ...aws, RASK_ORPHANS_DELETE: 'yes' })).toThrow('invalid configuration: RASK_ORPHANS_DELETE: must be true or false');
+    expect(() => loadMaintenanceConfig({ ...aws, RASK_RECONCILE_REPAIR: 'TRUE' })).toThrow('RASK_RECONCILE_REPAIR: must be true or false');
+    expect(() => loadMaintenanceConfig({ RASK_RECONCILE_REPAIR: 'true' })).toThrow('RASK_REGISTRY_BUCKET: is required');
   });
 });
