@@ -26,24 +26,33 @@ export const newStats = (): PublisherStats => ({ published: 0, retried: 0, faile
  * building it fails, the events are counted as failed and the next publish tries again.
  */
 export function lazyPublisher(build: () => Promise<EventPublisher>): EventPublisher {
-  const stats = newStats();
+  let unbuilt = 0;
+  let built: EventPublisher | undefined;
   let inner: Promise<EventPublisher> | undefined;
+  // Read through to the built publisher's counters: a before/after difference around each
+  // publish would count the work of every publish running concurrently with it as its own.
+  const stats: PublisherStats = {
+    get published() {
+      return built?.stats.published ?? 0;
+    },
+    get retried() {
+      return built?.stats.retried ?? 0;
+    },
+    get failed() {
+      return unbuilt + (built?.stats.failed ?? 0);
+    },
+  };
   return {
     stats,
     async publish(events) {
-      let publisher: EventPublisher;
       try {
-        publisher = await (inner ??= build());
+        built = await (inner ??= build());
       } catch {
         inner = undefined;
-        stats.failed += events.length;
+        unbuilt += events.length;
         return;
       }
-      const before = { ...publisher.stats };
-      await publisher.publish(events);
-      stats.published += publisher.stats.published - before.published;
-      stats.retried += publisher.stats.retried - before.retried;
-      stats.failed += publisher.stats.failed - before.failed;
+      await built.publish(events);
     },
   };
 }

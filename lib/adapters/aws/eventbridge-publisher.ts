@@ -11,11 +11,34 @@ export interface EventBridgePublisherOptions {
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
-/** PutEvents takes at most 10 entries per call. */
+/** PutEvents takes at most 10 entries per call, and at most 256 KB of them. */
 const BATCH = 10;
+const BATCH_BYTES = 256 * 1024;
+
+/** An entry's size as EventBridge counts it: Time is 14 bytes, Source, DetailType and Detail their UTF-8 bytes. */
+const entrySize = (e: PutEventsRequestEntry) =>
+  14 + Buffer.byteLength(e.Source ?? '') + Buffer.byteLength(e.DetailType ?? '') + Buffer.byteLength(e.Detail ?? '');
+
+/** Consecutive runs of events that each fit one PutEvents; an event too large for any goes alone (and is refused). */
+function batches(events: readonly RaskEvent[], entry: (e: RaskEvent) => PutEventsRequestEntry): RaskEvent[][] {
+  const out: RaskEvent[][] = [];
+  let bytes = 0;
+  for (const e of events) {
+    const size = entrySize(entry(e));
+    const last = out.at(-1);
+    if (last && last.length < BATCH && bytes + size <= BATCH_BYTES) {
+      last.push(e);
+      bytes += size;
+    } else {
+      out.push([e]);
+      bytes = size;
+    }
+  }
+  return out;
+}
 
 /**
- * Change events to the stack's EventBridge bus: batched PutEvents (10 entries a call), entries
+ * Change events to the stack's EventBridge bus: batched PutEvents (10 entries, 256 KB a call), entries
  * that EventBridge reports as failed (throttling, internal errors) or a call that throws are
  * retried with backoff; what still fails is logged and counted, never thrown: the request that
  * made the change has succeeded and must say so.
@@ -35,8 +58,8 @@ export function eventBridgePublisher(options: EventBridgePublisherOptions): Even
   return {
     stats,
     async publish(events) {
-      for (let i = 0; i < events.length; i += BATCH) {
-        let pending = events.slice(i, i + BATCH);
+      for (const batch of batches(events, entry)) {
+        let pending = batch;
         for (let attempt = 1; pending.length > 0; attempt++) {
           let failed: RaskEvent[];
           let reason = '';
