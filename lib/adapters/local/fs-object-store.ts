@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import {
@@ -8,16 +8,11 @@ import {
   fsync,
   futimesSync,
   linkSync,
-  lstatSync,
-  mkdirSync,
   openSync,
-  readdirSync,
   readSync,
-  realpathSync,
   renameSync,
   rmdirSync,
   rmSync,
-  statSync,
   unlinkSync,
   write,
   writeSync,
@@ -28,7 +23,6 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   ConditionFailedError,
-  compareKeys,
   LinkRefusedError,
   type CopiedObject,
   type ListOptions,
@@ -39,26 +33,20 @@ import {
 } from '../../ports/object-store.js';
 import { checkLimit } from '../memory/object-store.js';
 import { onDisk } from './fs-errors.js';
+import { code, fileEtag, inDir, isAbsent, RESERVED_ROOT_DIRS, statIdentity, statOrAbsent } from './fs-files.js';
+import { LinkGuard } from './fs-links.js';
+import { LISTING_CACHE_CHILDREN, ListingCache } from './fs-listing-cache.js';
+import { KeyLocks } from './fs-locks.js';
+import { ReadCache } from './fs-read-cache.js';
+import { walk, type Query } from './fs-walk.js';
 
-/**
- * Root-level directories the store keeps for itself; keys whose first segment is one of these
- * are refused and never listed. Staged writes live in `.tmp/` (same filesystem as the targets, so
- * link/rename are atomic); per-key lock files live in `.locks/`.
- */
-export const RESERVED_ROOT_DIRS: readonly string[] = ['.tmp', '.locks'];
+export { LISTING_CACHE_CHILDREN, RESERVED_ROOT_DIRS };
 
 export interface FsObjectStoreOptions {
   /** A lock file older than this is assumed to belong to a crashed process and is broken. */
   readonly lockStaleMs?: number;
   /** Directory entries all cached listings hold together at most (default LISTING_CACHE_CHILDREN). */
   readonly listingCacheChildren?: number;
-}
-
-type Entry = { readonly key: string } | { readonly prefix: string };
-
-interface Child {
-  readonly key: string;
-  readonly isDir: boolean;
 }
 
 /**
@@ -71,54 +59,7 @@ interface Child {
  */
 const SYNC_IO_MAX_BYTES = 256 * 1024;
 
-/**
- * A directory whose own size (its entry blocks) is at most this is read synchronously: a few
- * hundred names. Larger ones are read off the loop (and cached once settled, #sortedChildren).
- */
-const SYNC_IO_MAX_DIR_BYTES = 16_384n;
-
 const fsyncFd = promisify(fsync);
-
-/** A directory changed more recently than this may change again without its mtime moving. */
-const LISTING_SETTLE_NS = 2_000_000_000n;
-/** Small directories are cheap to read; only larger ones are worth a cache entry. */
-const LISTING_CACHE_MIN = 256;
-/** Cached directories per store (oldest dropped first)… */
-const LISTING_CACHE_DIRS = 64;
-/**
- * …holding this many entries at most between them (a key of at most 1,024 bytes each, so a few
- * MiB at typical key lengths): one huge directory cannot pin unbounded memory (issue #36).
- */
-export const LISTING_CACHE_CHILDREN = 65_536;
-/** Objects at most this large keep their bytes after a `get` (#recent)… */
-const BODY_CACHE_MAX_BYTES = 16 * 1024;
-/** …up to this many per store (least recently read dropped first). */
-const BODY_CACHE_ENTRIES = 1024;
-
-/**
- * The index of the first child that can hold keys after `startAfter`: the first whose sort key
- * (a directory's is `name/`) is above it, or the directory just before that if `startAfter`
- * lies inside it (no sibling can sort between a directory and the keys under it).
- */
-function firstAfter(children: readonly Child[], startAfter: string | undefined): number {
-  if (startAfter === undefined) return 0;
-  const sortKey = (c: Child) => (c.isDir ? `${c.key}/` : c.key);
-  let lo = 0;
-  let hi = children.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareKeys(sortKey(children[mid]), startAfter) > 0) hi = mid;
-    else lo = mid + 1;
-  }
-  const before = children[lo - 1];
-  return before?.isDir && startAfter.startsWith(`${before.key}/`) ? lo - 1 : lo;
-}
-
-interface Query {
-  readonly prefix: string;
-  readonly delimiter?: string;
-  readonly startAfter?: string;
-}
 
 /**
  * Objects as plain files under a root directory (`root/<key>`), so Lance can use the same
@@ -147,35 +88,28 @@ interface Query {
  * and links/renames it into place, so a write gets a fresh inode; because inodes are recycled
  * and kernel timestamps are coarse, each staged file's mtime is also set to a per-process
  * strictly increasing microsecond, so a recycled inode does not bring back an old etag.
+ *
+ * This class is the façade: each mechanism lives in its own module — the per-key locks
+ * (fs-locks.ts), the link check (fs-links.ts), the ordered listing walk and its sorted-listing
+ * cache (fs-walk.ts, fs-listing-cache.ts), the small-body read cache (fs-read-cache.ts) — with
+ * the file facts they share in fs-files.ts.
  */
 export class FsObjectStore implements ObjectStore {
   readonly url: string;
   readonly #root: string;
   readonly #tmpDir: string;
-  readonly #lockDir: string;
-  readonly #lockStaleMs: number;
-  #realRoot?: string;
-  /** Sorted directory listings of large, settled directories (#sortedChildren). */
-  readonly #listings = new Map<string, { mtimeNs: bigint; ctimeNs: bigint; children: readonly Child[] }>();
-  readonly #listingBudget: number;
-  #listedChildren = 0;
-  /**
-   * Small objects as last read, by file path. A file's etag is its (device, inode, size, mtime)
-   * and no write ever changes a stored file in place, so a file whose lstat still gives the
-   * etag it was read under holds the same bytes: a repeated `get` (a registry record read on
-   * every request) costs one lstat instead of a realpath, an open and a read. A link planted
-   * anywhere on the path leads the lstat to another file (or to a link) and so to the full read,
-   * which refuses it.
-   */
-  readonly #recent = new Map<string, { identity: string; object: StoredObject }>();
+  readonly #locks: KeyLocks;
+  readonly #links: LinkGuard;
+  readonly #listings: ListingCache;
+  readonly #recent = new ReadCache();
 
   constructor(root: string, options: FsObjectStoreOptions = {}) {
     if (!path.isAbsolute(root)) throw new Error(`FsObjectStore root must be absolute: ${root}`);
     this.#root = path.resolve(root);
     this.#tmpDir = path.join(this.#root, '.tmp');
-    this.#lockDir = path.join(this.#root, '.locks');
-    this.#lockStaleMs = options.lockStaleMs ?? 10_000;
-    this.#listingBudget = options.listingCacheChildren ?? LISTING_CACHE_CHILDREN;
+    this.#locks = new KeyLocks(path.join(this.#root, '.locks'), options.lockStaleMs ?? 10_000);
+    this.#links = new LinkGuard(this.#root);
+    this.#listings = new ListingCache(this.#root, options.listingCacheChildren ?? LISTING_CACHE_CHILDREN);
     this.url = pathToFileURL(this.#root).href;
   }
 
@@ -187,15 +121,15 @@ export class FsObjectStore implements ObjectStore {
 
   async #get(key: string): Promise<StoredObject | undefined> {
     const file = this.#path(key);
-    const recent = this.#recentObject(file);
+    const recent = this.#recent.recentObject(file);
     if (recent) return recent;
     try {
       // The link check runs once the file is open: a key that is not there reads nothing through
       // any link, so a miss (a registry lookup of a free name) costs one failed open.
-      const small = readSmallFile(file, () => this.#checkDir(path.dirname(file), key));
+      const small = readSmallFile(file, () => this.#links.checkDir(path.dirname(file), key));
       if (small === null) return undefined;
       if (small) {
-        this.#remember(file, small);
+        this.#recent.remember(file, small);
         return small.object;
       }
       return await withFile(file, async (handle, stat) => {
@@ -206,24 +140,6 @@ export class FsObjectStore implements ObjectStore {
       if (code(error) === 'ELOOP') throw new LinkRefusedError(key, key);
       throw error;
     }
-  }
-
-  /** A copy of the bytes `get` last read at `file`, if the file is still the one they came from. */
-  #recentObject(file: string): StoredObject | undefined {
-    const entry = this.#recent.get(file);
-    if (!entry) return undefined;
-    this.#recent.delete(file);
-    const stat = statOrAbsent(file);
-    if (!stat?.isFile() || statIdentity(stat) !== entry.identity) return undefined;
-    this.#recent.set(file, entry);
-    return { ...entry.object, body: Buffer.from(entry.object.body) };
-  }
-
-  #remember(file: string, read: { identity: string; object: StoredObject }): void {
-    if (read.object.body.length > BODY_CACHE_MAX_BYTES) return;
-    this.#recent.delete(file);
-    this.#recent.set(file, { identity: read.identity, object: { ...read.object, body: Buffer.from(read.object.body) } });
-    if (this.#recent.size > BODY_CACHE_ENTRIES) this.#recent.delete(this.#recent.keys().next().value!);
   }
 
   async head(key: string): Promise<ObjectInfo | undefined> {
@@ -240,7 +156,7 @@ export class FsObjectStore implements ObjectStore {
   readonly checkPath = (keyOrPrefix: string): Promise<void> =>
     onDisk(async () => {
       const file = this.#path(keyOrPrefix);
-      this.#checkDir(path.dirname(file), keyOrPrefix);
+      this.#links.checkDir(path.dirname(file), keyOrPrefix);
       if (statOrAbsent(file)?.isSymbolicLink()) throw new LinkRefusedError(keyOrPrefix, keyOrPrefix);
     });
 
@@ -351,7 +267,7 @@ export class FsObjectStore implements ObjectStore {
     const keys: string[] = [];
     const commonPrefixes: string[] = [];
     let truncated = false;
-    for await (const entry of this.#walk(startDir, query)) {
+    for await (const entry of walk(this.#listings, startDir, query)) {
       if ('prefix' in entry && entry.prefix === commonPrefixes.at(-1)) continue;
       if (keys.length + commonPrefixes.length === limit) {
         truncated = true;
@@ -365,7 +281,7 @@ export class FsObjectStore implements ObjectStore {
 
   /** The lock file guarding `key` (exposed so tests can plant stale or held locks). */
   lockPath(key: string): string {
-    return path.join(this.#lockDir, `${createHash('sha256').update(key).digest('hex')}.lock`);
+    return this.#locks.lockPath(key);
   }
 
   async #replace(key: string, body: Buffer | string, etag: string | undefined): Promise<{ etag: string }> {
@@ -373,7 +289,7 @@ export class FsObjectStore implements ObjectStore {
     // Stage before locking, so the lock is held only for the check and the rename.
     const { staged, etag: newEtag } = await this.#stage(body);
     try {
-      await this.#withLock(key, () => {
+      await this.#locks.withLock(key, () => {
         if (etag !== undefined) this.#expect(key, etag);
         inDir(path.dirname(target), () => renameSync(staged, target));
       });
@@ -386,7 +302,7 @@ export class FsObjectStore implements ObjectStore {
   async #remove(key: string, etag: string | undefined): Promise<void> {
     // A link itself may be removed (unlink never follows the last component); a link on the way may not.
     const target = this.#checkedPath(key);
-    await this.#withLock(key, () => {
+    await this.#locks.withLock(key, () => {
       if (etag !== undefined) this.#expect(key, etag);
       try {
         unlinkSync(target);
@@ -435,60 +351,6 @@ export class FsObjectStore implements ObjectStore {
     }
   }
 
-  async #withLock<T>(key: string, critical: () => T): Promise<T> {
-    const lock = this.lockPath(key);
-    const ours = await this.#acquire(lock);
-    try {
-      return critical();
-    } finally {
-      // If our lock was broken as stale and someone else now holds the path, it is theirs.
-      const current = statOrAbsent(lock, { follow: true });
-      if (current !== undefined && sameFile(current, ours)) rmSync(lock, { force: true });
-    }
-  }
-
-  async #acquire(lock: string): Promise<BigIntStats> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const fd = inDir(this.#lockDir, () => openSync(lock, 'wx'));
-        try {
-          return fstatSync(fd, { bigint: true });
-        } finally {
-          closeSync(fd);
-        }
-      } catch (error) {
-        if (code(error) !== 'EEXIST') throw error;
-      }
-      this.#breakIfStale(lock);
-      await sleep(Math.min(2 ** attempt, 32) * (0.5 + Math.random()));
-    }
-  }
-
-  /**
-   * Removes a lock left by a crashed process. Two waiters can both see the same stale lock; the
-   * rename-then-compare dance keeps the slower one from deleting the fresh lock the faster
-   * one has just taken (it puts that lock back instead).
-   */
-  #breakIfStale(lock: string): void {
-    const seen = statOrAbsent(lock, { follow: true });
-    if (seen === undefined || Date.now() - Number(seen.mtimeMs) < this.#lockStaleMs) return;
-    const grave = `${lock}.stale-${randomUUID()}`;
-    try {
-      renameSync(lock, grave);
-    } catch (error) {
-      if (isAbsent(error)) return;
-      throw error;
-    }
-    if (!sameFile(statSync(grave, { bigint: true }), seen)) {
-      try {
-        linkSync(grave, lock);
-      } catch {
-        // Someone took the lock meanwhile: theirs now.
-      }
-    }
-    rmSync(grave, { force: true });
-  }
-
   /** Keeps directories from outliving their last key, so they never show up as common prefixes. */
   #pruneEmptyDirs(dir: string): void {
     for (let current = dir; current.startsWith(this.#root + path.sep); current = path.dirname(current)) {
@@ -500,110 +362,9 @@ export class FsObjectStore implements ObjectStore {
     }
   }
 
-  /**
-   * Yields entries under `dirKey` in byte order. Sorting siblings by name alone is not byte order
-   * of keys (`a/b` sorts after `a-c` but before `a0`), so a directory sorts as `name + '/'`; since
-   * all keys under it share that prefix, visiting it at that position keeps the whole walk
-   * ordered. Directories outside the prefix or wholly before startAfter are never read, and a
-   * directory that rolls up to one common prefix is only probed for a single file.
-   */
-  async *#walk(dirKey: string, query: Query): AsyncGenerator<Entry> {
-    const { prefix, delimiter, startAfter } = query;
-    const after = (s: string) => startAfter === undefined || compareKeys(s, startAfter) > 0;
-    const children = await this.#sortedChildren(dirKey);
-    // Everything before startAfter is skipped by a binary search, not visited: a page deep into
-    // a large directory costs the page, not the entries before it.
-    for (let i = firstAfter(children, startAfter); i < children.length; i++) {
-      const child = children[i];
-      if (!(child.isDir ? `${child.key}/`.startsWith(prefix) || prefix.startsWith(`${child.key}/`) : child.key.startsWith(prefix))) {
-        continue;
-      }
-      if (!child.isDir) {
-        if (!child.key.startsWith(prefix) || !after(child.key)) continue;
-        const common = commonPrefix(child.key, prefix, delimiter);
-        if (common === undefined) yield { key: child.key };
-        else if (after(common)) yield { prefix: common };
-        continue;
-      }
-      const dir = `${child.key}/`;
-      if (startAfter !== undefined && !after(dir) && !startAfter.startsWith(dir)) continue;
-      const common = dir.startsWith(prefix) ? commonPrefix(dir, prefix, delimiter) : undefined;
-      if (common === undefined) yield* this.#walk(dir, query);
-      else if (after(common) && (await this.#hasKeys(dir))) yield { prefix: common };
-    }
-  }
-
-  async #hasKeys(dirKey: string): Promise<boolean> {
-    for await (const _ of this.#walk(dirKey, { prefix: dirKey })) return true;
-    return false;
-  }
-
-  /**
-   * The children of a key directory in key byte order, from a per-process cache when the
-   * directory has not changed. A cached listing is checked against the directory's mtime and
-   * ctime (one stat), which every entry added or removed by any process changes (and ctime
-   * cannot be set back); and only a directory whose mtime is older than the filesystem clock
-   * could blur (LISTING_SETTLE_NS) is cached, so two changes within one clock tick cannot hide
-   * behind an unchanged timestamp. A page of a 10,000-entry directory then costs a stat and a binary search
-   * instead of a readdir and a sort of everything.
-   */
-  async #sortedChildren(dirKey: string): Promise<readonly Child[]> {
-    const dir = path.join(this.#root, ...dirKey.split('/'));
-    // Synchronous like #info: on a cached listing this stat is the whole cost of a page. It
-    // follows a link only where one can be: the root itself (the walk never enters one below it).
-    const stat = statOrAbsent(dir, { follow: true });
-    if (stat === undefined || !stat.isDirectory()) return [];
-    const cached = this.#listings.get(dirKey);
-    if (cached && cached.mtimeNs === stat.mtimeNs && cached.ctimeNs === stat.ctimeNs) return cached.children;
-    const children = await this.#children(dirKey, stat.size <= SYNC_IO_MAX_DIR_BYTES);
-    const settled = BigInt(Date.now()) * 1_000_000n - stat.mtimeNs > LISTING_SETTLE_NS;
-    if (settled && children.length >= LISTING_CACHE_MIN && children.length <= this.#listingBudget) {
-      this.#forgetListing(dirKey);
-      this.#listings.set(dirKey, { mtimeNs: stat.mtimeNs, ctimeNs: stat.ctimeNs, children });
-      this.#listedChildren += children.length;
-      while (this.#listings.size > LISTING_CACHE_DIRS || this.#listedChildren > this.#listingBudget) {
-        this.#forgetListing(this.#listings.keys().next().value!);
-      }
-    }
-    return children;
-  }
-
-  #forgetListing(dirKey: string): void {
-    const entry = this.#listings.get(dirKey);
-    if (!entry) return;
-    this.#listings.delete(dirKey);
-    this.#listedChildren -= entry.children.length;
-  }
-
   /** What the per-store caches hold now (docs/architecture.md, "Caches and their bounds"). */
   cacheUse(): { listings: number; listedChildren: number; bodies: number; bodyBytes: number } {
-    let bodyBytes = 0;
-    for (const { object } of this.#recent.values()) bodyBytes += object.body.length;
-    return { listings: this.#listings.size, listedChildren: this.#listedChildren, bodies: this.#recent.size, bodyBytes };
-  }
-
-  /** The children of a key directory, in key byte order. */
-  async #children(dirKey: string, small: boolean): Promise<Child[]> {
-    const dir = path.join(this.#root, ...dirKey.split('/'));
-    let dirents;
-    try {
-      dirents = small ? readdirSync(dir, { withFileTypes: true }) : await fs.readdir(dir, { withFileTypes: true });
-    } catch (error) {
-      if (isAbsent(error)) return [];
-      throw error;
-    }
-    // Sorted by name within the directory (a directory as `name/`): every key here shares the
-    // directory's prefix, so comparing whole keys would walk that prefix in every comparison.
-    const named: { child: Child; sortName: string }[] = [];
-    for (const dirent of dirents) {
-      if (dirKey === '' && RESERVED_ROOT_DIRS.includes(dirent.name)) continue;
-      const key = dirKey + dirent.name;
-      // A link is a leaf of its own (see the class comment): never descended into.
-      const isDir = dirent.isDirectory();
-      if (!isDir && !dirent.isFile() && !dirent.isSymbolicLink()) continue;
-      named.push({ child: { key, isDir }, sortName: isDir ? `${dirent.name}/` : dirent.name });
-    }
-    return named.sort((a, b) => compareKeys(a.sortName, b.sortName)).map((n) => n.child);
+    return { ...this.#listings.cacheUse(), ...this.#recent.cacheUse() };
   }
 
   #path(key: string): string {
@@ -614,56 +375,9 @@ export class FsObjectStore implements ObjectStore {
   /** The key's file path, once the directory it lies in is known to be reached without a link. */
   #checkedPath(key: string): string {
     const file = this.#path(key);
-    this.#checkDir(path.dirname(file), key);
+    this.#links.checkDir(path.dirname(file), key);
     return file;
   }
-
-  /**
-   * Throws LinkRefusedError unless `dir` (under the root) resolves to itself under the root's
-   * real path: one realpath (of its deepest existing ancestor) instead of an lstat per segment.
-   * Synchronous: one libc realpath of a local path costs less than a thread-pool round trip.
-   */
-  #checkDir(dir: string, key: string): void {
-    const rel = path.relative(this.#root, dir);
-    this.#realRoot ??= realpathOfExisting(this.#root);
-    if (realpathOfExisting(dir) === path.join(this.#realRoot, rel)) return;
-    throw new LinkRefusedError(key, this.#firstLink(rel));
-  }
-
-  /** The key prefix of the first link on the way to `rel` (for the error; the slow path). */
-  #firstLink(rel: string): string {
-    const segments = rel.split(path.sep).filter(Boolean);
-    for (let i = 1; i <= segments.length; i++) {
-      if (statOrAbsent(path.join(this.#root, ...segments.slice(0, i)))?.isSymbolicLink()) return segments.slice(0, i).join('/');
-    }
-    return segments.join('/');
-  }
-}
-
-/**
- * The real path of `p` where it exists; where it does not yet, the real path of its deepest
- * existing ancestor joined with the missing rest (a write creates those as plain directories).
- * A link loop resolves to nothing real, so it never matches.
- */
-function realpathOfExisting(p: string): string {
-  const missing: string[] = [];
-  for (let current = p; ; ) {
-    try {
-      return path.join(realpathSync.native(current), ...missing.reverse());
-    } catch (error) {
-      if (code(error) === 'ELOOP') return `\0loop:${p}`;
-      if (!isAbsent(error)) throw error;
-    }
-    const parent = path.dirname(current);
-    if (parent === current) return p;
-    missing.push(path.basename(current));
-    current = parent;
-  }
-}
-
-/** Inode numbers are reused quickly once freed, so a lock's identity is its inode plus its mtime. */
-function sameFile(a: BigIntStats, b: BigIntStats): boolean {
-  return a.dev === b.dev && a.ino === b.ino && a.mtimeMs === b.mtimeMs;
 }
 
 function isValidKey(key: string): boolean {
@@ -675,46 +389,12 @@ function isValidKey(key: string): boolean {
   );
 }
 
-/**
- * The common prefix `s` rolls up to: up to and including the first delimiter after the prefix,
- * but only when that delimiter lies wholly inside `s` (for a directory key, every key below it
- * then rolls up to the same prefix).
- */
-function commonPrefix(s: string, prefix: string, delimiter: string | undefined): string | undefined {
-  if (!delimiter) return undefined;
-  const at = s.indexOf(delimiter, prefix.length);
-  return at >= 0 && at + delimiter.length <= s.length ? s.slice(0, at + delimiter.length) : undefined;
-}
-
-/** What a file version's etag is made of. */
-function statIdentity(stat: BigIntStats): string {
-  return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}`;
-}
-
-function fileEtag(stat: BigIntStats): string {
-  return `"${createHash('md5').update(statIdentity(stat)).digest('hex')}"`;
-}
-
 let lastStampMicros = 0;
 
 /** A strictly increasing wall-clock microsecond within this process, for staged files' mtimes. */
 function uniqueStamp(): number {
   lastStampMicros = Math.max(Math.floor(Date.now() * 1000), lastStampMicros + 1);
   return lastStampMicros / 1e6;
-}
-
-/**
- * The file's stat — of a final link itself unless `follow` — or undefined when nothing is there.
- * Synchronous, and a miss does not throw (see SYNC_IO_MAX_BYTES).
- */
-function statOrAbsent(file: string, options: { follow?: boolean } = {}): BigIntStats | undefined {
-  try {
-    const how = { bigint: true, throwIfNoEntry: false } as const;
-    return options.follow ? statSync(file, how) : lstatSync(file, how);
-  } catch (error) {
-    if (isAbsent(error)) return undefined;
-    throw error;
-  }
 }
 
 /**
@@ -770,41 +450,9 @@ async function withFile<T>(file: string, use: (handle: FileHandle, stat: BigIntS
   }
 }
 
-/**
- * Runs a write into `dir`, creating the directory when missing. Retries because a concurrent
- * delete (another process's) may prune the momentarily empty directory between our mkdir and our write.
- */
-function inDir<T>(dir: string, write: () => T): T {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return write();
-    } catch (error) {
-      if (code(error) !== 'ENOENT' || attempt === 5) throw error;
-    }
-    mkdirSync(dir, { recursive: true });
-  }
-}
-
 const writeFd = promisify(write);
 
 /** Writes a large body through the thread pool, chunk after chunk. */
 async function writeAllOffLoop(fd: number, data: Buffer): Promise<void> {
   for (let written = 0; written < data.length; ) written += (await writeFd(fd, data, written, data.length - written, written)).bytesWritten;
-}
-
-function code(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | undefined)?.code;
-}
-
-/**
- * The path does not name a file: missing, a path segment is a file rather than a directory, or
- * a segment is longer than a file name can be (so no such file can exist).
- */
-function isAbsent(error: unknown): boolean {
-  const c = code(error);
-  return c === 'ENOENT' || c === 'ENOTDIR' || c === 'EISDIR' || c === 'ENAMETOOLONG';
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
