@@ -14,10 +14,13 @@ import type { Caller } from '../lib/contract/request.js';
 import { Registry } from '../lib/registry/registry.js';
 
 /**
- * API Gateway REQUEST authorizer for the bootstrap admin key. A request must carry the key as
- * `x-api-key` or `Authorization: Bearer <key>`; anything else gets a Deny, which the API's
- * gateway responses turn into 401 with the JSON error contract (code 16). If the key store
- * cannot be read the authorizer throws, API Gateway answers 500 (code 18): it fails closed.
+ * API Gateway REQUEST authorizer: it verifies every caller's credential — the bootstrap admin
+ * key (Secrets Manager), a principal's API key (the registry, read-only) or an OIDC token (the
+ * configured issuer's JWKS; lib/governance/identify.ts does both) — presented as `x-api-key` or
+ * `Authorization: Bearer <key|token>`. Anything else gets a Deny, which the API's gateway
+ * responses turn into 401 with the JSON error contract (code 16). If the key store cannot be
+ * read the authorizer throws, API Gateway answers 500 (code 18): it fails closed. Authorization
+ * (what the caller may do) is the guard's, in the function behind it (docs/governance.md).
  */
 
 export const PRINCIPAL_ID = 'rask-admin';
