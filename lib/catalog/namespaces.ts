@@ -6,7 +6,7 @@ import {
   NamespaceNotFoundError,
 } from '../errors.js';
 import { ConditionFailedError } from '../ports/object-store.js';
-import { dropMarkedSegment, encodeSegment, keys, parseTreeKey, validateName } from '../registry/keys.js';
+import { dropMarkedSegment, encodeSegment, keys, parseTreeKey } from '../registry/keys.js';
 import type { NamespaceRecord, SubtreeDrop } from '../registry/records.js';
 import type { Versioned } from '../ports/object-store.js';
 import { crashPoint } from './crash-points.js';
@@ -44,7 +44,7 @@ export async function requireNamespace(
       found = await readNamespace(services, id);
     }
   }
-  if (!found || found.value.state !== 'active') {
+  if (found?.value.state !== 'active') {
     throw new NamespaceNotFoundError(`namespace ${fmtId(id)} does not exist${hint}`);
   }
   return found;

@@ -25,7 +25,7 @@ import * as refs from './refs.js';
 import { optRefName } from './names.js';
 import * as schema from './schema.js';
 import { optSql } from './sql-bounds.js';
-import { asObject, type Json, optBool, optEnum, optInt, optString, reqInt, reqString } from './validate.js';
+import { asObject, type Json, optBool, optEnum, optInt, reqInt, reqString } from './validate.js';
 import * as writes from './writes.js';
 
 export interface LanceDataEngineOptions {

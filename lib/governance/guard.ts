@@ -293,7 +293,7 @@ async function checkParents(
     if (parent.length > 0) {
       if (options.catalogParent) {
         const found = await services.registry.read<NamespaceRecord>(keys.namespace(project, parent));
-        if (!found || found.value.state !== 'active') throw new NamespaceNotFoundError(`namespace ${fmtId(parent)} does not exist${CREATE_HINT.namespace}`);
+        if (found?.value.state !== 'active') throw new NamespaceNotFoundError(`namespace ${fmtId(parent)} does not exist${CREATE_HINT.namespace}`);
       }
     } else if (!effectiveDefault) {
       throw notFound(`a warehouse for project ${q(project)}`, CREATE_HINT.warehouse);

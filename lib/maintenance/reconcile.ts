@@ -386,7 +386,7 @@ async function visitMarker(ctx: WalkContext, kind: MarkerKind, obj: ObjectInfo):
   if (!ctx.stuck(obj.lastModified)) return;
   const found = await svc.registry.store.get(obj.key);
   if (!found) return;
-  const check = await checkMarker(svc, kind, id, found.body);
+  const check = await checkMarker(svc, id, found.body);
   if (check.ok) return;
   const since = obj.lastModified.toISOString();
   const why = check.holder ? `the table there is another one (uid ${check.holder.uid})` : 'no table is there';
@@ -413,7 +413,7 @@ async function visitClaim(ctx: WalkContext, obj: ObjectInfo): Promise<void> {
   const { svc, project } = ctx;
   if (!parseLocationClaimKey(project, obj.key)) return;
   const claim = await readOrNote<LocationClaimRecord>(ctx, obj.key);
-  if (!claim || !claim.ids.some((id) => inScope(id, ctx.options.scope))) return;
+  if (!claim?.ids.some((id) => inScope(id, ctx.options.scope))) return;
   ctx.summary.claims++;
   if (!ctx.stuck(obj.lastModified)) return;
   const since = obj.lastModified.toISOString();
@@ -515,7 +515,7 @@ async function repairOne(svc: CatalogServices, f: Finding): Promise<string> {
     case 'stuck-purging': {
       const key = keys.locationClaim(svc.project, f.warehouse!, f.path!);
       const claim = (await svc.registry.read<LocationClaimRecord>(key))?.value;
-      if (!claim || claim.state !== 'purging') return 'no change: the claim changed meanwhile';
+      if (claim?.state !== 'purging') return 'no change: the claim changed meanwhile';
       if (await purgeQueued(svc, claim.uid)) return 'no change: a purge_table job for it is already queued';
       const owner = claimOwner(claim);
       // The job DropTable queues when it cannot finish deleting (lib/catalog/tables/drop.ts).

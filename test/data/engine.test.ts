@@ -283,6 +283,7 @@ describe('query', () => {
 
   it('bounds a request without k by the documented default, and k=isize::MAX by nothing', async () => {
     expect((await query(location, {})).table.numRows).toBe(DEFAULT_QUERY_LIMIT);
+    // biome-ignore lint/correctness/noPrecisionLoss: isize::MAX as LanceDB sends it; the JSON number it becomes is what counts.
     expect((await query(location, { k: 9223372036854775807 })).table.numRows).toBe(310);
     expect((await query(location, { k: 2 ** 32 })).table.numRows).toBe(310);
   });

@@ -6,7 +6,7 @@ import { raskEventSchema } from '../../lib/events/schema.js';
 import { OPERATION_EVENTS } from '../../lib/events/vocabulary.js';
 import { OPERATIONS } from '../../lib/contract/operations.js';
 import { ipcRows } from '../data/fixtures.js';
-import { ensureNamespace, expectOk, TableApi } from '../support/data-http.js';
+import { expectOk, TableApi } from '../support/data-http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**

@@ -420,7 +420,7 @@ describe('storage', () => {
       expect(bucket.DeletionPolicy, id).toBe('Retain');
       expect(bucket.UpdateReplacePolicy, id).toBe('Retain');
       const policy = policies.find((p) => p.Properties!.Bucket.Ref === id);
-      expect(policy?.Properties!.PolicyDocument.Statement, id).toContainEqual(
+      expect(policy?.Properties?.PolicyDocument.Statement, id).toContainEqual(
         expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
       );
     }

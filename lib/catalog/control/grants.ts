@@ -88,7 +88,7 @@ export async function revokeRole(services: CatalogServices, project: string, bod
   const key = govKeys.grants(project, principal);
   const revoked = await services.registry.retrying(`revoke ${grant.role} from ${q(principal)}`, async () => {
     const found = await services.registry.read<StoredGrants>(key);
-    if (!found || !found.value.grants.some((g) => sameGrant(g, grant))) return false;
+    if (!found?.value.grants.some((g) => sameGrant(g, grant))) return false;
     const next = { ...found.value, grants: found.value.grants.filter((g) => !sameGrant(g, grant)) };
     await services.registry.replace(key, next, found.etag);
     return true;

@@ -269,7 +269,7 @@ export async function bindNamespace(services: CatalogServices, project: string, 
   const key = keys.namespace(project, id);
   const marked = await services.registry.retrying(`bind namespace ${fmtId(id)}`, async () => {
     const now = await readNamespace(scoped, id);
-    if (!now || now.value.state !== 'active') throw new NamespaceNotFoundError(`namespace ${fmtId(id)} does not exist`);
+    if (now?.value.state !== 'active') throw new NamespaceNotFoundError(`namespace ${fmtId(id)} does not exist`);
     const record: NamespaceRecord = { ...now.value, state: 'dropping' };
     return { record, etag: await services.registry.replace(key, record, now.etag) };
   });

@@ -1,5 +1,5 @@
 import { TableNotFoundError } from '../../errors.js';
-import { ConditionFailedError, LinkRefusedError, type ObjectStore } from '../../ports/object-store.js';
+import { LinkRefusedError, type ObjectStore } from '../../ports/object-store.js';
 import type { ProtectionRecord, TableRecord, WarehouseRecord } from '../../registry/records.js';
 import type { Versioned } from '../../ports/object-store.js';
 import type { CatalogServices } from '../services.js';
