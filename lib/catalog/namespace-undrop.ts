@@ -1,4 +1,5 @@
 import { ConcurrentModificationError, InvalidInputError, NamespaceAlreadyExistsError, NamespaceNotFoundError } from '../errors.js';
+import { sameId } from '../http/ids.js';
 import { ConditionFailedError } from '../ports/object-store.js';
 import { keys, validateName } from '../registry/keys.js';
 import type { NamespaceRecord, NamespaceTrashRecord, TrashRecord } from '../registry/records.js';
@@ -48,8 +49,6 @@ export interface NamespaceUndropResult {
   /** Tables left in trash, and why (declared but never written: nothing to open). */
   readonly warnings?: string[];
 }
-
-const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
 
 async function readAll<T>(services: CatalogServices, prefix: string): Promise<Found<T>[]> {
   const out: Found<T>[] = [];

@@ -1,4 +1,5 @@
 import { TableNotFoundError } from '../../errors.js';
+import { sameId } from '../../http/ids.js';
 import { LinkRefusedError, type ObjectStore } from '../../ports/object-store.js';
 import type { ProtectionRecord, TableRecord, WarehouseRecord } from '../../registry/records.js';
 import type { Versioned } from '../../ports/object-store.js';
@@ -156,8 +157,6 @@ async function removedWithClaimIntact(services: CatalogServices, id: readonly st
   const held = claim.claim?.value;
   return held?.uid === table.uid && (held.state === 'held' || held.state === 'pending') && held.ids.some((x) => sameId(x, id));
 }
-
-const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
 
 /** DropTable with grace: the table goes to trash with its bytes (trash.ts), retried like a removal. */
 async function trashRecord(

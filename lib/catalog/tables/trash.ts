@@ -1,3 +1,4 @@
+import { sameId } from '../../http/ids.js';
 import { keys } from '../../registry/keys.js';
 import type { LocationClaimRecord, NamespaceTrashRecord, TableRecord, TrashRecord } from '../../registry/records.js';
 import type { Versioned } from '../../ports/object-store.js';
@@ -97,8 +98,6 @@ export async function trashTable(services: CatalogServices, found: Versioned<Tab
   }
   return record;
 }
-
-const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
 
 /** Undoes a drop's trash bookkeeping for a table that is still live: its claim `held` again (under the ids it has now), its trash record gone. */
 async function untrash(services: CatalogServices, trash: Versioned<TrashRecord>): Promise<void> {
