@@ -58,7 +58,7 @@ export type OperationHandler<S> = (request: OperationRequest, services: S) => Pr
 export type HandlerMap<S> = Readonly<Partial<Record<string, OperationHandler<S>>>>;
 
 /**
- * Runs in the check order of the design brief: `authenticate` before the request is decoded
+ * Runs in the check order (docs/rules.md rule 1): `authenticate` before the request is decoded
  * (401 before 400), `admit` after (parent 404, then authorization 403, then quarantine 403) and
  * before the handler; it returns the services the handler runs with (per-project).
  */

@@ -198,7 +198,7 @@ export interface IndexContent {
   columns: string[];
   /**
    * `done`: committed and its statistics read. `unknown`: listed, but its row counts could not be
-   * read, so nothing vouches that it is healthy (design brief rule 14). Builds still queued as
+   * read, so nothing vouches that it is healthy (docs/rules.md rule 14). Builds still queued as
    * jobs are not listed; DescribeTransaction shows them.
    */
   status: 'done' | 'unknown';

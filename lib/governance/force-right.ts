@@ -11,7 +11,7 @@ import type { ResourceChain } from './policy-engine.js';
  * the project for catalog objects and on the door's own resource for warehouses and projects.
  *
  * This is not part of the door's authorization, which runs first and identically with or
- * without force (brief rule 3): a caller without the right is told exactly what it is told
+ * without force (docs/rules.md rule 3): a caller without the right is told exactly what it is told
  * without force — a protected object answers 409 — and an unprotected object is done.
  */
 const UNPROTECT_DOOR: Readonly<Record<string, string>> = {

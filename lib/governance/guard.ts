@@ -30,7 +30,7 @@ import { projectScope } from './scope.js';
 /**
  * The request guard: authentication, then (after the router has decoded the request) the
  * create doors' parent checks, authorization with Cedar, the project's existence and the
- * warehouse quarantine, in the brief's order: 401 → 400 → 404 (parent) → 403 → handler (409,
+ * warehouse quarantine, in the check order of docs/rules.md rule 1: 401 → 400 → 404 (parent) → 403 → handler (409,
  * write). It hands the handler services scoped to the request's project, whose credential
  * vendor downgrades to read-only for callers who may not write the table.
  */
@@ -41,7 +41,7 @@ const UNAUTHENTICATED =
 const AMBIGUOUS =
   'ambiguous credentials: the request carries both x-api-key and Authorization: Bearer; send exactly one';
 
-/** Destructive doors: a denial answers exactly like "does not exist" (brief rule 6). */
+/** Destructive doors: a denial answers exactly like "does not exist" (docs/rules.md rule 6). */
 const DESTRUCTIVE = new Set([
   'DropTable',
   'DeregisterTable',
@@ -189,7 +189,7 @@ async function admit(settings: GuardSettings, request: OperationRequest, base: C
   // nothing about what exists there.
   const holdsNothing = settings.mode !== 'off' && !caller.platformAdmin && held.length === 0;
 
-  // Create doors: a missing parent is a 404 that names the door creating it (brief rule 6), and
+  // Create doors: a missing parent is a 404 that names the door creating it (docs/rules.md rule 6), and
   // it comes before authorization's 403 for a caller who holds something in the project. A
   // platform administrator is always authorized, so the door's own parent check keeps that
   // order for it without this extra registry read.
@@ -234,7 +234,7 @@ async function admit(settings: GuardSettings, request: OperationRequest, base: C
   // Authorized without holding anything in a project (a principal's own keys): the parent
   // checks, now that they can tell the caller nothing it may not know.
   if (holdsNothing) await parents();
-  // Only create doors tell the caller how to make the missing parent (brief rule 6).
+  // Only create doors tell the caller how to make the missing parent (docs/rules.md rule 6).
   if (project && !record && !PLATFORM_OPS.has(op.operationId)) throw notFound(`project ${q(project)}`, op.action.endsWith(':create') ? CREATE_HINT.project : '');
 
   // Quarantine (403): namespaces and tables bound to a deactivated warehouse.

@@ -1,5 +1,5 @@
 /**
- * The index builder (issue #9 item 3, design brief rule 14): for each table, the effective
+ * The index builder (issue #9 item 3, docs/rules.md rule 14): for each table, the effective
  * policy's desired indices against the dataset's own.
  *
  * - A desired index that is missing is built once the table has `min_rows` rows: inside the

@@ -4,7 +4,7 @@
  * Registry reads and writes only: no LanceDB, and setting a policy never touches the dataset
  * (so it never creates a table version).
  *
- * Check order (brief rule 1): shape (400) → object exists (404) → write. A write is one
+ * Check order (docs/rules.md rule 1): shape (400) → object exists (404) → write. A write is one
  * put-if-absent or put-if-match, retried on a lost race; a concurrent drop leaves an inert
  * record behind, because records are keyed by the object's uid and a re-created name has a new one.
  */

@@ -1,6 +1,6 @@
 /**
  * Reconcile: reports drift between the registry and storage, and changes nothing unless asked
- * to repair (brief rule 13). It walks every project and every warehouse the registry holds:
+ * to repair (docs/rules.md rule 13). It walks every project and every warehouse the registry holds:
  *
  *   tree    every namespace and table record: a parent namespace that is gone; a namespace
  *           stuck `dropping`; a table stuck mid-rename (`moving`/`arriving`/`moved`); a table

@@ -1,5 +1,5 @@
 /**
- * The sweep (issue #9 item 2, design brief rule 12): one ordered pass per table —
+ * The sweep (issue #9 item 2, docs/rules.md rule 12): one ordered pass per table —
  * compact → fold new rows into indices → clean up old versions. A policy may skip a step,
  * never reorder them. docs/maintenance.md describes the pass; this comment says why it is
  * built the way it is.

@@ -134,7 +134,7 @@ describe('authorization matrix: every operation × every kind of caller', () => 
     await app.arrange('POST', '/projects/acme/v1/table/sales%24orders/declare', {});
     const one = await app.principal('pone', { project: 'acme', role: 'reader', table: ['sales', 'orders'] });
     const at = (p: string) => `/projects/acme/v1${p}?delimiter=%24`;
-    // Parent (404) comes before authorization (403): the check order of the design brief.
+    // Parent (404) comes before authorization (403): the check order (docs/rules.md rule 1).
     expect((await app.call('POST', at('/table/sales$eu$t/declare'), {}, sub)).status).toBe(404);
     expect((await app.call('POST', at('/table/hr$eu$t/declare'), {}, sub)).status).toBe(404);
     await app.arrange('POST', at('/namespace/sales$eu/create'), {});

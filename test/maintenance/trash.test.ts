@@ -10,7 +10,7 @@ import type { WarehouseRecord } from '../../lib/registry/records.js';
 import { estate, tableWithAppends, type Estate } from './fixtures.js';
 
 /**
- * Maintenance never touches a table someone can still restore (design brief rules 5 and 12):
+ * Maintenance never touches a table someone can still restore (docs/rules.md rules 5 and 12):
  * a table dropped into trash is not swept or indexed, reconcile does not call its claim stale
  * (and its repair keeps it), and the orphan scan does not offer its bytes for deletion.
  */

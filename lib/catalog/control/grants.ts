@@ -151,7 +151,7 @@ async function liveUid(registry: Registry, project: string, scope: Exclude<Grant
 /**
  * Whether the object a grant was made on still holds its name: the record there carries the
  * grant's uid, or — nothing there — the name's trash holds that uid (a recoverable drop keeps its
- * grants, brief rule 5, so the owner can see the deadline and undrop). A record of another uid
+ * grants, docs/rules.md rule 5, so the owner can see the deadline and undrop). A record of another uid
  * (a re-created name) or no trace at all (destroyed, renamed away) and the grant counts for nothing.
  */
 async function stillBound(registry: Registry, project: string, grant: Grant & { scope: Exclude<GrantScope, { kind: 'project' }> }): Promise<boolean> {

@@ -16,7 +16,7 @@ import type { ApiKeyRecord, PrincipalRecord } from '../../registry/principal-rec
 /**
  * Principals and their API keys. A key is `rask_<keyId>_<secret>`: the key id finds the record
  * in one GET, and only the secret's SHA-256 is stored, compared in constant time. The secret is
- * in the create answer and nowhere else (brief: secrets are never stored in plain text or logged).
+ * in the create answer and nowhere else (a secret is never stored in plain text nor logged).
  */
 
 async function requirePrincipal(services: CatalogServices, name: string): Promise<PrincipalRecord> {

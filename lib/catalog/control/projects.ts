@@ -112,7 +112,7 @@ export async function updateProject(services: CatalogServices, name: string, bod
 
 /**
  * Refuses while anything lives in the project (warehouses, namespaces, tables, claims, queued
- * jobs), naming it: a project delete never cascades (brief rule 2). What remains afterwards
+ * jobs), naming it: a project delete never cascades (docs/rules.md rule 2). What remains afterwards
  * (grants, finished jobs) is bookkeeping and goes with it; grants carry the project's uid, so
  * any left by a crash never apply to a re-created project of the same name.
  */

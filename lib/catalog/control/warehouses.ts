@@ -19,7 +19,7 @@ import { canonicalRoot, requireAllotted } from './allotment.js';
  * Warehouses: one storage root each, many per project. Creates need their project (404 naming
  * the door that creates it); deletes refuse while namespaces are bound (409 naming them); a
  * purge first proves that no other warehouse of any project and no reserved root shares the
- * storage (brief rule 7), reading every record strictly (rule 8).
+ * storage (docs/rules.md rule 7), reading every record strictly (rule 8).
  */
 
 export const isDeactivated = (project: ProjectRecord, warehouse: string) =>
@@ -217,7 +217,7 @@ export async function deleteWarehouse(
 }
 
 /**
- * Brief rule 7: no other warehouse, of this or any project, and no reserved root may share the
+ * Rule 7 (docs/rules.md): no other warehouse, of this or any project, and no reserved root may share the
  * storage. Every project and warehouse record is read strictly: one that cannot be read stops
  * the purge (it might be the one sharing the bucket).
  */

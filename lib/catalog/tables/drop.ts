@@ -27,7 +27,7 @@ import { protectedError, protectionOf } from '../protection.js';
  * Both refuse a protected table (409 / 19) unless `force` (docs/lifecycle.md). In a warehouse
  * with trash grace days, drop files the table in trash instead (trash.ts) unless `purge`.
  *
- * - deregister releases the location claim and keeps the bytes (rule 11);
+ * - deregister releases the location claim and keeps the bytes (docs/rules.md rule 11);
  * - drop marks the claim `purging`, deletes every object under the location, then releases the
  *   claim. If deleting fails part-way the table is still dropped (its record is gone and the
  *   name is free), the claim stays in `purging` state as the durable report of what is left, and

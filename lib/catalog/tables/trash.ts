@@ -14,7 +14,7 @@ import { purgeComplete, purgeInWarehouse } from './purge.js';
 import { sharedRootProblem } from '../storage-claims.js';
 
 /**
- * Recoverable drops (design brief rule 5; docs/lifecycle.md). In a warehouse with trash grace
+ * Recoverable drops (docs/rules.md rule 5; docs/lifecycle.md). In a warehouse with trash grace
  * days > 0, DropTable deregisters the table and files a trash record holding the record as it
  * was; the bytes stay, and the location claim moves to `trashed` so nobody else can take the
  * location meanwhile. UndropTable re-registers it unchanged (same uid, location, versions, tags).
@@ -207,7 +207,7 @@ export async function tableTasks(services: CatalogServices, id: readonly string[
 
 /**
  * Destroys trash whose grace has passed (the explicit maintenance step; off unless its policy
- * flag is set). Strict reads: a record it cannot read stops the run (brief rule 8). Returns what
+ * flag is set). Strict reads: a record it cannot read stops the run (docs/rules.md rule 8). Returns what
  * it purged.
  */
 export async function purgeExpiredTrash(services: CatalogServices, options: { dryRun?: boolean } = {}): Promise<{ purged: string[]; pending: string[] }> {

@@ -20,7 +20,7 @@ export const writeHandlers: HandlerMap<CatalogServices> = {
     // caller's endpoint or credential overrides would let a request point the server's
     // credentials at a store of the caller's choosing.
     queryJsonMap(req.query, 'storage_options');
-    // Bad Arrow is a shape error: refuse it before anything is written (brief rule 1).
+    // Bad Arrow is a shape error: refuse it before anything is written (docs/rules.md rule 1).
     decodeIpc(req.bytes);
     return createTable(svc, { id: req.id, mode: createMode, properties, identity: req.identity }, (location, m) =>
       engine().createTable(location, req.bytes, m),
