@@ -4,8 +4,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { ALL_OPERATIONS } from '../../lib/contract/control-operations.js';
-import type { Bundle, OperationDef } from '../../lib/contract/operations.js';
+import { ALL_OPERATIONS, type Bundle, type OperationDef } from '../../lib/contract/operations.js';
 import type { RaskConfig } from '../config.js';
 import { acknowledge, acknowledgeManagedPolicy } from '../nag.js';
 
