@@ -4,7 +4,7 @@ import {
   dropNamespace,
   listNamespaces,
   namespaceExists,
-} from '../catalog/namespaces.js';
+} from '../catalog/namespaces/drop.js';
 import { mode, optionalString, pageLimit, stringMap } from '../catalog/params.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { force, purge } from './force.js';

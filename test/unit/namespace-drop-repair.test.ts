@@ -15,10 +15,10 @@ import {
   describeNamespace,
   dropNamespace,
   listNamespaces,
-} from '../../lib/catalog/namespaces.js';
+} from '../../lib/catalog/namespaces/drop.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
-import { readTable } from '../../lib/catalog/tables/lookup.js';
+import { readTable } from '../../lib/catalog/protocols/lookup.js';
 import { keys } from '../../lib/registry/keys.js';
 import type { NamespaceRecord } from '../../lib/registry/records.js';
 import {

@@ -2,7 +2,7 @@
 /**
  * Issue 26 item 3: after a crash anywhere in a cascade drop, ListNamespaces of the parent must
  * name exactly the namespaces DescribeNamespace answers 200 for. Before the drop marks
- * (lib/catalog/namespace-drop-marks.ts) the listing named a namespace left `dropping` while
+ * (lib/catalog/namespaces/drop-marks.ts) the listing named a namespace left `dropping` while
  * describe and a second drop answered 404, until a describe settled it.
  *
  * The crash is deterministic: the registry store throws right after its k-th write (the write
@@ -10,10 +10,10 @@
  * catalog is a fresh Registry over the same store. Every k is tried until the drop completes.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createNamespace, describeNamespace, dropNamespace, listNamespaces } from '../../lib/catalog/namespaces.js';
+import { createNamespace, describeNamespace, dropNamespace, listNamespaces } from '../../lib/catalog/namespaces/drop.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
-import { readTable } from '../../lib/catalog/tables/lookup.js';
+import { readTable } from '../../lib/catalog/protocols/lookup.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 import { keys } from '../../lib/registry/keys.js';
 import { Registry } from '../../lib/registry/registry.js';

@@ -4,7 +4,7 @@ import {
   describeNamespace,
   dropNamespace,
   listNamespaces,
-} from '../../lib/catalog/namespaces.js';
+} from '../../lib/catalog/namespaces/drop.js';
 import { CatalogError } from '../../lib/errors.js';
 import { decodeSegment, keys } from '../../lib/registry/keys.js';
 import { Registry } from '../../lib/registry/registry.js';

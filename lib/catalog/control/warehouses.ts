@@ -1,5 +1,5 @@
 import { forgetProject } from './project-cache.js';
-import { createNamespace, readNamespace } from '../namespaces.js';
+import { createNamespace, readNamespace } from '../namespaces/drop.js';
 import { fmtId } from '../ids.js';
 import { optionalBoolean, optionalInteger, optionalString, pageLimit, stringMap } from '../params.js';
 import type { CatalogServices } from '../services.js';

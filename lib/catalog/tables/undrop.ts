@@ -9,16 +9,16 @@ import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys, validateName } from '../../registry/keys.js';
 import type { TableRecord, TrashRecord } from '../../registry/records.js';
 import type { Versioned } from '../../ports/object-store.js';
-import { confirmParentOrWithdraw, requireNamespace } from '../namespaces.js';
+import { confirmParentOrWithdraw, requireNamespace } from '../namespaces/drop.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
-import { setClaimState } from './claims.js';
-import { absoluteLocation } from './location.js';
-import { readTable, tableKey, validateTableId } from './lookup.js';
+import { setClaimState } from '../protocols/claims.js';
+import { absoluteLocation } from '../dataset/location.js';
+import { readTable, tableKey, validateTableId } from '../protocols/lookup.js';
 import { fmtId } from '../ids.js';
 import { persist } from '../outcome.js';
-import { putMarkersOf } from './markers.js';
-import { settleTrashEntry, trashAt } from './trash.js';
+import { putMarkersOf } from '../protocols/markers.js';
+import { settleTrashEntry, trashAt } from '../protocols/trash.js';
 
 export interface UndropInput {
   readonly id: readonly string[];

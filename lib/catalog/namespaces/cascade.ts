@@ -3,10 +3,10 @@ import { parseTreeKey } from '../../registry/keys.js';
 import type { NamespaceRecord, TableRecord } from '../../registry/records.js';
 import { crashPoint } from '../crash-points.js';
 import type { CatalogServices } from '../services.js';
-import { purgeTableData } from './drop.js';
-import { trashStamp, trashTable } from './trash.js';
+import { purgeTableData } from '../tables/drop.js';
+import { trashStamp, trashTable } from '../protocols/trash.js';
 import { requireWarehouse } from '../warehouses.js';
-import { isLive, readSettled } from './move.js';
+import { isLive, readSettled } from '../protocols/move.js';
 
 /**
  * Removes one table found by a cascading namespace drop: the same as DropTable (record, then

@@ -1,15 +1,15 @@
-import { ConcurrentModificationError, InvalidInputError, NamespaceAlreadyExistsError, NamespaceNotFoundError } from '../errors.js';
-import { ConditionFailedError } from '../ports/object-store.js';
-import { keys, validateName } from '../registry/keys.js';
-import type { NamespaceRecord, NamespaceTrashRecord, TrashRecord } from '../registry/records.js';
-import type { Versioned } from '../ports/object-store.js';
-import { crashPoint } from './crash-points.js';
-import { confirmParentOrWithdraw, readNamespace, requireNamespace, settleNamespace } from './namespaces.js';
-import { fmtId, validateId } from './ids.js';
-import type { CatalogServices } from './services.js';
-import { hasData } from './tables/lookup.js';
-import { restoreTable } from './tables/undrop.js';
-import { requireWarehouse } from './warehouses.js';
+import { ConcurrentModificationError, InvalidInputError, NamespaceAlreadyExistsError, NamespaceNotFoundError } from '../../errors.js';
+import { ConditionFailedError } from '../../ports/object-store.js';
+import { keys, validateName } from '../../registry/keys.js';
+import type { NamespaceRecord, NamespaceTrashRecord, TrashRecord } from '../../registry/records.js';
+import type { Versioned } from '../../ports/object-store.js';
+import { crashPoint } from '../crash-points.js';
+import { confirmParentOrWithdraw, readNamespace, requireNamespace, settleNamespace } from './drop.js';
+import { fmtId, validateId } from '../ids.js';
+import type { CatalogServices } from '../services.js';
+import { hasData } from '../protocols/lookup.js';
+import { restoreTable } from '../tables/undrop.js';
+import { requireWarehouse } from '../warehouses.js';
 
 /**
  * The namespace undrop and tasks doors (docs/lifecycle.md, "Namespace subtrees"). A recoverable

@@ -4,20 +4,20 @@ import {
   NamespaceAlreadyExistsError,
   NamespaceNotEmptyError,
   NamespaceNotFoundError,
-} from '../errors.js';
-import { ConditionFailedError } from '../ports/object-store.js';
-import { dropMarkedSegment, encodeSegment, keys, parseTreeKey, validateName } from '../registry/keys.js';
-import type { NamespaceRecord, SubtreeDrop } from '../registry/records.js';
-import type { Versioned } from '../ports/object-store.js';
-import { crashPoint } from './crash-points.js';
-import { clearDropMark, clearDropMarksBelow, putDropMark } from './namespace-drop-marks.js';
-import type { CatalogServices } from './services.js';
-import { removeTableForCascade } from './tables/cascade.js';
-import { fileNamespace, subtreeDropFor } from './namespace-trash-records.js';
-import { clearMarkerSubtree } from './tables/markers.js';
-import { assertNoProtectedDescendants, clearProtection, clearProtectionSubtree, protectedError, readProtectionRecord } from './protection.js';
+} from '../../errors.js';
+import { ConditionFailedError } from '../../ports/object-store.js';
+import { dropMarkedSegment, encodeSegment, keys, parseTreeKey, validateName } from '../../registry/keys.js';
+import type { NamespaceRecord, SubtreeDrop } from '../../registry/records.js';
+import type { Versioned } from '../../ports/object-store.js';
+import { crashPoint } from '../crash-points.js';
+import { clearDropMark, clearDropMarksBelow, putDropMark } from './drop-marks.js';
+import type { CatalogServices } from '../services.js';
+import { removeTableForCascade } from './cascade.js';
+import { fileNamespace, subtreeDropFor } from './trash-records.js';
+import { clearMarkerSubtree } from '../protocols/markers.js';
+import { assertNoProtectedDescendants, clearProtection, clearProtectionSubtree, protectedError, readProtectionRecord } from '../protection.js';
 
-import { fmtId, validateId } from './ids.js';
+import { fmtId, validateId } from '../ids.js';
 
 export async function readNamespace(
   services: CatalogServices,

@@ -1,8 +1,8 @@
-import { ConditionFailedError } from '../ports/object-store.js';
-import { keys } from '../registry/keys.js';
-import type { NamespaceRecord, NamespaceTrashRecord, SubtreeDrop } from '../registry/records.js';
-import type { CatalogServices } from './services.js';
-import { requireWarehouse } from './warehouses.js';
+import { ConditionFailedError } from '../../ports/object-store.js';
+import { keys } from '../../registry/keys.js';
+import type { NamespaceRecord, NamespaceTrashRecord, SubtreeDrop } from '../../registry/records.js';
+import type { CatalogServices } from '../services.js';
+import { requireWarehouse } from '../warehouses.js';
 
 /**
  * The namespace half of a recoverable cascade drop (docs/lifecycle.md, "Namespace subtrees"):
