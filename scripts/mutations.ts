@@ -129,7 +129,7 @@ const MUTATIONS: readonly Mutation[] = [
   {
     id: 'M6a',
     what: 'CreateNamespace: the parent re-check after the write removed',
-    file: 'lib/catalog/namespaces/drop.ts',
+    file: 'lib/catalog/namespaces/create.ts',
     apply: once('    await confirmParentOrWithdraw(services, parentId, key, etag);\n', ''),
     tests: ['test/unit/namespace-races.test.ts'],
   },

@@ -42,7 +42,8 @@
  *                        one is already queued for it
  *   the others           no repair path: reported for an operator (deregister, re-register…)
  */
-import { dropNamespace, readNamespace } from '../catalog/namespaces/drop.js';
+import { dropNamespace } from '../catalog/namespaces/drop.js';
+import { readNamespace } from '../catalog/namespaces/record.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { liveHolder, readClaim, releaseClaim, setClaimState } from '../catalog/protocols/claims.js';
 import { settleTrashEntry } from '../catalog/protocols/trash.js';

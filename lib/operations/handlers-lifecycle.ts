@@ -1,5 +1,6 @@
 import { optionalBoolean, optionalString } from '../catalog/params.js';
-import { namespaceTasks, undropNamespace } from '../catalog/namespaces/undrop.js';
+import { namespaceTasks } from '../catalog/namespaces/tasks.js';
+import { undropNamespace } from '../catalog/namespaces/undrop.js';
 import { describeProtection, setProtection, type ProtectedKind } from '../catalog/protection.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { tableTasks } from '../catalog/protocols/trash.js';

@@ -1,6 +1,6 @@
 // @covers ListTableVersions, DescribeTableVersion, CreateTableVersion, BatchDeleteTableVersions
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createNamespace } from '../../lib/catalog/namespaces/drop.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { readTable } from '../../lib/catalog/protocols/lookup.js';
 import { manifestName } from '../../lib/catalog/dataset/manifests.js';

@@ -5,7 +5,7 @@
  * whose record says it has data but whose marker is missing (hidden by the listing) gets it back.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createNamespace } from '../../lib/catalog/namespaces/drop.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { listTables } from '../../lib/catalog/tables/list.js';

@@ -4,7 +4,8 @@
  * nothing unless asked to repair; repairs through each door's own path; resumes from a cursor.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createNamespace, readNamespace } from '../../lib/catalog/namespaces/drop.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
+import { readNamespace } from '../../lib/catalog/namespaces/record.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { markPurging } from '../../lib/catalog/protocols/claims.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';

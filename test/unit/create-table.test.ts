@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createNamespace } from '../../lib/catalog/namespaces/drop.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import { createTable, type DatasetWrite } from '../../lib/catalog/tables/create.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { readTable, tableKey } from '../../lib/catalog/protocols/lookup.js';

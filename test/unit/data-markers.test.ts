@@ -1,6 +1,7 @@
 // @covers ListTables, DeclareTable, CreateTableVersion, RegisterTable, RenameTable, DropTable, DeregisterTable, UndropTable, DropNamespace
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createNamespace, dropNamespace, settleNamespace } from '../../lib/catalog/namespaces/drop.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
+import { dropNamespace, settleNamespace } from '../../lib/catalog/namespaces/drop.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { deregisterTable, dropTable } from '../../lib/catalog/tables/drop.js';

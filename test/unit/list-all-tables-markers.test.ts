@@ -6,7 +6,7 @@
  * declared-only tables. A project from before markers is still probed.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createNamespace } from '../../lib/catalog/namespaces/drop.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { listAllTables } from '../../lib/catalog/tables/list.js';

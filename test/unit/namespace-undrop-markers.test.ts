@@ -7,7 +7,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { undropNamespace } from '../../lib/catalog/namespaces/undrop.js';
-import { createNamespace, dropNamespace } from '../../lib/catalog/namespaces/drop.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
+import { dropNamespace } from '../../lib/catalog/namespaces/drop.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { listTables } from '../../lib/catalog/tables/list.js';

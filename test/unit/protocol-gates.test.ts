@@ -1,6 +1,7 @@
 // @covers RenameTable, DeclareTable, DropNamespace
 import { describe, expect, it } from 'vitest';
-import { createNamespace, dropNamespace } from '../../lib/catalog/namespaces/drop.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
+import { dropNamespace } from '../../lib/catalog/namespaces/drop.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { readTable } from '../../lib/catalog/protocols/lookup.js';

@@ -12,7 +12,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CrashPoint } from '../../lib/catalog/crash-points.js';
-import { createNamespace, describeNamespace, dropNamespace, listNamespaces, namespaceExists } from '../../lib/catalog/namespaces/drop.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
+import { describeNamespace } from '../../lib/catalog/namespaces/describe.js';
+import { dropNamespace } from '../../lib/catalog/namespaces/drop.js';
+import { listNamespaces } from '../../lib/catalog/namespaces/list.js';
+import { namespaceExists } from '../../lib/catalog/namespaces/exists.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { describeTable } from '../../lib/catalog/tables/describe.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createNamespace } from '../../lib/catalog/namespaces/drop.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { dropTable } from '../../lib/catalog/tables/drop.js';
 import { readRaw } from '../../lib/catalog/protocols/move.js';

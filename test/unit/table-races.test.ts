@@ -1,6 +1,7 @@
 // @covers RenameTable, DropTable, DeclareTable, RegisterTable, DropNamespace
 import { afterEach, describe, expect, it } from 'vitest';
-import { createNamespace, dropNamespace } from '../../lib/catalog/namespaces/drop.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
+import { dropNamespace } from '../../lib/catalog/namespaces/drop.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { dropTable } from '../../lib/catalog/tables/drop.js';

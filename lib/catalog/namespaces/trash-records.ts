@@ -1,14 +1,16 @@
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys } from '../../registry/keys.js';
-import type { NamespaceRecord, NamespaceTrashRecord, SubtreeDrop } from '../../registry/records.js';
+import type { NamespaceRecord, NamespaceTrashRecord, SubtreeDrop, TrashRecord } from '../../registry/records.js';
+import type { Versioned } from '../../ports/object-store.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
+import { readNamespace } from './record.js';
 
 /**
  * The namespace half of a recoverable cascade drop (docs/lifecycle.md, "Namespace subtrees"):
- * the decision to detach rather than destroy, and the trash record each namespace leaves. The
- * drop protocol itself stays in namespaces.ts; the undrop and tasks doors are in
- * namespace-undrop.ts.
+ * the decision to detach rather than destroy, the trash record each namespace leaves, and the
+ * reads of those records that the undrop and tasks doors share. The drop protocol itself is in
+ * drop.ts; the doors are undrop.ts and tasks.ts.
  */
 
 /**
@@ -48,4 +50,40 @@ export async function fileNamespace(services: CatalogServices, marked: Namespace
   } catch (err) {
     if (!(err instanceof ConditionFailedError)) throw err; // filed already by an earlier attempt
   }
+}
+
+export type Found<T> = Versioned<T> & { key: string };
+
+async function readAll<T>(services: CatalogServices, prefix: string): Promise<Found<T>[]> {
+  const out: Found<T>[] = [];
+  let startAfter: string | undefined;
+  for (;;) {
+    const page = await services.registry.store.list({ prefix, startAfter, limit: 1000 });
+    for (const object of page.objects) {
+      const found = await services.registry.read<T>(object.key);
+      if (found) out.push({ ...found, key: object.key });
+    }
+    const last = page.objects.at(-1);
+    if (!page.truncated || !last) return out;
+    startAfter = last.key;
+  }
+}
+
+/** Namespace trash records at `id` (whatever their drop), without those of the namespace live there. */
+export async function namespaceTrashAt(services: CatalogServices, id: readonly string[]): Promise<{ records: Found<NamespaceTrashRecord>[]; live?: Versioned<NamespaceRecord> }> {
+  const [records, live] = await Promise.all([
+    readAll<NamespaceTrashRecord>(services, keys.namespaceTrashOf(services.project, id)),
+    readNamespace(services, id),
+  ]);
+  return { records: records.filter((r) => r.value.object === 'namespace'), live };
+}
+
+/** Everything one drop filed below its root (namespaces and tables), found with one listing. */
+export async function subtreeMembers(services: CatalogServices, root: readonly string[], dropId: string) {
+  const all = await readAll<TrashRecord | NamespaceTrashRecord>(services, keys.trashSubtree(services.project, root));
+  const ours = all.filter((r) => r.value.subtree?.dropId === dropId);
+  return {
+    namespaces: ours.filter((r): r is Found<NamespaceTrashRecord> => r.value.object === 'namespace'),
+    tables: ours.filter((r): r is Found<TrashRecord> => r.value.object === 'table'),
+  };
 }

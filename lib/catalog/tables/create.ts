@@ -2,7 +2,8 @@ import { ConcurrentModificationError, TableAlreadyExistsError, TableNotFoundErro
 import type { Identity } from '../../contract/request.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { WarehouseRecord } from '../../registry/records.js';
-import { type CreateMode, requireNamespace } from '../namespaces/drop.js';
+import type { CreateMode } from '../namespaces/record.js';
+import { requireNamespace } from '../namespaces/lookup.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
 import { claimKey } from '../protocols/claims.js';

@@ -3,7 +3,7 @@ import type { Identity } from '../../contract/request.js';
 import type { AccessMode } from '../../ports/credential-vendor.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import type { TableRecord, WarehouseRecord } from '../../registry/records.js';
-import { confirmParentOrWithdraw, requireNamespace } from '../namespaces/drop.js';
+import { confirmParentOrWithdraw, requireNamespace } from '../namespaces/lookup.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
 import { putMarkersOf } from '../protocols/markers.js';

@@ -1,7 +1,7 @@
 import { TableNotFoundError } from '../../errors.js';
 import { encodeSegment, keys, parseDataMarkerKey, parseTreeKey } from '../../registry/keys.js';
 import type { ProjectRecord } from '../../registry/records.js';
-import { requireNamespace } from '../namespaces/drop.js';
+import { requireNamespace } from '../namespaces/lookup.js';
 import { validateId } from '../ids.js';
 import type { CatalogServices } from '../services.js';
 import { findManifest } from '../dataset/manifests.js';

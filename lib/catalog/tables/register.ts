@@ -1,7 +1,8 @@
 import { InvalidInputError, NamespaceNotFoundError, TableAlreadyExistsError } from '../../errors.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import type { LocationClaimRecord, TableRecord } from '../../registry/records.js';
-import { readNamespace, requireNamespace } from '../namespaces/drop.js';
+import { readNamespace } from '../namespaces/record.js';
+import { requireNamespace } from '../namespaces/lookup.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
 import { putMarkersOf } from '../protocols/markers.js';

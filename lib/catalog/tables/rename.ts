@@ -7,7 +7,8 @@ import {
 } from '../../errors.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { validateName } from '../../registry/keys.js';
-import { readNamespace, requireNamespace } from '../namespaces/drop.js';
+import { readNamespace } from '../namespaces/record.js';
+import { requireNamespace } from '../namespaces/lookup.js';
 import type { CatalogServices } from '../services.js';
 import { readTable, tableKey, validateTableId } from '../protocols/lookup.js';
 import { fmtId, validateId } from '../ids.js';

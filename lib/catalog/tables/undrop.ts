@@ -9,7 +9,7 @@ import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys, validateName } from '../../registry/keys.js';
 import type { TableRecord, TrashRecord } from '../../registry/records.js';
 import type { Versioned } from '../../ports/object-store.js';
-import { confirmParentOrWithdraw, requireNamespace } from '../namespaces/drop.js';
+import { confirmParentOrWithdraw, requireNamespace } from '../namespaces/lookup.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
 import { setClaimState } from '../protocols/claims.js';
