@@ -42,7 +42,7 @@ import { InvalidInputError } from '../errors.js';
  */
 
 /**
- * A namespace's drop mark (lib/catalog/namespace-listing.ts) is its record key plus `!`. `!`
+ * A namespace's drop mark (lib/catalog/namespaces/drop-marks.ts) is its record key plus `!`. `!`
  * (0x21) is below every byte an encoded segment can hold (`%` is 0x25), so the mark sorts right
  * after its record and before any other name: a page of ListNamespaces sees each listed name's
  * mark in the same LIST. No name encodes to a segment with a raw `!`, so a mark is never a name.

@@ -101,9 +101,9 @@ export interface NamespaceRecord {
     readonly since: string;
     /**
      * A cascade in a warehouse with trash grace detaches the subtree instead of destroying it
-     * (lib/catalog/namespace-trash.ts): the context every object of the subtree is filed under,
-     * copied onto each descendant's mark so whoever finishes an interrupted drop files the rest
-     * the same way.
+     * (lib/catalog/namespaces/trash-records.ts): the context every object of the subtree is
+     * filed under, copied onto each descendant's mark so whoever finishes an interrupted drop
+     * files the rest the same way.
      */
     readonly trash?: SubtreeDrop;
     /** `purge=true`: destroy now even though the warehouse keeps dropped tables. */

@@ -100,7 +100,7 @@ for (const kind of ['memory', 'fs'] as const) {
   });
 }
 
-describe('a drop mark a crash left behind (namespace-drop-marks.ts)', () => {
+describe('a drop mark a crash left behind (namespaces/drop-marks.ts)', () => {
   it('is never a name, never contents, and goes with its parent', async () => {
     f = await servicesOver('fs');
     const s = f.services;

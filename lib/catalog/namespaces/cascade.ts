@@ -28,7 +28,7 @@ export async function removeTableForCascade(services: CatalogServices, key: stri
     throw new ConditionFailedError(key, 'conflict');
   }
   if (drop?.trash) {
-    // A recoverable cascade (namespace-trash-records.ts): the table goes to trash under the
+    // A recoverable cascade (trash-records.ts): the table goes to trash under the
     // subtree's drop, with its shared deadline; the namespace undrop brings it back.
     const { root, dropId, droppedAt, expiresAt, droppedBy } = drop.trash;
     await trashTable(services, { value: found.value, etag }, { droppedAt, expiresAt, droppedBy, subtree: { root, dropId } });

@@ -28,7 +28,7 @@ export async function createNamespace(
       uid: services.newId(),
       warehouse: parent?.value.warehouse ?? services.defaultWarehouse,
       properties,
-      // Every table ever in it keeps its has-data marker (tables/markers.ts).
+      // Every table ever in it keeps its has-data marker (protocols/markers.ts).
       tableMarkers: true,
       // Only the protection door sets it (protection.ts): describe skips the protection read.
       mayBeProtected: false,

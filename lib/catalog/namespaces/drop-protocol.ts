@@ -98,7 +98,7 @@ export async function describeContents(services: CatalogServices, id: readonly s
   if (tables.names.length) parts.push(`tables ${list(tables)}`);
   if (parts.length === 0) {
     // Records of other kinds under the subtree still make it non-empty.
-    // A drop mark left behind by a crash is not contents (namespace-drop-marks.ts).
+    // A drop mark left behind by a crash is not contents (drop-marks.ts).
     for (let startAfter: string | undefined; ; ) {
       const rest = await services.registry.store.list({ prefix: keys.subtree(services.project, id), startAfter, limit: 100 });
       const other = rest.objects.find((o) => !isDropMarkKey(o.key));

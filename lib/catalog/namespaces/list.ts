@@ -38,7 +38,7 @@ export async function listNamespaces(
 
 /**
  * The listed names that DescribeNamespace answers for: a name with a drop mark beside it
- * (namespace-drop-marks.ts) is read and settled by the same rule as describe (requireNamespace),
+ * (drop-marks.ts) is read and settled by the same rule as describe (requireNamespace),
  * so a listing never names what a crash left mid-drop. Only marked names cost a read.
  */
 async function withoutDropped(services: CatalogServices, parent: readonly string[], names: string[], marked: ReadonlySet<string>): Promise<string[]> {

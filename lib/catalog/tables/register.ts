@@ -136,7 +136,7 @@ export async function registerTable(
 }
 
 /**
- * The create-under-drop check (namespaces.ts, confirmParentOrWithdraw), told apart by outcome:
+ * The create-under-drop check (namespaces/lookup.ts, confirmParentOrWithdraw), told apart by outcome:
  * if we withdraw our own record, nothing happened and the answer is 1. If the cascade removed it
  * first, the registration did happen and the cascade then dropped the table (bytes included,
  * as a cascade does), so the honest answer is success: failing here would report "nothing

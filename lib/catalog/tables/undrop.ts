@@ -1,8 +1,8 @@
 /**
  * Undoing a table drop: the UndropTable door and the re-registration a namespace undrop runs for
- * each of its tables (namespace-undrop.ts). Apart from trash.ts because it needs the namespace
+ * each of its tables (namespaces/undrop.ts). Apart from trash.ts because it needs the namespace
  * doors' reads and re-check, while dropping (trash.ts) is what a namespace's cascade drop runs:
- * kept together they made namespaces.ts and tables/* import each other.
+ * kept together they made the namespace doors and tables/* import each other.
  */
 import { TableAlreadyExistsError, TableNotFoundError, UnsupportedError } from '../../errors.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
