@@ -84,7 +84,7 @@ export const DEFAULT_CONFIG: RaskConfig = {
   warehousePrefix: 'warehouse/',
   registryPrefix: 'registry/',
   removalPolicy: RemovalPolicy.RETAIN,
-  warehouseVersioning: false,
+  warehouseVersioning: true,
   trashGraceDays: 0,
   managedVersioning: true,
   project: 'default',
