@@ -1,7 +1,7 @@
 import { lazyAwsRouter } from '../lib/app/aws.js';
 import type { CatalogServices } from '../lib/catalog/services.js';
-import { engineInspector } from '../lib/data/inspector.js';
-import { sharedEngine } from '../lib/data/shared-engine.js';
+import { engineInspector } from '../lib/adapters/lance/inspector.js';
+import { sharedEngine } from '../lib/adapters/lance/shared-engine.js';
 import { lambdaHandler } from '../lib/http/apigw-adapter.js';
 import { apiObserver } from '../lib/observability/api-metrics.js';
 import { lambdaObservability } from '../lib/observability/lambda.js';

@@ -28,8 +28,8 @@ export async function createLocalApp(
   const handlers = options.handlers ?? (await import('../operations/handlers-all.js')).allHandlers;
   // One process serves both bundles, so DescribeTable's load_detailed_metadata can open datasets.
   // Importing lib/data loads nothing heavy: LanceDB itself is loaded on first use.
-  const { engineInspector } = await import('../data/inspector.js');
-  const { sharedEngine } = await import('../data/shared-engine.js');
+  const { engineInspector } = await import('../adapters/lance/inspector.js');
+  const { sharedEngine } = await import('../adapters/lance/shared-engine.js');
   const stores = new Map<string, ObjectStore>();
   const storageFor = (root: StorageRoot): ObjectStore => {
     if (root.kind !== 'file') throw new Error(`the local server only has file storage, not ${root.kind}`);

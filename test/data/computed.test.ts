@@ -5,8 +5,8 @@
  */
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { COMPUTED_BINDING_KEY } from '../../lib/data/computed.js';
-import { LanceDataEngine } from '../../lib/data/engine.js';
+import { COMPUTED_BINDING_KEY } from '../../lib/adapters/lance/computed.js';
+import { LanceDataEngine } from '../../lib/adapters/lance/engine.js';
 import { ErrorCode } from '../../lib/errors.js';
 import { decode, expectCode, ipcRows, plain, tempRoot } from './fixtures.js';
 

@@ -8,11 +8,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { cachedConnections, connectCached } from '../../lib/data/connections.js';
-import { LanceDataEngine } from '../../lib/data/engine.js';
+import { cachedConnections, connectCached } from '../../lib/adapters/lance/connections.js';
+import { LanceDataEngine } from '../../lib/adapters/lance/engine.js';
 import { parseLocation } from '../../lib/data/location.js';
-import { configureLanceSession, lanceCacheUse, lanceSession } from '../../lib/data/session.js';
-import { latestHandle } from '../../lib/data/table-handles.js';
+import { configureLanceSession, lanceCacheUse, lanceSession } from '../../lib/adapters/lance/session.js';
+import { latestHandle } from '../../lib/adapters/lance/table-handles.js';
 import { ipcRows } from './fixtures.js';
 
 const ITEM_LIMIT = 200;

@@ -47,7 +47,7 @@ beforeAll(async () => {
   });
   const { handler } = await import('../../functions/api-data.js');
   invoke = (event) => handler(event as never, lambdaContext()) as never;
-  ({ lanceCacheUse: cacheUse } = await import('../../lib/data/session.js'));
+  ({ lanceCacheUse: cacheUse } = await import('../../lib/adapters/lance/session.js'));
 });
 afterAll(async () => {
   vi.restoreAllMocks();

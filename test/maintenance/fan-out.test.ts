@@ -5,7 +5,7 @@
  * once with concurrent workers, and their results show in DescribeTransaction and the reports.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { datasetState } from '../../lib/data/maintenance.js';
+import { datasetState } from '../../lib/adapters/lance/maintenance.js';
 import { jobContext } from '../../lib/queue/context.js';
 import { describeJob } from '../../lib/queue/jobs.js';
 import type { JobRecord } from '../../lib/ports/job-record.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeIpc } from '../../lib/data/arrow.js';
-import { datasetState } from '../../lib/data/maintenance.js';
+import { datasetState } from '../../lib/adapters/lance/maintenance.js';
 import { jobContext } from '../../lib/queue/context.js';
 import { indexBuild, makeIndexBuilder, type IndexFinding } from '../../lib/maintenance/index-builder.js';
 import { setMaintenancePolicy } from '../../lib/maintenance/policy-doors.js';

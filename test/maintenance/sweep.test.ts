@@ -2,7 +2,7 @@ import type { RaskEvent } from '../../lib/events/cloudevent.js';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { datasetState } from '../../lib/data/maintenance.js';
+import { datasetState } from '../../lib/adapters/lance/maintenance.js';
 import { decodeIpc } from '../../lib/data/arrow.js';
 import { setMaintenancePolicy } from '../../lib/maintenance/policy-doors.js';
 import { readManifestRefs } from '../../lib/maintenance/lance-manifest.js';

@@ -100,7 +100,7 @@ describe('the data function answers inspection events with the real engine', () 
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
   it('opens a real dataset by location', async () => {
-    const { sharedEngine } = await import('../../lib/data/shared-engine.js');
+    const { sharedEngine } = await import('../../lib/adapters/lance/shared-engine.js');
     const location = path.join(dir, 'tables', 'abc', 'people.lance');
     const ipc = Buffer.from(tableToIPC(tableFromArrays({ id: BigInt64Array.from([1n, 2n]), name: ['a', 'b'] }), 'stream'));
     await sharedEngine().createTable(location, ipc, 'create');

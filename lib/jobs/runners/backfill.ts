@@ -4,7 +4,7 @@
  * One UPDATE, one commit: a backfill that fails leaves the table as it was, so a retry repeats
  * the whole of it.
  */
-import { sharedEngine } from '../../data/shared-engine.js';
+import { sharedEngine } from '../../adapters/lance/shared-engine.js';
 import type { JobRunner } from '../runner.js';
 import { jobTable } from './table.js';
 

@@ -3,7 +3,7 @@
  * (docs/index-builds.md), built by the worker with exactly the call the request would have made.
  */
 import { CatalogError, ErrorCode } from '../../errors.js';
-import { sharedEngine } from '../../data/shared-engine.js';
+import { sharedEngine } from '../../adapters/lance/shared-engine.js';
 import type { JobRunner } from '../runner.js';
 import { jobTable } from './table.js';
 

@@ -9,7 +9,7 @@
  * computed and cannot be honoured (`read_version`, `cluster`, `manifest`) are refused.
  */
 import type { CatalogServices } from '../../catalog/services.js';
-import { defaultBackfillFilter } from '../../data/computed.js';
+import { defaultBackfillFilter } from '../../adapters/lance/computed.js';
 import { optSql } from '../../data/sql-bounds.js';
 import { optInt, optNumber, optString, reqString } from '../../data/validate.js';
 import { UnsupportedError } from '../../errors.js';

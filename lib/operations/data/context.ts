@@ -6,8 +6,8 @@
 import type { CatalogServices, DataLimits } from '../../catalog/services.js';
 import { resolveTable, type ResolvedTable } from '../../catalog/tables/lookup.js';
 import { DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS } from '../../config.js';
-import type { LanceDataEngine } from '../../data/engine.js';
-import { sharedEngine } from '../../data/shared-engine.js';
+import type { LanceDataEngine } from '../../adapters/lance/engine.js';
+import { sharedEngine } from '../../adapters/lance/shared-engine.js';
 import { InvalidInputError } from '../../errors.js';
 import type { OperationRequest } from '../../contract/request.js';
 

@@ -1,10 +1,10 @@
 /** InsertIntoTable / MergeInsertIntoTable / UpdateTable / DeleteFromTable on an open table. */
-import { InvalidInputError, TableSchemaValidationError } from '../errors.js';
-import { type ArrowDataType, type ArrowSchema, type ArrowTable, loadArrow, toJsonArrowType } from './arrow.js';
+import { InvalidInputError, TableSchemaValidationError } from '../../errors.js';
+import { type ArrowDataType, type ArrowSchema, type ArrowTable, loadArrow, toJsonArrowType } from '../../data/arrow.js';
 import type * as ArrowModule from 'apache-arrow';
 import type { Table } from './lancedb.js';
-import { optSql, reqSql } from './sql-bounds.js';
-import { asObject, optBool, optEnum, parseDuration, reqString } from './validate.js';
+import { optSql, reqSql } from '../../data/sql-bounds.js';
+import { asObject, optBool, optEnum, parseDuration, reqString } from '../../data/validate.js';
 
 export type InsertMode = 'append' | 'overwrite';
 

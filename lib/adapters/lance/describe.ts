@@ -1,8 +1,8 @@
 /** Read-only views of a table: DescribeTable (data part), GetTableStats, the dataset's own version list. */
-import { type JsonArrowSchema, toJsonArrowSchema } from './arrow.js';
+import { type JsonArrowSchema, toJsonArrowSchema } from '../../data/arrow.js';
 import type { Table } from './lancedb.js';
-import type { TableLocation } from './location.js';
-import { asObject, optBool, optInt } from './validate.js';
+import type { TableLocation } from '../../data/location.js';
+import { asObject, optBool, optInt } from '../../data/validate.js';
 
 export interface TableDescription {
   version: number;

@@ -10,22 +10,22 @@
  * call started, and its own writes.
  */
 import { readFile } from 'node:fs/promises';
-import { CatalogError, InvalidInputError } from '../errors.js';
-import { decodeIpc, encodeIpcFile } from './arrow.js';
+import { CatalogError, InvalidInputError } from '../../errors.js';
+import { decodeIpc, encodeIpcFile } from '../../data/arrow.js';
 import { connectCached } from './connections.js';
 import { describe, listVersions, stats, type TableDescription, type TableStats, type TableVersion } from './describe.js';
 import { mapLanceError, type MapContext } from './errors.js';
 import * as computed from './computed.js';
 import { checkIndex, createIndex, dropIndex, type IndexContent, indexStats, type IndexStats, listIndices } from './indexes.js';
 import { type Connection, type LanceDb, loadLanceDb, type Table } from './lancedb.js';
-import { localPathInside, parseLocation, type TableLocation } from './location.js';
+import { localPathInside, parseLocation, type TableLocation } from '../../data/location.js';
 import { buildQuery, resultTooLarge, runQuery } from './query.js';
 import { forgetHandle, latestHandle } from './table-handles.js';
 import * as refs from './refs.js';
-import { optRefName } from './names.js';
+import { optRefName } from '../../data/names.js';
 import * as schema from './schema.js';
-import { optSql } from './sql-bounds.js';
-import { asObject, type Json, optBool, optEnum, optInt, optString, reqInt, reqString } from './validate.js';
+import { optSql } from '../../data/sql-bounds.js';
+import { asObject, type Json, optBool, optEnum, optInt, optString, reqInt, reqString } from '../../data/validate.js';
 import * as writes from './writes.js';
 
 export interface LanceDataEngineOptions {

@@ -6,11 +6,11 @@
  * index builder), so the request is validated completely before LanceDB sees it.
  */
 import type { Index } from '@lancedb/lancedb';
-import { InvalidInputError, TableColumnNotFoundError, TableIndexAlreadyExistsError, TableIndexNotFoundError } from '../errors.js';
-import { type ArrowSchema, loadArrow } from './arrow.js';
+import { InvalidInputError, TableColumnNotFoundError, TableIndexAlreadyExistsError, TableIndexNotFoundError } from '../../errors.js';
+import { type ArrowSchema, loadArrow } from '../../data/arrow.js';
 import type { LanceDb, Table } from './lancedb.js';
-import { page, type Page } from './paging.js';
-import { asObject, type Json, optBool, optEnum, optInt, optString, reqString } from './validate.js';
+import { page, type Page } from '../../data/paging.js';
+import { asObject, type Json, optBool, optEnum, optInt, optString, reqString } from '../../data/validate.js';
 
 const I32 = { min: 1, max: 2 ** 31 - 1 };
 

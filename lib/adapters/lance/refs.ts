@@ -6,11 +6,11 @@
  * reports its branch); the branch's createAt and metadata only exist in the ref file
  * `_refs/branches/<name>.json`, read through `readTableFile` when one is available.
  */
-import { TableBranchAlreadyExistsError } from '../errors.js';
+import { TableBranchAlreadyExistsError } from '../../errors.js';
 import type { Table } from './lancedb.js';
-import { page, type Page } from './paging.js';
-import { optRefName, reqRefName } from './names.js';
-import { asObject, optInt, reqInt } from './validate.js';
+import { page, type Page } from '../../data/paging.js';
+import { optRefName, reqRefName } from '../../data/names.js';
+import { asObject, optInt, reqInt } from '../../data/validate.js';
 
 /** Reads a small file inside the table directory; undefined when it cannot be read. */
 export type TableFileReader = (relativePath: string) => Promise<string | undefined>;

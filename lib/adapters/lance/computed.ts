@@ -18,13 +18,13 @@
  * UpdateFieldMetadata can change it (the next backfill computes the new expression).
  */
 import { randomUUID } from 'node:crypto';
-import { InvalidInputError, TableColumnNotFoundError } from '../errors.js';
-import type { ArrowField } from './arrow.js';
-import { loadArrow } from './arrow.js';
+import { InvalidInputError, TableColumnNotFoundError } from '../../errors.js';
+import type { ArrowField } from '../../data/arrow.js';
+import { loadArrow } from '../../data/arrow.js';
 import type { Connection, LanceDb, Session, Table } from './lancedb.js';
-import { splitFieldPath } from './names.js';
+import { splitFieldPath } from '../../data/names.js';
 import { lanceSession } from './session.js';
-import { checkSql } from './sql-bounds.js';
+import { checkSql } from '../../data/sql-bounds.js';
 
 /** Field-metadata key of a computed column's binding (its SQL expression). */
 export const COMPUTED_BINDING_KEY = 'rask.computed';

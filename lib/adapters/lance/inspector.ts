@@ -1,4 +1,4 @@
-import type { DatasetInspector } from '../ports/dataset-inspector.js';
+import type { DatasetInspector } from '../../ports/dataset-inspector.js';
 import type { LanceDataEngine } from './engine.js';
 
 /**
