@@ -25,6 +25,7 @@ import type { Connection, LanceDb, Session, Table } from './lancedb.js';
 import { splitFieldPath } from '../../data/names.js';
 import { lanceSession } from './session.js';
 import { checkSql } from '../../data/sql-bounds.js';
+import type { ComputedBinding } from '../../ports/data-engine.js';
 
 /** Field-metadata key of a computed column's binding (its SQL expression). */
 export const COMPUTED_BINDING_KEY = 'rask.computed';
@@ -59,10 +60,7 @@ export async function computedField(table: Table, lib: LanceDb, name: string, ex
   }
 }
 
-export interface Binding {
-  readonly column: string;
-  readonly expression: string;
-}
+export type Binding = ComputedBinding;
 
 /** The binding of top-level column `column`: 12 when there is no such column, 13 when it is not computed. */
 export async function computedBinding(table: Table, column: string): Promise<Binding> {

@@ -27,6 +27,9 @@ import * as schema from './schema.js';
 import { optSql } from '../../data/sql-bounds.js';
 import { asObject, type Json, optBool, optEnum, optInt, optString, reqInt, reqString } from '../../data/validate.js';
 import * as writes from './writes.js';
+import type { CreateMode, DataEngine, Empty, ReadSelection } from '../../ports/data-engine.js';
+
+export type { CreateMode, ReadSelection };
 
 export interface LanceDataEngineOptions {
   /** Passed to `lancedb.connect` (credentials, endpoint, region…). Never logged. */
@@ -38,21 +41,11 @@ export interface LanceDataEngineOptions {
   readonly readTableFile?: (tableUri: string, relativePath: string) => Promise<string | undefined>;
 }
 
-export type CreateMode = 'create' | 'exist_ok' | 'overwrite';
-
 // Request bodies are typed `object` (not Record<string, unknown>) so that callers can pass their
 // own request interfaces; every field is validated here anyway.
 
-/** Which snapshot a read sees. Absent fields mean the latest version of the main branch. */
-export interface ReadSelection {
-  readonly version?: number;
-  readonly branch?: string;
-  readonly tag?: string;
-}
-
-type Empty = Record<string, never>;
-
-export class LanceDataEngine {
+/** The DataEngine port over LanceDB. */
+export class LanceDataEngine implements DataEngine {
   private readonly storageOptions: Record<string, string>;
 
   constructor(private readonly options: LanceDataEngineOptions = {}) {

@@ -5,8 +5,8 @@ import type * as ArrowModule from 'apache-arrow';
 import type { Table } from './lancedb.js';
 import { optSql, reqSql } from '../../data/sql-bounds.js';
 import { asObject, optBool, optEnum, parseDuration, reqString } from '../../data/validate.js';
-
-export type InsertMode = 'append' | 'overwrite';
+import type { InsertMode, MergeInsertResponse } from '../../ports/data-engine.js';
+export type { InsertMode, MergeInsertResponse };
 
 export function readInsertMode(value: unknown): InsertMode {
   return optEnum(value, 'mode', ['append', 'overwrite'] as const) ?? 'append';
@@ -105,13 +105,6 @@ function sameType(a: ArrowDataType, b: ArrowDataType): boolean {
     return { type: json.type, length: json.length, fields: t.children?.map((c) => shape(c.type)) };
   };
   return JSON.stringify(shape(a)) === JSON.stringify(shape(b));
-}
-
-export interface MergeInsertResponse {
-  version: number;
-  num_updated_rows: number;
-  num_inserted_rows: number;
-  num_deleted_rows: number;
 }
 
 export async function mergeInsert(table: Table, data: ArrowTable, request: unknown): Promise<MergeInsertResponse> {
