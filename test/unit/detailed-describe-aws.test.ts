@@ -48,7 +48,7 @@ describe('detailed DescribeTable through the data function', () => {
     });
     const fake = createS3Fake();
     const config = loadAwsConfig({ RASK_REGISTRY_BUCKET: 'reg-bucket', RASK_WAREHOUSE_BUCKET: 'wh-bucket', RASK_DATA_FUNCTION_NAME: 'rask-data' });
-    const { router } = await createAwsApp(config, metaHandlers, fake.client, lambdaInspector(new LambdaClient({}), 'rask-data'));
+    const { router } = await createAwsApp(config, metaHandlers, fake.client, { inspector: lambdaInspector(new LambdaClient({}), 'rask-data') });
     const call = (p: string, body: object, rawQuery = '') =>
       router({ method: 'POST', rawPath: p, rawQuery, headers: { 'content-type': 'application/json' }, authorizer: ADMIN_CONTEXT, body: Buffer.from(JSON.stringify(body)), requestId: 'r' });
 

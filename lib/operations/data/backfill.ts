@@ -40,7 +40,7 @@ export const backfillHandlers: HandlerMap<CatalogServices> = {
   AlterTableBackfillColumns: async (req, svc) => {
     const request = readRequest(req);
     const t = await table(req, svc);
-    const binding = await engine().checkBackfill(t.location, request);
+    const binding = await engine(svc).checkBackfill(t.location, request);
     const job = await enqueue(jobContext(svc), {
       type: BACKFILL,
       table: { id: t.record.id, uid: t.record.uid },

@@ -1,17 +1,17 @@
 /**
- * What every data-plane handler shares: the process's engine, the limits, the table lookup and
+ * What every data-plane handler shares: the composition's engine, the limits, the table lookup and
  * strict readers for query-string parameters (the REST binding moves Arrow operations' request
  * fields into the query, where everything arrives as a string).
  */
-import type { CatalogServices, DataLimits } from '../../catalog/services.js';
+import { type CatalogServices, type DataLimits, dataEngineOf } from '../../catalog/services.js';
 import { resolveTable, type ResolvedTable } from '../../catalog/tables/lookup.js';
 import { DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS } from '../../config.js';
-import type { LanceDataEngine } from '../../adapters/lance/engine.js';
-import { sharedEngine } from '../../adapters/lance/shared-engine.js';
 import { InvalidInputError } from '../../errors.js';
 import type { OperationRequest } from '../../contract/request.js';
+import type { DataEngine } from '../../ports/data-engine.js';
 
-export const engine = (): LanceDataEngine => sharedEngine();
+/** The composition's data engine (CatalogServices.data). */
+export const engine = (services: CatalogServices): DataEngine => dataEngineOf(services);
 
 export function limits(services: CatalogServices): DataLimits {
   return (

@@ -26,15 +26,15 @@ export const indexHandlers: HandlerMap<CatalogServices> = {
   // Same request model; scalar types never reach the vector guard.
   CreateTableScalarIndex: (req, svc) => createIndex(req, svc),
 
-  ListTableIndices: async (req, svc) => engine().listIndices((await table(req, svc)).location, body(req)),
+  ListTableIndices: async (req, svc) => engine(svc).listIndices((await table(req, svc)).location, body(req)),
 
   DescribeTableIndexStats: async (req, svc) =>
-    engine().indexStats((await table(req, svc)).location, body(req, { index_name: indexName(req) })),
+    engine(svc).indexStats((await table(req, svc)).location, body(req, { index_name: indexName(req) })),
 
   DropTableIndex: async (req, svc) => {
     const branch = queryString(req.query, 'branch');
     const extra = branch === undefined ? { index_name: indexName(req) } : { index_name: indexName(req), branch };
-    return engine().dropIndex((await table(req, svc)).location, body(req, extra));
+    return engine(svc).dropIndex((await table(req, svc)).location, body(req, extra));
   },
 };
 
@@ -42,11 +42,11 @@ async function createIndex(req: OperationRequest, svc: CatalogServices): Promise
   const t = await table(req, svc);
   const request = body(req);
   if (isVectorIndex(request.index_type)) {
-    const cost = await buildCost(t.location, request);
+    const cost = await buildCost(svc, t.location, request);
     const limit = limits(svc).maxSyncVectorIndexRows;
     if (cost && cost.cost > limit) return queueBuild(svc, t, request, { ...cost, limit });
   }
-  return engine().createIndex(t.location, request);
+  return engine(svc).createIndex(t.location, request);
 }
 
 /**
@@ -71,9 +71,9 @@ interface BuildCost {
   readonly cost: number;
 }
 
-async function buildCost(location: string, request: Record<string, unknown>): Promise<BuildCost | undefined> {
+async function buildCost(svc: CatalogServices, location: string, request: Record<string, unknown>): Promise<BuildCost | undefined> {
   const selection = typeof request.branch === 'string' ? { branch: request.branch } : {};
-  const [rows, described] = await Promise.all([engine().countRows(location, selection), engine().describe(location, selection)]);
+  const [rows, described] = await Promise.all([engine(svc).countRows(location, selection), engine(svc).describe(location, selection)]);
   const dim = vectorDimension(described.schema, request.column);
   // An unknown column is left to the engine, which answers 12.
   if (dim === undefined) return undefined;
@@ -94,7 +94,7 @@ async function queueBuild(
   cost: BuildCost & { limit: number },
 ): Promise<{ transaction_id: string }> {
   const { id: _id, identity: _identity, context: _context, ...params } = request;
-  const { name } = await engine().checkIndex(t.location, params);
+  const { name } = await engine(svc).checkIndex(t.location, params);
   const job = await enqueue(jobContext(svc), {
     type: CREATE_INDEX,
     table: { id: t.record.id, uid: t.record.uid },

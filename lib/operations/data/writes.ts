@@ -23,7 +23,7 @@ export const writeHandlers: HandlerMap<CatalogServices> = {
     // Bad Arrow is a shape error: refuse it before anything is written (brief rule 1).
     decodeIpc(req.bytes);
     return createTable(svc, { id: req.id, mode: createMode, properties, identity: req.identity }, (location, m) =>
-      engine().createTable(location, req.bytes, m),
+      engine(svc).createTable(location, req.bytes, m),
     );
   },
 
@@ -34,10 +34,10 @@ export const writeHandlers: HandlerMap<CatalogServices> = {
     return serializedWrite(t.location, () => writeOrCreate(
       svc,
       t,
-      () => engine().insert(t.location, req.bytes, insertMode, { branch }),
+      () => engine(svc).insert(t.location, req.bytes, insertMode, { branch }),
       async (location) => {
         noBranchYet(branch);
-        const { version } = await engine().createTable(location, req.bytes, 'create');
+        const { version } = await engine(svc).createTable(location, req.bytes, 'create');
         return { version, num_inserted_rows: decodeIpc(req.bytes).numRows };
       },
     ));
@@ -50,23 +50,23 @@ export const writeHandlers: HandlerMap<CatalogServices> = {
       writeOrCreate(
         svc,
         t,
-        () => engine().mergeInsert(t.location, req.bytes, request),
-        (location) => mergeIntoDeclared(location, req.bytes, request),
+        () => engine(svc).mergeInsert(t.location, req.bytes, request),
+        (location) => mergeIntoDeclared(svc, location, req.bytes, request),
       ),
     );
   },
 
   UpdateTable: async (req, svc) => {
     const { location } = await table(req, svc);
-    return serializedWrite(location, () => engine().update(location, body(req)));
+    return serializedWrite(location, () => engine(svc).update(location, body(req)));
   },
 
   DeleteFromTable: async (req, svc) => {
     const { location } = await table(req, svc);
-    return serializedWrite(location, () => engine().delete(location, body(req)));
+    return serializedWrite(location, () => engine(svc).delete(location, body(req)));
   },
 
-  RestoreTable: async (req, svc) => engine().restore((await table(req, svc)).location, body(req)),
+  RestoreTable: async (req, svc) => engine(svc).restore((await table(req, svc)).location, body(req)),
 };
 
 /** The merge flags travel in the query; `on` is repeated once per key column. */
@@ -94,7 +94,7 @@ function mergeParams(req: OperationRequest): Record<string, unknown> {
  * matched": inserted with when_not_matched_insert_all, otherwise the table is created with the
  * source's schema and no rows.
  */
-async function mergeIntoDeclared(location: string, bytes: Buffer, request: Record<string, unknown>) {
+async function mergeIntoDeclared(svc: CatalogServices, location: string, bytes: Buffer, request: Record<string, unknown>) {
   noBranchYet(request.branch as string | undefined);
   const data = decodeIpc(bytes);
   const on = request.on as string[];
@@ -107,7 +107,7 @@ async function mergeIntoDeclared(location: string, bytes: Buffer, request: Recor
     throw new InvalidInputError(`merge insert needs at least one of ${clauses.join(', ')}`);
   }
   const insertAll = request.when_not_matched_insert_all === true;
-  const { version } = await engine().createTable(location, insertAll ? bytes : encodeIpcFile(emptyTable(data.schema)), 'create');
+  const { version } = await engine(svc).createTable(location, insertAll ? bytes : encodeIpcFile(emptyTable(data.schema)), 'create');
   return { version, num_updated_rows: 0, num_inserted_rows: insertAll ? data.numRows : 0, num_deleted_rows: 0 };
 }
 
