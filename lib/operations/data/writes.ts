@@ -9,8 +9,8 @@ import { decodeIpc, emptyTable, encodeIpcFile } from '../../data/arrow.js';
 import { InvalidInputError, TableBranchNotFoundError, TableColumnNotFoundError } from '../../errors.js';
 import type { HandlerMap, OperationRequest } from '../../contract/request.js';
 import { body, defined, engine, queryBool, queryJsonMap, queryString, table } from './context.js';
-import { writeOrCreate } from './declared.js';
-import { serializedWrite } from './write-queue.js';
+import { writeOrCreate } from '../../catalog/data/declared.js';
+import { serializedWrite } from '../../catalog/data/write-queue.js';
 
 export const writeHandlers: HandlerMap<CatalogServices> = {
   CreateTable: async (req, svc) => {
