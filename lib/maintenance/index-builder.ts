@@ -23,7 +23,7 @@ import { indexFanOut } from './fan-out-passes.js';
 import { DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS } from '../config.js';
 import { jobContext } from '../queue/context.js';
 import { enqueue } from '../queue/jobs.js';
-import { CREATE_INDEX } from '../jobs/runners/create-index.js';
+import { CREATE_INDEX } from '../catalog/data/indices.js';
 import type { DatasetState } from '../adapters/lance/maintenance.js';
 import { finishReport, type MaintenancePass, type PassOptions } from './pass.js';
 import type { DesiredIndex } from './policy.js';

@@ -77,6 +77,28 @@ describe('the data plane through the DataEngine port', () => {
     expect(twin.calls).toEqual([{ method: 'insert', location, args: [bytes, 'append', { branch: undefined }] }]);
   });
 
+  it('a vector build above the synchronous limit is checked and queued, never built in the request', async () => {
+    const twin = countingEngine({
+      countRows: async () => 100,
+      describe: async () => ({
+        version: 1,
+        schema: { fields: [{ name: 'v', nullable: true, type: { type: 'fixed_size_list', length: 128, fields: [] } }] } as never,
+      }),
+      checkIndex: async () => ({ name: 'v_idx' }),
+    });
+    const router = await app(twin.engine);
+    const { location } = JSON.parse((await send(router, '/v1/table/t1/declare', {})).body.toString()) as { location: string };
+    const res = await send(router, '/v1/table/t1/create_index', { column: 'v', index_type: 'IVF_PQ' });
+    expect(res.status, res.body.toString()).toBe(200);
+    expect(JSON.parse(res.body.toString())).toHaveProperty('transaction_id');
+    // 100 rows of 128-d IVF_PQ is above the limit of 10: the build is queued, not run.
+    expect(twin.calls.map((c) => [c.method, c.location])).toEqual([
+      ['countRows', location],
+      ['describe', location],
+      ['checkIndex', location],
+    ]);
+  });
+
   it('a composition without an engine answers a data operation with a plain wiring error, and calls nothing', async () => {
     const router = await app();
     expect((await send(router, '/v1/table/t1/declare', {})).status).toBe(200);

@@ -4,11 +4,12 @@
  * One UPDATE, one commit: a backfill that fails leaves the table as it was, so a retry repeats
  * the whole of it.
  */
+import { BACKFILL } from '../../catalog/data/backfill.js';
 import { dataEngineOf } from '../../catalog/services.js';
 import type { JobRunner } from '../runner.js';
 import { jobTable } from './table.js';
 
-export const BACKFILL = 'backfill';
+export { BACKFILL };
 
 export const backfillRunner: JobRunner = async (job, { services, signal }) => {
   const table = await jobTable(services, job);

@@ -3,11 +3,12 @@
  * (docs/index-builds.md), built by the worker with exactly the call the request would have made.
  */
 import { CatalogError, ErrorCode } from '../../errors.js';
+import { CREATE_INDEX } from '../../catalog/data/indices.js';
 import { dataEngineOf } from '../../catalog/services.js';
 import type { JobRunner } from '../runner.js';
 import { jobTable } from './table.js';
 
-export const CREATE_INDEX = 'create_index';
+export { CREATE_INDEX };
 
 export const createIndexRunner: JobRunner = async (job, { services, signal }): Promise<Record<string, string>> => {
   const table = await jobTable(services, job);

@@ -3,9 +3,9 @@
  * strict readers for query-string parameters (the REST binding moves Arrow operations' request
  * fields into the query, where everything arrives as a string).
  */
-import { type CatalogServices, type DataLimits, dataEngineOf } from '../../catalog/services.js';
+import { dataLimitsOf } from '../../catalog/data/limits.js';
+import { type CatalogServices, dataEngineOf } from '../../catalog/services.js';
 import { resolveTable, type ResolvedTable } from '../../catalog/tables/lookup.js';
-import { DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS } from '../../config.js';
 import { InvalidInputError } from '../../errors.js';
 import type { OperationRequest } from '../../contract/request.js';
 import type { DataEngine } from '../../ports/data-engine.js';
@@ -13,14 +13,7 @@ import type { DataEngine } from '../../ports/data-engine.js';
 /** The composition's data engine (CatalogServices.data). */
 export const engine = (services: CatalogServices): DataEngine => dataEngineOf(services);
 
-export function limits(services: CatalogServices): DataLimits {
-  return (
-    services.dataLimits ?? {
-      maxResultBytes: DEFAULT_MAX_RESULT_BYTES,
-      maxSyncVectorIndexRows: DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS,
-    }
-  );
-}
+export const limits = dataLimitsOf;
 
 /** The table the request names: registry record, warehouse, storage and absolute location. */
 export function table(req: OperationRequest, services: CatalogServices): Promise<ResolvedTable> {
