@@ -280,7 +280,7 @@ export async function sweepTable(
       ...(sizes === undefined ? { reason: 'fragment sizes could not be read from the manifest; compacted as if every fragment were small' } : {}),
     };
   }
-  // The SDK folds index rows inside its compaction call and offers no other fold (lib/data/maintenance.ts).
+  // The SDK folds index rows inside its compaction call and offers no other fold (lib/adapters/lance/maintenance.ts).
   if (!policy.optimize_indices_enabled) {
     indices = mayCompact && !options.dryRun
       ? { status: 'ran-with-compaction', reason: 'disabled by the effective policy, but the Node SDK folds index rows inside its compaction call' }

@@ -1,5 +1,5 @@
 /**
- * Computed columns and backfill in the data engine (lib/data/computed.ts) against real LanceDB
+ * Computed columns and backfill in the data engine (lib/adapters/lance/computed.ts) against real LanceDB
  * 0.31.0: types inferred without writing rows, the binding in field metadata, what a backfill
  * computes by default and on request, and branches.
  */

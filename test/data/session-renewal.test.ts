@@ -1,6 +1,6 @@
 /**
  * LanceDB's metadata cache keeps about one small entry per table version it ever saw and does
- * not evict them by bytes (lib/data/session.ts, SESSION_BYTES_PER_ITEM): past its entry limit the
+ * not evict them by bytes (lib/adapters/lance/session.ts, SESSION_BYTES_PER_ITEM): past its entry limit the
  * process's session is renewed, the connections and handles made through the old one are dropped
  * (and closed), and every table still answers exactly (issue #36).
  */

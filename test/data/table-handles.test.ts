@@ -1,6 +1,6 @@
 // @covers CountTableRows, QueryTable, InsertIntoTable
 /**
- * Kept table handles (lib/data/table-handles.ts) on s3://, through LanceDB's own object store
+ * Kept table handles (lib/adapters/lance/table-handles.ts) on s3://, through LanceDB's own object store
  * talking to the loopback S3 fake: a call on the latest version after the first reuses the open
  * handle instead of reading the manifest again (counted in S3 requests, not timed), and still
  * sees everything other writers did, since each call first brings the kept handle to the latest

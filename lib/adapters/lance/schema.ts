@@ -21,7 +21,7 @@ function entries(value: unknown, field: string): Record<string, unknown>[] {
 /**
  * Each entry is a SQL `expression` (evaluated once, now), a `computed` SQL expression (a
  * maintained column: added all-null with its binding, filled by AlterTableBackfillColumns;
- * lib/data/computed.ts), or (an extension for typed null columns) a JsonArrowField shape:
+ * lib/adapters/lance/computed.ts), or (an extension for typed null columns) a JsonArrowField shape:
  * `{name, type, nullable?, metadata?}`. Expression columns take one LanceDB call and the other
  * two kinds another, i.e. two commits, so one request may not mix them.
  */
