@@ -8,7 +8,7 @@ import type { BackfillRequest } from '../../ports/data-engine.js';
 import { jobContext } from '../../queue/context.js';
 import { enqueue } from '../../queue/jobs.js';
 import { type CatalogServices, dataEngineOf } from '../services.js';
-import type { ResolvedTable } from '../tables/lookup.js';
+import type { ResolvedTable } from '../protocols/lookup.js';
 
 export const BACKFILL = 'backfill';
 

@@ -13,7 +13,7 @@ import type { JsonArrowSchema } from '../../data/arrow.js';
 import { jobContext } from '../../queue/context.js';
 import { enqueue } from '../../queue/jobs.js';
 import { type CatalogServices, dataEngineOf } from '../services.js';
-import type { ResolvedTable } from '../tables/lookup.js';
+import type { ResolvedTable } from '../protocols/lookup.js';
 import { dataLimitsOf } from './limits.js';
 
 /** The job type of a queued build (its runner: lib/jobs/runners/create-index.ts). */

@@ -8,7 +8,7 @@ import { InvalidInputError, TableBranchNotFoundError, TableColumnNotFoundError }
 import type { InsertMode, MergeInsertResponse } from '../../ports/data-engine.js';
 import { type CatalogServices, dataEngineOf } from '../services.js';
 import { type CreateTableInput, createTable } from '../tables/create.js';
-import type { ResolvedTable } from '../tables/lookup.js';
+import type { ResolvedTable } from '../protocols/lookup.js';
 import { writeOrCreate } from './declared.js';
 import { serializedWrite } from './write-queue.js';
 

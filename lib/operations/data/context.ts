@@ -5,7 +5,7 @@
  */
 import { dataLimitsOf } from '../../catalog/data/limits.js';
 import { type CatalogServices, dataEngineOf } from '../../catalog/services.js';
-import { resolveTable, type ResolvedTable } from '../../catalog/tables/lookup.js';
+import { resolveTable, type ResolvedTable } from '../../catalog/protocols/lookup.js';
 import { InvalidInputError } from '../../errors.js';
 import type { OperationRequest } from '../../contract/request.js';
 import type { DataEngine } from '../../ports/data-engine.js';
