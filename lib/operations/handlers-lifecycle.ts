@@ -6,7 +6,7 @@ import type { CatalogServices } from '../catalog/services.js';
 import { tableTasks } from '../catalog/protocols/trash.js';
 import { undropTable } from '../catalog/tables/undrop.js';
 import { InvalidInputError } from '../errors.js';
-import type { HandlerMap, OperationRequest } from '../contract/request.js';
+import type { HandlersOf, OperationRequest } from '../contract/request.js';
 
 /** The lifecycle doors of lib/contract/control-operations.ts (docs/lifecycle.md). */
 
@@ -25,7 +25,7 @@ function optionalStringArray(value: unknown, field: string): string[] | undefine
   return value as string[];
 }
 
-export const lifecycleHandlers: HandlerMap<CatalogServices> = {
+export const lifecycleHandlers: HandlersOf<'lib/operations/handlers-lifecycle.ts', CatalogServices> = {
   GetNamespaceProtection: (req, svc) => describeProtection(svc, 'namespace', req.id),
   SetNamespaceProtection: protect('namespace'),
   GetTableProtection: (req, svc) => describeProtection(svc, 'table', req.id),

@@ -14,7 +14,7 @@ import type { CatalogServices } from '../../catalog/services.js';
 import { optSql } from '../../data/sql-bounds.js';
 import { optInt, optNumber, optString, reqString } from '../../data/validate.js';
 import { UnsupportedError } from '../../errors.js';
-import type { HandlerMap, OperationRequest } from '../../contract/request.js';
+import type { HandlersOf, OperationRequest } from '../../contract/request.js';
 import { table } from './context.js';
 
 const TUNING_INTS = [
@@ -34,7 +34,7 @@ const REFUSED: Readonly<Record<string, string>> = {
   manifest: 'backfills run on the catalog\'s own workers; there is no execution manifest to choose',
 };
 
-export const backfillHandlers: HandlerMap<CatalogServices> = {
+export const backfillHandlers: HandlersOf<'lib/operations/data/backfill.ts', CatalogServices> = {
   AlterTableBackfillColumns: async (req, svc) => {
     const request = readRequest(req);
     return queueBackfill(svc, await table(req, svc), request);

@@ -6,10 +6,10 @@
 import { createIndex } from '../../catalog/data/indices.js';
 import type { CatalogServices } from '../../catalog/services.js';
 import { InvalidInputError } from '../../errors.js';
-import type { HandlerMap, OperationRequest } from '../../contract/request.js';
+import type { HandlersOf, OperationRequest } from '../../contract/request.js';
 import { body, engine, queryString, table } from './context.js';
 
-export const indexHandlers: HandlerMap<CatalogServices> = {
+export const indexHandlers: HandlersOf<'lib/operations/data/indices.ts', CatalogServices> = {
   CreateTableIndex: async (req, svc) => createIndex(svc, await table(req, svc), body(req)),
 
   // Same request model; scalar types never reach the vector guard.

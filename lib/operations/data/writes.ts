@@ -9,10 +9,10 @@ import type { CatalogServices } from '../../catalog/services.js';
 import { createTableWithData, deleteRows, insertRows, mergeRows, updateRows } from '../../catalog/data/writes.js';
 import { decodeIpc } from '../../data/arrow.js';
 import { InvalidInputError } from '../../errors.js';
-import type { HandlerMap, OperationRequest } from '../../contract/request.js';
+import type { HandlersOf, OperationRequest } from '../../contract/request.js';
 import { body, defined, engine, queryBool, queryJsonMap, queryString, table } from './context.js';
 
-export const writeHandlers: HandlerMap<CatalogServices> = {
+export const writeHandlers: HandlersOf<'lib/operations/data/writes.ts', CatalogServices> = {
   CreateTable: async (req, svc) => {
     const createMode = mode(queryString(req.query, 'mode'), 'mode', ['create', 'exist_ok', 'overwrite'] as const, 'create');
     const properties = queryJsonMap(req.query, 'properties') ?? {};
