@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { CatalogServices } from '../catalog/services.js';
 import { grantRole, listGrants, revokeRole, type GrantInput } from '../catalog/control/grants.js';
 import {
@@ -27,7 +27,7 @@ import { ROLES, type GrantScope, type Role } from '../registry/principal-records
 import { parseStorageRoot } from '../registry/storage-roots.js';
 import type { StorageRoot } from '../ports/storage-root.js';
 import type { HandlerMap, OperationRequest } from '../contract/request.js';
-import { checkedBy, decode, optionalBoolean, optionalInteger, optionalString, pageQuery, pathParam, queryFields, stringMap } from './decode.js';
+import { checkedBy, decode, optionalBoolean, optionalInteger, optionalString, pageQuery, pathParam, queryFields, stringMap, type Schema } from './decode.js';
 import { force } from './force.js';
 
 /**
@@ -48,24 +48,23 @@ const name = (kind: NameKind) =>
 /** `storage_root`: required, `s3://bucket/prefix` or an absolute local directory. */
 const storageRoot = checkedBy(parseStorageRoot);
 
+const AT_MOST_100 = 'storage_roots must be an array of at most 100 storage roots';
 /** `storage_roots` (extra allotment): absent, or at most 100 storage roots. */
-const storageRoots = z
-  .array(z.unknown(), { error: 'storage_roots must be an array of at most 100 storage roots' })
-  .max(100, { error: 'storage_roots must be an array of at most 100 storage roots' })
-  .pipe(z.array(storageRoot))
-  .optional() as z.ZodType<StorageRoot[] | undefined>;
+const storageRoots: Schema<StorageRoot[] | undefined> = z.optional(
+  z.pipe(z.array(z.unknown(), { error: AT_MOST_100 }).check(z.maxLength(100, { error: AT_MOST_100 })), z.array(storageRoot)),
+);
 
 const createProjectInput = z.object({
   name: name('project'),
   description: optionalString('description'),
   protected: optionalBoolean('protected'),
-  storageRoots: storageRoots,
+  storageRoots,
 });
 
 const updateProjectInput = z.object({
   description: optionalString('description'),
-  defaultWarehouse: optionalString('default_warehouse').pipe(name('warehouse').optional()),
-  storageRoots: storageRoots,
+  defaultWarehouse: z.pipe(optionalString('default_warehouse'), z.optional(name('warehouse'))),
+  storageRoots,
   protected: optionalBoolean('protected'),
 });
 
@@ -86,43 +85,49 @@ const updateWarehouseInput = z.object({
 
 const ONE_TOP_LEVEL = 'namespace must name one top-level namespace (a string or a one-element array)';
 const bindInput = z.object({
-  namespace: z
-    .union([z.string().transform((s) => [s]), z.array(z.unknown())], { error: ONE_TOP_LEVEL })
-    .refine((id) => id.length === 1 && typeof id[0] === 'string', { error: ONE_TOP_LEVEL })
-    .transform((id) => id[0])
-    .pipe(name('namespace')),
+  namespace: z.pipe(
+    z.union([z.pipe(z.string(), z.transform((s: string) => [s])), z.array(z.unknown())], { error: ONE_TOP_LEVEL }).check(
+      z.refine((id: unknown[]) => id.length === 1 && typeof id[0] === 'string', { error: ONE_TOP_LEVEL }),
+    ),
+    z.pipe(z.transform((id: unknown[]) => id[0]), name('namespace')),
+  ),
   properties: stringMap('properties'),
 });
 
 const createPrincipalInput = z.object({
-  name: z.string({ error: PRINCIPAL_NAME_RULE }).regex(PRINCIPAL_NAME, { error: PRINCIPAL_NAME_RULE }),
+  name: z.string({ error: PRINCIPAL_NAME_RULE }).check(z.regex(PRINCIPAL_NAME, { error: PRINCIPAL_NAME_RULE })),
   platformAdmin: optionalBoolean('platform_admin'),
 });
 
 const createApiKeyInput = z.object({
-  expiresAt: z.string({ error: KEY_EXPIRY_RULE }).regex(KEY_EXPIRY_FORM, { error: KEY_EXPIRY_RULE }).nullish().transform((v) => v ?? undefined),
+  expiresAt: z.pipe(
+    z.nullish(z.string({ error: KEY_EXPIRY_RULE }).check(z.regex(KEY_EXPIRY_FORM, { error: KEY_EXPIRY_RULE }))),
+    z.transform((v: string | null | undefined) => v ?? undefined),
+  ),
 });
 
-const scopeIds = (field: 'namespace' | 'table') =>
-  z
-    .array(z.string(), { error: `${field} must be a non-empty array of names` })
-    .min(1, { error: `${field} must be a non-empty array of names` })
-    .pipe(z.array(name(field)))
-    .nullish()
-    .transform((v) => v ?? undefined);
+const scopeIds = (field: 'namespace' | 'table'): Schema<string[] | undefined> => {
+  const error = `${field} must be a non-empty array of names`;
+  return z.pipe(
+    z.nullish(z.pipe(z.array(z.string({ error }), { error }).check(z.minLength(1, { error })), z.array(name(field)))),
+    z.transform((v: string[] | null | undefined) => v ?? undefined),
+  );
+};
 
-const grantInput: z.ZodType<GrantInput> = z
-  .object({
-    principal: optionalString('principal').refine((p) => !!p, { error: 'principal is required' }),
-    role: z.enum(ROLES, { error: `role must be one of ${ROLES.join(', ')}` }),
-    namespace: scopeIds('namespace'),
-    table: scopeIds('table'),
-  })
-  .refine((g) => !(g.namespace && g.table), { error: 'a grant is on a namespace or a table, not both' })
-  .transform(({ principal, role, namespace, table }) => {
+const grantInput: Schema<GrantInput> = z.pipe(
+  z
+    .object({
+      principal: z.pipe(optionalString('principal'), z.string({ error: 'principal is required' }).check(z.minLength(1, { error: 'principal is required' }))),
+      role: z.enum(ROLES, { error: `role must be one of ${ROLES.join(', ')}` }),
+      namespace: scopeIds('namespace'),
+      table: scopeIds('table'),
+    })
+    .check(z.refine((g) => !(g.namespace && g.table), { error: 'a grant is on a namespace or a table, not both' })),
+  z.transform(({ principal, role, namespace, table }): GrantInput => {
     const scope: GrantScope = namespace ? { kind: 'namespace', id: namespace } : table ? { kind: 'table', id: table } : { kind: 'project' };
-    return { principal: principal!, grant: { role: role as Role, scope } };
-  });
+    return { principal, grant: { role: role as Role, scope } };
+  }),
+);
 
 /** The JSON body's fields under the names the schemas use (the wire's snake_case → camelCase). */
 const body = (req: OperationRequest, fields: Readonly<Record<string, string>>) =>
@@ -134,15 +139,15 @@ const page = (req: OperationRequest) => {
 };
 
 export const controlHandlers: HandlerMap<CatalogServices> = {
-  CreateProject: (req, svc) =>
+  CreateProject: async (req, svc) =>
     createProject(
       svc,
       req.caller,
       decode(createProjectInput, body(req, { name: 'name', description: 'description', protected: 'protected', storageRoots: 'storage_roots' })),
     ),
-  ListProjects: (req, svc) => listProjects(svc, page(req)),
-  DescribeProject: (req, svc) => describeProject(svc, pathParam(req, 'project')),
-  UpdateProject: (req, svc) => {
+  ListProjects: async (req, svc) => listProjects(svc, page(req)),
+  DescribeProject: async (req, svc) => describeProject(svc, pathParam(req, 'project')),
+  UpdateProject: async (req, svc) => {
     const project = decode(name('project'), pathParam(req, 'project'));
     const input = decode(
       updateProjectInput,
@@ -150,9 +155,9 @@ export const controlHandlers: HandlerMap<CatalogServices> = {
     );
     return updateProject(svc, project, input, req.caller);
   },
-  DeleteProject: (req, svc) => deleteProject(svc, pathParam(req, 'project'), { force: force(req, svc) }),
+  DeleteProject: async (req, svc) => deleteProject(svc, pathParam(req, 'project'), { force: force(req, svc) }),
 
-  CreateWarehouse: (req, svc) =>
+  CreateWarehouse: async (req, svc) =>
     createWarehouse(
       svc,
       svc.project,
@@ -162,9 +167,9 @@ export const controlHandlers: HandlerMap<CatalogServices> = {
       ),
       req.caller,
     ),
-  ListWarehouses: (req, svc) => listWarehouses(svc, svc.project, page(req)),
-  DescribeWarehouse: (req, svc) => describeWarehouse(svc, svc.project, pathParam(req, 'warehouse')),
-  UpdateWarehouse: (req, svc) => {
+  ListWarehouses: async (req, svc) => listWarehouses(svc, svc.project, page(req)),
+  DescribeWarehouse: async (req, svc) => describeWarehouse(svc, svc.project, pathParam(req, 'warehouse')),
+  UpdateWarehouse: async (req, svc) => {
     const warehouse = pathParam(req, 'warehouse');
     const input = decode(
       updateWarehouseInput,
@@ -172,34 +177,34 @@ export const controlHandlers: HandlerMap<CatalogServices> = {
     );
     return updateWarehouse(svc, svc.project, warehouse, input, req.caller);
   },
-  DeleteWarehouse: (req, svc) => {
+  DeleteWarehouse: async (req, svc) => {
     const warehouse = pathParam(req, 'warehouse');
     const forced = force(req, svc);
     const purge = decode(optionalBoolean('purge'), req.body.purge) ?? false;
     return deleteWarehouse(svc, svc.project, warehouse, { force: forced, purge });
   },
-  DeactivateWarehouse: (req, svc) => setWarehouseActive(svc, svc.project, pathParam(req, 'warehouse'), false),
-  ActivateWarehouse: (req, svc) => setWarehouseActive(svc, svc.project, pathParam(req, 'warehouse'), true),
-  BindNamespace: (req, svc) => {
+  DeactivateWarehouse: async (req, svc) => setWarehouseActive(svc, svc.project, pathParam(req, 'warehouse'), false),
+  ActivateWarehouse: async (req, svc) => setWarehouseActive(svc, svc.project, pathParam(req, 'warehouse'), true),
+  BindNamespace: async (req, svc) => {
     const warehouse = pathParam(req, 'warehouse');
     return bindNamespace(svc, svc.project, warehouse, decode(bindInput, body(req, { namespace: 'namespace', properties: 'properties' })));
   },
 
-  CreatePrincipal: (req, svc) => createPrincipal(svc, decode(createPrincipalInput, body(req, { name: 'name', platformAdmin: 'platform_admin' }))),
-  ListPrincipals: (req, svc) => listPrincipals(svc, page(req)),
-  CreateApiKey: (req, svc) => {
+  CreatePrincipal: async (req, svc) => createPrincipal(svc, decode(createPrincipalInput, body(req, { name: 'name', platformAdmin: 'platform_admin' }))),
+  ListPrincipals: async (req, svc) => listPrincipals(svc, page(req)),
+  CreateApiKey: async (req, svc) => {
     const principal = pathParam(req, 'principal');
     return createApiKey(svc, principal, decode(createApiKeyInput, body(req, { expiresAt: 'expires_at' })), req.caller);
   },
-  ListApiKeys: (req, svc) => listApiKeys(svc, pathParam(req, 'principal')),
-  RevokeApiKey: (req, svc) => {
+  ListApiKeys: async (req, svc) => listApiKeys(svc, pathParam(req, 'principal')),
+  RevokeApiKey: async (req, svc) => {
     const principal = pathParam(req, 'principal');
     return revokeApiKey(svc, principal, pathParam(req, 'key_id'));
   },
 
-  GrantRole: (req, svc) => grantRole(svc, svc.project, decode(grantInput, body(req, GRANT_FIELDS))),
-  ListGrants: (req, svc) => listGrants(svc, svc.project, { principal: req.query.get('principal') ?? undefined }),
-  RevokeRole: (req, svc) => revokeRole(svc, svc.project, decode(grantInput, body(req, GRANT_FIELDS))),
+  GrantRole: async (req, svc) => grantRole(svc, svc.project, decode(grantInput, body(req, GRANT_FIELDS))),
+  ListGrants: async (req, svc) => listGrants(svc, svc.project, { principal: req.query.get('principal') ?? undefined }),
+  RevokeRole: async (req, svc) => revokeRole(svc, svc.project, decode(grantInput, body(req, GRANT_FIELDS))),
 };
 
 const GRANT_FIELDS = { principal: 'principal', role: 'role', namespace: 'namespace', table: 'table' } as const;

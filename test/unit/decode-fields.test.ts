@@ -5,12 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import * as params from '../../lib/catalog/params.js';
-import { decode, optionalBoolean, optionalInteger, optionalString, pageLimit, stringMap } from '../../lib/operations/decode.js';
-import type { z } from 'zod';
+import { decode, optionalBoolean, optionalInteger, optionalString, optionalStringArray, pageLimit, stringMap } from '../../lib/operations/decode.js';
+import { InvalidInputError } from '../../lib/errors.js';
+import type { Schema } from '../../lib/operations/decode.js';
 
 const VALUES: unknown[] = [
   undefined, null, '', ' ', 'x', 'true', 'false', 'TRUE', '0', '7', ' 7 ', '-3', '1.5', '99999999999999999999', '1e3',
-  0, 7, -3, 1.5, 2 ** 60, Number.NaN, Number.POSITIVE_INFINITY, true, false, [], ['a'], {}, { a: 'b' }, { a: 1 }, { a: 'b', c: null },
+  0, 7, -3, 1.5, 2 ** 60, Number.NaN, Number.POSITIVE_INFINITY, true, false, [], ['a'], ['a', 1], [null], {}, { a: 'b' }, { a: 1 }, { a: 'b', c: null },
 ];
 
 function outcome(run: () => unknown): unknown {
@@ -21,12 +22,20 @@ function outcome(run: () => unknown): unknown {
   }
 }
 
-const cases: [string, (v: unknown) => unknown, z.ZodType<unknown>][] = [
+/** The reader the lifecycle doors had (lib/operations/handlers-lifecycle.ts before zod). */
+function oldStringArray(value: unknown, field: string): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw new InvalidInputError(`${field} must be an array of strings`);
+  return value as string[];
+}
+
+const cases: [string, (v: unknown) => unknown, Schema<unknown>][] = [
   ['optionalString', (v) => params.optionalString(v, 'f'), optionalString('f')],
   ['optionalBoolean', (v) => params.optionalBoolean(v, 'f'), optionalBoolean('f')],
   ['optionalInteger', (v) => params.optionalInteger(v, 'f'), optionalInteger('f')],
   ['optionalInteger min 0', (v) => params.optionalInteger(v, 'f', { min: 0 }), optionalInteger('f', { min: 0 })],
   ['stringMap', (v) => params.stringMap(v, 'f'), stringMap('f')],
+  ['optionalStringArray', (v) => oldStringArray(v, 'f'), optionalStringArray('f')],
   ['pageLimit', (v) => params.pageLimit(v), pageLimit],
 ];
 
