@@ -76,6 +76,13 @@ describe.each(['memory', 'fs'] as const)('project and warehouse protection (%s s
     await deleteWarehouse(s, 'acme', 'spare');
   });
 
+  it('the body is decoded before anything is read: a malformed field is a 400 even where the object is missing', async () => {
+    // Since the doors decode in lib/operations (issue 25): these were 404 when the record was looked up first.
+    await expect(door(s, 'UpdateWarehouse', { warehouse: 'nowhere' }, { protected: 'no' })).rejects.toMatchObject({ code: 13, message: 'protected must be true or false' });
+    await expect(door(s, 'BindNamespace', { warehouse: 'nowhere' }, { namespace: 'n', properties: { a: 1 } })).rejects.toMatchObject({ code: 13, message: 'properties.a must be a string' });
+    await expect(door(s, 'UpdateWarehouse', { warehouse: 'nowhere' }, {})).rejects.toMatchObject({ code: 1, message: expect.stringContaining('does not exist') });
+  });
+
   it('a protected project refuses delete before its contents are looked at; force then meets the usual not-empty rule', async () => {
     await createProject(s, ana, { name: 'empty', protected: true });
     expect(await describeProject(s, 'empty')).toMatchObject({ protected: true });
