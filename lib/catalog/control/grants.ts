@@ -1,13 +1,11 @@
 import type { CatalogServices } from '../services.js';
-import { InvalidInputError } from '../../errors.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
-import { validateName } from '../../registry/keys.js';
 import type { Registry } from '../../registry/registry.js';
 import { CREATE_HINT, notFound, q } from './errors.js';
 import { govKeys } from '../../registry/principal-keys.js';
 import { readPrincipal } from './principals.js';
 import { requireProject } from './projects.js';
-import { ROLES, type Grant, type GrantsRecord, type GrantScope, type Role } from '../../registry/principal-records.js';
+import type { Grant, GrantsRecord, GrantScope, Role } from '../../registry/principal-records.js';
 import { keys } from '../../registry/keys.js';
 import type { NamespaceRecord, NamespaceTrashRecord, TableRecord } from '../../registry/records.js';
 
