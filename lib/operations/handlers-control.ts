@@ -26,7 +26,7 @@ import { validateName, type NameKind } from '../registry/keys.js';
 import { ROLES, type GrantScope, type Role } from '../registry/principal-records.js';
 import { parseStorageRoot } from '../registry/storage-roots.js';
 import type { StorageRoot } from '../ports/storage-root.js';
-import type { HandlerMap, OperationRequest } from '../contract/request.js';
+import type { HandlersOf, OperationRequest } from '../contract/request.js';
 import { checkedBy, decode, optionalBoolean, optionalInteger, optionalString, pageQuery, pathParam, queryFields, stringMap, type Schema } from './decode.js';
 import { force } from './force.js';
 
@@ -138,7 +138,7 @@ const page = (req: OperationRequest) => {
   return decode(pageQuery, { pageToken: q.page_token, limit: q.limit });
 };
 
-export const controlHandlers: HandlerMap<CatalogServices> = {
+export const controlHandlers: HandlersOf<'lib/operations/handlers-control.ts', CatalogServices> = {
   CreateProject: async (req, svc) =>
     createProject(
       svc,

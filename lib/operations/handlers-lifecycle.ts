@@ -5,7 +5,7 @@ import { describeProtection, setProtection, type ProtectedKind } from '../catalo
 import type { CatalogServices } from '../catalog/services.js';
 import { tableTasks } from '../catalog/protocols/trash.js';
 import { undropTable } from '../catalog/tables/undrop.js';
-import type { HandlerMap, OperationRequest } from '../contract/request.js';
+import type { HandlersOf, OperationRequest } from '../contract/request.js';
 import { decode, optionalBoolean, optionalString, optionalStringArray } from './decode.js';
 
 /**
@@ -29,7 +29,7 @@ const protect = (kind: ProtectedKind) => async (req: OperationRequest, svc: Cata
   return setProtection(svc, { kind, id: req.id, protected: input.protected, principal: req.caller?.principal ?? 'anonymous' });
 };
 
-export const lifecycleHandlers: HandlerMap<CatalogServices> = {
+export const lifecycleHandlers: HandlersOf<'lib/operations/handlers-lifecycle.ts', CatalogServices> = {
   GetNamespaceProtection: async (req, svc) => describeProtection(svc, 'namespace', req.id),
   SetNamespaceProtection: protect('namespace'),
   GetTableProtection: async (req, svc) => describeProtection(svc, 'table', req.id),

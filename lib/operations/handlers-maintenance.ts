@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import type { CatalogServices } from '../catalog/services.js';
 import { parsePolicyFields } from '../maintenance/policy.js';
 import { getMaintenancePolicy, setMaintenancePolicy, type PolicyTarget } from '../maintenance/policy-doors.js';
-import type { HandlerMap, OperationRequest } from '../contract/request.js';
+import type { HandlersOf, OperationRequest } from '../contract/request.js';
 import { checkedBy, decode } from './decode.js';
 
 /**
@@ -24,7 +24,7 @@ const set = (target: (req: OperationRequest) => PolicyTarget) => async (req: Ope
   return setMaintenancePolicy(svc, target(req), policy);
 };
 
-export const maintenanceHandlers: HandlerMap<CatalogServices> = {
+export const maintenanceHandlers: HandlersOf<'lib/operations/handlers-maintenance.ts', CatalogServices> = {
   GetProjectMaintenancePolicy: async (_req, svc) => getMaintenancePolicy(svc, { level: 'project' }),
   SetProjectMaintenancePolicy: set(() => ({ level: 'project' })),
   GetNamespaceMaintenancePolicy: async (req, svc) => getMaintenancePolicy(svc, { level: 'namespace', id: req.id }),

@@ -2,7 +2,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_ERRORS, errorTemplate } from '../../infra/constructs/api.js';
 import { MAINTENANCE_PASSES } from '../../infra/constructs/maintenance.js';
-import { ALL_OPERATIONS as OPERATIONS } from '../../lib/contract/control-operations.js';
+import { ALL_OPERATIONS as OPERATIONS } from '../../lib/contract/operations.js';
 import {
   asArray,
   flat,

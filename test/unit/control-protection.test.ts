@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { createProject, deleteProject, describeProject, updateProject } from '../../lib/catalog/control/projects.js';
 import { createWarehouse, deleteWarehouse, describeWarehouse, updateWarehouse } from '../../lib/catalog/control/warehouses.js';
-import { ALL_OPERATIONS } from '../../lib/contract/control-operations.js';
+import { ALL_OPERATIONS } from '../../lib/contract/operations.js';
 import type { Caller } from '../../lib/contract/request.js';
 import { controlHandlers } from '../../lib/operations/handlers-control.js';
 import { parseStorageRoot } from '../../lib/registry/storage-roots.js';
@@ -20,8 +20,8 @@ const ana: Caller = { principal: 'ana', platformAdmin: false, via: 'api-key' };
 const root = parseStorageRoot;
 
 /** One control-plane door called as the router calls it (already admitted). */
-const door = (s: CatalogServices, operationId: string, params: Record<string, string>, body: Record<string, unknown>) =>
-  controlHandlers[operationId]!(
+const door = (s: CatalogServices, operationId: keyof typeof controlHandlers, params: Record<string, string>, body: Record<string, unknown>) =>
+  controlHandlers[operationId](
     {
       operation: ALL_OPERATIONS.find((o) => o.operationId === operationId)!,
       id: [],
