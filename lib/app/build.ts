@@ -17,6 +17,7 @@ import { openRegistry } from '../registry/layout.js';
 import type { StorageRoot } from '../ports/storage-root.js';
 import { Registry } from '../registry/registry.js';
 import { guardFor } from '../governance/guard.js';
+import { admitting } from '../operations/admission.js';
 import type { GuardSettings } from '../governance/settings.js';
 import { cachedProject } from '../catalog/control/project-cache.js';
 import { tracedStore } from '../observability/traced-store.js';
@@ -112,7 +113,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     logger: options.logger,
     unsupportedReasons: UNSUPPORTED_REASONS,
     commitDeadlineMs: options.commitDeadlineMs,
-    guard: guardFor(options.auth ?? { mode: 'off' }, services),
+    guard: admitting(guardFor(options.auth ?? { mode: 'off' }, services)),
     onDenied: options.events
       ? auditDenied(options.events, options.project, async (project) => (await cachedProject(registry, project)) !== undefined)
       : undefined,
