@@ -1,8 +1,9 @@
 import { optionalBoolean, optionalString } from '../catalog/params.js';
-import { namespaceTasks, undropNamespace } from '../catalog/namespace-undrop.js';
+import { namespaceTasks } from '../catalog/namespaces/tasks.js';
+import { undropNamespace } from '../catalog/namespaces/undrop.js';
 import { describeProtection, setProtection, type ProtectedKind } from '../catalog/protection.js';
 import type { CatalogServices } from '../catalog/services.js';
-import { tableTasks } from '../catalog/tables/trash.js';
+import { tableTasks } from '../catalog/protocols/trash.js';
 import { undropTable } from '../catalog/tables/undrop.js';
 import { InvalidInputError } from '../errors.js';
 import type { HandlerMap, OperationRequest } from '../contract/request.js';

@@ -1,7 +1,7 @@
 // @covers RenameTable, DeclareTable, RegisterTable, CreateNamespace, DropTable, UndropTable, ListTableTasks, SetTableProtection
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { manifestName } from '../../lib/catalog/tables/manifests.js';
+import { manifestName } from '../../lib/catalog/dataset/manifests.js';
 import { reconcileWith } from '../../lib/maintenance/reconcile.js';
 import { keys } from '../../lib/registry/keys.js';
 import { faultedMetaApp, keyOf, type Answer, type FaultedApp } from '../support/placed-faults.js';

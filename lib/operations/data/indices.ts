@@ -11,7 +11,7 @@
  * request and answer `{}` as before.
  */
 import type { CatalogServices } from '../../catalog/services.js';
-import type { ResolvedTable } from '../../catalog/tables/lookup.js';
+import type { ResolvedTable } from '../../catalog/protocols/lookup.js';
 import type { JsonArrowSchema } from '../../data/arrow.js';
 import { InvalidInputError } from '../../errors.js';
 import { jobContext } from '../../queue/context.js';
