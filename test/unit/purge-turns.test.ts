@@ -1,5 +1,5 @@
 /**
- * A purge lets the event loop turn between batches of deletes (lib/catalog/tables/purge.ts,
+ * A purge lets the event loop turn between batches of deletes (lib/catalog/protocols/purge.ts,
  * PURGE_BATCH). The filesystem store deletes synchronously, so a purge of a table with a long
  * history used to hold every other request for its whole length (0.9 s for 904 files, issue #36).
  */
@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FsObjectStore } from '../../lib/adapters/local/fs-object-store.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import { deleteTableObjects, PURGE_BATCH } from '../../lib/catalog/tables/purge.js';
+import { deleteTableObjects, PURGE_BATCH } from '../../lib/catalog/protocols/purge.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'rask-purge-turns-'));
