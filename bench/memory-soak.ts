@@ -14,9 +14,9 @@
  *   - RSS in the last minute is more than 25 % above minute 2 (for runs under 4 minutes: the
  *     second quarter stands for minute 2),
  *   - RSS rises from each quarter of the measured span (minute 2 to the end) to the next,
- *   - any class's p99 in the last minute is above twice its minute-2 p99 (a class with no calls in
- *     minute 2, dropBusy, against its own first minute; a window with fewer than 20 calls is
- *     reported as not judged),
+ *   - any class's p99 in the last minute is above twice its minute-2 p99 (dropBusy, which has
+ *     hardly any calls in minute 2, against its own first minute with 20 calls; a window with
+ *     fewer than 20 calls is reported as not judged),
  *   - any answer was a 5xx or any acknowledged write was lost (connection errors are reported).
  *
  *   npm run soak:memory                       # 8 minutes
@@ -483,14 +483,21 @@ const lastOps = byOp(lastFrom, Infinity);
 const p99Regressions: string[] = [];
 const p99Table: string[] = [];
 const notJudged: string[] = [];
-// A class that has no calls in minute 2 (dropBusy: no busy table is old enough yet) is judged
-// against its own first minute instead, when that minute ends before the last one begins.
+// A class with too few calls in minute 2 (dropBusy: no busy table is old enough yet) is judged
+// against its own first minute instead: the first 60 s, in steps of 15 s from its first call,
+// with at least 20 calls and ending before the last minute begins.
 const firstCall = new Map<string, number>();
 for (const c of calls) if (!firstCall.has(c.op)) firstCall.set(c.op, c.t);
+const ownFirstMinute = (op: string): [number, number[]] => {
+  for (let from = firstCall.get(op)!; from + 60 <= lastFrom; from += 15) {
+    const xs = byOp(from, from + 60).get(op) ?? [];
+    if (xs.length >= 20) return [from, xs];
+  }
+  return [firstCall.get(op)!, []];
+};
 for (const op of [...firstCall.keys()].sort()) {
-  const late = !baseOps.has(op);
-  const from = late ? firstCall.get(op)! : baseFrom;
-  const xs = late ? (from + 60 <= lastFrom ? (byOp(from, from + 60).get(op) ?? []) : []) : baseOps.get(op)!;
+  const late = (baseOps.get(op)?.length ?? 0) < 20 && op === 'dropBusy';
+  const [from, xs] = late ? ownFirstMinute(op) : [baseFrom, baseOps.get(op) ?? []];
   const ys = lastOps.get(op) ?? [];
   const [b99, l99] = [quantile(xs, 0.99), quantile(ys, 0.99)];
   const window = late ? ` (baseline: its first minute, from ${from.toFixed(0)} s)` : '';
