@@ -13,6 +13,7 @@
  * name: every acknowledged effect must be visible (an unknown name adopts what the read shows),
  * and the registry must pass the crash tests' invariants (test/support/table-invariants.ts).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
@@ -82,7 +83,7 @@ export const inFlight = new Set<string>();
 export async function runFaultWorkload(options: RunOptions): Promise<RunReport> {
   const fake = createS3Fake();
   const faults: S3Faults = createS3Faults({ seed: options.seed, p: 0 });
-  const client = faultyS3Client(fake, faults, {
+  const client = faultyS3Client(fake, DEBUG ? traced(faults) : faults, {
     maxAttempts: options.sdkRetries ? 3 : 1,
     // The SDK's own schedule backs off 50 ms–1 s per retry: the same attempts without the sleep.
     retryStrategy: new ConfiguredRetryStrategy(options.sdkRetries ? 3 : 1, 0),
@@ -144,6 +145,11 @@ export async function runFaultWorkload(options: RunOptions): Promise<RunReport> 
   if (process.env.RASK_FAULT_DEBUG && report.violationsAfterRead.length > 0) {
     const [tables, claims, trash] = await Promise.all([allTableRecords(app.services), allClaims(app.services), allTrash(app.services)]);
     process.stderr.write(`${JSON.stringify({ tables: tables.map((t) => [t.id, t.uid, t.path]), claims: claims.map((c) => [c.ids, c.uid, c.path, c.state]), trash: trash.map((t) => [t.id, t.uid, t.path]) })}\n`);
+    const accounted = new Set([...tables, ...trash].map((t) => `${t.warehouse}/${t.path}`));
+    for (const c of claims.filter((x) => !accounted.has(`${x.warehouse}/${x.path}`))) {
+      process.stderr.write(`--- leftover ${c.state} ${c.path} ${c.uid} ${JSON.stringify(c.ids)}\n`);
+      for (const t of trace.filter((x) => safeDecode(x.key).includes(c.path) || x.body.includes(c.uid))) process.stderr.write(`  ${t.door} ${t.command} ${t.key} ${t.fault}\n`);
+    }
   }
   // What no read reaches (a claim left on a path nobody asks for, a purge cut short) is on record
   // for reconcile and the purge_table jobs (docs/protocols.md, "Repair paths").
@@ -203,7 +209,7 @@ class Client {
       const kind = kinds.find(([, w]) => (r -= w) < 0)?.[0] ?? 'describe';
       const label = `${this.ns} #${i} ${kind}`;
       inFlight.add(label);
-      await this.door(kind);
+      await doorOf.run(label, () => this.door(kind));
       inFlight.delete(label);
     }
   }
@@ -395,12 +401,43 @@ class Client {
         if (p.body.protected !== true) this.report.lost.push(`${this.ns}.${name}: acknowledged protected, reads unprotected`);
       }
     }
+    // The child's table too: a declare there may have left a note in its trash (trash.ts, fileWithdrawal).
+    await this.call('GET', `/v1/table/${this.ns}%24k%24x/tasks`);
     const child = await this.call('POST', `/v1/namespace/${this.ns}%24k/describe`, { id: [this.ns, 'k'] });
     if (this.child === 'live' && child.status !== 200) this.report.lost.push(`${this.ns}.k: acknowledged namespace, reads ${child.status}`);
     if (this.child === 'absent' && child.status === 200) this.report.lost.push(`${this.ns}.k: acknowledged cascade drop, namespace still there`);
     // Listing each namespace settles any drop left `dropping` (requireNamespace), as a client's next read would.
     await this.call('GET', `/v1/namespace/${this.ns}/table/list`);
   }
+}
+
+const DEBUG = !!process.env.RASK_FAULT_DEBUG;
+/** RASK_FAULT_DEBUG: every S3 attempt with the door it served and its fault, to trace a leftover back to its door. */
+const doorOf = new AsyncLocalStorage<string>();
+const trace: { door: string; command: string; key: string; body: string; fault: string }[] = [];
+const safeDecode = (key: string) => {
+  try {
+    return decodeURIComponent(key);
+  } catch {
+    return key;
+  }
+};
+function traced(faults: S3Faults): S3Faults {
+  return {
+    ...faults,
+    decide(request) {
+      const fault = faults.decide(request);
+      const body = request.input.Body;
+      trace.push({
+        door: doorOf.getStore() ?? '-',
+        command: request.command,
+        key: request.key,
+        body: typeof body === 'string' ? body : Buffer.isBuffer(body) || body instanceof Uint8Array ? Buffer.from(body).toString() : '',
+        fault: fault ? `${fault.kind}${fault.afterApply ? '-after' : ''}` : '',
+      });
+      return fault;
+    },
+  };
 }
 
 /** Claims on a location that is neither a live table's nor a trashed one's, counted by state. */
