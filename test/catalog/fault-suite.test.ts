@@ -55,6 +55,6 @@ describe('faults on the AWS path: acknowledged changes survive, answers are hone
       expect(r.violationsAfterRead, 'registry invariants after one read of every name').toEqual([]);
       expect(r.violations, 'registry invariants after reconcile and the purge jobs').toEqual([]);
       expect(r.misleading, 'misleading answers').toEqual([]);
-    }, SOAK ? 900_000 : 90_000);
+    }, SOAK ? 900_000 : 300_000); // six runs started together: on a loaded 2-core machine a short one took over 90 s
   });
 });
