@@ -129,6 +129,23 @@ describe('placed faults, one per finding (issue #35)', () => {
     await assertTableInvariants(app.services);
   });
 
+  it('finding 4: an interrupted UndropTable whose table is renamed and dropped again before any read of the trash leaves one trash entry, not two', async () => {
+    await app.ok('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
+    await app.ok('POST', '/v1/table/ns%24t/drop', { id: ['ns', 't'] });
+    app.registryStore.place({ op: 'putIfMatch', key: (k, body) => keyOf.claim()(k) && !!body?.includes('"state":"held"'), kind: 'unavailable', times: PERSIST_ATTEMPTS });
+    honest(await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'] }));
+    expect(app.registryStore.fired()).toHaveLength(PERSIST_ATTEMPTS);
+    // Live under t (its claim still `trashed`, its trash entry still there); renamed, then dropped again.
+    await app.ok('POST', '/v1/table/ns%24t/rename', { id: ['ns', 't'], new_table_name: 'u' });
+    await app.ok('POST', '/v1/table/ns%24u/drop', { id: ['ns', 'u'] });
+    expect((await app.ok('GET', '/v1/table/ns%24t/tasks')).tasks).toEqual([]);
+    expect((await app.ok('GET', '/v1/table/ns%24u/tasks')).tasks).toHaveLength(1);
+    await assertTableInvariants(app.services);
+    expect((await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'] })).status).toBe(404);
+    expect((await app.call('POST', '/v1/table/ns%24u/undrop', { id: ['ns', 'u'] })).status).toBe(200);
+    await assertTableInvariants(app.services);
+  });
+
   it('finding 4: a forced rename of a protected table, interrupted after its decision and finished by a read, keeps the protection', async () => {
     await app.ok('POST', '/v1/table/ns%24p/declare', { id: ['ns', 'p'] });
     await app.ok('POST', '/v1/table/ns%24p/protection', { protected: true });

@@ -147,8 +147,13 @@ export async function settleTrashEntry(
   // while the trash does: a trash record whose location is unclaimed, or claimed by another
   // table, is a leftover (its table was live when a fault stopped its drop, and has since been
   // purged or deregistered; or a purge of the trash stopped before removing it). Undropping it
-  // would restore bytes that are not its own: it is no trash, and is removed.
-  if (!claim || claim.uid !== table.uid) {
+  // would restore bytes that are not its own: it is no trash, and is removed. So is one whose
+  // claim is `trashed` by its table under other names only: a drop names its own id in the claim
+  // (an undrop adds its target), and only a rename of the live table rewrites the ids — an
+  // interrupted undrop's entry whose table was renamed and dropped again, whose newer entry is
+  // the one the claim names (issue #35: one table in trash twice).
+  const elsewhere = claim?.state === 'trashed' && !claim.ids.some((x) => sameId(x, table.id));
+  if (!claim || claim.uid !== table.uid || elsewhere) {
     if (!services.readOnly && !options.lookOnly) {
       await services.registry.remove(keys.trash(services.project, table.id, table.uid), trash.etag).catch(ignoreLostRace);
     }
