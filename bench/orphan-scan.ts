@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createNamespace } from '../lib/catalog/namespaces.js';
+import { createNamespace } from '../lib/catalog/namespaces/create.js';
 import { declareTable } from '../lib/catalog/tables/declare.js';
 import { registerTable } from '../lib/catalog/tables/register.js';
 import { orphanScanWith } from '../lib/maintenance/orphans.js';

@@ -20,7 +20,7 @@ export interface RaskConfig {
   readonly registryPrefix: string;
   /** What happens to the data buckets and the work queue when the stack is deleted. */
   readonly removalPolicy: RemovalPolicy.RETAIN | RemovalPolicy.DESTROY;
-  /** Versioning for a stack-created warehouse bucket (see docs/deploy.md for why it is off by default). */
+  /** Versioning for a stack-created warehouse bucket, noncurrent versions kept for the trash grace (docs/deploy.md, "Storage and IAM decisions"). */
   readonly warehouseVersioning: boolean;
   /** Default trash grace period for drops (0 = drops are immediate). */
   readonly trashGraceDays: number;
@@ -76,6 +76,19 @@ export interface RaskConfig {
    * `…teams/` (RASK_STORAGE_ROOTS). Absent: `projects/`, the catalog's own default.
    */
   readonly storagePrefixes?: readonly string[];
+  // --- Custom domain (docs/deploy.md, "A custom domain") ---
+  /**
+   * The host name clients use (`catalog.example.com`): a regional API Gateway domain with a base
+   * path mapping to the stage, so replacing the API never changes the URL clients hold. Needs
+   * `certificateArn` (an ACM certificate in the stack's region covering the name).
+   */
+  readonly domainName?: string;
+  readonly certificateArn?: string;
+  /** A Route 53 hosted zone (id and name, both) in which the stack creates the alias record for `domainName`. */
+  readonly hostedZoneId?: string;
+  readonly hostedZoneName?: string;
+  /** Path under the domain that maps to the stage (default: the domain's root). */
+  readonly domainBasePath?: string;
 }
 
 export const DEFAULT_CONFIG: RaskConfig = {
@@ -84,7 +97,7 @@ export const DEFAULT_CONFIG: RaskConfig = {
   warehousePrefix: 'warehouse/',
   registryPrefix: 'registry/',
   removalPolicy: RemovalPolicy.RETAIN,
-  warehouseVersioning: false,
+  warehouseVersioning: true,
   trashGraceDays: 0,
   managedVersioning: true,
   project: 'default',
@@ -117,7 +130,7 @@ type Raw = Readonly<Record<string, unknown>>;
 const CONTEXT_PREFIX = 'rask:';
 
 /** Settings with no default (absent means "not used"). */
-const OPTIONAL_KEYS = ['warehouseBucketName', 'alarmTopicArn', 'alarmEmail', 'webAclArn', 'jwtIssuer', 'jwtAudience', 'jwtJwksUrl', 'jwtPrincipalClaim', 'jwtMaxAgeSeconds', 'storagePrefixes'];
+const OPTIONAL_KEYS = ['warehouseBucketName', 'alarmTopicArn', 'alarmEmail', 'webAclArn', 'jwtIssuer', 'jwtAudience', 'jwtJwksUrl', 'jwtPrincipalClaim', 'jwtMaxAgeSeconds', 'storagePrefixes', 'domainName', 'certificateArn', 'hostedZoneId', 'hostedZoneName', 'domainBasePath'];
 
 /** Reads every `rask:*` context key from a construct node (the App's, normally). */
 export function configFromContext(node: Node): RaskConfig {
@@ -167,7 +180,13 @@ export function resolveConfig(raw: Raw = {}): RaskConfig {
     jwtPrincipalClaim: optStr(raw, 'jwtPrincipalClaim', /^[A-Za-z0-9_:.\/-]{1,256}$/, 'a claim name such as "sub" or "email"'),
     ...(raw.jwtMaxAgeSeconds === undefined ? {} : { jwtMaxAgeSeconds: int(raw, 'jwtMaxAgeSeconds', 0, 60, 30 * 24 * 60 * 60) }),
     ...storagePrefixes(raw),
+    domainName: optStr(raw, 'domainName', HOST_NAME, 'a DNS host name such as catalog.example.com'),
+    certificateArn: optStr(raw, 'certificateArn', /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/, 'an ACM certificate ARN'),
+    hostedZoneId: optStr(raw, 'hostedZoneId', /^Z[A-Z0-9]{1,31}$/, 'a Route 53 hosted zone id (Z…)'),
+    hostedZoneName: optStr(raw, 'hostedZoneName', HOST_NAME, 'the hosted zone\'s domain name such as example.com'),
+    domainBasePath: optStr(raw, 'domainBasePath', /^[A-Za-z0-9._-]{1,128}$/, 'one path segment (letters, digits, ".", "_", "-")'),
   };
+  checkDomain(config);
   const jwt = { jwtIssuer: config.jwtIssuer, jwtAudience: config.jwtAudience, jwtJwksUrl: config.jwtJwksUrl };
   const given = Object.entries(jwt).filter(([, v]) => v !== undefined).map(([k]) => k);
   if (given.length > 0 && given.length < 3) {
@@ -192,6 +211,26 @@ export function resolveConfig(raw: Raw = {}): RaskConfig {
     throw new RaskConfigError(`${CONTEXT_PREFIX}throttleBurstLimit must be at least throttleRateLimit`);
   }
   return config;
+}
+
+/** A DNS host name: dot-separated labels of letters, digits and inner hyphens, lower case. */
+const HOST_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+
+/** The custom domain's settings belong together: a name needs its certificate, a zone needs both of its parts and a name inside it. */
+function checkDomain(config: RaskConfig): void {
+  const k = (key: string) => CONTEXT_PREFIX + key;
+  if (!config.domainName) {
+    const stray = (['certificateArn', 'hostedZoneId', 'hostedZoneName', 'domainBasePath'] as const).filter((key) => config[key] !== undefined);
+    if (stray.length) throw new RaskConfigError(`${stray.map(k).join(', ')} only apply with ${k('domainName')}`);
+    return;
+  }
+  if (!config.certificateArn) throw new RaskConfigError(`${k('domainName')} needs ${k('certificateArn')} (an ACM certificate in the stack's region covering ${config.domainName})`);
+  if ((config.hostedZoneId === undefined) !== (config.hostedZoneName === undefined)) {
+    throw new RaskConfigError(`${k('hostedZoneId')} and ${k('hostedZoneName')} go together`);
+  }
+  if (config.hostedZoneName && !config.domainName.endsWith(`.${config.hostedZoneName}`) && config.domainName !== config.hostedZoneName) {
+    throw new RaskConfigError(`${k('domainName')} ${config.domainName} is not inside the hosted zone ${config.hostedZoneName}`);
+  }
 }
 
 function fail(key: string, expected: string, value: unknown): never {

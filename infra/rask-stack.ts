@@ -83,7 +83,6 @@ export class RaskStack extends Stack {
         eventBus: state.eventBus,
         layer: this.functions.layer,
         dataFunction: this.functions.data.fn,
-        vendingRole: this.functions.vendingRole,
       });
     }
     this.api = new CatalogApi(this, 'Api', {

@@ -45,8 +45,8 @@ export interface StorageRefs {
   readonly registryPrefix: string;
   readonly warehouseBucket: s3.IBucket;
   readonly warehousePrefix: string;
-  /** Adds an explicit Deny on the registry bucket to `role` (the vending role). */
-  denyRegistryAccess(role: iam.IRole): void;
+  /** An explicit Deny of the registry bucket, for the vending roles' policies. */
+  registryDenial(): iam.PolicyStatement;
 }
 
 export interface StateRefs {
@@ -90,15 +90,13 @@ export function importState(scope: Construct, state: RaskStateStack): StateRefs 
       registryPrefix: state.storage.registryPrefix,
       warehouseBucket,
       warehousePrefix: state.storage.warehousePrefix,
-      denyRegistryAccess: (role) =>
-        role.addToPrincipalPolicy(
-          new iam.PolicyStatement({
-            sid: 'DenyRegistry',
-            effect: iam.Effect.DENY,
-            actions: ['s3:*'],
-            resources: [registryBucket.bucketArn, registryBucket.arnForObjects('*')],
-          }),
-        ),
+      registryDenial: () =>
+        new iam.PolicyStatement({
+          sid: 'DenyRegistry',
+          effect: iam.Effect.DENY,
+          actions: ['s3:*'],
+          resources: [registryBucket.bucketArn, registryBucket.arnForObjects('*')],
+        }),
     },
     queue: { table, tableName },
     adminKey,

@@ -49,7 +49,7 @@ const MUTATIONS: readonly Mutation[] = [
   {
     id: 'M1',
     what: 'rename: the decisive CAS (source moving → moved) made an unconditional put',
-    file: 'lib/catalog/tables/move.ts',
+    file: 'lib/catalog/protocols/move.ts',
     apply: once(
       'movedEtag = await services.registry.replace(tableKey(services, sourceId), moved, moving.etag);',
       'movedEtag = (await services.registry.store.put(tableKey(services, sourceId), JSON.stringify(moved))).etag;',
@@ -59,7 +59,7 @@ const MUTATIONS: readonly Mutation[] = [
   {
     id: 'M2',
     what: 'rename: the committed source is deleted before the destination is activated',
-    file: 'lib/catalog/tables/move.ts',
+    file: 'lib/catalog/protocols/move.ts',
     apply: moveBefore(
       '  await services.registry.remove(tableKey(services, sourceId), moved.etag).catch(ignoreLostRace);\n',
       '  const { to: dest, nonce } = moved.value.move ?? {};\n',
@@ -69,7 +69,7 @@ const MUTATIONS: readonly Mutation[] = [
   {
     id: 'M2b',
     what: 'rename: the location claim names the destination only after the source marker is deleted',
-    file: 'lib/catalog/tables/move.ts',
+    file: 'lib/catalog/protocols/move.ts',
     apply: (source) =>
       once(
         '  await services.registry.remove(tableKey(services, sourceId), moved.etag).catch(ignoreLostRace);\n',
@@ -129,7 +129,7 @@ const MUTATIONS: readonly Mutation[] = [
   {
     id: 'M6a',
     what: 'CreateNamespace: the parent re-check after the write removed',
-    file: 'lib/catalog/namespaces.ts',
+    file: 'lib/catalog/namespaces/create.ts',
     apply: once('    await confirmParentOrWithdraw(services, parentId, key, etag);\n', ''),
     tests: ['test/unit/namespace-races.test.ts'],
   },
@@ -153,7 +153,7 @@ const MUTATIONS: readonly Mutation[] = [
   {
     id: 'M6d',
     what: 'claims: the confirmation without a read made an unconditional put (a takeover would be overwritten)',
-    file: 'lib/catalog/tables/claims.ts',
+    file: 'lib/catalog/protocols/claims.ts',
     apply: once(
       "    await services.registry.replace<LocationClaimRecord>(key, { ...written.claim, state: 'held' }, written.etag);\n",
       "    await services.registry.store.put(key, JSON.stringify({ ...written.claim, state: 'held' }));\n",
@@ -171,7 +171,7 @@ const MUTATIONS: readonly Mutation[] = [
   {
     id: 'D1',
     what: 'has-data markers: a committed rename does not write the marker at the destination',
-    file: 'lib/catalog/tables/move.ts',
+    file: 'lib/catalog/protocols/move.ts',
     apply: once('      putMarkersOf(services, dest, moved.value),\n', ''),
     tests: ['test/unit/data-markers.test.ts'],
   },
@@ -186,7 +186,7 @@ const MUTATIONS: readonly Mutation[] = [
   {
     id: 'F1',
     what: 'rename: an arrival judged stale while its source is still at the etag the mark expects, without fencing the source first',
-    file: 'lib/catalog/tables/move.ts',
+    file: 'lib/catalog/protocols/move.ts',
     apply: once(
       '    await services.registry.replace(tableKey(services, src!), source.value, source.etag);\n',
       '',
@@ -218,7 +218,7 @@ const MUTATIONS: readonly Mutation[] = [
   {
     id: 'C3',
     what: 'rename: the contended CAS (source active → moving) made an unconditional put',
-    file: 'lib/catalog/tables/move.ts',
+    file: 'lib/catalog/protocols/move.ts',
     apply: once(
       'services.registry.replace(tableKey(services, sourceId), moving, source.etag),',
       'services.registry.store.put(tableKey(services, sourceId), JSON.stringify(moving)).then((r) => r.etag),',
@@ -238,14 +238,14 @@ const MUTATIONS: readonly Mutation[] = [
   {
     id: 'C5',
     what: 'Restrict DropNamespace: the emptiness check removed',
-    file: 'lib/catalog/namespaces.ts',
+    file: 'lib/catalog/namespaces/drop.ts',
     apply: once('    if (contents) {\n', '    if (contents && false) {\n'),
     tests: ['test/unit/namespace-races.test.ts'],
   },
   {
     id: 'C6',
     what: 'rename: readers answer from unsettled records (no help-on-read)',
-    file: 'lib/catalog/tables/move.ts',
+    file: 'lib/catalog/protocols/move.ts',
     apply: once(
       '    const found = await readRaw(services, id);\n    if (!found || isLive(found.value)) return found;',
       '    const found = await readRaw(services, id);\n    return found;',
@@ -255,7 +255,7 @@ const MUTATIONS: readonly Mutation[] = [
   {
     id: 'C7',
     what: 'location claims: put-if-absent of the claim made a plain put',
-    file: 'lib/catalog/tables/claims.ts',
+    file: 'lib/catalog/protocols/claims.ts',
     apply: once(
       '      return { claim, etag: await services.registry.create(key, claim) };',
       '      return { claim, etag: (await services.registry.store.put(key, JSON.stringify(claim))).etag };',

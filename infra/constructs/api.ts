@@ -1,11 +1,13 @@
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as route53 from 'aws-cdk-lib/aws-route53';
+import * as route53Targets from 'aws-cdk-lib/aws-route53-targets';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { ALL_OPERATIONS } from '../../lib/contract/control-operations.js';
-import type { Bundle, OperationDef } from '../../lib/contract/operations.js';
+import { ALL_OPERATIONS, type Bundle, type OperationDef } from '../../lib/contract/operations.js';
 import type { RaskConfig } from '../config.js';
 import { acknowledge, acknowledgeManagedPolicy } from '../nag.js';
 
@@ -98,8 +100,10 @@ export class CatalogApi extends Construct {
   readonly api: apigw.RestApi;
   readonly accessLogs: logs.LogGroup;
   readonly executionLogs: logs.LogGroup;
-  /** The URI to give clients: stage URL without a trailing slash (clients append `/v1/...`). */
+  /** The URI to give clients, without a trailing slash (clients append `/v1/...`): the custom domain's when there is one, else the stage URL. */
   readonly endpoint: string;
+  /** The custom domain, when `rask:domainName` is set. */
+  readonly domain?: apigw.DomainName;
 
   constructor(scope: Construct, id: string, props: CatalogApiProps) {
     super(scope, id);
@@ -206,7 +210,31 @@ export class CatalogApi extends Construct {
     }
 
     const stack = Stack.of(this);
-    this.endpoint = `https://${this.api.restApiId}.execute-api.${stack.region}.${stack.urlSuffix}/${config.stageName}`;
+    if (config.domainName) this.domain = this.addDomain(config);
+    this.endpoint = config.domainName
+      ? `https://${config.domainName}${config.domainBasePath ? `/${config.domainBasePath}` : ''}`
+      : `https://${this.api.restApiId}.execute-api.${stack.region}.${stack.urlSuffix}/${config.stageName}`;
+  }
+
+  /**
+   * The custom domain (docs/deploy.md, "A custom domain"): a regional domain mapped to the stage,
+   * and its alias record when a hosted zone is given.
+   */
+  private addDomain(config: RaskConfig): apigw.DomainName {
+    const domainName = config.domainName!;
+    const domain = new apigw.DomainName(this, 'Domain', {
+      domainName,
+      certificate: acm.Certificate.fromCertificateArn(this, 'Certificate', config.certificateArn!),
+      endpointType: apigw.EndpointType.REGIONAL,
+      securityPolicy: apigw.SecurityPolicy.TLS_1_2,
+    });
+    // The mapping's own path is what clients put before /v1 (the stage name is not in the URL).
+    domain.addBasePathMapping(this.api, { basePath: config.domainBasePath, stage: this.api.deploymentStage });
+    if (config.hostedZoneId && config.hostedZoneName) {
+      const zone = route53.HostedZone.fromHostedZoneAttributes(this, 'Zone', { hostedZoneId: config.hostedZoneId, zoneName: config.hostedZoneName });
+      new route53.ARecord(this, 'Alias', { zone, recordName: domainName, target: route53.RecordTarget.fromAlias(new route53Targets.ApiGatewayDomain(domain)) });
+    }
+    return domain;
   }
 
   /** One API Gateway method per (path, method) of the operation table. */

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -68,8 +68,16 @@ export class ChangeEvents extends Construct {
       eventPattern: RASK_EVENTS,
     });
     // The log group target, wired natively: CDK's CloudWatchLogGroup target would add a custom
-    // resource (a Lambda with a managed policy on Resource "*") just to write this policy.
-    this.exampleRule.addTarget({ bind: () => ({ arn: this.logGroup.logGroupArn }) });
+    // resource (a Lambda with a managed policy on Resource "*") just to write this policy. The
+    // target names the group itself: `logGroupArn` ends in `:*` (its streams), which EventBridge
+    // accepts and then delivers nothing to.
+    const groupArn = Stack.of(this).formatArn({
+      service: 'logs',
+      resource: 'log-group',
+      resourceName: this.logGroup.logGroupName,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    this.exampleRule.addTarget({ bind: () => ({ arn: groupArn }) });
     new logs.ResourcePolicy(this, 'LogPolicy', {
       policyStatements: [
         new iam.PolicyStatement({

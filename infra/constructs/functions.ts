@@ -3,12 +3,12 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import type { RaskConfig } from '../config.js';
-import { acknowledgeWildcardResource } from '../nag.js';
 import { LAYER_ARCHITECTURE, LanceDbLayer } from './lancedb-layer.js';
-import { grantPrefixes, prefixStatements } from './permissions.js';
+import { grantPrefixes } from './permissions.js';
 import { RaskFunction } from './rask-function.js';
 import type { StateRefs, StorageRefs } from '../state-stack.js';
 import { WORK_QUEUE_SCHEMA } from './queue.js';
+import { VendingRole } from './vending-role.js';
 
 /**
  * What every catalog function reads through lib/config.ts (loadAwsConfig): where the registry
@@ -148,27 +148,12 @@ export class CatalogFunctions extends Construct {
     );
     this.meta.fn.addEnvironment('RASK_DATA_FUNCTION_NAME', this.data.fn.functionName);
 
-    // The role vended credentials are derived from. Its policy is the ceiling of any vended
-    // session (the session policy narrows it to one table's prefix), so it names only the
-    // warehouse prefix: the registry can never be vended. Only the two function roles may
-    // assume it.
-    this.vendingRole = new iam.Role(this, 'VendingRole', {
-      assumedBy: new iam.CompositePrincipal(this.meta.role, this.data.role),
+    // The role vended credentials are derived from; only the two function roles may assume it.
+    this.vendingRole = new VendingRole(this, 'VendingRole', {
+      trusted: [this.meta.role, this.data.role],
+      storage,
       description: 'rask credential vending: assumed by the catalog functions with a per-table session policy',
-      // Sessions assumed from a Lambda role are role chaining, which AWS caps at one hour anyway.
-      maxSessionDuration: Duration.hours(1),
-    });
-    for (const f of [this.meta, this.data]) {
-      this.vendingRole.grantAssumeRole(f.role);
-      f.fn.addEnvironment('RASK_VENDING_ROLE_ARN', this.vendingRole.roleArn);
-    }
-    const { statements, objectsArn } = prefixStatements(warehouse);
-    for (const statement of statements) this.vendingRole.addToPrincipalPolicy(statement);
-    acknowledgeWildcardResource(
-      this.vendingRole,
-      objectsArn,
-      `The vending role's ceiling is the warehouse prefix "${storage.warehousePrefix}"; each vended session is narrowed to one table's prefix by its session policy.`,
-    );
-    storage.denyRegistryAccess(this.vendingRole);
+    }).role;
+    for (const f of [this.meta, this.data]) f.fn.addEnvironment('RASK_VENDING_ROLE_ARN', this.vendingRole.roleArn);
   }
 }

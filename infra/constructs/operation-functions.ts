@@ -1,4 +1,4 @@
-import { Duration, NestedStack, Tags } from 'aws-cdk-lib';
+import { Duration, NestedStack } from 'aws-cdk-lib';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -12,6 +12,7 @@ import { LAYER_ARCHITECTURE } from './lancedb-layer.js';
 import { grantPrefixes } from './permissions.js';
 import { WORK_QUEUE_SCHEMA } from './queue.js';
 import { RaskFunction } from './rask-function.js';
+import { VendingRole } from './vending-role.js';
 
 /** What an operation may change: derived from its authorization action (lib/contract/operations.ts). */
 export type OperationAccess = 'read' | 'write';
@@ -34,9 +35,6 @@ export const vends = (action: Action): boolean => action.startsWith('table:');
  */
 export const INSPECTING_OPERATIONS: ReadonlySet<string> = new Set(['DescribeTable']);
 
-/** Tag on the roles allowed to assume the vending role (its trust policy matches the tag, see below). */
-export const VENDING_TAG = 'rask-vending';
-
 export interface OperationFunctionsProps {
   readonly config: RaskConfig;
   readonly storage: StorageRefs;
@@ -45,7 +43,6 @@ export interface OperationFunctionsProps {
   readonly layer: lambda.ILayerVersion;
   /** The grouped data function: inspection target of DescribeTable. */
   readonly dataFunction: lambda.IFunction;
-  readonly vendingRole: iam.Role;
 }
 
 /**
@@ -60,7 +57,7 @@ export interface OperationFunctionsProps {
  *   registry and the warehouse and GetItem / Query on the work queue, and RASK_READ_ONLY=true so
  *   its read paths never attempt the repairs they would make (lib/catalog/services.ts); a write gets the grouped
  *   functions' object and item actions (PutObject, DeleteObject, multipart, UpdateItem, …);
- * - `table:*` actions may assume the vending role (`vends`); DescribeTable may invoke the data
+ * - `table:*` actions get a vending role of their own that trusts only their role (`vends`); DescribeTable may invoke the data
  *   function (`INSPECTING_OPERATIONS`); every function may put change and audit events.
  */
 export class OperationFunctions extends NestedStack {
@@ -68,23 +65,12 @@ export class OperationFunctions extends NestedStack {
 
   constructor(scope: Construct, id: string, props: OperationFunctionsProps) {
     super(scope, id, { description: 'rask: one function per operation (rask:functionMode=per-operation)' });
-    const { config } = props;
     const functions = new Map<string, RaskFunction>();
     for (const operation of perOperationDefs()) {
       functions.set(operation.operationId, this.operationFunction(operation, props));
     }
     this.functions = functions;
 
-    // One trust statement for every vending role, by tag: listing ~45 role ARNs would exceed the
-    // trust policy's size limit. The tag alone is not enough — each role's own policy must also
-    // allow sts:AssumeRole on the vending role, which only the `vends` roles have.
-    props.vendingRole.assumeRolePolicy!.addStatements(
-      new iam.PolicyStatement({
-        actions: ['sts:AssumeRole'],
-        principals: [new iam.AccountRootPrincipal()],
-        conditions: { StringEquals: { [`aws:PrincipalTag/${VENDING_TAG}`]: config.stackName } },
-      }),
-    );
   }
 
   private operationFunction(operation: OperationDef, props: OperationFunctionsProps): RaskFunction {
@@ -127,9 +113,14 @@ export class OperationFunctions extends NestedStack {
     props.eventBus.grantPutEventsTo(fn.role);
     fn.fn.addEnvironment('RASK_EVENT_BUS_NAME', props.eventBus.eventBusName);
     if (vends(operation.action)) {
-      fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['sts:AssumeRole'], resources: [props.vendingRole.roleArn] }));
-      Tags.of(fn.role).add(VENDING_TAG, config.stackName);
-      fn.fn.addEnvironment('RASK_VENDING_ROLE_ARN', props.vendingRole.roleArn);
+      // A vending role of its own, trusting this function's role by name: one shared role would
+      // have to trust ~45 roles, past the trust policy's size limit (docs/deploy.md, "Credential vending").
+      const vending = new VendingRole(this, `${operation.operationId}Vending`, {
+        trusted: [fn.role],
+        storage,
+        description: `rask credential vending for ${operation.operationId} (per-operation mode)`,
+      }).role;
+      fn.fn.addEnvironment('RASK_VENDING_ROLE_ARN', vending.roleArn);
     }
     if (INSPECTING_OPERATIONS.has(operation.operationId)) {
       fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [props.dataFunction.functionArn] }));

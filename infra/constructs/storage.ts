@@ -23,11 +23,14 @@ export interface StorageProps {
  *   database; versioning makes a bad overwrite or delete (a bug, an operator) recoverable.
  *   Records are small, so the noncurrent copies cost next to nothing. Conditional writes
  *   (If-None-Match / If-Match) act on the current version and work unchanged.
- * - warehouse: OFF by default. Lance datasets version themselves (manifests); table-level
- *   recovery is the catalog's trash/undrop and Lance's own versions. With S3 versioning every
- *   compaction and cleanup would keep the bytes it was meant to reclaim until a lifecycle rule
- *   expired them. `rask:warehouseVersioning=true` turns it on (noncurrent versions kept 30 days).
+ * - warehouse: ON by default, noncurrent versions kept as long as the trash grace (at least a
+ *   day): a purged table (a bug, an operator, a grace of 0) stays recoverable from S3 for that
+ *   long, and compaction and cleanup reclaim their bytes no later than a dropped table's would be.
+ *   `rask:warehouseVersioning=false` turns it off. (docs/deploy.md, "Storage and IAM decisions")
  */
+/** How long the warehouse keeps a replaced or deleted object's bytes: the trash grace, at least a day. */
+export const warehouseNoncurrentDays = (config: Pick<RaskConfig, 'trashGraceDays'>): number => Math.max(1, config.trashGraceDays);
+
 export class Storage extends Construct {
   readonly registryBucket: s3.Bucket;
   readonly warehouseBucket: s3.IBucket;
@@ -85,7 +88,7 @@ export class Storage extends Construct {
           // invisible, billed parts behind unless they are aborted.
           { id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(7) },
           ...(versioned
-            ? [{ id: 'expire-noncurrent-versions', noncurrentVersionExpiration: Duration.days(30), expiredObjectDeleteMarker: true }]
+            ? [{ id: 'expire-noncurrent-versions', noncurrentVersionExpiration: Duration.days(warehouseNoncurrentDays(config)), expiredObjectDeleteMarker: true }]
             : []),
         ],
       });

@@ -2,8 +2,8 @@ import { validateName } from '../registry/keys.js';
 
 /**
  * Object-id helpers that namespaces, tables and the lifecycle doors all use. They live here, not
- * in namespaces.ts, so that modules below the namespace doors need not import them (which made
- * namespaces ↔ tables an import cycle).
+ * in the namespace doors (namespaces/*.ts), so that modules below those doors need not import
+ * them (which made namespaces ↔ tables an import cycle).
  */
 
 /** An object id as error messages show it. */

@@ -3,7 +3,7 @@
  *
  * Without one, each `connect()` makes its own default session (6 GiB of index and 1 GiB of
  * metadata cache), and every table lives under its own parent directory and so on its own
- * connection (lib/catalog/tables/location.ts): a busy process held dozens of caches that only
+ * connection (lib/catalog/dataset/location.ts): a busy process held dozens of caches that only
  * grew, until a Lambda container met its memory limit (issue #36). One session sized from the
  * configuration bounds them all together (docs/data-plane.md, "Memory").
  */

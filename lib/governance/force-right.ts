@@ -1,5 +1,4 @@
-import { ALL_OPERATIONS } from '../contract/control-operations.js';
-import type { Action } from '../contract/operations.js';
+import { ALL_OPERATIONS, type Action, type OperationId } from '../contract/operations.js';
 import type { OperationRequest } from '../contract/request.js';
 import type { ResourceChain } from './policy-engine.js';
 
@@ -14,7 +13,7 @@ import type { ResourceChain } from './policy-engine.js';
  * without force (brief rule 3): a caller without the right is told exactly what it is told
  * without force — a protected object answers 409 — and an unprotected object is done.
  */
-const UNPROTECT_DOOR: Readonly<Record<string, string>> = {
+const UNPROTECT_DOOR: Readonly<Partial<Record<OperationId, OperationId>>> = {
   DropTable: 'SetTableProtection',
   DeregisterTable: 'SetTableProtection',
   RenameTable: 'SetTableProtection',
@@ -27,14 +26,14 @@ const UNPROTECT_DOOR: Readonly<Record<string, string>> = {
 const ACTIONS = new Map(ALL_OPERATIONS.map((o) => [o.operationId, o.action]));
 
 /** The doors that take `force` (for tests and docs). */
-export const FORCE_DOORS: readonly string[] = Object.keys(UNPROTECT_DOOR);
+export const FORCE_DOORS = Object.keys(UNPROTECT_DOOR) as readonly OperationId[];
 
 /** Whether the request names `force` at all (query or body); its value is parsed by the handler. */
 export const asksForce = (request: OperationRequest): boolean =>
   FORCE_DOORS.includes(request.operation.operationId) && (request.query.has('force') || request.body.force !== undefined);
 
 /** The right to unprotect what `operationId` would force past, decided on `chain`. */
-export function unprotectRight(operationId: string, chain: ResourceChain): { action: Action; chain: ResourceChain } | undefined {
+export function unprotectRight(operationId: OperationId, chain: ResourceChain): { action: Action; chain: ResourceChain } | undefined {
   const door = UNPROTECT_DOOR[operationId];
   const action = door === undefined ? undefined : ACTIONS.get(door);
   return action === undefined ? undefined : { action, chain };

@@ -41,27 +41,12 @@ const UNAUTHENTICATED =
 const AMBIGUOUS =
   'ambiguous credentials: the request carries both x-api-key and Authorization: Bearer; send exactly one';
 
-/** Destructive doors: a denial answers exactly like "does not exist" (brief rule 6). */
-const DESTRUCTIVE = new Set([
-  'DropTable',
-  'DeregisterTable',
-  'RenameTable',
-  'DropNamespace',
-  'DeleteWarehouse',
-  'DeactivateWarehouse',
-  'ActivateWarehouse',
-  'DeleteProject',
-]);
-
-/** Operations above any project (the platform), and those whose project is a path parameter. */
-const PLATFORM_OPS = new Set(['CreateProject', 'ListProjects', 'CreatePrincipal', 'ListPrincipals', 'CreateApiKey', 'ListApiKeys', 'RevokeApiKey']);
-const PROJECT_PARAM_OPS = new Set(['DescribeProject', 'UpdateProject', 'DeleteProject']);
-/**
- * Control-plane doors on a catalog object that "need what a drop needs" (docs/lifecycle.md): they
- * are decided on the object's own chain, like the drop, so a grant on a namespace or table —
- * kept while the object is in trash — lets its holder undrop it and read its deadline.
+/*
+ * Which doors are destructive (a denial answers exactly like "does not exist"), which create a
+ * namespace or table (parent checks), and what a control-plane door is decided on (its scope:
+ * the platform, the `{project}` parameter, the object `{id}` names, or the addressed project)
+ * are columns of the operation table (lib/contract/operation-columns.ts).
  */
-const OBJECT_SCOPED_CONTROL_OPS = new Set(['UndropTable', 'ListTableTasks', 'UndropNamespace', 'ListNamespaceTasks']);
 
 /** The guard for one app; `services` is the process's (unscoped) services, for key lookups. */
 export function guardFor(settings: GuardSettings, services: CatalogServices): RequestGuard<CatalogServices> {
@@ -126,12 +111,12 @@ function targetOf(request: OperationRequest, defaultProject: string): Target {
     case 'RevokeApiKey':
       return { kind: 'control', chain: { resource: { type: 'Principal', id: params.principal ?? '' }, ancestors: [PLATFORM_UID] } };
   }
-  if (OBJECT_SCOPED_CONTROL_OPS.has(op.operationId) && request.id.length > 0) {
+  if (op.scope === 'object' && request.id.length > 0) {
     const project = projectScope(request, defaultProject);
     const chain = targetKind(op) === 'table' ? tableChain(project, request.id) : namespaceChain(project, request.id);
     return { project, kind: 'control', chain };
   }
-  if (PROJECT_PARAM_OPS.has(op.operationId)) {
+  if (op.scope === 'project-param') {
     const project = params.project ?? '';
     return { project, kind: 'control', chain: projectChain(project) };
   }
@@ -144,7 +129,7 @@ function targetOf(request: OperationRequest, defaultProject: string): Target {
 
 function deniedAs(request: OperationRequest, target: Target, caller: Caller): CatalogError {
   const op = request.operation;
-  if (DESTRUCTIVE.has(op.operationId)) {
+  if (op.destructive) {
     const params = request.params ?? {};
     switch (op.operationId) {
       case 'DropNamespace':
@@ -219,7 +204,7 @@ async function admit(settings: GuardSettings, request: OperationRequest, base: C
     if (!(await decide(op.action, target.chain)).allowed) throw deniedAs(request, target, caller);
     // The destination of a door that creates elsewhere than `{id}` (lib/governance/destinations.ts).
     if (destination && !(await decide(destination.action, destination.chain)).allowed) {
-      throw DESTRUCTIVE.has(op.operationId)
+      throw op.destructive
         ? deniedAs(request, target, caller)
         : new PermissionDeniedError(`principal ${q(caller.principal)} may not ${destination.action} on ${destination.chain.resource.type.toLowerCase()} ${destination.chain.resource.id} (${op.operationId})`);
     }
@@ -235,7 +220,7 @@ async function admit(settings: GuardSettings, request: OperationRequest, base: C
   // checks, now that they can tell the caller nothing it may not know.
   if (holdsNothing) await parents();
   // Only create doors tell the caller how to make the missing parent (brief rule 6).
-  if (project && !record && !PLATFORM_OPS.has(op.operationId)) throw notFound(`project ${q(project)}`, op.action.endsWith(':create') ? CREATE_HINT.project : '');
+  if (project && !record && op.scope !== 'platform') throw notFound(`project ${q(project)}`, op.action.endsWith(':create') ? CREATE_HINT.project : '');
 
   // Quarantine (403): namespaces and tables bound to a deactivated warehouse.
   if (record && (record.deactivatedWarehouses ?? []).length && (target.kind === 'namespace' || target.kind === 'table')) {
@@ -272,9 +257,6 @@ async function linksOf(services: CatalogServices, project: string, held: readonl
   return (await boundGrants(services.registry, project, held, ids)).map((grant) => ({ grant, on: scopeUid(project, grant.scope) }));
 }
 
-const CREATES_NAMESPACE = new Set(['CreateNamespace']);
-const CREATES_TABLE = new Set(['DeclareTable', 'CreateTable', 'RegisterTable', 'CreateMaterializedView']);
-
 async function checkParents(
   request: OperationRequest,
   services: CatalogServices,
@@ -284,7 +266,7 @@ async function checkParents(
   options: { catalogParent: boolean },
 ): Promise<void> {
   const op = request.operation.operationId;
-  const createsCatalogObject = CREATES_NAMESPACE.has(op) || CREATES_TABLE.has(op);
+  const createsCatalogObject = request.operation.creates !== undefined;
   if ((createsCatalogObject || op === 'CreateWarehouse' || op === 'GrantRole') && project && !record) {
     throw notFound(`project ${q(project)}`, CREATE_HINT.project);
   }

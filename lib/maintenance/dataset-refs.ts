@@ -3,7 +3,7 @@
  * directories every version of every branch still needs. The sweep reclaims what only removed
  * versions named against it (docs/maintenance.md, "What a sweep reclaims").
  */
-import { parseManifestName } from '../catalog/tables/manifests.js';
+import { parseManifestName } from '../catalog/dataset/manifests.js';
 import type { ObjectInfo, ObjectStore } from '../ports/object-store.js';
 import { readManifestRefs, type ManifestRefs } from './lance-manifest.js';
 

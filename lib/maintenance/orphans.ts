@@ -28,7 +28,7 @@
  */
 import type { CatalogServices } from '../catalog/services.js';
 import { sharedRootProblem } from '../catalog/storage-claims.js';
-import { parseManifestName } from '../catalog/tables/manifests.js';
+import { parseManifestName } from '../catalog/dataset/manifests.js';
 import { compareKeys, type ObjectInfo, type ObjectStore } from '../ports/object-store.js';
 import { keys, parseLocationClaimKey, parseTreeKey } from '../registry/keys.js';
 import type { TableRecord, WarehouseRecord } from '../registry/records.js';

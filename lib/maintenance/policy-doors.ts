@@ -9,9 +9,10 @@
  * record behind, because records are keyed by the object's uid and a re-created name has a new one.
  */
 import type { CatalogServices } from '../catalog/services.js';
-import { readNamespace, requireNamespace } from '../catalog/namespaces.js';
+import { readNamespace } from '../catalog/namespaces/record.js';
+import { requireNamespace } from '../catalog/namespaces/lookup.js';
 import { fmtId } from '../catalog/ids.js';
-import { readTable, validateTableId } from '../catalog/tables/lookup.js';
+import { readTable, validateTableId } from '../catalog/protocols/lookup.js';
 import { InvalidInputError, NamespaceNotFoundError, TableNotFoundError } from '../errors.js';
 import { keys } from '../registry/keys.js';
 import type { TableRecord, WarehouseRecord } from '../registry/records.js';

@@ -7,7 +7,7 @@
  *           whose warehouse record is gone; a registered table whose location holds no dataset
  *           (no committed manifest). Declared tables may legitimately have none yet: counted;
  *           A table whose record says it has data but whose `data` marker is missing;
- *   markers every has-data marker (lib/catalog/tables/markers.ts): one whose id holds no record
+ *   markers every has-data marker (lib/catalog/protocols/markers.ts): one whose id holds no record
  *           or a record of another uid (a leftover);
  *   claims  every location claim: one no live record uses (stale); one stuck `purging`; a live
  *           table whose claim is missing, `pending` or `trashed` (claim-mismatch: a door a fault
@@ -23,7 +23,7 @@
  * "Stuck" means the record has not been written for `stuckAfterMs` (its object's last-modified
  * time), so a protocol in flight is never reported, and never repaired under its own feet.
  *
- * Reads only: records are read raw (lib/catalog/tables/move.ts readRaw, never the settling
+ * Reads only: records are read raw (lib/catalog/protocols/move.ts readRaw, never the settling
  * reader, which finishes renames as it reads), storage is only listed. With `repair: true`
  * each finding is handed to the door that owns it, and what it changed is reported:
  *
@@ -33,7 +33,7 @@
  *   stale claim          releaseClaim, after re-checking that no record uses it
  *   claim mismatch       settleTrashEntry (an unfinished drop/undrop), else the claim made `held`
  *   leftover marker      removeLeftoverMarker: re-checked under the current record, removed only
- *                        if no table there owns it (lib/catalog/tables/marker-repair.ts)
+ *                        if no table there owns it (lib/catalog/protocols/marker-repair.ts)
  *   missing data marker  restoreDataMarker: written if the record still says it has data
  *   unrecorded data      recordFoundData: a managed table a client committed to directly, seen
  *                        so far only by read-only functions (which do not record it): the
@@ -42,15 +42,16 @@
  *                        one is already queued for it
  *   the others           no repair path: reported for an operator (deregister, re-register…)
  */
-import { dropNamespace, readNamespace } from '../catalog/namespaces.js';
+import { dropNamespace } from '../catalog/namespaces/drop.js';
+import { readNamespace } from '../catalog/namespaces/record.js';
 import type { CatalogServices } from '../catalog/services.js';
-import { liveHolder, readClaim, releaseClaim, setClaimState } from '../catalog/tables/claims.js';
-import { settleTrashEntry } from '../catalog/tables/trash.js';
+import { liveHolder, readClaim, releaseClaim, setClaimState } from '../catalog/protocols/claims.js';
+import { settleTrashEntry } from '../catalog/protocols/trash.js';
 import { PURGE_TABLE } from '../catalog/tables/drop.js';
-import { checkMarker, dataMarkerMissing, recordFoundData, removeLeftoverMarker, restoreDataMarker } from '../catalog/tables/marker-repair.js';
-import type { MarkerKind } from '../catalog/tables/markers.js';
-import { hasData } from '../catalog/tables/lookup.js';
-import { isLive, readRaw, readSettled } from '../catalog/tables/move.js';
+import { checkMarker, dataMarkerMissing, recordFoundData, removeLeftoverMarker, restoreDataMarker } from '../catalog/protocols/marker-repair.js';
+import type { MarkerKind } from '../catalog/protocols/markers.js';
+import { hasData } from '../catalog/protocols/lookup.js';
+import { isLive, readRaw, readSettled } from '../catalog/protocols/move.js';
 import { NamespaceNotEmptyError } from '../errors.js';
 import { jobContext } from '../queue/context.js';
 import { enqueue } from '../queue/jobs.js';

@@ -9,7 +9,7 @@
  * - a table mid-purge (location claim `purging`): its bytes are being deleted;
  * - a declared-only table: no dataset yet, and a client may be writing the first version now;
  * - a trashed table (recoverable drop): nobody may rewrite bytes someone can still restore. A
- *   table in trash has no table record (lib/catalog/tables/trash.ts), so the walk never meets
+ *   table in trash has no table record (lib/catalog/protocols/trash.ts), so the walk never meets
  *   it; test/maintenance/trash.test.ts proves every pass leaves its bytes alone.
  *
  * Cleanup never crosses a tagged version. Lance's own cleanup refuses the whole call when a
@@ -31,10 +31,10 @@
  */
 import { announce } from './announce.js';
 import { sweepFanOut } from './fan-out-passes.js';
-import { isMain, listTags } from '../catalog/tables/lance-refs.js';
-import { versionsPrefix } from '../catalog/tables/manifests.js';
+import { isMain, listTags } from '../catalog/dataset/lance-refs.js';
+import { versionsPrefix } from '../catalog/dataset/manifests.js';
 import type { ObjectInfo } from '../ports/object-store.js';
-import { latestEntry, readChain } from '../catalog/tables/version-chain.js';
+import { latestEntry, readChain } from '../catalog/dataset/version-chain.js';
 import { listAll, namedPaths, unreferenced } from './dataset-refs.js';
 import { readFragmentRows, readManifestRefs } from './lance-manifest.js';
 import { finishReport, type MaintenancePass, type PassOptions } from './pass.js';

@@ -5,7 +5,7 @@
  * build Lambdas run only these checks before queuing a job per table (./fan-out-passes.ts), so
  * this module must not reach lib/data (LanceDB): test/infra/bundle.test.ts holds them to it.
  */
-import { hasData } from '../catalog/tables/lookup.js';
+import { hasData } from '../catalog/protocols/lookup.js';
 import { encodeSegment, keys } from '../registry/keys.js';
 import type { LocationClaimRecord } from '../registry/records.js';
 import type { MaintenancePolicy, PolicySource } from './policy.js';

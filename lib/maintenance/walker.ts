@@ -12,7 +12,7 @@
  */
 import { resolveStorageRoot } from '../catalog/warehouses.js';
 import type { CatalogServices } from '../catalog/services.js';
-import { absoluteLocation } from '../catalog/tables/location.js';
+import { absoluteLocation } from '../catalog/dataset/location.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { decodeSegment, encodeSegment, keys, parseTreeKey } from '../registry/keys.js';
 import type { NamespaceRecord, TableRecord, WarehouseRecord } from '../registry/records.js';

@@ -13,7 +13,7 @@ import {
   updateWarehouse,
 } from '../catalog/control/warehouses.js';
 import { force } from './force.js';
-import type { HandlerMap, OperationRequest } from '../contract/request.js';
+import type { HandlersOf, OperationRequest } from '../contract/request.js';
 
 /**
  * The control-plane doors (lib/contract/control-operations.ts). The guard has already scoped
@@ -25,7 +25,7 @@ const param = (req: OperationRequest, name: string): string => {
   return value;
 };
 
-export const controlHandlers: HandlerMap<CatalogServices> = {
+export const controlHandlers: HandlersOf<'lib/operations/handlers-control.ts', CatalogServices> = {
   CreateProject: (req, svc) => createProject(svc, req.caller, req.body),
   ListProjects: (req, svc) => listProjects(svc, req.query),
   DescribeProject: (req, svc) => describeProject(svc, param(req, 'project')),

@@ -1,11 +1,12 @@
 import { optionalBoolean, optionalString } from '../catalog/params.js';
-import { namespaceTasks, undropNamespace } from '../catalog/namespace-undrop.js';
+import { namespaceTasks } from '../catalog/namespaces/tasks.js';
+import { undropNamespace } from '../catalog/namespaces/undrop.js';
 import { describeProtection, setProtection, type ProtectedKind } from '../catalog/protection.js';
 import type { CatalogServices } from '../catalog/services.js';
-import { tableTasks } from '../catalog/tables/trash.js';
+import { tableTasks } from '../catalog/protocols/trash.js';
 import { undropTable } from '../catalog/tables/undrop.js';
 import { InvalidInputError } from '../errors.js';
-import type { HandlerMap, OperationRequest } from '../contract/request.js';
+import type { HandlersOf, OperationRequest } from '../contract/request.js';
 
 /** The lifecycle doors of lib/contract/control-operations.ts (docs/lifecycle.md). */
 
@@ -24,7 +25,7 @@ function optionalStringArray(value: unknown, field: string): string[] | undefine
   return value as string[];
 }
 
-export const lifecycleHandlers: HandlerMap<CatalogServices> = {
+export const lifecycleHandlers: HandlersOf<'lib/operations/handlers-lifecycle.ts', CatalogServices> = {
   GetNamespaceProtection: (req, svc) => describeProtection(svc, 'namespace', req.id),
   SetNamespaceProtection: protect('namespace'),
   GetTableProtection: (req, svc) => describeProtection(svc, 'table', req.id),

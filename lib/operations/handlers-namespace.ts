@@ -1,17 +1,15 @@
-import {
-  createNamespace,
-  describeNamespace,
-  dropNamespace,
-  listNamespaces,
-  namespaceExists,
-} from '../catalog/namespaces.js';
+import { createNamespace } from '../catalog/namespaces/create.js';
+import { describeNamespace } from '../catalog/namespaces/describe.js';
+import { dropNamespace } from '../catalog/namespaces/drop.js';
+import { listNamespaces } from '../catalog/namespaces/list.js';
+import { namespaceExists } from '../catalog/namespaces/exists.js';
 import { mode, optionalString, pageLimit, stringMap } from '../catalog/params.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { force, purge } from './force.js';
-import type { HandlerMap } from '../contract/request.js';
+import type { HandlersOf } from '../contract/request.js';
 
 /** Namespace operations: decode the spec's request shapes, call the catalog. */
-export const namespaceHandlers: HandlerMap<CatalogServices> = {
+export const namespaceHandlers: HandlersOf<'lib/operations/handlers-namespace.ts', CatalogServices> = {
   CreateNamespace: (req, svc) =>
     createNamespace(svc, {
       id: req.id,

@@ -20,7 +20,7 @@ import { InvalidInputError } from '../errors.js';
  * prefix that contains nothing else, and a cascade finds every descendant under one prefix.
  * `+n` and `+t` can never collide with an encoded name because `+` is always escaped.
  *
- * Location claims (lib/catalog/tables/claims.ts) index table locations, so "no two live tables
+ * Location claims (lib/catalog/protocols/claims.ts) index table locations, so "no two live tables
  * on one location" is a put-if-absent. The location path keeps its `/` structure, one encoded
  * segment per directory, and the claim is the leaf `+c` inside: a claim on `a/b` and one on
  * `a/b/c` never collide (no key is both an object and a directory, which the filesystem store
@@ -42,7 +42,7 @@ import { InvalidInputError } from '../errors.js';
  */
 
 /**
- * A namespace's drop mark (lib/catalog/namespace-listing.ts) is its record key plus `!`. `!`
+ * A namespace's drop mark (lib/catalog/namespaces/drop-marks.ts) is its record key plus `!`. `!`
  * (0x21) is below every byte an encoded segment can hold (`%` is 0x25), so the mark sorts right
  * after its record and before any other name: a page of ListNamespaces sees each listed name's
  * mark in the same LIST. No name encodes to a segment with a raw `!`, so a mark is never a name.
@@ -179,7 +179,7 @@ export const keys = {
     checked(`p/${seg(project)}/prot/${(kind === 'namespace' ? keys.namespace(project, id) : keys.table(project, id)).slice(keys.subtree(project, []).length)}`),
   protectionSubtree: (project: string, id: readonly string[]) => checked(`p/${seg(project)}/prot/${id.map((part) => `${seg(part)}/`).join('')}`),
   /**
-   * Has-data markers (lib/catalog/tables/markers.ts) mirror the table keys like protection
+   * Has-data markers (lib/catalog/protocols/markers.ts) mirror the table keys like protection
    * records: `data` for a table known to have data, `maybe` for one whose data the catalog cannot
    * see (no managed versioning). A namespace's markers of one kind are one LIST of a prefix.
    */
@@ -189,7 +189,7 @@ export const keys = {
     checked(`p/${seg(project)}/${kind}/${keys.tablesPrefix(project, namespace).slice(keys.subtree(project, []).length)}`),
   dataMarkersSubtree: (project: string, kind: 'data' | 'maybe', namespace: readonly string[]) =>
     checked(`p/${seg(project)}/${kind}/${namespace.map((part) => `${seg(part)}/`).join('')}`),
-  /** Trash records of dropped tables once at `id` (lib/catalog/tables/trash.ts), one per dropped uid. */
+  /** Trash records of dropped tables once at `id` (lib/catalog/protocols/trash.ts), one per dropped uid. */
   trashOf: (project: string, id: readonly string[]) => checked(`p/${seg(project)}/trash/${keys.table(project, id).slice(keys.subtree(project, []).length)}/`),
   trash: (project: string, id: readonly string[], uid: string) => checked(`${keys.trashOf(project, id)}${seg(uid)}`),
   /**

@@ -21,7 +21,7 @@ export interface ProjectRecord {
    */
   readonly storageRoots?: readonly StorageRoot[];
   /**
-   * Created since has-data markers exist (lib/catalog/tables/markers.ts): every table ever in it
+   * Created since has-data markers exist (lib/catalog/protocols/markers.ts): every table ever in it
    * keeps its marker, so ListAllTables `include_declared=false` lists the project's markers.
    * Absent: a project from before, which is probed table by table.
    */
@@ -101,9 +101,9 @@ export interface NamespaceRecord {
     readonly since: string;
     /**
      * A cascade in a warehouse with trash grace detaches the subtree instead of destroying it
-     * (lib/catalog/namespace-trash.ts): the context every object of the subtree is filed under,
-     * copied onto each descendant's mark so whoever finishes an interrupted drop files the rest
-     * the same way.
+     * (lib/catalog/namespaces/trash-records.ts): the context every object of the subtree is
+     * filed under, copied onto each descendant's mark so whoever finishes an interrupted drop
+     * files the rest the same way.
      */
     readonly trash?: SubtreeDrop;
     /** `purge=true`: destroy now even though the warehouse keeps dropped tables. */
@@ -158,13 +158,13 @@ export interface TableRecord {
   readonly mayBeProtected?: boolean;
   /**
    * Set when a reader of the trash found this table live beside a trash record of it (a drop or
-   * an undrop that a fault stopped; lib/catalog/tables/trash.ts, settleTrashEntry) and settled
+   * an undrop that a fault stopped; lib/catalog/protocols/trash.ts, settleTrashEntry) and settled
    * it: the id that trash record was filed under, so a retried undrop of that id answers the
    * table it brought back instead of "nothing in trash".
    */
   readonly trashSettled?: { readonly from: readonly string[] };
   /**
-   * Which has-data marker this table keeps at its id (lib/catalog/tables/markers.ts): `none`, a
+   * Which has-data marker this table keeps at its id (lib/catalog/protocols/markers.ts): `none`, a
    * managed-versioning table with no commit yet (declared only; its first commit or first write
    * sets `data` after writing the marker); `data`, known to have data; `maybe`, a table whose
    * client commits straight to storage, probed by the listing. Absent on records written before
@@ -176,7 +176,7 @@ export interface TableRecord {
    * Absent (or `active`) for a live table. The other states exist only while a rename is in
    * flight (docs/protocols.md, "RenameTable"): `moving` on the source and `arriving` on the
    * destination until the move is decided, then `moved` on the source until the destination is
-   * live. Readers never answer from them: lib/catalog/tables/move.ts finishes or undoes the
+   * live. Readers never answer from them: lib/catalog/protocols/move.ts finishes or undoes the
    * move first. Optional, so records written before renames existed need no migration.
    */
   readonly state?: 'active' | 'moving' | 'arriving' | 'moved';
@@ -230,7 +230,7 @@ export interface TrashRecord {
    * Not a drop: a DeclareTable that gave the table up (the name was taken, the record withdrawn
    * or never known to land) and whose release of its fresh location claim failed every attempt
    * files this under the name, where the next read of the name's trash finds it and takes the
-   * claim back (lib/catalog/tables/trash.ts, settleWithdrawal; docs/protocols.md, "What is left
+   * claim back (lib/catalog/protocols/trash.ts, settleWithdrawal; docs/protocols.md, "What is left
    * after a 503 whose look failed too"). Never listed, never undropped.
    */
   readonly withdrawn?: true;

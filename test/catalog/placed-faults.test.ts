@@ -2,7 +2,7 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PERSIST_ATTEMPTS } from '../../lib/catalog/outcome.js';
-import { manifestName } from '../../lib/catalog/tables/manifests.js';
+import { manifestName } from '../../lib/catalog/dataset/manifests.js';
 import { reconcileWith } from '../../lib/maintenance/reconcile.js';
 import { keys } from '../../lib/registry/keys.js';
 import { faultedMetaApp, keyOf, type Answer, type FaultedApp } from '../support/placed-faults.js';

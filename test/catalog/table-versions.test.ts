@@ -1,10 +1,10 @@
 // @covers ListTableVersions, DescribeTableVersion, CreateTableVersion, BatchDeleteTableVersions
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createNamespace } from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
-import { readTable } from '../../lib/catalog/tables/lookup.js';
-import { manifestName } from '../../lib/catalog/tables/manifests.js';
-import { storePath } from '../../lib/catalog/tables/version-chain.js';
+import { readTable } from '../../lib/catalog/protocols/lookup.js';
+import { manifestName } from '../../lib/catalog/dataset/manifests.js';
+import { storePath } from '../../lib/catalog/dataset/version-chain.js';
 import { createTableVersion } from '../../lib/catalog/tables/version-create.js';
 import { deleteTableVersions } from '../../lib/catalog/tables/version-delete.js';
 import { describeTableVersion, listTableVersions } from '../../lib/catalog/tables/versions.js';

@@ -9,7 +9,7 @@ import { S3ObjectStore } from '../../lib/adapters/aws/s3-object-store.js';
 import { StsCredentialVendor } from '../../lib/adapters/aws/sts-vendor.js';
 import { createAwsApp } from '../../lib/app/aws.js';
 import { buildApp } from '../../lib/app/build.js';
-import { manifestName } from '../../lib/catalog/tables/manifests.js';
+import { manifestName } from '../../lib/catalog/dataset/manifests.js';
 import { loadAwsConfig } from '../../lib/config.js';
 import type { Router } from '../../lib/http/router.js';
 import { metaHandlers } from '../../lib/operations/handlers-meta.js';

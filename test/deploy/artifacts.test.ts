@@ -15,8 +15,10 @@
 import * as lancedb from '@lancedb/lancedb';
 import { tableFromIPC } from 'apache-arrow';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { elfSectionNames } from './elf.js';
 import { decide, evaluate, parseSessionPolicy, rolePolicies, trustAllows, unusedGrants, type Request } from './iam.js';
 import { apiEvent } from './api-events.js';
 import { startGateway } from './gateway.js';
@@ -285,6 +287,21 @@ describe('IAM coverage: every recorded call is allowed by its function role', ()
 });
 
 describe('a broken artifact is noticed', () => {
+  it('the LanceDB layer carries a stripped native module (docs/deploy.md, "The LanceDB layer")', () => {
+    const layers = [...new Set(world.assembly.functions.flatMap((f) => f.layerDirs))];
+    expect(layers.length).toBeGreaterThan(0);
+    for (const layer of layers) {
+      const dir = path.join(layer, 'nodejs', 'node_modules', '@lancedb', 'lancedb-linux-x64-gnu');
+      const natives = readdirSync(dir).filter((f) => f.endsWith('.node'));
+      expect(natives.length, dir).toBeGreaterThan(0);
+      for (const native of natives) {
+        const sections = elfSectionNames(path.join(dir, native));
+        expect(sections, native).toContain('.dynsym'); // what Node's loader resolves stays
+        expect(sections.filter((s) => s === '.symtab' || s.startsWith('.debug')), native).toEqual([]);
+      }
+    }
+  });
+
   it('the data function without LanceDB in its layer cannot serve a data operation', async () => {
     const broken = await startWorld({ cdkOut: CDK_OUT, dropFromLayers: ['@lancedb'] });
     try {

@@ -1,8 +1,7 @@
 // @covers GrantRole, ListGrants, RevokeRole
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogServices } from '../../lib/catalog/services.js';
-import { ALL_OPERATIONS } from '../../lib/contract/control-operations.js';
-import type { Action, OperationDef } from '../../lib/contract/operations.js';
+import { ALL_OPERATIONS, type Action, type OperationDef } from '../../lib/contract/operations.js';
 import type { HandlerMap } from '../../lib/contract/request.js';
 import { ADMIN_KEY, governedApp } from '../support/governed-app.js';
 

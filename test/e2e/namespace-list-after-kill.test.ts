@@ -5,7 +5,7 @@
  * right after its 1st…6th registry write (test/crash/kill-switch-server.ts: deterministic, no
  * timing). After the restart on the same data directory, the parent's ListNamespaces must name
  * exactly the namespaces DescribeNamespace answers 200 for (it named the dying one, which
- * answered 404, before the drop marks of lib/catalog/namespace-drop-marks.ts).
+ * answered 404, before the drop marks of lib/catalog/namespaces/drop-marks.ts).
  */
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -9,12 +9,11 @@ import path from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { accessOf, INSPECTING_OPERATIONS, VENDING_TAG } from '../../infra/constructs/operation-functions.js';
+import { accessOf, INSPECTING_OPERATIONS } from '../../infra/constructs/operation-functions.js';
 import { HANDLER_MODULES, handlerModuleOf, operationEntrySource, perOperationDefs } from '../../infra/operation-bundles.js';
 import { createRaskApp } from '../../infra/rask-app.js';
 import { allHandlers } from '../../lib/operations/handlers-all.js';
-import { ALL_OPERATIONS } from '../../lib/contract/control-operations.js';
-import { OPERATIONS_BY_ID } from '../../lib/contract/operations.js';
+import { ALL_OPERATIONS, OPERATIONS_BY_ID } from '../../lib/contract/operations.js';
 import { asArray, flat, identityStatements, resourcesOfType, synthRask } from './helpers.js';
 
 describe('the handler index the per-operation entries are generated from', () => {
@@ -131,9 +130,14 @@ describe('per-operation mode, synthesized from context', () => {
       expect(a.has('sts:AssumeRole'), op.operationId).toBe(op.action.startsWith('table:'));
       expect(a.has('lambda:InvokeFunction'), op.operationId).toBe(op.operationId === 'DescribeTable');
       if (accessOf(op.action) === 'read') expect(a.has('s3:DeleteObject') || a.has('s3:PutObject'), op.operationId).toBe(false);
-      const role = roles[(fnOf(op.operationId).fn.Properties!.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0]];
-      const tagged = asArray(role.Properties!.Tags).some((t: { Key: string }) => t.Key === VENDING_TAG);
-      expect(tagged, op.operationId).toBe(op.action.startsWith('table:'));
+      const { Role, Environment } = fnOf(op.operationId).fn.Properties as { Role: { 'Fn::GetAtt': [string] }; Environment: { Variables: Record<string, unknown> } };
+      const vendingRef = Environment.Variables.RASK_VENDING_ROLE_ARN as { 'Fn::GetAtt': [string] } | undefined;
+      expect(vendingRef !== undefined, op.operationId).toBe(op.action.startsWith('table:'));
+      if (!vendingRef) continue;
+      // Its own vending role, which trusts exactly this function's role and nothing else.
+      const trust = roles[vendingRef['Fn::GetAtt'][0]]!.Properties!.AssumeRolePolicyDocument as { Statement: { Principal: unknown; Condition?: unknown }[] };
+      expect(trust.Statement.map((st) => st.Principal), op.operationId).toEqual([{ AWS: { 'Fn::GetAtt': [Role['Fn::GetAtt'][0], 'Arn'] } }]);
+      expect(trust.Statement.some((st) => st.Condition), op.operationId).toBe(false);
     }
     expect(actions('CreateNamespace').has('s3:PutObject')).toBe(true);
     expect(actions('ListNamespaces').has('s3:PutObject')).toBe(false);
@@ -156,10 +160,18 @@ describe('per-operation mode, synthesized from context', () => {
     expect(byOperation.get('BatchCommitTables')![0]).toContain('FunctionsMetaFunction');
   });
 
-  it('the vending role trusts the tagged roles of this stack only, besides the grouped functions', () => {
-    const vending = Object.entries(resourcesOfType(parent, 'AWS::IAM::Role')).find(([id]) => id.startsWith('FunctionsVendingRole'))![1];
-    const trust = JSON.stringify(vending.Properties!.AssumeRolePolicyDocument);
-    expect(trust).toContain(`"aws:PrincipalTag/${VENDING_TAG}":"Rask"`);
+  it('every vending role trusts named roles only: no account principal, no tag or other condition', () => {
+    const vendingRoles = [parent, ops].flatMap((t) =>
+      Object.entries(resourcesOfType(t, 'AWS::IAM::Role')).filter(([, r]) => String(r.Properties!.Description ?? '').startsWith('rask credential vending')),
+    );
+    expect(vendingRoles.length).toBe(1 + perOperationDefs().filter((o) => o.action.startsWith('table:')).length);
+    for (const [id, role] of vendingRoles) {
+      const { Statement } = role.Properties!.AssumeRolePolicyDocument as { Statement: { Principal: { AWS?: unknown }; Condition?: unknown }[] };
+      for (const st of Statement) {
+        expect(st.Condition, id).toBeUndefined();
+        for (const p of asArray(st.Principal.AWS)) expect(JSON.stringify(p), id).toMatch(/^\{"Fn::GetAtt":\["[A-Za-z0-9]+Role[A-Za-z0-9]*","Arn"\]\}$/);
+      }
+    }
   });
 
   it('passes cdk-nag with no unacknowledged finding', () => {

@@ -2,7 +2,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_ERRORS, errorTemplate } from '../../infra/constructs/api.js';
 import { MAINTENANCE_PASSES } from '../../infra/constructs/maintenance.js';
-import { ALL_OPERATIONS as OPERATIONS } from '../../lib/contract/control-operations.js';
+import { ALL_OPERATIONS as OPERATIONS } from '../../lib/contract/operations.js';
 import {
   asArray,
   flat,
@@ -426,7 +426,7 @@ describe('storage', () => {
     }
   });
 
-  it('versions the registry (noncurrent versions expire) and not the warehouse', () => {
+  it('versions the registry and the warehouse, noncurrent versions expiring (the warehouse\'s after the trash grace, at least a day)', () => {
     const buckets = resourcesOfType(template(), 'AWS::S3::Bucket');
     const registry = buckets[logicalId(template(), 'AWS::S3::Bucket', 'StorageRegistry')].Properties!;
     const warehouse = buckets[logicalId(template(), 'AWS::S3::Bucket', 'StorageWarehouse')].Properties!;
@@ -434,9 +434,25 @@ describe('storage', () => {
     expect(registry.LifecycleConfiguration.Rules).toContainEqual(
       expect.objectContaining({ NoncurrentVersionExpiration: { NoncurrentDays: 30 } }),
     );
-    expect(warehouse.VersioningConfiguration).toBeUndefined();
+    expect(warehouse.VersioningConfiguration).toEqual({ Status: 'Enabled' });
+    expect(warehouse.LifecycleConfiguration.Rules).toContainEqual(
+      expect.objectContaining({ NoncurrentVersionExpiration: { NoncurrentDays: 1 }, ExpiredObjectDeleteMarker: true }),
+    );
     for (const b of [registry, warehouse]) expect(flat(b.LoggingConfiguration.DestinationBucketName)).toMatch(/^<StorageAccessLogs/);
   });
+
+  it('keeps the warehouse\'s noncurrent versions for the trash grace, and leaves it unversioned when told', () => {
+    const warehouseOf = (config: Parameters<typeof synthRask>[0]) => {
+      const t = synthRask(config).template;
+      return resourcesOfType(t, 'AWS::S3::Bucket')[logicalId(t, 'AWS::S3::Bucket', 'StorageWarehouse')].Properties!;
+    };
+    expect(warehouseOf({ trashGraceDays: 14 }).LifecycleConfiguration.Rules).toContainEqual(
+      expect.objectContaining({ NoncurrentVersionExpiration: { NoncurrentDays: 14 } }),
+    );
+    const off = warehouseOf({ warehouseVersioning: false });
+    expect(off.VersioningConfiguration).toBeUndefined();
+    expect(JSON.stringify(off.LifecycleConfiguration.Rules)).not.toContain('NoncurrentVersionExpiration');
+  }, 120_000);
 
   it('keeps the work queue on demand, with TTL and point-in-time recovery, retained', () => {
     const [table] = Object.values(resourcesOfType(template(), 'AWS::DynamoDB::GlobalTable'));

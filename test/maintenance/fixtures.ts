@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FsObjectStore } from '../../lib/adapters/local/fs-object-store.js';
 import { S3ObjectStore } from '../../lib/adapters/aws/s3-object-store.js';
-import { createNamespace } from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { decodeIpc } from '../../lib/data/arrow.js';

@@ -5,7 +5,7 @@
  * gets the event).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createNamespace } from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { cursorKey, IncompletePassError, maintenanceHandler, reportsPrefix } from '../../lib/maintenance/lambda.js';
 import type { MaintenancePass, PassReport } from '../../lib/maintenance/pass.js';

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { cp, mkdir, readFile, readdir, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createNamespace } from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { dropTable } from '../../lib/catalog/tables/drop.js';
 import { registerTable } from '../../lib/catalog/tables/register.js';

@@ -1,16 +1,16 @@
 /**
- * Reconcile and the has-data markers (lib/catalog/tables/marker-repair.ts): a leftover marker
+ * Reconcile and the has-data markers (lib/catalog/protocols/marker-repair.ts): a leftover marker
  * (no record at its id, or a record of another uid) is reported and, with repair, removed, but
  * never from under a table that owns it, however the repair interleaves with the doors; a table
  * whose record says it has data but whose marker is missing (hidden by the listing) gets it back.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createNamespace } from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { listTables } from '../../lib/catalog/tables/list.js';
-import { removeLeftoverMarker } from '../../lib/catalog/tables/marker-repair.js';
-import { readRaw } from '../../lib/catalog/tables/move.js';
+import { removeLeftoverMarker } from '../../lib/catalog/protocols/marker-repair.js';
+import { readRaw } from '../../lib/catalog/protocols/move.js';
 import { registerTable } from '../../lib/catalog/tables/register.js';
 import { reconcileWith, type Finding } from '../../lib/maintenance/reconcile.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';

@@ -4,11 +4,12 @@
  * nothing unless asked to repair; repairs through each door's own path; resumes from a cursor.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createNamespace, readNamespace } from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
+import { readNamespace } from '../../lib/catalog/namespaces/record.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
-import { markPurging } from '../../lib/catalog/tables/claims.js';
+import { markPurging } from '../../lib/catalog/protocols/claims.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
-import { readRaw } from '../../lib/catalog/tables/move.js';
+import { readRaw } from '../../lib/catalog/protocols/move.js';
 import { markMoving } from '../support/renames.js';
 import { registerTable } from '../../lib/catalog/tables/register.js';
 import { jobContext } from '../../lib/queue/context.js';

@@ -20,7 +20,7 @@ import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { createAwsApp } from '../../lib/app/aws.js';
 import { awsStorage } from '../../lib/app/storage.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
-import { manifestName } from '../../lib/catalog/tables/manifests.js';
+import { manifestName } from '../../lib/catalog/dataset/manifests.js';
 import { loadAwsConfig } from '../../lib/config.js';
 import type { Router } from '../../lib/http/router.js';
 import { type AdminAnswer, callAsAdmin } from './admin-call.js';

@@ -1,5 +1,5 @@
 import type { CatalogServices } from '../../lib/catalog/services.js';
-import { liveRecord } from '../../lib/catalog/tables/move.js';
+import { liveRecord } from '../../lib/catalog/protocols/move.js';
 import { keys } from '../../lib/registry/keys.js';
 import type { TableRecord } from '../../lib/registry/records.js';
 import type { Versioned } from '../../lib/ports/object-store.js';

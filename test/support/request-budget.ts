@@ -9,7 +9,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { createAwsApp } from '../../lib/app/aws.js';
 import { consoleLogger } from '../../lib/app/build.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
-import { manifestName } from '../../lib/catalog/tables/manifests.js';
+import { manifestName } from '../../lib/catalog/dataset/manifests.js';
 import { loadAwsConfig } from '../../lib/config.js';
 import type { Router } from '../../lib/http/router.js';
 import { callAsAdmin } from './admin-call.js';

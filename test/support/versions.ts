@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { manifestName, versionsPrefix, type NamingScheme } from '../../lib/catalog/tables/manifests.js';
+import { manifestName, versionsPrefix, type NamingScheme } from '../../lib/catalog/dataset/manifests.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 
 /** Stands in for a Lance client's commit: the staging manifest it writes before version/create. */

@@ -4,10 +4,10 @@
  */
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createNamespace } from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import { createTable, type DatasetWrite } from '../../lib/catalog/tables/create.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
-import { readTable, tableKey } from '../../lib/catalog/tables/lookup.js';
+import { readTable, tableKey } from '../../lib/catalog/protocols/lookup.js';
 import { registerTable } from '../../lib/catalog/tables/register.js';
 import { CatalogError, InvalidInputError, TableAlreadyExistsError } from '../../lib/errors.js';
 import type { TableRecord } from '../../lib/registry/records.js';

@@ -1,15 +1,16 @@
 // @covers ListTables, DeclareTable, CreateTableVersion, RegisterTable, RenameTable, DropTable, DeregisterTable, UndropTable, DropNamespace
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createNamespace, dropNamespace, settleNamespace } from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
+import { dropNamespace, settleNamespace } from '../../lib/catalog/namespaces/drop.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { deregisterTable, dropTable } from '../../lib/catalog/tables/drop.js';
 import { listTables } from '../../lib/catalog/tables/list.js';
-import { readTable } from '../../lib/catalog/tables/lookup.js';
+import { readTable } from '../../lib/catalog/protocols/lookup.js';
 import { registerTable } from '../../lib/catalog/tables/register.js';
 import { renameTable } from '../../lib/catalog/tables/rename.js';
 import { undropTable } from '../../lib/catalog/tables/undrop.js';
-import { storePath } from '../../lib/catalog/tables/version-chain.js';
+import { storePath } from '../../lib/catalog/dataset/version-chain.js';
 import { rememberWarehouse } from '../../lib/catalog/warehouses.js';
 import { createTableVersion } from '../../lib/catalog/tables/version-create.js';
 import { listTableVersions } from '../../lib/catalog/tables/versions.js';
@@ -23,7 +24,7 @@ import { assertTableInvariants, outcome, warehouseStore, writeFakeDataset } from
 import { stageManifest } from '../support/versions.js';
 
 /**
- * Has-data markers (lib/catalog/tables/markers.ts): ListTables include_declared=false lists a
+ * Has-data markers (lib/catalog/protocols/markers.ts): ListTables include_declared=false lists a
  * namespace's markers instead of probing every table's storage. Each test checks the listing
  * against the truth (which tables have a committed manifest) after the operation that must keep
  * the markers right, so a marker that is not written, moved or removed fails it.

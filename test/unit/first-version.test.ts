@@ -4,11 +4,11 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FsObjectStore } from '../../lib/adapters/local/fs-object-store.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import { STAGING_DIR, writeFirstVersion } from '../../lib/catalog/tables/first-version.js';
+import { STAGING_DIR, writeFirstVersion } from '../../lib/catalog/protocols/first-version.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 
 /**
- * Publishing the first version of a declared table (lib/catalog/tables/first-version.ts): the
+ * Publishing the first version of a declared table (lib/catalog/protocols/first-version.ts): the
  * staged files reach the table directory by the store's own copy (a hard link on disk,
  * CopyObject on S3), never read into this process and written back; the version-1 manifest is a
  * copy-if-absent, so of two writers exactly one wins and the loser's copies are removed.

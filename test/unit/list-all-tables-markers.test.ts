@@ -6,13 +6,13 @@
  * declared-only tables. A project from before markers is still probed.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createNamespace } from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { listAllTables } from '../../lib/catalog/tables/list.js';
-import { hasData, readTable } from '../../lib/catalog/tables/lookup.js';
+import { hasData, readTable } from '../../lib/catalog/protocols/lookup.js';
 import { registerTable } from '../../lib/catalog/tables/register.js';
-import { storePath } from '../../lib/catalog/tables/version-chain.js';
+import { storePath } from '../../lib/catalog/dataset/version-chain.js';
 import { createTableVersion } from '../../lib/catalog/tables/version-create.js';
 import { rememberWarehouse } from '../../lib/catalog/warehouses.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';

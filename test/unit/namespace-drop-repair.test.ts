@@ -10,15 +10,13 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CrashPoint } from '../../lib/catalog/crash-points.js';
-import {
-  createNamespace,
-  describeNamespace,
-  dropNamespace,
-  listNamespaces,
-} from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
+import { describeNamespace } from '../../lib/catalog/namespaces/describe.js';
+import { dropNamespace } from '../../lib/catalog/namespaces/drop.js';
+import { listNamespaces } from '../../lib/catalog/namespaces/list.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
-import { readTable } from '../../lib/catalog/tables/lookup.js';
+import { readTable } from '../../lib/catalog/protocols/lookup.js';
 import { keys } from '../../lib/registry/keys.js';
 import type { NamespaceRecord } from '../../lib/registry/records.js';
 import {

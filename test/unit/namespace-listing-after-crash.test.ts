@@ -2,7 +2,7 @@
 /**
  * Issue 26 item 3: after a crash anywhere in a cascade drop, ListNamespaces of the parent must
  * name exactly the namespaces DescribeNamespace answers 200 for. Before the drop marks
- * (lib/catalog/namespace-drop-marks.ts) the listing named a namespace left `dropping` while
+ * (lib/catalog/namespaces/drop-marks.ts) the listing named a namespace left `dropping` while
  * describe and a second drop answered 404, until a describe settled it.
  *
  * The crash is deterministic: the registry store throws right after its k-th write (the write
@@ -10,10 +10,13 @@
  * catalog is a fresh Registry over the same store. Every k is tried until the drop completes.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createNamespace, describeNamespace, dropNamespace, listNamespaces } from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
+import { describeNamespace } from '../../lib/catalog/namespaces/describe.js';
+import { dropNamespace } from '../../lib/catalog/namespaces/drop.js';
+import { listNamespaces } from '../../lib/catalog/namespaces/list.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
-import { readTable } from '../../lib/catalog/tables/lookup.js';
+import { readTable } from '../../lib/catalog/protocols/lookup.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 import { keys } from '../../lib/registry/keys.js';
 import { Registry } from '../../lib/registry/registry.js';
@@ -97,7 +100,7 @@ for (const kind of ['memory', 'fs'] as const) {
   });
 }
 
-describe('a drop mark a crash left behind (namespace-drop-marks.ts)', () => {
+describe('a drop mark a crash left behind (namespaces/drop-marks.ts)', () => {
   it('is never a name, never contents, and goes with its parent', async () => {
     f = await servicesOver('fs');
     const s = f.services;

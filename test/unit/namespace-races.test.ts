@@ -1,10 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createNamespace,
-  describeNamespace,
-  dropNamespace,
-  listNamespaces,
-} from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
+import { describeNamespace } from '../../lib/catalog/namespaces/describe.js';
+import { dropNamespace } from '../../lib/catalog/namespaces/drop.js';
+import { listNamespaces } from '../../lib/catalog/namespaces/list.js';
 import { CatalogError } from '../../lib/errors.js';
 import { decodeSegment, keys } from '../../lib/registry/keys.js';
 import { Registry } from '../../lib/registry/registry.js';

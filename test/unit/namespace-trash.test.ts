@@ -8,13 +8,17 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CrashPoint } from '../../lib/catalog/crash-points.js';
-import { namespaceTasks, undropNamespace } from '../../lib/catalog/namespace-undrop.js';
-import { createNamespace, describeNamespace, dropNamespace, listNamespaces } from '../../lib/catalog/namespaces.js';
+import { namespaceTasks } from '../../lib/catalog/namespaces/tasks.js';
+import { undropNamespace } from '../../lib/catalog/namespaces/undrop.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
+import { describeNamespace } from '../../lib/catalog/namespaces/describe.js';
+import { dropNamespace } from '../../lib/catalog/namespaces/drop.js';
+import { listNamespaces } from '../../lib/catalog/namespaces/list.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { dropTable } from '../../lib/catalog/tables/drop.js';
-import { readTable } from '../../lib/catalog/tables/lookup.js';
-import { purgeExpiredTrash, tableTasks } from '../../lib/catalog/tables/trash.js';
+import { readTable } from '../../lib/catalog/protocols/lookup.js';
+import { purgeExpiredTrash, tableTasks } from '../../lib/catalog/protocols/trash.js';
 import { undropTable } from '../../lib/catalog/tables/undrop.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 import { keys } from '../../lib/registry/keys.js';

@@ -6,14 +6,15 @@
  * lists exactly its tables with data (a committed manifest), never the declared-only ones.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { undropNamespace } from '../../lib/catalog/namespace-undrop.js';
-import { createNamespace, dropNamespace } from '../../lib/catalog/namespaces.js';
+import { undropNamespace } from '../../lib/catalog/namespaces/undrop.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
+import { dropNamespace } from '../../lib/catalog/namespaces/drop.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { listTables } from '../../lib/catalog/tables/list.js';
-import { hasData, readTable } from '../../lib/catalog/tables/lookup.js';
+import { hasData, readTable } from '../../lib/catalog/protocols/lookup.js';
 import { registerTable } from '../../lib/catalog/tables/register.js';
-import { storePath } from '../../lib/catalog/tables/version-chain.js';
+import { storePath } from '../../lib/catalog/dataset/version-chain.js';
 import { createTableVersion } from '../../lib/catalog/tables/version-create.js';
 import { reconcileWith, type Finding } from '../../lib/maintenance/reconcile.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';

@@ -1,10 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createNamespace, describeNamespace, dropNamespace } from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
+import { describeNamespace } from '../../lib/catalog/namespaces/describe.js';
+import { dropNamespace } from '../../lib/catalog/namespaces/drop.js';
 import { describeProtection, setProtection } from '../../lib/catalog/protection.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { deregisterTable, dropTable } from '../../lib/catalog/tables/drop.js';
-import { readTable } from '../../lib/catalog/tables/lookup.js';
+import { readTable } from '../../lib/catalog/protocols/lookup.js';
 import { registerTable } from '../../lib/catalog/tables/register.js';
 import { renameTable } from '../../lib/catalog/tables/rename.js';
 import { keys } from '../../lib/registry/keys.js';

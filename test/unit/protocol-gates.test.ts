@@ -1,11 +1,12 @@
 // @covers RenameTable, DeclareTable, DropNamespace
 import { describe, expect, it } from 'vitest';
-import { createNamespace, dropNamespace } from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
+import { dropNamespace } from '../../lib/catalog/namespaces/drop.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
-import { readTable } from '../../lib/catalog/tables/lookup.js';
-import { addClaimId } from '../../lib/catalog/tables/claims.js';
-import { liveRecord, readRaw } from '../../lib/catalog/tables/move.js';
+import { readTable } from '../../lib/catalog/protocols/lookup.js';
+import { addClaimId } from '../../lib/catalog/protocols/claims.js';
+import { liveRecord, readRaw } from '../../lib/catalog/protocols/move.js';
 import { markMoving } from '../support/renames.js';
 import { registerTable } from '../../lib/catalog/tables/register.js';
 import { renameTable } from '../../lib/catalog/tables/rename.js';

@@ -12,14 +12,18 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CrashPoint } from '../../lib/catalog/crash-points.js';
-import { createNamespace, describeNamespace, dropNamespace, listNamespaces, namespaceExists } from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
+import { describeNamespace } from '../../lib/catalog/namespaces/describe.js';
+import { dropNamespace } from '../../lib/catalog/namespaces/drop.js';
+import { listNamespaces } from '../../lib/catalog/namespaces/list.js';
+import { namespaceExists } from '../../lib/catalog/namespaces/exists.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { describeTable } from '../../lib/catalog/tables/describe.js';
 import { listAllTables, listTables, tableExists } from '../../lib/catalog/tables/list.js';
-import { readTable } from '../../lib/catalog/tables/lookup.js';
+import { readTable } from '../../lib/catalog/protocols/lookup.js';
 import { describeTableVersion, listTableVersions } from '../../lib/catalog/tables/versions.js';
-import { liveRecord, readRaw } from '../../lib/catalog/tables/move.js';
+import { liveRecord, readRaw } from '../../lib/catalog/protocols/move.js';
 import { markMoving } from '../support/renames.js';
 import { rememberWarehouse } from '../../lib/catalog/warehouses.js';
 import { keys } from '../../lib/registry/keys.js';

@@ -7,10 +7,10 @@
  * where it left, or vanish from where it arrived; and none attempts a write.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createNamespace } from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
-import { readTable } from '../../lib/catalog/tables/lookup.js';
+import { readTable } from '../../lib/catalog/protocols/lookup.js';
 import { renameTable } from '../../lib/catalog/tables/rename.js';
 import { Registry } from '../../lib/registry/registry.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createNamespace } from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { dropTable } from '../../lib/catalog/tables/drop.js';
-import { readRaw } from '../../lib/catalog/tables/move.js';
+import { readRaw } from '../../lib/catalog/protocols/move.js';
 import { renameTable } from '../../lib/catalog/tables/rename.js';
 import { undropTable } from '../../lib/catalog/tables/undrop.js';
 import { keys } from '../../lib/registry/keys.js';

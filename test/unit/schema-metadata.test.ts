@@ -1,8 +1,8 @@
 /** Table schema metadata kept in the registry record (lib/catalog/tables/schema-metadata.ts). */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createNamespace } from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
-import { readTable } from '../../lib/catalog/tables/lookup.js';
+import { readTable } from '../../lib/catalog/protocols/lookup.js';
 import {
   effectiveMetadata,
   MAX_METADATA_KEYS,

@@ -13,9 +13,9 @@ import { startLocalServer, type RunningServer } from '../../lib/app/server.js';
 import { TMP_STALE_MS } from '../../lib/app/startup-cleanup.js';
 import { createLocalApp } from '../../lib/app/local.js';
 import { loadLocalConfig } from '../../lib/config.js';
-import { createNamespace } from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
-import { readTable, tableKey } from '../../lib/catalog/tables/lookup.js';
+import { readTable, tableKey } from '../../lib/catalog/protocols/lookup.js';
 import { keys } from '../../lib/registry/keys.js';
 import type { LocationClaimRecord, NamespaceRecord } from '../../lib/registry/records.js';
 

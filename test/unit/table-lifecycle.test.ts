@@ -1,17 +1,18 @@
 // @covers RenameTable, DropTable, DeregisterTable, RegisterTable, DropNamespace
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createNamespace, dropNamespace } from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
+import { dropNamespace } from '../../lib/catalog/namespaces/drop.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { describeTable } from '../../lib/catalog/tables/describe.js';
 import { deregisterTable, dropTable } from '../../lib/catalog/tables/drop.js';
 import { listTables } from '../../lib/catalog/tables/list.js';
-import { readTable } from '../../lib/catalog/tables/lookup.js';
-import { readRaw } from '../../lib/catalog/tables/move.js';
+import { readTable } from '../../lib/catalog/protocols/lookup.js';
+import { readRaw } from '../../lib/catalog/protocols/move.js';
 import { markMoving } from '../support/renames.js';
 import { registerTable } from '../../lib/catalog/tables/register.js';
 import { renameTable } from '../../lib/catalog/tables/rename.js';
-import { purgeExpiredTrash, tableTasks } from '../../lib/catalog/tables/trash.js';
+import { purgeExpiredTrash, tableTasks } from '../../lib/catalog/protocols/trash.js';
 import { undropTable } from '../../lib/catalog/tables/undrop.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 import { keys } from '../../lib/registry/keys.js';

@@ -1,10 +1,11 @@
 // @covers RenameTable, DropTable, DeclareTable, RegisterTable, DropNamespace
 import { afterEach, describe, expect, it } from 'vitest';
-import { createNamespace, dropNamespace } from '../../lib/catalog/namespaces.js';
+import { createNamespace } from '../../lib/catalog/namespaces/create.js';
+import { dropNamespace } from '../../lib/catalog/namespaces/drop.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { dropTable } from '../../lib/catalog/tables/drop.js';
-import { readTable } from '../../lib/catalog/tables/lookup.js';
+import { readTable } from '../../lib/catalog/protocols/lookup.js';
 import { registerTable } from '../../lib/catalog/tables/register.js';
 import { renameTable } from '../../lib/catalog/tables/rename.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';

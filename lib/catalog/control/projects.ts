@@ -51,7 +51,7 @@ export async function createProject(services: CatalogServices, caller: Caller | 
     name,
     createdAt: services.now().toISOString(),
     uid: services.newId(),
-    // Every table it will hold keeps its has-data marker (lib/catalog/tables/markers.ts).
+    // Every table it will hold keeps its has-data marker (lib/catalog/protocols/markers.ts).
     tableMarkers: true,
     ...(description !== undefined ? { description } : {}),
     ...(storageRoots?.length ? { storageRoots } : {}),

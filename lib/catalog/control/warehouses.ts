@@ -1,5 +1,6 @@
 import { forgetProject } from './project-cache.js';
-import { createNamespace, readNamespace } from '../namespaces.js';
+import { createNamespace } from '../namespaces/create.js';
+import { readNamespace } from '../namespaces/record.js';
 import { fmtId } from '../ids.js';
 import { optionalBoolean, optionalInteger, optionalString, pageLimit, stringMap } from '../params.js';
 import type { CatalogServices } from '../services.js';

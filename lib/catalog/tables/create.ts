@@ -2,17 +2,18 @@ import { ConcurrentModificationError, TableAlreadyExistsError, TableNotFoundErro
 import type { Identity } from '../../contract/request.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { WarehouseRecord } from '../../registry/records.js';
-import { type CreateMode, requireNamespace } from '../namespaces.js';
+import type { CreateMode } from '../namespaces/record.js';
+import { requireNamespace } from '../namespaces/lookup.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
-import { claimKey } from './claims.js';
+import { claimKey } from '../protocols/claims.js';
 import { createTableRecord, vendTableAccess } from './declare.js';
-import { absoluteLocation, allocateTablePath } from './location.js';
-import { writeFirstVersion } from './first-version.js';
-import { ensureHasData } from './markers.js';
-import { hasData, readTable, type ResolvedTable, resolveTable, validateTableId } from './lookup.js';
+import { absoluteLocation, allocateTablePath } from '../dataset/location.js';
+import { writeFirstVersion } from '../protocols/first-version.js';
+import { ensureHasData } from '../protocols/markers.js';
+import { hasData, readTable, type ResolvedTable, resolveTable, validateTableId } from '../protocols/lookup.js';
 import { fmtId } from '../ids.js';
-import { deleteTableObjects } from './purge.js';
+import { deleteTableObjects } from '../protocols/purge.js';
 
 export interface CreateTableInput {
   readonly id: readonly string[];

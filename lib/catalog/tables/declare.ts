@@ -3,15 +3,15 @@ import type { Identity } from '../../contract/request.js';
 import type { AccessMode } from '../../ports/credential-vendor.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import type { TableRecord, WarehouseRecord } from '../../registry/records.js';
-import { confirmParentOrWithdraw, requireNamespace } from '../namespaces.js';
+import { confirmParentOrWithdraw, requireNamespace } from '../namespaces/lookup.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
-import { putMarkersOf } from './markers.js';
-import { absoluteLocation, allocateTablePath } from './location.js';
-import { claimFreshLocation, claimLocation, confirmClaim, releaseClaim } from './claims.js';
-import { readTable, tableKey, validateTableId } from './lookup.js';
+import { putMarkersOf } from '../protocols/markers.js';
+import { absoluteLocation, allocateTablePath } from '../dataset/location.js';
+import { claimFreshLocation, claimLocation, confirmClaim, releaseClaim } from '../protocols/claims.js';
+import { readTable, tableKey, validateTableId } from '../protocols/lookup.js';
 import { fmtId } from '../ids.js';
-import { fileWithdrawal } from './trash.js';
+import { fileWithdrawal } from '../protocols/trash.js';
 import { outcomeUnknown, persist } from '../outcome.js';
 
 export interface DeclareInput {

@@ -5,9 +5,9 @@ import type { CatalogServices } from '../services.js';
 import type { AccessMode } from '../../ports/credential-vendor.js';
 import type { DatasetDetails } from '../../ports/dataset-inspector.js';
 import { vendTableAccess } from './declare.js';
-import { locationUri } from './location.js';
-import { hasData, resolveTable } from './lookup.js';
-import { findManifest } from './manifests.js';
+import { locationUri } from '../dataset/location.js';
+import { hasData, resolveTable } from '../protocols/lookup.js';
+import { findManifest } from '../dataset/manifests.js';
 import { effectiveMetadata } from './schema-metadata.js';
 
 export interface DescribeInput {

@@ -4,18 +4,18 @@ import type { ProtectionRecord, TableRecord, WarehouseRecord } from '../../regis
 import type { Versioned } from '../../ports/object-store.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
-import { markPurging, readClaim, releaseClaim, type KnownClaim } from './claims.js';
-import { absoluteLocation } from './location.js';
-import { readTable, tableKey, validateTableId } from './lookup.js';
-import { readRaw } from './move.js';
+import { markPurging, readClaim, releaseClaim, type KnownClaim } from '../protocols/claims.js';
+import { absoluteLocation } from '../dataset/location.js';
+import { readTable, tableKey, validateTableId } from '../protocols/lookup.js';
+import { readRaw } from '../protocols/move.js';
 import { persist } from '../outcome.js';
 import { fmtId } from '../ids.js';
 import { enqueue } from '../../queue/jobs.js';
 import { jobContext } from '../../queue/context.js';
-import { purgeComplete, purgeInWarehouse, type PurgeResult } from './purge.js';
+import { purgeComplete, purgeInWarehouse, type PurgeResult } from '../protocols/purge.js';
 import { isPlatformWarehouse, refuseSharedRoot } from '../storage-claims.js';
-import { trashStamp, trashTable } from './trash.js';
-import { removeMarkers } from './markers.js';
+import { trashStamp, trashTable } from '../protocols/trash.js';
+import { removeMarkers } from '../protocols/markers.js';
 import { protectedError, protectionOf } from '../protection.js';
 
 /**

@@ -1,12 +1,12 @@
 import { TableNotFoundError } from '../../errors.js';
 import { encodeSegment, keys, parseDataMarkerKey, parseTreeKey } from '../../registry/keys.js';
 import type { ProjectRecord } from '../../registry/records.js';
-import { requireNamespace } from '../namespaces.js';
+import { requireNamespace } from '../namespaces/lookup.js';
 import { validateId } from '../ids.js';
 import type { CatalogServices } from '../services.js';
-import { findManifest } from './manifests.js';
-import { hasData, resolveTable } from './lookup.js';
-import { putMarkers } from './markers.js';
+import { findManifest } from '../dataset/manifests.js';
+import { hasData, resolveTable } from '../protocols/lookup.js';
+import { putMarkers } from '../protocols/markers.js';
 
 /** Tables probed for data at once by `include_declared=false` in a namespace without has-data markers. */
 const PROBE_WIDTH = 16;

@@ -1,14 +1,15 @@
 import { InvalidInputError, NamespaceNotFoundError, TableAlreadyExistsError } from '../../errors.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import type { LocationClaimRecord, TableRecord } from '../../registry/records.js';
-import { readNamespace, requireNamespace } from '../namespaces.js';
+import { readNamespace } from '../namespaces/record.js';
+import { requireNamespace } from '../namespaces/lookup.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
-import { putMarkersOf } from './markers.js';
-import { claimKey, claimLocation, confirmClaim, liveHolder, releaseClaim } from './claims.js';
-import { refuseLinks } from './links.js';
-import { absoluteLocation, relativeToRoot } from './location.js';
-import { hasData, readTable, tableKey, validateTableId } from './lookup.js';
+import { putMarkersOf } from '../protocols/markers.js';
+import { claimKey, claimLocation, confirmClaim, liveHolder, releaseClaim } from '../protocols/claims.js';
+import { refuseLinks } from '../dataset/links.js';
+import { absoluteLocation, relativeToRoot } from '../dataset/location.js';
+import { hasData, readTable, tableKey, validateTableId } from '../protocols/lookup.js';
 import { fmtId } from '../ids.js';
 import { protectedError, protectionOf } from '../protection.js';
 import { refuseSharedRoot } from '../storage-claims.js';
@@ -135,7 +136,7 @@ export async function registerTable(
 }
 
 /**
- * The create-under-drop check (namespaces.ts, confirmParentOrWithdraw), told apart by outcome:
+ * The create-under-drop check (namespaces/lookup.ts, confirmParentOrWithdraw), told apart by outcome:
  * if we withdraw our own record, nothing happened and the answer is 1. If the cascade removed it
  * first, the registration did happen and the cascade then dropped the table (bytes included,
  * as a cascade does), so the honest answer is success: failing here would report "nothing

@@ -7,12 +7,13 @@ import {
 } from '../../errors.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { validateName } from '../../registry/keys.js';
-import { readNamespace, requireNamespace } from '../namespaces.js';
+import { readNamespace } from '../namespaces/record.js';
+import { requireNamespace } from '../namespaces/lookup.js';
 import type { CatalogServices } from '../services.js';
-import { readTable, tableKey, validateTableId } from './lookup.js';
+import { readTable, tableKey, validateTableId } from '../protocols/lookup.js';
 import { fmtId, validateId } from '../ids.js';
-import { beginMove, finishMove } from './move.js';
-import { readClaim } from './claims.js';
+import { beginMove, finishMove } from '../protocols/move.js';
+import { readClaim } from '../protocols/claims.js';
 import { protectedError, readProtectionRecord } from '../protection.js';
 
 export interface RenameInput {

@@ -18,7 +18,7 @@
 import { InvalidInputError } from '../../errors.js';
 import type { TableRecord } from '../../registry/records.js';
 import type { CatalogServices } from '../services.js';
-import { hasData, resolveTable, tableKey } from './lookup.js';
+import { hasData, resolveTable, tableKey } from '../protocols/lookup.js';
 import { fmtId } from '../ids.js';
 
 export type MetadataUpdate = Record<string, string | null>;

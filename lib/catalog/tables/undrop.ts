@@ -1,24 +1,24 @@
 /**
  * Undoing a table drop: the UndropTable door and the re-registration a namespace undrop runs for
- * each of its tables (namespace-undrop.ts). Apart from trash.ts because it needs the namespace
+ * each of its tables (namespaces/undrop.ts). Apart from trash.ts because it needs the namespace
  * doors' reads and re-check, while dropping (trash.ts) is what a namespace's cascade drop runs:
- * kept together they made namespaces.ts and tables/* import each other.
+ * kept together they made the namespace doors and tables/* import each other.
  */
 import { TableAlreadyExistsError, TableNotFoundError, UnsupportedError } from '../../errors.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys, validateName } from '../../registry/keys.js';
 import type { TableRecord, TrashRecord } from '../../registry/records.js';
 import type { Versioned } from '../../ports/object-store.js';
-import { confirmParentOrWithdraw, requireNamespace } from '../namespaces.js';
+import { confirmParentOrWithdraw, requireNamespace } from '../namespaces/lookup.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
-import { setClaimState } from './claims.js';
-import { absoluteLocation } from './location.js';
-import { readTable, tableKey, validateTableId } from './lookup.js';
+import { setClaimState } from '../protocols/claims.js';
+import { absoluteLocation } from '../dataset/location.js';
+import { readTable, tableKey, validateTableId } from '../protocols/lookup.js';
 import { fmtId } from '../ids.js';
 import { persist } from '../outcome.js';
-import { putMarkersOf } from './markers.js';
-import { settleTrashEntry, trashAt } from './trash.js';
+import { putMarkersOf } from '../protocols/markers.js';
+import { settleTrashEntry, trashAt } from '../protocols/trash.js';
 
 export interface UndropInput {
   readonly id: readonly string[];

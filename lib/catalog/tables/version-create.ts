@@ -1,14 +1,14 @@
 import { ConcurrentModificationError, InvalidInputError, TableNotFoundError } from '../../errors.js';
 import { ConditionFailedError, type ObjectInfo, type ObjectStore } from '../../ports/object-store.js';
 import type { CatalogServices } from '../services.js';
-import { isMain, readBranch, validateBranch } from './lance-refs.js';
-import { storePathToRelative } from './location.js';
-import { readTable, resolveTable, type ResolvedTable } from './lookup.js';
+import { isMain, readBranch, validateBranch } from '../dataset/lance-refs.js';
+import { storePathToRelative } from '../dataset/location.js';
+import { readTable, resolveTable, type ResolvedTable } from '../protocols/lookup.js';
 import { fmtId } from '../ids.js';
-import { ensureHasData } from './markers.js';
-import { manifestName, parseManifestName, versionsPrefix, type NamingScheme } from './manifests.js';
+import { ensureHasData } from '../protocols/markers.js';
+import { manifestName, parseManifestName, versionsPrefix, type NamingScheme } from '../dataset/manifests.js';
 import { requireWarehouse } from '../warehouses.js';
-import { latestEntry, tableVersionOf, type ChainEntry, type TableVersionJson } from './version-chain.js';
+import { latestEntry, tableVersionOf, type ChainEntry, type TableVersionJson } from '../dataset/version-chain.js';
 
 export interface CreateVersionInput {
   readonly id: readonly string[];

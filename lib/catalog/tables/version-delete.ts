@@ -1,10 +1,10 @@
 import { InvalidInputError, InvalidTableStateError } from '../../errors.js';
 import type { CatalogServices } from '../services.js';
-import { isMain, listTags, validateBranch } from './lance-refs.js';
-import { resolveTable } from './lookup.js';
+import { isMain, listTags, validateBranch } from '../dataset/lance-refs.js';
+import { resolveTable } from '../protocols/lookup.js';
 import { fmtId } from '../ids.js';
-import { versionsPrefix } from './manifests.js';
-import { readChain } from './version-chain.js';
+import { versionsPrefix } from '../dataset/manifests.js';
+import { readChain } from '../dataset/version-chain.js';
 
 export interface VersionRange {
   /** Inclusive. */

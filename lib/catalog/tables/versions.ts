@@ -1,11 +1,11 @@
 import { InvalidInputError, TableBranchNotFoundError, TableVersionNotFoundError } from '../../errors.js';
 import type { CatalogServices } from '../services.js';
-import { readBranch, validateBranch } from './lance-refs.js';
-import { resolveTable, type ResolvedTable } from './lookup.js';
+import { readBranch, validateBranch } from '../dataset/lance-refs.js';
+import { resolveTable, type ResolvedTable } from '../protocols/lookup.js';
 import { fmtId } from '../ids.js';
-import { findManifest, versionsPrefix } from './manifests.js';
-import { markHasData } from './markers.js';
-import { latestEntry, readChain, tableVersionOf, type TableVersionJson } from './version-chain.js';
+import { findManifest, versionsPrefix } from '../dataset/manifests.js';
+import { markHasData } from '../protocols/markers.js';
+import { latestEntry, readChain, tableVersionOf, type TableVersionJson } from '../dataset/version-chain.js';
 
 /**
  * The read side of managed versioning: what Lance's namespace manifest store asks on every open

@@ -4,9 +4,9 @@
  * `purging` state, keeps anyone from registering the half-deleted location until this job
  * releases it. Deleting objects is idempotent, so a retry simply lists and deletes again.
  */
-import { releaseClaim } from '../../catalog/tables/claims.js';
+import { releaseClaim } from '../../catalog/protocols/claims.js';
 import { PURGE_TABLE } from '../../catalog/tables/drop.js';
-import { purgeComplete, purgeInWarehouse } from '../../catalog/tables/purge.js';
+import { purgeComplete, purgeInWarehouse } from '../../catalog/protocols/purge.js';
 import { requireWarehouse } from '../../catalog/warehouses.js';
 import { ServiceUnavailableError } from '../../errors.js';
 import type { TableRecord } from '../../registry/records.js';

@@ -1,5 +1,5 @@
 import type { CatalogServices } from '../../catalog/services.js';
-import { resolveTable, type ResolvedTable } from '../../catalog/tables/lookup.js';
+import { resolveTable, type ResolvedTable } from '../../catalog/protocols/lookup.js';
 import { fmtId } from '../../catalog/ids.js';
 import { InvalidInputError, TableNotFoundError } from '../../errors.js';
 import type { JobRecord } from '../../ports/job-record.js';

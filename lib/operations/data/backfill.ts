@@ -16,7 +16,7 @@ import { UnsupportedError } from '../../errors.js';
 import { jobContext } from '../../queue/context.js';
 import { enqueue } from '../../queue/jobs.js';
 import { BACKFILL } from '../../jobs/runners/backfill.js';
-import type { HandlerMap, OperationRequest } from '../../contract/request.js';
+import type { HandlersOf, OperationRequest } from '../../contract/request.js';
 import { engine, table } from './context.js';
 
 const TUNING_INTS = [
@@ -36,7 +36,7 @@ const REFUSED: Readonly<Record<string, string>> = {
   manifest: 'backfills run on the catalog\'s own workers; there is no execution manifest to choose',
 };
 
-export const backfillHandlers: HandlerMap<CatalogServices> = {
+export const backfillHandlers: HandlersOf<'lib/operations/data/backfill.ts', CatalogServices> = {
   AlterTableBackfillColumns: async (req, svc) => {
     const request = readRequest(req);
     const t = await table(req, svc);

@@ -4,7 +4,7 @@
  * fields into the query, where everything arrives as a string).
  */
 import type { CatalogServices, DataLimits } from '../../catalog/services.js';
-import { resolveTable, type ResolvedTable } from '../../catalog/tables/lookup.js';
+import { resolveTable, type ResolvedTable } from '../../catalog/protocols/lookup.js';
 import { DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS } from '../../config.js';
 import type { LanceDataEngine } from '../../data/engine.js';
 import { sharedEngine } from '../../data/shared-engine.js';

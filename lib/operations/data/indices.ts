@@ -11,16 +11,16 @@
  * request and answer `{}` as before.
  */
 import type { CatalogServices } from '../../catalog/services.js';
-import type { ResolvedTable } from '../../catalog/tables/lookup.js';
+import type { ResolvedTable } from '../../catalog/protocols/lookup.js';
 import type { JsonArrowSchema } from '../../data/arrow.js';
 import { InvalidInputError } from '../../errors.js';
 import { jobContext } from '../../queue/context.js';
 import { enqueue } from '../../queue/jobs.js';
 import { CREATE_INDEX } from '../../jobs/runners/create-index.js';
-import type { HandlerMap, OperationRequest } from '../../contract/request.js';
+import type { HandlersOf, OperationRequest } from '../../contract/request.js';
 import { body, engine, limits, queryString, table } from './context.js';
 
-export const indexHandlers: HandlerMap<CatalogServices> = {
+export const indexHandlers: HandlersOf<'lib/operations/data/indices.ts', CatalogServices> = {
   CreateTableIndex: (req, svc) => createIndex(req, svc),
 
   // Same request model; scalar types never reach the vector guard.

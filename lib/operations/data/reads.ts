@@ -3,10 +3,10 @@
  * Explain/AnalyzeTableQueryPlan (a JSON string) and GetTableStats.
  */
 import type { CatalogServices } from '../../catalog/services.js';
-import type { HandlerMap, OperationRequest } from '../../contract/request.js';
+import type { HandlersOf, OperationRequest } from '../../contract/request.js';
 import { body, defined, engine, limits, queryInt, queryString, table } from './context.js';
 
-export const readHandlers: HandlerMap<CatalogServices> = {
+export const readHandlers: HandlersOf<'lib/operations/data/reads.ts', CatalogServices> = {
   QueryTable: async (req, svc) => {
     const t = await table(req, svc);
     return engine().query(t.location, body(req), { maxBytes: limits(svc).maxResultBytes });

@@ -1,9 +1,9 @@
 /** Tags and branches. The two list operations take paging from the query (the client's way) or the body. */
 import type { CatalogServices } from '../../catalog/services.js';
-import type { HandlerMap, OperationRequest } from '../../contract/request.js';
+import type { HandlersOf, OperationRequest } from '../../contract/request.js';
 import { body, defined, engine, queryInt, queryString, table } from './context.js';
 
-export const refHandlers: HandlerMap<CatalogServices> = {
+export const refHandlers: HandlersOf<'lib/operations/data/refs.ts', CatalogServices> = {
   ListTableTags: async (req, svc) => engine().listTags((await table(req, svc)).location, paged(req)),
   GetTableTagVersion: async (req, svc) => engine().getTagVersion((await table(req, svc)).location, body(req)),
   CreateTableTag: async (req, svc) => engine().createTag((await table(req, svc)).location, body(req)),

@@ -5,10 +5,10 @@
 import type { CatalogServices } from '../../catalog/services.js';
 import { parseMetadataUpdate, updateSchemaMetadata } from '../../catalog/tables/schema-metadata.js';
 import { UnsupportedError } from '../../errors.js';
-import type { HandlerMap, OperationRequest } from '../../contract/request.js';
+import type { HandlersOf, OperationRequest } from '../../contract/request.js';
 import { body, engine, queryString, table } from './context.js';
 
-export const schemaHandlers: HandlerMap<CatalogServices> = {
+export const schemaHandlers: HandlersOf<'lib/operations/data/schema.ts', CatalogServices> = {
   AlterTableAddColumns: async (req, svc) => engine().addColumns((await table(req, svc)).location, body(req)),
   AlterTableAlterColumns: async (req, svc) => engine().alterColumns((await table(req, svc)).location, body(req)),
   AlterTableDropColumns: async (req, svc) => engine().dropColumns((await table(req, svc)).location, body(req)),

@@ -7,12 +7,12 @@ import type { CatalogServices } from '../../catalog/services.js';
 import { createTable } from '../../catalog/tables/create.js';
 import { decodeIpc, emptyTable, encodeIpcFile } from '../../data/arrow.js';
 import { InvalidInputError, TableBranchNotFoundError, TableColumnNotFoundError } from '../../errors.js';
-import type { HandlerMap, OperationRequest } from '../../contract/request.js';
+import type { HandlersOf, OperationRequest } from '../../contract/request.js';
 import { body, defined, engine, queryBool, queryJsonMap, queryString, table } from './context.js';
 import { writeOrCreate } from './declared.js';
 import { serializedWrite } from './write-queue.js';
 
-export const writeHandlers: HandlerMap<CatalogServices> = {
+export const writeHandlers: HandlersOf<'lib/operations/data/writes.ts', CatalogServices> = {
   CreateTable: async (req, svc) => {
     const createMode = mode(queryString(req.query, 'mode'), 'mode', ['create', 'exist_ok', 'overwrite'] as const, 'create');
     const properties = queryJsonMap(req.query, 'properties') ?? {};

@@ -1,43 +1,29 @@
-import { ConcurrentModificationError, InvalidInputError, NamespaceAlreadyExistsError, NamespaceNotFoundError } from '../errors.js';
-import { ConditionFailedError } from '../ports/object-store.js';
-import { keys, validateName } from '../registry/keys.js';
-import type { NamespaceRecord, NamespaceTrashRecord, TrashRecord } from '../registry/records.js';
-import type { Versioned } from '../ports/object-store.js';
-import { crashPoint } from './crash-points.js';
-import { confirmParentOrWithdraw, readNamespace, requireNamespace, settleNamespace } from './namespaces.js';
-import { fmtId, validateId } from './ids.js';
-import type { CatalogServices } from './services.js';
-import { hasData } from './tables/lookup.js';
-import { restoreTable } from './tables/undrop.js';
-import { requireWarehouse } from './warehouses.js';
+import { ConcurrentModificationError, InvalidInputError, NamespaceAlreadyExistsError, NamespaceNotFoundError } from '../../errors.js';
+import { ConditionFailedError } from '../../ports/object-store.js';
+import { keys, validateName } from '../../registry/keys.js';
+import type { NamespaceRecord, TrashRecord } from '../../registry/records.js';
+import { crashPoint } from '../crash-points.js';
+import { settleNamespace } from './drop.js';
+import { confirmParentOrWithdraw, requireNamespace } from './lookup.js';
+import { readNamespace } from './record.js';
+import { namespaceTrashAt, subtreeMembers } from './trash-records.js';
+import { sameId } from '../../http/ids.js';
+import { fmtId, validateId } from '../ids.js';
+import type { CatalogServices } from '../services.js';
+import { hasData } from '../protocols/lookup.js';
+import { restoreTable } from '../tables/undrop.js';
+import { requireWarehouse } from '../warehouses.js';
 
 /**
- * The namespace undrop and tasks doors (docs/lifecycle.md, "Namespace subtrees"). A recoverable
- * cascade drop (namespaces.ts with namespace-trash-records.ts) leaves one trash record per
- * namespace and per table of the subtree, all carrying the drop's `dropId` and one deadline. The
+ * The namespace undrop door (docs/lifecycle.md, "Namespace subtrees"). A recoverable cascade
+ * drop (drop.ts with trash-records.ts) leaves one trash record per namespace and per table of
+ * the subtree, all carrying the drop's `dropId` and one deadline (tasks.ts lists them). The
  * undrop rebuilds the namespaces shallowest-first (same uid, properties, warehouse binding),
  * then re-registers every table (tables/undrop.ts, restoreTable), then removes the namespace
  * records, the root's last: as long as the root's record is there the job is not finished, and
  * any number of later calls pick it up where it stopped. Every step is put-if-absent or
  * delete-if-match; an object already back under its uid counts as restored.
  */
-
-type Found<T> = Versioned<T> & { key: string };
-
-export interface NamespaceTrashTask {
-  readonly kind: 'trash';
-  readonly object: 'namespace';
-  readonly id: string[];
-  readonly uid: string;
-  /** The namespace the drop was asked for; undrop names it (a descendant comes back with it). */
-  readonly root: string[];
-  readonly dropped_at: string;
-  readonly expires_at: string;
-  readonly dropped_by: string;
-  /** For a root: how much of the subtree is still in trash. */
-  readonly namespaces?: number;
-  readonly tables?: number;
-}
 
 export interface NamespaceUndropResult {
   readonly id: string[];
@@ -47,68 +33,6 @@ export interface NamespaceUndropResult {
   readonly tables: number;
   /** Tables left in trash, and why (declared but never written: nothing to open). */
   readonly warnings?: string[];
-}
-
-const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
-
-async function readAll<T>(services: CatalogServices, prefix: string): Promise<Found<T>[]> {
-  const out: Found<T>[] = [];
-  let startAfter: string | undefined;
-  for (;;) {
-    const page = await services.registry.store.list({ prefix, startAfter, limit: 1000 });
-    for (const object of page.objects) {
-      const found = await services.registry.read<T>(object.key);
-      if (found) out.push({ ...found, key: object.key });
-    }
-    const last = page.objects.at(-1);
-    if (!page.truncated || !last) return out;
-    startAfter = last.key;
-  }
-}
-
-/** Namespace trash records at `id` (whatever their drop), without those of the namespace live there. */
-async function namespaceTrashAt(services: CatalogServices, id: readonly string[]): Promise<{ records: Found<NamespaceTrashRecord>[]; live?: Versioned<NamespaceRecord> }> {
-  const [records, live] = await Promise.all([
-    readAll<NamespaceTrashRecord>(services, keys.namespaceTrashOf(services.project, id)),
-    readNamespace(services, id),
-  ]);
-  return { records: records.filter((r) => r.value.object === 'namespace'), live };
-}
-
-/** Everything one drop filed below its root (namespaces and tables), found with one listing. */
-async function subtreeMembers(services: CatalogServices, root: readonly string[], dropId: string) {
-  const all = await readAll<TrashRecord | NamespaceTrashRecord>(services, keys.trashSubtree(services.project, root));
-  const ours = all.filter((r) => r.value.subtree?.dropId === dropId);
-  return {
-    namespaces: ours.filter((r): r is Found<NamespaceTrashRecord> => r.value.object === 'namespace'),
-    tables: ours.filter((r): r is Found<TrashRecord> => r.value.object === 'table'),
-  };
-}
-
-/** `GET /v1/namespace/{id}/tasks`: the pending deadlines of subtree drops that took the namespace at `id`. */
-export async function namespaceTasks(services: CatalogServices, id: readonly string[]): Promise<{ tasks: NamespaceTrashTask[] }> {
-  if (id.length === 0) return { tasks: [] };
-  validateId('namespace', id);
-  const { records, live } = await namespaceTrashAt(services, id);
-  const tasks: NamespaceTrashTask[] = [];
-  for (const { value } of records.sort((a, b) => b.value.droppedAt.localeCompare(a.value.droppedAt))) {
-    // A record of the namespace live here is an undrop that has not finished tidying up.
-    if (live?.value.uid === value.namespace.uid) continue;
-    const isRoot = sameId(value.subtree.root, id);
-    const counts = isRoot ? await subtreeMembers(services, id, value.subtree.dropId) : undefined;
-    tasks.push({
-      kind: 'trash',
-      object: 'namespace',
-      id: [...id],
-      uid: value.namespace.uid,
-      root: [...value.subtree.root],
-      dropped_at: value.droppedAt,
-      expires_at: value.expiresAt,
-      dropped_by: value.droppedBy,
-      ...(counts ? { namespaces: counts.namespaces.length + 1, tables: counts.tables.length } : {}),
-    });
-  }
-  return { tasks };
 }
 
 /**

@@ -6,8 +6,8 @@ import type { Versioned } from '../../ports/object-store.js';
 import { fmtId, validateId } from '../ids.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
-import { refuseLinks } from './links.js';
-import { absoluteLocation } from './location.js';
+import { refuseLinks } from '../dataset/links.js';
+import { absoluteLocation } from '../dataset/location.js';
 import { readSettled } from './move.js';
 
 export function tableKey(services: CatalogServices, id: readonly string[]): string {

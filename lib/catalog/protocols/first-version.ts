@@ -1,6 +1,6 @@
 import { forEachLimited } from '../../concurrency.js';
 import { ConditionFailedError, type ObjectStore } from '../../ports/object-store.js';
-import { parseManifestName } from './manifests.js';
+import { parseManifestName } from '../dataset/manifests.js';
 import { deleteTableObjects } from './purge.js';
 
 /**

@@ -3,10 +3,10 @@ import { parseTreeKey } from '../../registry/keys.js';
 import type { NamespaceRecord, TableRecord } from '../../registry/records.js';
 import { crashPoint } from '../crash-points.js';
 import type { CatalogServices } from '../services.js';
-import { purgeTableData } from './drop.js';
-import { trashStamp, trashTable } from './trash.js';
+import { purgeTableData } from '../tables/drop.js';
+import { trashStamp, trashTable } from '../protocols/trash.js';
 import { requireWarehouse } from '../warehouses.js';
-import { isLive, readSettled } from './move.js';
+import { isLive, readSettled } from '../protocols/move.js';
 
 /**
  * Removes one table found by a cascading namespace drop: the same as DropTable (record, then
@@ -28,7 +28,7 @@ export async function removeTableForCascade(services: CatalogServices, key: stri
     throw new ConditionFailedError(key, 'conflict');
   }
   if (drop?.trash) {
-    // A recoverable cascade (namespace-trash-records.ts): the table goes to trash under the
+    // A recoverable cascade (trash-records.ts): the table goes to trash under the
     // subtree's drop, with its shared deadline; the namespace undrop brings it back.
     const { root, dropId, droppedAt, expiresAt, droppedBy } = drop.trash;
     await trashTable(services, { value: found.value, etag }, { droppedAt, expiresAt, droppedBy, subtree: { root, dropId } });

@@ -7,7 +7,7 @@ import { claimFreshLocation, claimKey, markPurging, readClaim, releaseClaim, set
 import { readRaw } from './move.js';
 import { persist } from '../outcome.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
-import { absoluteLocation } from './location.js';
+import { absoluteLocation } from '../dataset/location.js';
 import { readTable, tableKey, validateTableId } from './lookup.js';
 import { purgeComplete, purgeInWarehouse } from './purge.js';
 import { sharedRootProblem } from '../storage-claims.js';

@@ -1,6 +1,6 @@
-import { ConditionFailedError } from '../ports/object-store.js';
-import { dropMarkedSegment, keys } from '../registry/keys.js';
-import type { CatalogServices } from './services.js';
+import { ConditionFailedError } from '../../ports/object-store.js';
+import { dropMarkedSegment, keys } from '../../registry/keys.js';
+import type { CatalogServices } from '../services.js';
 
 /**
  * A namespace's drop mark (keys.namespaceDropMark): written before its record is marked
