@@ -52,7 +52,7 @@ export const DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS = 20_000;
 // ---- Memory budgets (issue #36; docs/data-plane.md, "Memory") ----
 
 /**
- * The LanceDB caches' budgets, MiB: one session per process (lib/data/session.ts) holds every
+ * The LanceDB caches' budgets, MiB: one session per process (lib/adapters/lance/session.ts) holds every
  * table's index and metadata cache entries. Absent variables take defaults from the memory the
  * process may use (lanceCacheBudgets).
  */
@@ -133,7 +133,7 @@ function machineMemory(): { totalBytes: number; constrainedBytes?: number } {
   return { totalBytes: totalmem(), constrainedBytes: constrained };
 }
 
-/** The budgets from the environment alone, for processes that never load the whole config (lib/data/session.ts). */
+/** The budgets from the environment alone, for processes that never load the whole config (lib/adapters/lance/session.ts). */
 export function lanceCacheBudgetsFromEnv(env: NodeJS.ProcessEnv = process.env): LanceCacheBudgets {
   return lanceCacheBudgets(parse(z.object({ ...lanceCaches, RASK_MAX_BODY_BYTES: common.RASK_MAX_BODY_BYTES, RASK_MAX_RESULT_BYTES: common.RASK_MAX_RESULT_BYTES }), env), env);
 }

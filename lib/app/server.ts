@@ -71,7 +71,7 @@ export async function startLocalServer(
   let app;
   let startup: StartupSummary;
   // Before any data operation: the process's one LanceDB session takes its size from here.
-  const { configureLanceSession } = await import('../data/session.js');
+  const { configureLanceSession } = await import('../adapters/lance/session.js');
   const budgets = lanceCacheBudgets(config);
   if (!configureLanceSession(budgets)) logger.warn('the LanceDB session was sized before this server started; its budgets stay');
   try {
@@ -165,7 +165,7 @@ async function warehouseRootsUnder(dir: string): Promise<string[]> {
  */
 async function memoryStatsLine(intervalMs: number, logger: Logger): Promise<NodeJS.Timeout | undefined> {
   if (intervalMs <= 0) return undefined;
-  const { memoryStats } = await import('../data/memory-stats.js');
+  const { memoryStats } = await import('../adapters/lance/memory-stats.js');
   const timer = setInterval(() => logger.info('memory', { ...memoryStats() }), intervalMs);
   timer.unref();
   return timer;

@@ -7,7 +7,7 @@
  * grew, until a Lambda container met its memory limit (issue #36). One session sized from the
  * configuration bounds them all together (docs/data-plane.md, "Memory").
  */
-import { lanceCacheBudgetsFromEnv, type LanceCacheBudgets } from '../config.js';
+import { lanceCacheBudgetsFromEnv, type LanceCacheBudgets } from '../../config.js';
 import { loadLanceDb, type Session } from './lancedb.js';
 
 export type SessionBudgets = Pick<LanceCacheBudgets, 'indexBytes' | 'metadataBytes'> &
