@@ -1,5 +1,5 @@
 import { ALL_OPERATIONS, type Action, type OperationId } from '../contract/operations.js';
-import type { OperationRequest } from '../contract/request.js';
+import type { Admission } from './admission.js';
 import type { ResourceChain } from './policy-engine.js';
 
 /**
@@ -28,9 +28,8 @@ const ACTIONS = new Map(ALL_OPERATIONS.map((o) => [o.operationId, o.action]));
 /** The doors that take `force` (for tests and docs). */
 export const FORCE_DOORS = Object.keys(UNPROTECT_DOOR) as readonly OperationId[];
 
-/** Whether the request names `force` at all (query or body); its value is parsed by the handler. */
-export const asksForce = (request: OperationRequest): boolean =>
-  FORCE_DOORS.includes(request.operation.operationId) && (request.query.has('force') || request.body.force !== undefined);
+/** Whether a door with force was asked for it (query or body); its value is parsed by the handler. */
+export const asksForce = (admission: Admission): boolean => FORCE_DOORS.includes(admission.operation.operationId) && admission.namesForce;
 
 /** The right to unprotect what `operationId` would force past, decided on `chain`. */
 export function unprotectRight(operationId: OperationId, chain: ResourceChain): { action: Action; chain: ResourceChain } | undefined {

@@ -11,7 +11,8 @@ import {
 import type { HttpRequest } from '../contract/http.js';
 import { presentedKeys } from '../auth/api-key.js';
 import type { OperationDef } from '../contract/operations.js';
-import type { Caller, OperationRequest, RequestGuard } from '../contract/request.js';
+import type { Caller } from '../contract/request.js';
+import type { Admission } from './admission.js';
 import type { CredentialVendor } from '../ports/credential-vendor.js';
 import { keys } from '../registry/keys.js';
 import type { NamespaceRecord, ProjectRecord } from '../registry/records.js';
@@ -48,11 +49,20 @@ const AMBIGUOUS =
  * are columns of the operation table (lib/contract/operation-columns.ts).
  */
 
+/**
+ * A request guard that admits decoded requests (lib/governance/admission.ts); the operations
+ * layer decodes them for the router (lib/operations/admission.ts).
+ */
+export interface Guard {
+  authenticate(http: HttpRequest, operation: OperationDef): Promise<Caller>;
+  admit(admission: Admission, services: CatalogServices): Promise<CatalogServices>;
+}
+
 /** The guard for one app; `services` is the process's (unscoped) services, for key lookups. */
-export function guardFor(settings: GuardSettings, services: CatalogServices): RequestGuard<CatalogServices> {
+export function guardFor(settings: GuardSettings, services: CatalogServices): Guard {
   return {
     authenticate: (http) => authenticate(settings, http, services),
-    admit: (request, s) => admit(settings, request, s),
+    admit: (admission, s) => admit(settings, admission, s),
   };
 }
 
@@ -87,11 +97,11 @@ interface Target {
   readonly kind: 'namespace' | 'table' | 'project' | 'control';
 }
 
-function targetOf(request: OperationRequest, defaultProject: string): Target {
+function targetOf(request: Admission, defaultProject: string): Target {
   const op = request.operation;
-  const params = request.params ?? {};
+  const params = request.params;
   if (op.plane !== 'control') {
-    const project = request.project ?? defaultProject;
+    const project = request.baseProject ?? defaultProject;
     const kind = targetKind(op);
     if (kind === 'namespace') return { project, kind, chain: namespaceChain(project, request.id) };
     if (kind === 'table') return { project, kind, chain: tableChain(project, request.id) };
@@ -99,7 +109,7 @@ function targetOf(request: OperationRequest, defaultProject: string): Target {
   }
   switch (op.operationId) {
     case 'CreateProject': {
-      const name = typeof request.body.name === 'string' ? request.body.name : '';
+      const name = request.createsProject ?? '';
       return { kind: 'control', chain: { resource: projectUid(name), ancestors: [PLATFORM_UID] } };
     }
     case 'ListProjects':
@@ -112,7 +122,7 @@ function targetOf(request: OperationRequest, defaultProject: string): Target {
       return { kind: 'control', chain: { resource: { type: 'Principal', id: params.principal ?? '' }, ancestors: [PLATFORM_UID] } };
   }
   if (op.scope === 'object' && request.id.length > 0) {
-    const project = projectScope(request, defaultProject);
+    const project = projectScope(request.projects, defaultProject);
     const chain = targetKind(op) === 'table' ? tableChain(project, request.id) : namespaceChain(project, request.id);
     return { project, kind: 'control', chain };
   }
@@ -120,17 +130,17 @@ function targetOf(request: OperationRequest, defaultProject: string): Target {
     const project = params.project ?? '';
     return { project, kind: 'control', chain: projectChain(project) };
   }
-  const project = projectScope(request, defaultProject);
+  const project = projectScope(request.projects, defaultProject);
   if (params.warehouse !== undefined) {
     return { project, kind: 'control', chain: { resource: warehouseUid(project, params.warehouse), ancestors: [projectUid(project), PLATFORM_UID] } };
   }
   return { project, kind: 'control', chain: projectChain(project) };
 }
 
-function deniedAs(request: OperationRequest, target: Target, caller: Caller): CatalogError {
+function deniedAs(request: Admission, target: Target, caller: Caller): CatalogError {
   const op = request.operation;
   if (op.destructive) {
-    const params = request.params ?? {};
+    const params = request.params;
     switch (op.operationId) {
       case 'DropNamespace':
         return new NamespaceNotFoundError(`namespace ${fmtId(request.id)} does not exist`);
@@ -149,7 +159,7 @@ function deniedAs(request: OperationRequest, target: Target, caller: Caller): Ca
   );
 }
 
-async function admit(settings: GuardSettings, request: OperationRequest, base: CatalogServices): Promise<CatalogServices> {
+async function admit(settings: GuardSettings, request: Admission, base: CatalogServices): Promise<CatalogServices> {
   const op = request.operation;
   const caller = request.caller ?? { principal: 'anonymous', platformAdmin: true, via: 'auth-off' as const };
   // Shape (400) before anything is read: names in the path must be valid names.
@@ -167,7 +177,7 @@ async function admit(settings: GuardSettings, request: OperationRequest, base: C
     readsGrants ? readGrants(base.registry, project!, caller.principal) : undefined,
   ]);
   const effectiveDefault = record?.defaultWarehouse ?? (project === base.project ? base.defaultWarehouse : '');
-  const destination = project ? destinationOf(request, project) : undefined;
+  const destination = project ? destinationOf(request.destination, project) : undefined;
   const held = readsGrants && record ? heldGrants(record, caller.principal, grantsIn(stored, record.uid)) : [];
   // A caller who holds nothing in the project (no grant there, or no project at all) is decided by
   // authorization before anything about the project is looked up, so a create door tells it
@@ -258,7 +268,7 @@ async function linksOf(services: CatalogServices, project: string, held: readonl
 }
 
 async function checkParents(
-  request: OperationRequest,
+  request: Admission,
   services: CatalogServices,
   project: string | undefined,
   record: ProjectRecord | undefined,
@@ -281,12 +291,12 @@ async function checkParents(
       throw notFound(`a warehouse for project ${q(project)}`, CREATE_HINT.warehouse);
     }
   }
-  if ((op === 'CreateApiKey') && request.params?.principal !== undefined) {
+  if ((op === 'CreateApiKey') && request.params.principal !== undefined) {
     if (!(await readPrincipal(services.registry, request.params.principal))) {
       throw notFound(`principal ${q(request.params.principal)}`, CREATE_HINT.principal);
     }
   }
-  if (op === 'BindNamespace' && project && request.params?.warehouse !== undefined) {
+  if (op === 'BindNamespace' && project && request.params.warehouse !== undefined) {
     if (!(await services.registry.read(keys.warehouse(project, request.params.warehouse)))) {
       throw notFound(`warehouse ${q(request.params.warehouse)} of project ${q(project)}`, CREATE_HINT.warehouse);
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listIndices } from '../../lib/data/indexes.js';
+import { listIndices } from '../../lib/adapters/lance/indexes.js';
 
 type Table = Parameters<typeof listIndices>[0];
 

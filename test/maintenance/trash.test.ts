@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { dropTable } from '../../lib/catalog/tables/drop.js';
-import { datasetState } from '../../lib/data/maintenance.js';
+import { datasetState } from '../../lib/adapters/lance/maintenance.js';
 import { indexBuild } from '../../lib/maintenance/index-builder.js';
 import { orphanScan } from '../../lib/maintenance/orphans.js';
 import { reconcile } from '../../lib/maintenance/reconcile.js';

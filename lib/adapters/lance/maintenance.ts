@@ -21,7 +21,7 @@ import { connectCached } from './connections.js';
 import { listIndices, prepareIndex, type IndexContent } from './indexes.js';
 import { loadLanceDb, type Table } from './lancedb.js';
 import { mapLanceError } from './errors.js';
-import { parseLocation } from './location.js';
+import { parseLocation } from '../../data/location.js';
 
 export interface DatasetVersion {
   readonly version: number;
