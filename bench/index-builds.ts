@@ -13,7 +13,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { FixedSizeList, Field, Float32, Int64, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, vectorFromArray } from 'apache-arrow';
-import { LanceDataEngine } from '../lib/data/engine.js';
+import { LanceDataEngine } from '../lib/adapters/lance/engine.js';
 
 const rowsList = (process.argv[2] ?? '10000,50000,100000').split(',').map(Number);
 const dim = Number(process.argv[3] ?? 128);

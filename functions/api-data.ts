@@ -2,9 +2,8 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { lazyAwsRouter } from '../lib/app/aws.js';
 import { handleInspectEvent, isInspectEvent } from '../lib/app/inspect-event.js';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { engineInspector } from '../lib/data/inspector.js';
-import { memoryStats } from '../lib/data/memory-stats.js';
-import { sharedEngine } from '../lib/data/shared-engine.js';
+import { lanceDataPlane } from '../lib/adapters/lance/data-plane.js';
+import { memoryStats } from '../lib/adapters/lance/memory-stats.js';
 import { lambdaHandler } from '../lib/http/apigw-adapter.js';
 import { apiObserver } from '../lib/observability/api-metrics.js';
 import { lambdaObservability } from '../lib/observability/lambda.js';
@@ -23,7 +22,7 @@ const { logger, metrics, instrument } = observability;
 const observeApi = apiObserver(logger, metrics);
 
 const api = lambdaHandler(
-  lazyAwsRouter(allHandlers, () => engineInspector(sharedEngine()), { logger, instrument }),
+  lazyAwsRouter(allHandlers, lanceDataPlane, { logger, instrument }),
   logger,
   (request, response, ms) => {
     observeApi(request, response, ms);
@@ -39,6 +38,6 @@ const api = lambdaHandler(
 );
 
 const route = async (event: unknown) =>
-  isInspectEvent(event) ? handleInspectEvent(event, engineInspector(sharedEngine())) : api(event as APIGatewayProxyEvent);
+  isInspectEvent(event) ? handleInspectEvent(event, lanceDataPlane().inspector) : api(event as APIGatewayProxyEvent);
 
 export const handler = withPowertools(route, observability, { correlationId: apiRequestId });

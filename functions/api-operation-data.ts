@@ -1,7 +1,6 @@
 import { lazyAwsRouter } from '../lib/app/aws.js';
 import type { CatalogServices } from '../lib/catalog/services.js';
-import { engineInspector } from '../lib/data/inspector.js';
-import { sharedEngine } from '../lib/data/shared-engine.js';
+import { lanceDataPlane } from '../lib/adapters/lance/data-plane.js';
 import { lambdaHandler } from '../lib/http/apigw-adapter.js';
 import { apiObserver } from '../lib/observability/api-metrics.js';
 import { lambdaObservability } from '../lib/observability/lambda.js';
@@ -18,7 +17,7 @@ export function dataOperationHandler(operationId: string, handlers: HandlerMap<C
   const observability = lambdaObservability(`op-${operationId}`);
   const { logger, metrics, instrument } = observability;
   const api = lambdaHandler(
-    lazyAwsRouter(namingTablesById(handlers), () => engineInspector(sharedEngine()), { logger, instrument }),
+    lazyAwsRouter(namingTablesById(handlers), lanceDataPlane, { logger, instrument }),
     logger,
     apiObserver(logger, metrics),
   );

@@ -1,3 +1,4 @@
+import { lanceDataPlane } from '../lib/adapters/lance/data-plane.js';
 import { createAwsApp } from '../lib/app/aws.js';
 import type { CatalogServices } from '../lib/catalog/services.js';
 import { loadAwsConfig } from '../lib/config.js';
@@ -24,8 +25,9 @@ const { logger, metrics, instrument } = observability;
 let services: Promise<CatalogServices> | undefined;
 
 function servicesOnce(): Promise<CatalogServices> {
-  // Handlers are not needed: this function serves no API, it only uses the services.
-  services ??= createAwsApp(loadAwsConfig(), {}, undefined, undefined, { logger, instrument }).then((app) => app.services);
+  // Handlers are not needed: this function serves no API, it only uses the services (and their
+  // data engine: index builds and backfills run here).
+  services ??= createAwsApp(loadAwsConfig(), {}, undefined, { engine: lanceDataPlane().engine }, { logger, instrument }).then((app) => app.services);
   // A failed start-up (e.g. S3 unreachable) must not poison the container forever.
   services.catch(() => (services = undefined));
   return services;

@@ -26,6 +26,6 @@ export function metaApi(service: string, handlers: HandlerMap<CatalogServices>) 
       return lambdaInspector(instrument(new LambdaClient({ region: config.AWS_REGION })), functionName);
     }, { inspect: true });
   };
-  const api = lambdaHandler(lazyAwsRouter(handlers, inspector, { logger, instrument }), logger, apiObserver(logger, metrics));
+  const api = lambdaHandler(lazyAwsRouter(handlers, (config) => ({ inspector: inspector(config) }), { logger, instrument }), logger, apiObserver(logger, metrics));
   return { observability, handler: withPowertools(api, observability, { correlationId: apiRequestId }) };
 }

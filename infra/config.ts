@@ -177,7 +177,7 @@ export function resolveConfig(raw: Raw = {}): RaskConfig {
     jwtIssuer: optStr(raw, 'jwtIssuer', /^\S{1,2048}$/, 'the token issuer (the `iss` value, e.g. https://login.example.com/)'),
     jwtAudience: optStr(raw, 'jwtAudience', /^\S{1,2048}$/, 'the token audience (the `aud` value)'),
     jwtJwksUrl: optStr(raw, 'jwtJwksUrl', /^https:\/\/[^\s/?#]+[^\s]*$/, 'an https:// URL of the issuer\'s JWKS'),
-    jwtPrincipalClaim: optStr(raw, 'jwtPrincipalClaim', /^[A-Za-z0-9_:.\/-]{1,256}$/, 'a claim name such as "sub" or "email"'),
+    jwtPrincipalClaim: optStr(raw, 'jwtPrincipalClaim', /^[A-Za-z0-9_:./-]{1,256}$/, 'a claim name such as "sub" or "email"'),
     ...(raw.jwtMaxAgeSeconds === undefined ? {} : { jwtMaxAgeSeconds: int(raw, 'jwtMaxAgeSeconds', 0, 60, 30 * 24 * 60 * 60) }),
     ...storagePrefixes(raw),
     domainName: optStr(raw, 'domainName', HOST_NAME, 'a DNS host name such as catalog.example.com'),

@@ -24,7 +24,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
-import { ALL_OPERATIONS } from '../lib/contract/control-operations.js';
+import { ALL_OPERATIONS } from '../lib/contract/operations.js';
 import { REPO_ROOT, bundleFunction, esbuildOptions, type BundleKind } from './bundling.js';
 import { bundleOperation } from './operation-bundles.js';
 

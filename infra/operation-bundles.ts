@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ALL_OPERATIONS } from '../lib/contract/control-operations.js';
-import type { OperationDef } from '../lib/contract/operations.js';
+import { ALL_OPERATIONS, HANDLER_EXPORTS, type OperationDef } from '../lib/contract/operations.js';
 import type { Metafile } from 'esbuild';
 import { REPO_ROOT, assetOptions, externalModules, installedModules, writeAsset } from './bundling.js';
 
@@ -10,10 +8,9 @@ import { REPO_ROOT, assetOptions, externalModules, installedModules, writeAsset 
  * entry that imports only the handler module holding it and passes only its handler, so esbuild
  * leaves every other handler module — and what only they reach — out of the bundle.
  *
- * Where each handler lives is read from the handler modules' source (their maps list one
- * operation per line) rather than by importing them: the data handlers would load LanceDB into
- * the synth. test/infra/operation-functions.test.ts checks this index against the maps as
- * imported, so a handler moved to another module cannot be missed.
+ * Where each handler lives is the operation table's handler column (a path, never an import:
+ * the data handlers would load LanceDB into the synth). test/unit/operation-table.test.ts checks
+ * the column against the maps as imported, so a handler moved to another module cannot be missed.
  */
 export interface HandlerModule {
   /** Repository-relative path. */
@@ -23,41 +20,14 @@ export interface HandlerModule {
 }
 
 /** The modules whose maps make up `metaHandlers` and `dataHandlers` (lib/operations/handlers-{meta,data}.ts). */
-export const HANDLER_MODULES: readonly HandlerModule[] = [
-  { file: 'lib/operations/handlers-namespace.ts', exportName: 'namespaceHandlers' },
-  { file: 'lib/operations/handlers-table.ts', exportName: 'tableHandlers' },
-  { file: 'lib/operations/handlers-version.ts', exportName: 'versionHandlers' },
-  { file: 'lib/operations/handlers-transaction.ts', exportName: 'transactionHandlers' },
-  { file: 'lib/operations/handlers-maintenance.ts', exportName: 'maintenanceHandlers' },
-  { file: 'lib/operations/handlers-control.ts', exportName: 'controlHandlers' },
-  { file: 'lib/operations/handlers-lifecycle.ts', exportName: 'lifecycleHandlers' },
-  { file: 'lib/operations/data/writes.ts', exportName: 'writeHandlers' },
-  { file: 'lib/operations/data/reads.ts', exportName: 'readHandlers' },
-  { file: 'lib/operations/data/indices.ts', exportName: 'indexHandlers' },
-  { file: 'lib/operations/data/refs.ts', exportName: 'refHandlers' },
-  { file: 'lib/operations/data/schema.ts', exportName: 'schemaHandlers' },
-  { file: 'lib/operations/data/backfill.ts', exportName: 'backfillHandlers' },
-];
+export const HANDLER_MODULES: readonly HandlerModule[] = Object.entries(HANDLER_EXPORTS).map(([file, exportName]) => ({ file, exportName }));
 
-/** The operation ids a handler module's map names (its keys at the map's first indentation level). */
-export function operationsIn(module: HandlerModule): string[] {
-  const source = readFileSync(path.join(REPO_ROOT, module.file), 'utf8');
-  const start = source.indexOf(`export const ${module.exportName}`);
-  if (start < 0) throw new Error(`${module.file} does not export ${module.exportName}`);
-  const end = source.indexOf('\n};', start);
-  const body = source.slice(start, end < 0 ? undefined : end);
-  return [...body.matchAll(/^ {2}(?:async )?([A-Z][A-Za-z]+)\s*[:(,]/gm)].map((m) => m[1]);
-}
-
-let index: Map<string, HandlerModule> | undefined;
+const BY_ID = new Map(ALL_OPERATIONS.map((op) => [op.operationId as string, op]));
 
 /** The handler module of `operationId`, or undefined for an operation without a handler (it answers Unsupported). */
 export function handlerModuleOf(operationId: string): HandlerModule | undefined {
-  if (!index) {
-    index = new Map();
-    for (const module of HANDLER_MODULES) for (const op of operationsIn(module)) index.set(op, module);
-  }
-  return index.get(operationId);
+  const file = BY_ID.get(operationId)?.handler;
+  return file === undefined ? undefined : { file, exportName: HANDLER_EXPORTS[file] };
 }
 
 /** The operations deployed as functions of their own: every operation of the table that has a handler. */

@@ -52,7 +52,7 @@ export const DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS = 20_000;
 // ---- Memory budgets (issue #36; docs/data-plane.md, "Memory") ----
 
 /**
- * The LanceDB caches' budgets, MiB: one session per process (lib/data/session.ts) holds every
+ * The LanceDB caches' budgets, MiB: one session per process (lib/adapters/lance/session.ts) holds every
  * table's index and metadata cache entries. Absent variables take defaults from the memory the
  * process may use (lanceCacheBudgets).
  */
@@ -133,7 +133,7 @@ function machineMemory(): { totalBytes: number; constrainedBytes?: number } {
   return { totalBytes: totalmem(), constrainedBytes: constrained };
 }
 
-/** The budgets from the environment alone, for processes that never load the whole config (lib/data/session.ts). */
+/** The budgets from the environment alone, for processes that never load the whole config (lib/adapters/lance/session.ts). */
 export function lanceCacheBudgetsFromEnv(env: NodeJS.ProcessEnv = process.env): LanceCacheBudgets {
   return lanceCacheBudgets(parse(z.object({ ...lanceCaches, RASK_MAX_BODY_BYTES: common.RASK_MAX_BODY_BYTES, RASK_MAX_RESULT_BYTES: common.RASK_MAX_RESULT_BYTES }), env), env);
 }
@@ -206,6 +206,17 @@ export const DEFAULT_MAINTENANCE_INTERVALS_MS = {
 } as const;
 
 /**
+ * The longest a client we serve keeps an idle connection for reuse: the official LanceDB client's
+ * pool (`poolIdleTimeout`, 300 s by default; its namespace client's 90 s is shorter). A server
+ * that closes an idle connection first races the client reusing it: the request meets a reset
+ * (`os error 104`, seen in the memory soak, docs/benchmarks.md). So the server waits longer than
+ * the client, and the client is the one that closes. The headers timeout need not follow: on
+ * Node 20 it runs only while a request's headers are arriving, not while a kept-alive connection
+ * is idle (test/e2e/server-limits.test.ts).
+ */
+export const CLIENT_POOL_IDLE_MS = 300_000;
+
+/**
  * The local server's connection limits (lib/app/server.ts): a client that never finishes its
  * headers or body is cut off, idle keep-alive sockets close, and buffered request bodies are
  * bounded as a whole, so slow or greedy clients cannot exhaust file descriptors or memory.
@@ -213,7 +224,7 @@ export const DEFAULT_MAINTENANCE_INTERVALS_MS = {
 export const DEFAULT_SERVER_LIMITS = {
   RASK_HEADERS_TIMEOUT_MS: 10_000,
   RASK_REQUEST_TIMEOUT_MS: 60_000,
-  RASK_KEEP_ALIVE_TIMEOUT_MS: 5_000,
+  RASK_KEEP_ALIVE_TIMEOUT_MS: CLIENT_POOL_IDLE_MS + 10_000,
   RASK_MAX_CONNECTIONS: 1024,
   RASK_MAX_INFLIGHT_BODY_BYTES: 64 * 1024 * 1024,
 } as const;
@@ -223,7 +234,7 @@ const serverLimits = {
   RASK_HEADERS_TIMEOUT_MS: withDefault(integer(100), DEFAULT_SERVER_LIMITS.RASK_HEADERS_TIMEOUT_MS),
   /** Time to receive a whole request (headers and body); the answer may take longer. */
   RASK_REQUEST_TIMEOUT_MS: withDefault(integer(100), DEFAULT_SERVER_LIMITS.RASK_REQUEST_TIMEOUT_MS),
-  /** How long an idle keep-alive connection stays open. */
+  /** How long an idle keep-alive connection stays open: longer than clients keep theirs (CLIENT_POOL_IDLE_MS). */
   RASK_KEEP_ALIVE_TIMEOUT_MS: withDefault(integer(100), DEFAULT_SERVER_LIMITS.RASK_KEEP_ALIVE_TIMEOUT_MS),
   /** Open connections at most; more are refused by the socket layer. */
   RASK_MAX_CONNECTIONS: withDefault(integer(1), DEFAULT_SERVER_LIMITS.RASK_MAX_CONNECTIONS),

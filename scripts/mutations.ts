@@ -117,14 +117,14 @@ const MUTATIONS: readonly Mutation[] = [
   {
     id: 'M5a',
     what: 'result bound: the check while streaming batches removed',
-    file: 'lib/data/query.ts',
+    file: 'lib/adapters/lance/query.ts',
     apply: once('    if (bytes > maxBytes) throw resultTooLarge(maxBytes);\n', ''),
     tests: ['test/data/result-bound.test.ts'],
   },
   {
     id: 'M5b',
     what: 'result bound: the check after encoding removed',
-    file: 'lib/data/engine.ts',
+    file: 'lib/adapters/lance/engine.ts',
     apply: once('      if (bytes.length > maxBytes) throw resultTooLarge(maxBytes);\n', ''),
     tests: ['test/data/result-bound.test.ts'],
   },
@@ -278,7 +278,7 @@ const MUTATIONS: readonly Mutation[] = [
   {
     id: 'H1',
     what: 'data plane: a kept table handle is not brought to the latest version at the start of a call',
-    file: 'lib/data/engine.ts',
+    file: 'lib/adapters/lance/engine.ts',
     apply: once('        if (!opened) await shared.checkoutLatest();\n', ''),
     tests: ['test/data/table-handles.test.ts'],
   },

@@ -18,6 +18,7 @@ interface Step {
   readonly name: string;
   /** What a failure of this step most likely means, for the person reading the output. */
   readonly meaning: string;
+  // biome-ignore lint/suspicious/noConfusingVoidType: a step either returns a note or nothing (an async body without return).
   readonly run: () => Promise<string | void>;
 }
 

@@ -7,8 +7,7 @@ import * as route53 from 'aws-cdk-lib/aws-route53';
 import * as route53Targets from 'aws-cdk-lib/aws-route53-targets';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { ALL_OPERATIONS } from '../../lib/contract/control-operations.js';
-import type { Bundle, OperationDef } from '../../lib/contract/operations.js';
+import { ALL_OPERATIONS, type Bundle, type OperationDef } from '../../lib/contract/operations.js';
 import type { RaskConfig } from '../config.js';
 import { acknowledge, acknowledgeManagedPolicy } from '../nag.js';
 

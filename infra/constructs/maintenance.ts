@@ -217,7 +217,7 @@ export class Maintenance extends Construct {
 
       const alarm = new cloudwatch.Alarm(this, `${id}Errors`, {
         alarmDescription: `rask maintenance ${spec.name} failed or could not cover everything (see its failure queue and reports/${spec.name}/ in the registry)`,
-        metric: fn.fn.metricErrors({ period: Duration.minutes(Math.min(every, 60) < 5 ? 5 : Math.min(every, 60)), statistic: 'Sum' }),
+        metric: fn.fn.metricErrors({ period: Duration.minutes(Math.max(5, Math.min(every, 60))), statistic: 'Sum' }),
         threshold: 1,
         evaluationPeriods: 1,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

@@ -2,7 +2,7 @@ import { Duration, NestedStack } from 'aws-cdk-lib';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import type { Action, OperationDef } from '../../lib/contract/operations.js';
 import type { RaskConfig } from '../config.js';
 import { perOperationDefs } from '../operation-bundles.js';

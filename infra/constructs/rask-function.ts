@@ -1,4 +1,4 @@
-import { AssetHashType, Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { AssetHashType, type Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';

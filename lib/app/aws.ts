@@ -8,11 +8,10 @@ import type { HandlerMap } from '../contract/request.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { StorageRoot } from '../ports/storage-root.js';
 import { noCredentials, type CredentialVendor } from '../ports/credential-vendor.js';
-import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import { awsJobSettings } from './aws-jobs.js';
 import { createS3Client } from './aws-s3.js';
 import { lazyPort } from '../ports/lazy.js';
-import { buildApp, consoleLogger, decisionLog } from './build.js';
+import { buildApp, consoleLogger, type DataPlane, decisionLog } from './build.js';
 import { lazyPublisher } from '../ports/event-publisher.js';
 import { awsStorage } from './storage.js';
 
@@ -24,7 +23,7 @@ export async function createAwsApp(
   config: AwsConfig,
   handlers: HandlerMap<CatalogServices>,
   client?: S3Client,
-  inspector?: DatasetInspector,
+  dataPlane: DataPlane = {},
   observe: AwsObservation = {},
 ): Promise<{ router: Router; services: CatalogServices }> {
   const instrument = observe.instrument ?? (<T>(c: T) => c);
@@ -52,7 +51,8 @@ export async function createAwsApp(
     trashGraceDays: config.RASK_TRASH_GRACE_DAYS,
     handlers,
     vendor: vendorFor(config, instrument),
-    inspector,
+    inspector: dataPlane.inspector,
+    data: dataPlane.engine,
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     requestLimits: requestLimitsOf(config),
     commitDeadlineMs: config.RASK_COMMIT_DEADLINE_MS,
@@ -100,18 +100,18 @@ function vendorFor(config: AwsConfig, instrument: <T>(client: T) => T): Credenti
 
 /**
  * Builds the app on first use and keeps the promise, so concurrent cold invocations share it.
- * `inspector` builds the dataset inspector from the configuration (each bundle brings its own).
+ * `dataPlane` builds the bundle's data plane (engine, inspector) from the configuration.
  */
 export function lazyAwsRouter(
   handlers: HandlerMap<CatalogServices>,
-  inspector?: (config: AwsConfig) => DatasetInspector | undefined,
+  dataPlane?: (config: AwsConfig) => DataPlane,
   observe?: AwsObservation,
 ): () => Promise<Router> {
   let app: Promise<Router> | undefined;
   return () => {
     app ??= import('../config.js').then(({ loadAwsConfig }) => {
       const config = loadAwsConfig();
-      return createAwsApp(config, handlers, undefined, inspector?.(config), observe).then((a) => a.router);
+      return createAwsApp(config, handlers, undefined, dataPlane?.(config), observe).then((a) => a.router);
     });
     // A failed start-up (e.g. S3 unreachable) must not poison the container forever.
     app.catch(() => (app = undefined));

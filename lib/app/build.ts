@@ -7,6 +7,7 @@ import type { JobSettings } from '../queue/context.js';
 import type { HandlerMap } from '../contract/request.js';
 import { UNSUPPORTED_REASONS } from '../contract/unsupported.js';
 import type { CredentialVendor } from '../ports/credential-vendor.js';
+import type { DataEngine } from '../ports/data-engine.js';
 import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import type { EventPublisher } from '../ports/event-publisher.js';
 import { auditDenied, withEvents } from '../operations/emit.js';
@@ -16,9 +17,21 @@ import { openRegistry } from '../registry/layout.js';
 import type { StorageRoot } from '../ports/storage-root.js';
 import { Registry } from '../registry/registry.js';
 import { guardFor } from '../governance/guard.js';
+import { admitting } from '../operations/admission.js';
 import type { GuardSettings } from '../governance/settings.js';
 import { cachedProject } from '../catalog/control/project-cache.js';
 import { tracedStore } from '../observability/traced-store.js';
+
+/**
+ * What a process brings of the data plane, each bundle its own (docs/architecture.md): the data
+ * engine, and the inspector DescribeTable's detailed metadata reads datasets through. The data
+ * and jobs functions bring LanceDB; the metadata functions an inspector that invokes the data
+ * function, and no engine.
+ */
+export interface DataPlane {
+  readonly engine?: DataEngine;
+  readonly inspector?: DatasetInspector;
+}
 
 export interface BuildOptions {
   readonly registryStore: ObjectStore;
@@ -37,6 +50,8 @@ export interface BuildOptions {
   readonly logger?: ErrorLogger;
   readonly vendor: CredentialVendor;
   readonly inspector?: DatasetInspector;
+  /** The data engine (CatalogServices.data); absent: the process serves no data operation. */
+  readonly data?: DataEngine;
   readonly dataLimits?: DataLimits;
   /** Per-request commit deadline (RASK_COMMIT_DEADLINE_MS). */
   readonly commitDeadlineMs?: number;
@@ -77,6 +92,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     storageFor: options.storageFor,
     vendor: options.vendor,
     inspector: options.inspector,
+    ...(options.data ? { data: options.data } : {}),
     dataLimits: options.dataLimits,
     events: options.events,
     ...(options.jobs ? { jobs: options.jobs } : {}),
@@ -97,7 +113,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     logger: options.logger,
     unsupportedReasons: UNSUPPORTED_REASONS,
     commitDeadlineMs: options.commitDeadlineMs,
-    guard: guardFor(options.auth ?? { mode: 'off' }, services),
+    guard: admitting(guardFor(options.auth ?? { mode: 'off' }, services)),
     onDenied: options.events
       ? auditDenied(options.events, options.project, async (project) => (await cachedProject(registry, project)) !== undefined)
       : undefined,

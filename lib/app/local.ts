@@ -8,6 +8,7 @@ import type { CatalogServices } from '../catalog/services.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { StorageRoot } from '../ports/storage-root.js';
 import { noCredentials } from '../ports/credential-vendor.js';
+import type { DataEngine } from '../ports/data-engine.js';
 import { ndjsonPublisher } from '../adapters/local/ndjson-publisher.js';
 import { buildApp, consoleLogger, decisionLog } from './build.js';
 import { adoptLocalWarehouseRoot, localWarehouseRoot } from './local-root.js';
@@ -21,15 +22,20 @@ import { guardSettings, localAuthNotices } from '../governance/setup.js';
  */
 export async function createLocalApp(
   config: LocalConfig,
-  options: { handlers?: HandlerMap<CatalogServices>; logger?: ErrorLogger } = {},
+  options: {
+    handlers?: HandlerMap<CatalogServices>;
+    logger?: ErrorLogger;
+    /** The data engine; absent: the process's LanceDB engine. A test may bring a twin (test/support/counting-engine.ts). */
+    engine?: DataEngine;
+  } = {},
 ) {
   const dataDir = path.resolve(config.RASK_DATA_DIR);
   await mkdir(dataDir, { recursive: true });
   const handlers = options.handlers ?? (await import('../operations/handlers-all.js')).allHandlers;
   // One process serves both bundles, so DescribeTable's load_detailed_metadata can open datasets.
-  // Importing lib/data loads nothing heavy: LanceDB itself is loaded on first use.
-  const { engineInspector } = await import('../data/inspector.js');
-  const { sharedEngine } = await import('../data/shared-engine.js');
+  // Importing the adapter loads nothing heavy: LanceDB itself is loaded on first use.
+  const { engineInspector } = await import('../adapters/lance/inspector.js');
+  const engine = options.engine ?? (await import('../adapters/lance/shared-engine.js')).sharedEngine();
   const stores = new Map<string, ObjectStore>();
   const storageFor = (root: StorageRoot): ObjectStore => {
     if (root.kind !== 'file') throw new Error(`the local server only has file storage, not ${root.kind}`);
@@ -64,7 +70,8 @@ export async function createLocalApp(
     trashGraceDays: config.RASK_TRASH_GRACE_DAYS,
     handlers,
     vendor: noCredentials,
-    inspector: engineInspector(sharedEngine()),
+    inspector: engineInspector(engine),
+    data: engine,
     dataLimits: {
       maxResultBytes: config.RASK_MAX_RESULT_BYTES,
       maxSyncVectorIndexRows: config.RASK_MAX_SYNC_VECTOR_INDEX_ROWS,

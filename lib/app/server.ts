@@ -3,6 +3,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { lanceCacheBudgets, type LocalConfig } from '../config.js';
 import { startJobLoop, type JobLoop } from '../jobs/loop.js';
@@ -71,7 +72,7 @@ export async function startLocalServer(
   let app;
   let startup: StartupSummary;
   // Before any data operation: the process's one LanceDB session takes its size from here.
-  const { configureLanceSession } = await import('../data/session.js');
+  const { configureLanceSession } = await import('../adapters/lance/session.js');
   const budgets = lanceCacheBudgets(config);
   if (!configureLanceSession(budgets)) logger.warn('the LanceDB session was sized before this server started; its budgets stay');
   try {
@@ -113,7 +114,7 @@ export async function startLocalServer(
     // Per-table jobs only when this process runs the job loop; otherwise nobody would run them.
     { fanOut: config.RASK_JOBS_INTERVAL_MS > 0 },
   );
-  const memory = await memoryStatsLine(config.RASK_MEMORY_STATS_MS, logger);
+  const memory = await memoryStatsLine(config.RASK_MEMORY_STATS_MS, logger, server);
   const host = config.RASK_HOST.includes(':') ? `[${config.RASK_HOST}]` : config.RASK_HOST;
   return {
     server,
@@ -160,13 +161,23 @@ async function warehouseRootsUnder(dir: string): Promise<string[]> {
 
 /**
  * With RASK_MEMORY_STATS_MS set, one `memory` line every so often: the process's RSS, heap and
- * external memory and the data plane's cache use (docs/operations.md, "Memory"). A log line only:
- * no HTTP answer carries it.
+ * external memory and the data plane's cache use (docs/operations.md, "Memory"), and since the
+ * last line the event loop's worst delay and the connections accepted (a stalled loop or clients
+ * reconnecting show there first). A log line only: no HTTP answer carries it.
  */
-async function memoryStatsLine(intervalMs: number, logger: Logger): Promise<NodeJS.Timeout | undefined> {
+async function memoryStatsLine(intervalMs: number, logger: Logger, server: Server): Promise<NodeJS.Timeout | undefined> {
   if (intervalMs <= 0) return undefined;
-  const { memoryStats } = await import('../data/memory-stats.js');
-  const timer = setInterval(() => logger.info('memory', { ...memoryStats() }), intervalMs);
+  const { memoryStats } = await import('../adapters/lance/memory-stats.js');
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  let accepted = 0;
+  server.on('connection', () => accepted++);
+  const timer = setInterval(() => {
+    const loop = { eventLoopDelayMaxMs: Math.round(delay.max / 1e6), eventLoopDelayP99Ms: Math.round(delay.percentile(99) / 1e6), connectionsAccepted: accepted };
+    delay.reset();
+    accepted = 0;
+    logger.info('memory', { ...memoryStats(), ...loop });
+  }, intervalMs);
   timer.unref();
   return timer;
 }

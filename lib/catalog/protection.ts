@@ -6,7 +6,7 @@ import type { CatalogServices } from './services.js';
 import { fmtId, validateId } from './ids.js';
 
 /**
- * Protection (design brief rules 3–4; docs/lifecycle.md). A protected namespace or table refuses
+ * Protection (docs/rules.md rules 3–4; docs/lifecycle.md). A protected namespace or table refuses
  * drop, deregister and rename (and a namespace refuses a cascade that would reach a protected
  * descendant) with 409 / code 19 naming it, unless the request says `force=true`. Force
  * overrides protection and nothing else: authorization has already run by the time a door asks.

@@ -1,5 +1,7 @@
 import type { JobSettings } from '../queue/context.js';
+import { InternalError } from '../errors.js';
 import type { CredentialVendor } from '../ports/credential-vendor.js';
+import type { DataEngine } from '../ports/data-engine.js';
 import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import type { EventPublisher } from '../ports/event-publisher.js';
 import type { ObjectStore } from '../ports/object-store.js';
@@ -38,6 +40,12 @@ export interface CatalogServices {
   readonly vendor: CredentialVendor;
   /** Opens datasets for detailed metadata; absent in the metadata Lambda. */
   readonly inspector?: DatasetInspector;
+  /**
+   * The data engine the data-plane operations and job runners work through (lib/ports/data-engine.ts):
+   * LanceDB in the data and jobs functions and the local server; absent in the metadata functions,
+   * which never load LanceDB. Read it with `dataEngineOf`.
+   */
+  readonly data?: DataEngine;
   /** Bounds on synchronous data-plane work; absent means the defaults in lib/config.ts. */
   readonly dataLimits?: DataLimits;
   /**
@@ -82,4 +90,15 @@ export interface CatalogServices {
    * production.
    */
   readonly crashPoint?: (point: string) => void | Promise<void>;
+}
+
+/**
+ * The process's data engine. A composition without one (the metadata functions, a test's bare
+ * services) serves no data operation: reaching one there is a wiring fault, said plainly.
+ */
+export function dataEngineOf(services: CatalogServices): DataEngine {
+  if (!services.data) {
+    throw new InternalError('this process has no data engine (CatalogServices.data): data operations run in the data function, the jobs function and the local server');
+  }
+  return services.data;
 }

@@ -11,7 +11,7 @@ import type { CatalogServices } from './services.js';
  * How long a warehouse record read by one request may serve the next ones in this process.
  * Every table operation needs its warehouse (the storage root, which never changes), so caching
  * saves a registry GET on each client open and commit. Settings that can change (trash grace
- * days) decide destructive things, and those callers read strictly (design brief rule 8).
+ * days) decide destructive things, and those callers read strictly (docs/rules.md rule 8).
  */
 const CACHE_MS = 30_000;
 

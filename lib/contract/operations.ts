@@ -1,155 +1,110 @@
-/**
- * The operation table: the single source of truth for the 54 Lance Namespace operations.
- * Routing, request decoding, response encoding, the CDK API resources and the Lambda bundle
- * split all derive from it. Handlers are NOT referenced here (see lib/operations/handlers-*.ts)
- * so that loading the table never pulls in the data plane.
- */
+import { CONTROL_ROWS } from './control-operations.js';
+import { BOTH_POST_FIRST, GET, op, POST, UNSUPPORTED, type HandlerModule, type OperationRow } from './operation-columns.js';
 
-export type HttpMethod = 'GET' | 'POST';
-
-/** How the request is decoded before the handler sees it. */
-export type RequestKind =
-  /** A JSON object body (empty, absent or the literal `null` mean `{}`). */
-  | 'json'
-  /** Raw Arrow IPC stream bytes, sent by the client with no Content-Type. */
-  | 'arrow'
-  /**
-   * A bare JSON map (UpdateTableSchemaMetadata): the body is data, not a request model, so no
-   * `id` is added to it or checked against the path (a metadata key may be called "id").
-   */
-  | 'map';
-
-/** How the handler's result is encoded. */
-export type ResponseKind =
-  /** JSON value with `Content-Type: application/json` (objects, bare integers, strings, maps). */
-  | 'json'
-  /** Status only, no body (the two exists operations). */
-  | 'empty'
-  /** Arrow IPC file bytes. */
-  | 'arrow';
-
-/** Which Lambda bundle serves the operation: `data` bundles carry the LanceDB layer. */
-export type Bundle = 'meta' | 'data';
+export type { Action, Bundle, Creates, HandlerModule, HttpMethod, RequestKind, ResponseKind, Scope } from './operation-columns.js';
+export { HANDLER_EXPORTS } from './operation-columns.js';
 
 /**
- * The authorization action an operation needs (the Cedar action of policies/rask.cedarschema;
- * docs/governance.md). Grouped there into read / write / admin for the three roles.
+ * The operation table: the single source of truth for the 54 Lance Namespace operations (below)
+ * and our control-plane doors (control-operations.ts). One row says everything about one
+ * operation: its route and codecs, the authorization action, the Lambda bundle, the module that
+ * holds its handler, and the facts the guard decides by (destructive, creates, scope; the
+ * columns are described in operation-columns.ts). Routing, request decoding, response
+ * encoding, authorization, the CDK API resources and the Lambda bundle split all derive from it.
+ *
+ * `OperationId` is the union of the rows' ids, so a misspelled id is a compile error wherever
+ * it is written; handler maps (`HandlersOf`, lib/contract/request.ts), the event vocabulary and
+ * the unsupported reasons are typed by it. Handlers are named by path, never imported, so
+ * loading the table never pulls in the data plane.
  */
-export type Action =
-  | 'namespace:read' | 'namespace:create' | 'namespace:drop'
-  | 'table:read' | 'table:create' | 'table:write' | 'table:drop'
-  | 'transaction:read' | 'transaction:alter'
-  | 'project:read' | 'project:create' | 'project:list' | 'project:manage' | 'project:delete'
-  | 'warehouse:read' | 'warehouse:create' | 'warehouse:manage' | 'warehouse:delete'
-  | 'principal:manage' | 'key:manage' | 'grant:manage';
 
-export interface OperationDef {
-  readonly operationId: string;
-  /** What the caller must be allowed to do (the one authorization column). */
-  readonly action: Action;
-  /** `control`: our control-plane doors (projects, warehouses, keys, grants); absent: the spec's. */
-  readonly plane?: 'control';
-  /** Accepted methods; the first is the one the spec names. */
-  readonly methods: readonly HttpMethod[];
-  /** Route template; `{id}` is an object id, `{index_name}` an index name. */
-  readonly path: string;
-  readonly request: RequestKind;
-  readonly response: ResponseKind;
-  /** Success status (spec: 200, except 202 for backfill/refresh and 201 for MV create). */
-  readonly status: number;
-  readonly bundle: Bundle;
-}
-
-const op = (
-  operationId: string,
-  action: Action,
-  methods: readonly HttpMethod[],
-  path: string,
-  bundle: Bundle,
-  extra: Partial<Pick<OperationDef, 'request' | 'response' | 'status'>> = {},
-): OperationDef => ({
-  operationId,
-  action,
-  methods,
-  path,
-  bundle,
-  request: extra.request ?? 'json',
-  response: extra.response ?? 'json',
-  status: extra.status ?? 200,
-});
-
-const POST: readonly HttpMethod[] = ['POST'];
-const GET: readonly HttpMethod[] = ['GET'];
-/** The official client and the spec disagree on the verb; accept both (rest-conformance §2). */
-const BOTH_POST_FIRST: readonly HttpMethod[] = ['POST', 'GET'];
-
-export const OPERATIONS: readonly OperationDef[] = [
+const SPEC_ROWS = [
   // Namespaces
-  op('CreateNamespace', 'namespace:create', POST, '/v1/namespace/{id}/create', 'meta'),
-  op('ListNamespaces', 'namespace:read', GET, '/v1/namespace/{id}/list', 'meta'),
-  op('DescribeNamespace', 'namespace:read', POST, '/v1/namespace/{id}/describe', 'meta'),
-  op('DropNamespace', 'namespace:drop', POST, '/v1/namespace/{id}/drop', 'meta'),
-  op('NamespaceExists', 'namespace:read', POST, '/v1/namespace/{id}/exists', 'meta', { response: 'empty' }),
+  op('CreateNamespace', 'namespace:create', POST, '/v1/namespace/{id}/create', 'meta', 'lib/operations/handlers-namespace.ts', { creates: 'namespace' }),
+  op('ListNamespaces', 'namespace:read', GET, '/v1/namespace/{id}/list', 'meta', 'lib/operations/handlers-namespace.ts'),
+  op('DescribeNamespace', 'namespace:read', POST, '/v1/namespace/{id}/describe', 'meta', 'lib/operations/handlers-namespace.ts'),
+  op('DropNamespace', 'namespace:drop', POST, '/v1/namespace/{id}/drop', 'meta', 'lib/operations/handlers-namespace.ts', { destructive: true }),
+  op('NamespaceExists', 'namespace:read', POST, '/v1/namespace/{id}/exists', 'meta', 'lib/operations/handlers-namespace.ts', { response: 'empty' }),
   // Table catalog entries
-  op('ListTables', 'namespace:read', GET, '/v1/namespace/{id}/table/list', 'meta'),
-  op('ListAllTables', 'project:read', GET, '/v1/table', 'meta'),
-  op('RegisterTable', 'table:create', POST, '/v1/table/{id}/register', 'meta'),
-  op('DescribeTable', 'table:read', POST, '/v1/table/{id}/describe', 'meta'),
-  op('TableExists', 'table:read', POST, '/v1/table/{id}/exists', 'meta', { response: 'empty' }),
-  op('DropTable', 'table:drop', POST, '/v1/table/{id}/drop', 'meta'),
-  op('DeregisterTable', 'table:drop', POST, '/v1/table/{id}/deregister', 'meta'),
-  op('RestoreTable', 'table:write', POST, '/v1/table/{id}/restore', 'data'),
-  op('RenameTable', 'table:drop', POST, '/v1/table/{id}/rename', 'meta'),
-  op('DeclareTable', 'table:create', POST, '/v1/table/{id}/declare', 'meta'),
+  op('ListTables', 'namespace:read', GET, '/v1/namespace/{id}/table/list', 'meta', 'lib/operations/handlers-table.ts'),
+  op('ListAllTables', 'project:read', GET, '/v1/table', 'meta', 'lib/operations/handlers-table.ts'),
+  op('RegisterTable', 'table:create', POST, '/v1/table/{id}/register', 'meta', 'lib/operations/handlers-table.ts', { creates: 'table' }),
+  op('DescribeTable', 'table:read', POST, '/v1/table/{id}/describe', 'meta', 'lib/operations/handlers-table.ts'),
+  op('TableExists', 'table:read', POST, '/v1/table/{id}/exists', 'meta', 'lib/operations/handlers-table.ts', { response: 'empty' }),
+  op('DropTable', 'table:drop', POST, '/v1/table/{id}/drop', 'meta', 'lib/operations/handlers-table.ts', { destructive: true }),
+  op('DeregisterTable', 'table:drop', POST, '/v1/table/{id}/deregister', 'meta', 'lib/operations/handlers-table.ts', { destructive: true }),
+  op('RestoreTable', 'table:write', POST, '/v1/table/{id}/restore', 'data', 'lib/operations/data/writes.ts'),
+  op('RenameTable', 'table:drop', POST, '/v1/table/{id}/rename', 'meta', 'lib/operations/handlers-table.ts', { destructive: true }),
+  op('DeclareTable', 'table:create', POST, '/v1/table/{id}/declare', 'meta', 'lib/operations/handlers-table.ts', { creates: 'table' }),
   // Managed versioning
-  op('ListTableVersions', 'table:read', POST, '/v1/table/{id}/version/list', 'meta'),
-  op('CreateTableVersion', 'table:write', POST, '/v1/table/{id}/version/create', 'meta'),
-  op('DescribeTableVersion', 'table:read', POST, '/v1/table/{id}/version/describe', 'meta'),
-  op('BatchDeleteTableVersions', 'table:write', POST, '/v1/table/{id}/version/delete', 'meta'),
-  op('BatchCreateTableVersions', 'table:write', POST, '/v1/table/version/batch-create', 'meta'),
-  op('BatchCommitTables', 'table:write', POST, '/v1/table/batch-commit', 'meta'),
+  op('ListTableVersions', 'table:read', POST, '/v1/table/{id}/version/list', 'meta', 'lib/operations/handlers-version.ts'),
+  op('CreateTableVersion', 'table:write', POST, '/v1/table/{id}/version/create', 'meta', 'lib/operations/handlers-version.ts'),
+  op('DescribeTableVersion', 'table:read', POST, '/v1/table/{id}/version/describe', 'meta', 'lib/operations/handlers-version.ts'),
+  op('BatchDeleteTableVersions', 'table:write', POST, '/v1/table/{id}/version/delete', 'meta', 'lib/operations/handlers-version.ts'),
+  op('BatchCreateTableVersions', 'table:write', POST, '/v1/table/version/batch-create', 'meta', UNSUPPORTED),
+  op('BatchCommitTables', 'table:write', POST, '/v1/table/batch-commit', 'meta', UNSUPPORTED),
   // Schema
-  op('UpdateTableSchemaMetadata', 'table:write', POST, '/v1/table/{id}/schema_metadata/update', 'data', { request: 'map' }),
-  op('AlterTableAlterColumns', 'table:write', POST, '/v1/table/{id}/alter_columns', 'data'),
-  op('UpdateFieldMetadata', 'table:write', POST, '/v1/table/{id}/update_field_metadata', 'data'),
-  op('AlterTableDropColumns', 'table:write', POST, '/v1/table/{id}/drop_columns', 'data'),
-  op('AlterTableAddColumns', 'table:write', POST, '/v1/table/{id}/add_columns', 'data'),
-  op('AlterTableBackfillColumns', 'table:write', POST, '/v1/table/{id}/backfill_column', 'data', { status: 202 }),
+  op('UpdateTableSchemaMetadata', 'table:write', POST, '/v1/table/{id}/schema_metadata/update', 'data', 'lib/operations/data/schema.ts', { request: 'map' }),
+  op('AlterTableAlterColumns', 'table:write', POST, '/v1/table/{id}/alter_columns', 'data', 'lib/operations/data/schema.ts'),
+  op('UpdateFieldMetadata', 'table:write', POST, '/v1/table/{id}/update_field_metadata', 'data', 'lib/operations/data/schema.ts'),
+  op('AlterTableDropColumns', 'table:write', POST, '/v1/table/{id}/drop_columns', 'data', 'lib/operations/data/schema.ts'),
+  op('AlterTableAddColumns', 'table:write', POST, '/v1/table/{id}/add_columns', 'data', 'lib/operations/data/schema.ts'),
+  op('AlterTableBackfillColumns', 'table:write', POST, '/v1/table/{id}/backfill_column', 'data', 'lib/operations/data/backfill.ts', { status: 202 }),
   // Data
-  op('GetTableStats', 'table:read', BOTH_POST_FIRST, '/v1/table/{id}/stats', 'data'),
-  op('InsertIntoTable', 'table:write', POST, '/v1/table/{id}/insert', 'data', { request: 'arrow' }),
-  op('MergeInsertIntoTable', 'table:write', POST, '/v1/table/{id}/merge_insert', 'data', { request: 'arrow' }),
-  op('UpdateTable', 'table:write', POST, '/v1/table/{id}/update', 'data'),
-  op('DeleteFromTable', 'table:write', POST, '/v1/table/{id}/delete', 'data'),
-  op('QueryTable', 'table:read', POST, '/v1/table/{id}/query', 'data', { response: 'arrow' }),
-  op('CountTableRows', 'table:read', BOTH_POST_FIRST, '/v1/table/{id}/count_rows', 'data'),
-  op('CreateTable', 'table:create', POST, '/v1/table/{id}/create', 'data', { request: 'arrow' }),
-  op('ExplainTableQueryPlan', 'table:read', POST, '/v1/table/{id}/explain_plan', 'data'),
-  op('AnalyzeTableQueryPlan', 'table:read', POST, '/v1/table/{id}/analyze_plan', 'data'),
+  op('GetTableStats', 'table:read', BOTH_POST_FIRST, '/v1/table/{id}/stats', 'data', 'lib/operations/data/reads.ts'),
+  op('InsertIntoTable', 'table:write', POST, '/v1/table/{id}/insert', 'data', 'lib/operations/data/writes.ts', { request: 'arrow' }),
+  op('MergeInsertIntoTable', 'table:write', POST, '/v1/table/{id}/merge_insert', 'data', 'lib/operations/data/writes.ts', { request: 'arrow' }),
+  op('UpdateTable', 'table:write', POST, '/v1/table/{id}/update', 'data', 'lib/operations/data/writes.ts'),
+  op('DeleteFromTable', 'table:write', POST, '/v1/table/{id}/delete', 'data', 'lib/operations/data/writes.ts'),
+  op('QueryTable', 'table:read', POST, '/v1/table/{id}/query', 'data', 'lib/operations/data/reads.ts', { response: 'arrow' }),
+  op('CountTableRows', 'table:read', BOTH_POST_FIRST, '/v1/table/{id}/count_rows', 'data', 'lib/operations/data/reads.ts'),
+  op('CreateTable', 'table:create', POST, '/v1/table/{id}/create', 'data', 'lib/operations/data/writes.ts', { request: 'arrow', creates: 'table' }),
+  op('ExplainTableQueryPlan', 'table:read', POST, '/v1/table/{id}/explain_plan', 'data', 'lib/operations/data/reads.ts'),
+  op('AnalyzeTableQueryPlan', 'table:read', POST, '/v1/table/{id}/analyze_plan', 'data', 'lib/operations/data/reads.ts'),
   // Materialized views
-  op('RefreshMaterializedView', 'table:write', POST, '/v1/materialized_view/{id}/refresh', 'data', { status: 202 }),
-  op('CreateMaterializedView', 'table:create', POST, '/v1/materialized_view/{id}/create', 'data', { status: 201 }),
+  op('RefreshMaterializedView', 'table:write', POST, '/v1/materialized_view/{id}/refresh', 'data', UNSUPPORTED, { status: 202 }),
+  op('CreateMaterializedView', 'table:create', POST, '/v1/materialized_view/{id}/create', 'data', UNSUPPORTED, { status: 201, creates: 'table' }),
   // Indices
-  op('CreateTableIndex', 'table:write', POST, '/v1/table/{id}/create_index', 'data'),
-  op('CreateTableScalarIndex', 'table:write', POST, '/v1/table/{id}/create_scalar_index', 'data'),
-  op('ListTableIndices', 'table:read', POST, '/v1/table/{id}/index/list', 'data'),
-  op('DescribeTableIndexStats', 'table:read', BOTH_POST_FIRST, '/v1/table/{id}/index/{index_name}/stats', 'data'),
-  op('DropTableIndex', 'table:write', POST, '/v1/table/{id}/index/{index_name}/drop', 'data'),
+  op('CreateTableIndex', 'table:write', POST, '/v1/table/{id}/create_index', 'data', 'lib/operations/data/indices.ts'),
+  op('CreateTableScalarIndex', 'table:write', POST, '/v1/table/{id}/create_scalar_index', 'data', 'lib/operations/data/indices.ts'),
+  op('ListTableIndices', 'table:read', POST, '/v1/table/{id}/index/list', 'data', 'lib/operations/data/indices.ts'),
+  op('DescribeTableIndexStats', 'table:read', BOTH_POST_FIRST, '/v1/table/{id}/index/{index_name}/stats', 'data', 'lib/operations/data/indices.ts'),
+  op('DropTableIndex', 'table:write', POST, '/v1/table/{id}/index/{index_name}/drop', 'data', 'lib/operations/data/indices.ts'),
   // Tags
-  op('ListTableTags', 'table:read', BOTH_POST_FIRST, '/v1/table/{id}/tags/list', 'data'),
-  op('GetTableTagVersion', 'table:read', POST, '/v1/table/{id}/tags/version', 'data'),
-  op('CreateTableTag', 'table:write', POST, '/v1/table/{id}/tags/create', 'data'),
-  op('DeleteTableTag', 'table:write', POST, '/v1/table/{id}/tags/delete', 'data'),
-  op('UpdateTableTag', 'table:write', POST, '/v1/table/{id}/tags/update', 'data'),
+  op('ListTableTags', 'table:read', BOTH_POST_FIRST, '/v1/table/{id}/tags/list', 'data', 'lib/operations/data/refs.ts'),
+  op('GetTableTagVersion', 'table:read', POST, '/v1/table/{id}/tags/version', 'data', 'lib/operations/data/refs.ts'),
+  op('CreateTableTag', 'table:write', POST, '/v1/table/{id}/tags/create', 'data', 'lib/operations/data/refs.ts'),
+  op('DeleteTableTag', 'table:write', POST, '/v1/table/{id}/tags/delete', 'data', 'lib/operations/data/refs.ts'),
+  op('UpdateTableTag', 'table:write', POST, '/v1/table/{id}/tags/update', 'data', 'lib/operations/data/refs.ts'),
   // Branches
-  op('ListTableBranches', 'table:read', POST, '/v1/table/{id}/branches/list', 'data'),
-  op('CreateTableBranch', 'table:write', POST, '/v1/table/{id}/branches/create', 'data'),
-  op('DeleteTableBranch', 'table:write', POST, '/v1/table/{id}/branches/delete', 'data'),
+  op('ListTableBranches', 'table:read', POST, '/v1/table/{id}/branches/list', 'data', 'lib/operations/data/refs.ts'),
+  op('CreateTableBranch', 'table:write', POST, '/v1/table/{id}/branches/create', 'data', 'lib/operations/data/refs.ts'),
+  op('DeleteTableBranch', 'table:write', POST, '/v1/table/{id}/branches/delete', 'data', 'lib/operations/data/refs.ts'),
   // Transactions
-  op('DescribeTransaction', 'transaction:read', POST, '/v1/transaction/{id}/describe', 'meta'),
-  op('AlterTransaction', 'transaction:alter', POST, '/v1/transaction/{id}/alter', 'meta'),
-];
+  op('DescribeTransaction', 'transaction:read', POST, '/v1/transaction/{id}/describe', 'meta', 'lib/operations/handlers-transaction.ts'),
+  op('AlterTransaction', 'transaction:alter', POST, '/v1/transaction/{id}/alter', 'meta', 'lib/operations/handlers-transaction.ts'),
+] as const;
 
-export type OperationId = (typeof OPERATIONS)[number]['operationId'];
+type Row = (typeof SPEC_ROWS)[number] | (typeof CONTROL_ROWS)[number];
+
+/** Every operation's id: the spec's 54 and our control-plane doors. */
+export type OperationId = Row['operationId'];
+
+/** The operations whose row names `module` as their handler module. */
+export type OperationsOf<M extends HandlerModule> = Extract<Row, { readonly handler: M }>['operationId'];
+
+/** The operations without a handler: each answers code 0 with a reason (lib/contract/unsupported.ts). */
+export type UnsupportedOperationId = Extract<Row, { readonly handler: undefined }>['operationId'];
+
+export interface OperationDef extends OperationRow<OperationId> {}
+
+/** The spec's operations, exactly (test/unit/operation-table.test.ts compares them with the spec). */
+export const OPERATIONS: readonly OperationDef[] = SPEC_ROWS;
+
+/** The control-plane doors (ours, `plane: 'control'`). */
+export const CONTROL_OPERATIONS: readonly OperationDef[] = CONTROL_ROWS;
+
+/** The spec's operations and ours: what the router serves and the API deploys. */
+export const ALL_OPERATIONS: readonly OperationDef[] = [...OPERATIONS, ...CONTROL_OPERATIONS];
 
 export const OPERATIONS_BY_ID: ReadonlyMap<string, OperationDef> = new Map(OPERATIONS.map((o) => [o.operationId, o]));

@@ -1,5 +1,6 @@
 import type { HttpRequest } from './http.js';
-import type { OperationDef } from './operations.js';
+import type { HandlerModule } from './operation-columns.js';
+import type { OperationDef, OperationId, OperationsOf } from './operations.js';
 
 /** Who is calling. Kept on every request for authentication and authorization. */
 export interface Identity {
@@ -55,10 +56,17 @@ export interface OperationRequest {
 export type OperationHandler<S> = (request: OperationRequest, services: S) => Promise<unknown>;
 
 /** Operation id → handler. An operation with no handler answers Unsupported (code 0). */
-export type HandlerMap<S> = Readonly<Partial<Record<string, OperationHandler<S>>>>;
+export type HandlerMap<S> = Readonly<Partial<Record<OperationId, OperationHandler<S>>>>;
 
 /**
- * Runs in the check order of the design brief: `authenticate` before the request is decoded
+ * The map a handler module exports: exactly the operations whose rows name `M` as their handler
+ * module (lib/contract/operations.ts), so a handler missing, misspelled or filed in the wrong
+ * module fails the type check.
+ */
+export type HandlersOf<M extends HandlerModule, S> = { readonly [K in OperationsOf<M>]: OperationHandler<S> };
+
+/**
+ * Runs in the check order (docs/rules.md rule 1): `authenticate` before the request is decoded
  * (401 before 400), `admit` after (parent 404, then authorization 403, then quarantine 403) and
  * before the handler; it returns the services the handler runs with (per-project).
  */

@@ -1,13 +1,16 @@
+import type { OperationId } from '../contract/operations.js';
+
 /**
  * The change-event vocabulary, defined once (docs/events.md carries the same list and the JSON
  * schema). Every operation of the operation table has an entry: the CloudEvents `type` a
- * successful call emits, or `null` for reads, which emit nothing. A new operation without an
- * entry fails test/unit/events-vocabulary.test.ts, so nobody adds a mutation that is silent.
+ * successful call emits, or `null` for reads, which emit nothing. The map is typed by
+ * `OperationId`, so a new operation without an entry (or a misspelled one) fails the type
+ * check, and test/unit/events.test.ts compares the keys too: nobody adds a silent mutation.
  */
 
 export const EVENT_SOURCE_PREFIX = 'dev.rask';
 
-export const OPERATION_EVENTS: Readonly<Record<string, string | null>> = {
+export const OPERATION_EVENTS: Readonly<Record<OperationId, string | null>> = {
   // Namespaces
   CreateNamespace: 'dev.rask.namespace.created',
   DropNamespace: 'dev.rask.namespace.dropped',

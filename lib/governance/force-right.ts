@@ -1,6 +1,5 @@
-import { ALL_OPERATIONS } from '../contract/control-operations.js';
-import type { Action } from '../contract/operations.js';
-import type { OperationRequest } from '../contract/request.js';
+import { ALL_OPERATIONS, type Action, type OperationId } from '../contract/operations.js';
+import type { Admission } from './admission.js';
 import type { ResourceChain } from './policy-engine.js';
 
 /**
@@ -11,10 +10,10 @@ import type { ResourceChain } from './policy-engine.js';
  * the project for catalog objects and on the door's own resource for warehouses and projects.
  *
  * This is not part of the door's authorization, which runs first and identically with or
- * without force (brief rule 3): a caller without the right is told exactly what it is told
+ * without force (docs/rules.md rule 3): a caller without the right is told exactly what it is told
  * without force — a protected object answers 409 — and an unprotected object is done.
  */
-const UNPROTECT_DOOR: Readonly<Record<string, string>> = {
+const UNPROTECT_DOOR: Readonly<Partial<Record<OperationId, OperationId>>> = {
   DropTable: 'SetTableProtection',
   DeregisterTable: 'SetTableProtection',
   RenameTable: 'SetTableProtection',
@@ -27,14 +26,13 @@ const UNPROTECT_DOOR: Readonly<Record<string, string>> = {
 const ACTIONS = new Map(ALL_OPERATIONS.map((o) => [o.operationId, o.action]));
 
 /** The doors that take `force` (for tests and docs). */
-export const FORCE_DOORS: readonly string[] = Object.keys(UNPROTECT_DOOR);
+export const FORCE_DOORS = Object.keys(UNPROTECT_DOOR) as readonly OperationId[];
 
-/** Whether the request names `force` at all (query or body); its value is parsed by the handler. */
-export const asksForce = (request: OperationRequest): boolean =>
-  FORCE_DOORS.includes(request.operation.operationId) && (request.query.has('force') || request.body.force !== undefined);
+/** Whether a door with force was asked for it (query or body); its value is parsed by the handler. */
+export const asksForce = (admission: Admission): boolean => FORCE_DOORS.includes(admission.operation.operationId) && admission.namesForce;
 
 /** The right to unprotect what `operationId` would force past, decided on `chain`. */
-export function unprotectRight(operationId: string, chain: ResourceChain): { action: Action; chain: ResourceChain } | undefined {
+export function unprotectRight(operationId: OperationId, chain: ResourceChain): { action: Action; chain: ResourceChain } | undefined {
   const door = UNPROTECT_DOOR[operationId];
   const action = door === undefined ? undefined : ACTIONS.get(door);
   return action === undefined ? undefined : { action, chain };

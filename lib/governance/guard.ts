@@ -11,7 +11,8 @@ import {
 import type { HttpRequest } from '../contract/http.js';
 import { presentedKeys } from '../auth/api-key.js';
 import type { OperationDef } from '../contract/operations.js';
-import type { Caller, OperationRequest, RequestGuard } from '../contract/request.js';
+import type { Caller } from '../contract/request.js';
+import type { Admission } from './admission.js';
 import type { CredentialVendor } from '../ports/credential-vendor.js';
 import { keys } from '../registry/keys.js';
 import type { NamespaceRecord, ProjectRecord } from '../registry/records.js';
@@ -30,7 +31,7 @@ import { projectScope } from './scope.js';
 /**
  * The request guard: authentication, then (after the router has decoded the request) the
  * create doors' parent checks, authorization with Cedar, the project's existence and the
- * warehouse quarantine, in the brief's order: 401 → 400 → 404 (parent) → 403 → handler (409,
+ * warehouse quarantine, in the check order of docs/rules.md rule 1: 401 → 400 → 404 (parent) → 403 → handler (409,
  * write). It hands the handler services scoped to the request's project, whose credential
  * vendor downgrades to read-only for callers who may not write the table.
  */
@@ -41,33 +42,27 @@ const UNAUTHENTICATED =
 const AMBIGUOUS =
   'ambiguous credentials: the request carries both x-api-key and Authorization: Bearer; send exactly one';
 
-/** Destructive doors: a denial answers exactly like "does not exist" (brief rule 6). */
-const DESTRUCTIVE = new Set([
-  'DropTable',
-  'DeregisterTable',
-  'RenameTable',
-  'DropNamespace',
-  'DeleteWarehouse',
-  'DeactivateWarehouse',
-  'ActivateWarehouse',
-  'DeleteProject',
-]);
-
-/** Operations above any project (the platform), and those whose project is a path parameter. */
-const PLATFORM_OPS = new Set(['CreateProject', 'ListProjects', 'CreatePrincipal', 'ListPrincipals', 'CreateApiKey', 'ListApiKeys', 'RevokeApiKey']);
-const PROJECT_PARAM_OPS = new Set(['DescribeProject', 'UpdateProject', 'DeleteProject']);
-/**
- * Control-plane doors on a catalog object that "need what a drop needs" (docs/lifecycle.md): they
- * are decided on the object's own chain, like the drop, so a grant on a namespace or table —
- * kept while the object is in trash — lets its holder undrop it and read its deadline.
+/*
+ * Which doors are destructive (a denial answers exactly like "does not exist"), which create a
+ * namespace or table (parent checks), and what a control-plane door is decided on (its scope:
+ * the platform, the `{project}` parameter, the object `{id}` names, or the addressed project)
+ * are columns of the operation table (lib/contract/operation-columns.ts).
  */
-const OBJECT_SCOPED_CONTROL_OPS = new Set(['UndropTable', 'ListTableTasks', 'UndropNamespace', 'ListNamespaceTasks']);
+
+/**
+ * A request guard that admits decoded requests (lib/governance/admission.ts); the operations
+ * layer decodes them for the router (lib/operations/admission.ts).
+ */
+export interface Guard {
+  authenticate(http: HttpRequest, operation: OperationDef): Promise<Caller>;
+  admit(admission: Admission, services: CatalogServices): Promise<CatalogServices>;
+}
 
 /** The guard for one app; `services` is the process's (unscoped) services, for key lookups. */
-export function guardFor(settings: GuardSettings, services: CatalogServices): RequestGuard<CatalogServices> {
+export function guardFor(settings: GuardSettings, services: CatalogServices): Guard {
   return {
     authenticate: (http) => authenticate(settings, http, services),
-    admit: (request, s) => admit(settings, request, s),
+    admit: (admission, s) => admit(settings, admission, s),
   };
 }
 
@@ -102,11 +97,11 @@ interface Target {
   readonly kind: 'namespace' | 'table' | 'project' | 'control';
 }
 
-function targetOf(request: OperationRequest, defaultProject: string): Target {
+function targetOf(request: Admission, defaultProject: string): Target {
   const op = request.operation;
-  const params = request.params ?? {};
+  const params = request.params;
   if (op.plane !== 'control') {
-    const project = request.project ?? defaultProject;
+    const project = request.baseProject ?? defaultProject;
     const kind = targetKind(op);
     if (kind === 'namespace') return { project, kind, chain: namespaceChain(project, request.id) };
     if (kind === 'table') return { project, kind, chain: tableChain(project, request.id) };
@@ -114,7 +109,7 @@ function targetOf(request: OperationRequest, defaultProject: string): Target {
   }
   switch (op.operationId) {
     case 'CreateProject': {
-      const name = typeof request.body.name === 'string' ? request.body.name : '';
+      const name = request.createsProject ?? '';
       return { kind: 'control', chain: { resource: projectUid(name), ancestors: [PLATFORM_UID] } };
     }
     case 'ListProjects':
@@ -126,26 +121,26 @@ function targetOf(request: OperationRequest, defaultProject: string): Target {
     case 'RevokeApiKey':
       return { kind: 'control', chain: { resource: { type: 'Principal', id: params.principal ?? '' }, ancestors: [PLATFORM_UID] } };
   }
-  if (OBJECT_SCOPED_CONTROL_OPS.has(op.operationId) && request.id.length > 0) {
-    const project = projectScope(request, defaultProject);
+  if (op.scope === 'object' && request.id.length > 0) {
+    const project = projectScope(request.projects, defaultProject);
     const chain = targetKind(op) === 'table' ? tableChain(project, request.id) : namespaceChain(project, request.id);
     return { project, kind: 'control', chain };
   }
-  if (PROJECT_PARAM_OPS.has(op.operationId)) {
+  if (op.scope === 'project-param') {
     const project = params.project ?? '';
     return { project, kind: 'control', chain: projectChain(project) };
   }
-  const project = projectScope(request, defaultProject);
+  const project = projectScope(request.projects, defaultProject);
   if (params.warehouse !== undefined) {
     return { project, kind: 'control', chain: { resource: warehouseUid(project, params.warehouse), ancestors: [projectUid(project), PLATFORM_UID] } };
   }
   return { project, kind: 'control', chain: projectChain(project) };
 }
 
-function deniedAs(request: OperationRequest, target: Target, caller: Caller): CatalogError {
+function deniedAs(request: Admission, target: Target, caller: Caller): CatalogError {
   const op = request.operation;
-  if (DESTRUCTIVE.has(op.operationId)) {
-    const params = request.params ?? {};
+  if (op.destructive) {
+    const params = request.params;
     switch (op.operationId) {
       case 'DropNamespace':
         return new NamespaceNotFoundError(`namespace ${fmtId(request.id)} does not exist`);
@@ -164,7 +159,7 @@ function deniedAs(request: OperationRequest, target: Target, caller: Caller): Ca
   );
 }
 
-async function admit(settings: GuardSettings, request: OperationRequest, base: CatalogServices): Promise<CatalogServices> {
+async function admit(settings: GuardSettings, request: Admission, base: CatalogServices): Promise<CatalogServices> {
   const op = request.operation;
   const caller = request.caller ?? { principal: 'anonymous', platformAdmin: true, via: 'auth-off' as const };
   // Shape (400) before anything is read: names in the path must be valid names.
@@ -182,14 +177,14 @@ async function admit(settings: GuardSettings, request: OperationRequest, base: C
     readsGrants ? readGrants(base.registry, project!, caller.principal) : undefined,
   ]);
   const effectiveDefault = record?.defaultWarehouse ?? (project === base.project ? base.defaultWarehouse : '');
-  const destination = project ? destinationOf(request, project) : undefined;
+  const destination = project ? destinationOf(request.destination, project) : undefined;
   const held = readsGrants && record ? heldGrants(record, caller.principal, grantsIn(stored, record.uid)) : [];
   // A caller who holds nothing in the project (no grant there, or no project at all) is decided by
   // authorization before anything about the project is looked up, so a create door tells it
   // nothing about what exists there.
   const holdsNothing = settings.mode !== 'off' && !caller.platformAdmin && held.length === 0;
 
-  // Create doors: a missing parent is a 404 that names the door creating it (brief rule 6), and
+  // Create doors: a missing parent is a 404 that names the door creating it (docs/rules.md rule 6), and
   // it comes before authorization's 403 for a caller who holds something in the project. A
   // platform administrator is always authorized, so the door's own parent check keeps that
   // order for it without this extra registry read.
@@ -219,7 +214,7 @@ async function admit(settings: GuardSettings, request: OperationRequest, base: C
     if (!(await decide(op.action, target.chain)).allowed) throw deniedAs(request, target, caller);
     // The destination of a door that creates elsewhere than `{id}` (lib/governance/destinations.ts).
     if (destination && !(await decide(destination.action, destination.chain)).allowed) {
-      throw DESTRUCTIVE.has(op.operationId)
+      throw op.destructive
         ? deniedAs(request, target, caller)
         : new PermissionDeniedError(`principal ${q(caller.principal)} may not ${destination.action} on ${destination.chain.resource.type.toLowerCase()} ${destination.chain.resource.id} (${op.operationId})`);
     }
@@ -234,8 +229,8 @@ async function admit(settings: GuardSettings, request: OperationRequest, base: C
   // Authorized without holding anything in a project (a principal's own keys): the parent
   // checks, now that they can tell the caller nothing it may not know.
   if (holdsNothing) await parents();
-  // Only create doors tell the caller how to make the missing parent (brief rule 6).
-  if (project && !record && !PLATFORM_OPS.has(op.operationId)) throw notFound(`project ${q(project)}`, op.action.endsWith(':create') ? CREATE_HINT.project : '');
+  // Only create doors tell the caller how to make the missing parent (docs/rules.md rule 6).
+  if (project && !record && op.scope !== 'platform') throw notFound(`project ${q(project)}`, op.action.endsWith(':create') ? CREATE_HINT.project : '');
 
   // Quarantine (403): namespaces and tables bound to a deactivated warehouse.
   if (record && (record.deactivatedWarehouses ?? []).length && (target.kind === 'namespace' || target.kind === 'table')) {
@@ -272,11 +267,8 @@ async function linksOf(services: CatalogServices, project: string, held: readonl
   return (await boundGrants(services.registry, project, held, ids)).map((grant) => ({ grant, on: scopeUid(project, grant.scope) }));
 }
 
-const CREATES_NAMESPACE = new Set(['CreateNamespace']);
-const CREATES_TABLE = new Set(['DeclareTable', 'CreateTable', 'RegisterTable', 'CreateMaterializedView']);
-
 async function checkParents(
-  request: OperationRequest,
+  request: Admission,
   services: CatalogServices,
   project: string | undefined,
   record: ProjectRecord | undefined,
@@ -284,7 +276,7 @@ async function checkParents(
   options: { catalogParent: boolean },
 ): Promise<void> {
   const op = request.operation.operationId;
-  const createsCatalogObject = CREATES_NAMESPACE.has(op) || CREATES_TABLE.has(op);
+  const createsCatalogObject = request.operation.creates !== undefined;
   if ((createsCatalogObject || op === 'CreateWarehouse' || op === 'GrantRole') && project && !record) {
     throw notFound(`project ${q(project)}`, CREATE_HINT.project);
   }
@@ -293,18 +285,18 @@ async function checkParents(
     if (parent.length > 0) {
       if (options.catalogParent) {
         const found = await services.registry.read<NamespaceRecord>(keys.namespace(project, parent));
-        if (!found || found.value.state !== 'active') throw new NamespaceNotFoundError(`namespace ${fmtId(parent)} does not exist${CREATE_HINT.namespace}`);
+        if (found?.value.state !== 'active') throw new NamespaceNotFoundError(`namespace ${fmtId(parent)} does not exist${CREATE_HINT.namespace}`);
       }
     } else if (!effectiveDefault) {
       throw notFound(`a warehouse for project ${q(project)}`, CREATE_HINT.warehouse);
     }
   }
-  if ((op === 'CreateApiKey') && request.params?.principal !== undefined) {
+  if ((op === 'CreateApiKey') && request.params.principal !== undefined) {
     if (!(await readPrincipal(services.registry, request.params.principal))) {
       throw notFound(`principal ${q(request.params.principal)}`, CREATE_HINT.principal);
     }
   }
-  if (op === 'BindNamespace' && project && request.params?.warehouse !== undefined) {
+  if (op === 'BindNamespace' && project && request.params.warehouse !== undefined) {
     if (!(await services.registry.read(keys.warehouse(project, request.params.warehouse)))) {
       throw notFound(`warehouse ${q(request.params.warehouse)} of project ${q(project)}`, CREATE_HINT.warehouse);
     }

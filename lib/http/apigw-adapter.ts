@@ -15,7 +15,7 @@ export function toHttpRequest(event: APIGatewayProxyEvent): HttpRequest {
   const requestId = event.requestContext?.requestId ?? randomUUID();
   const headers: Record<string, string> = {};
   for (const [name, values] of Object.entries(event.multiValueHeaders ?? {})) {
-    if (values && values.length) headers[name.toLowerCase()] = values.join(', ');
+    if (values?.length) headers[name.toLowerCase()] = values.join(', ');
   }
   for (const [name, value] of Object.entries(event.headers ?? {})) {
     if (value !== undefined && headers[name.toLowerCase()] === undefined) headers[name.toLowerCase()] = value;

@@ -24,6 +24,7 @@ export function parseObjectId(rawSegment: string, delimiter: string): string[] {
   return joined.split(delimiter).filter((part) => part.length > 0);
 }
 
+/** Whether two object ids are the same, part by part: the one comparison the router and the catalog share. */
 export function sameId(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((part, i) => part === b[i]);
 }

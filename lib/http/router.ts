@@ -1,7 +1,6 @@
 import { type Clock, DEFAULT_COMMIT_DEADLINE_MS, deadlineIn, withDeadline } from '../deadline.js';
 import { CatalogError, ErrorCode, InvalidInputError, UnsupportedError } from '../errors.js';
-import { ALL_OPERATIONS } from '../contract/control-operations.js';
-import type { OperationDef } from '../contract/operations.js';
+import { ALL_OPERATIONS, type OperationDef } from '../contract/operations.js';
 import type { HandlerMap, Identity, OperationRequest, RequestGuard } from '../contract/request.js';
 import { checkJsonContentType } from './content-type.js';
 import { formDecode, parseObjectId, sameId } from './ids.js';

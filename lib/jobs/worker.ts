@@ -8,7 +8,6 @@ import type { CatalogServices } from '../catalog/services.js';
 import { CatalogError, ErrorCode } from '../errors.js';
 import { jobContext, type JobContext } from '../queue/context.js';
 import { type Claim, claimNext, complete, failAttempt, heartbeat, prune, releaseJob } from '../queue/jobs.js';
-import type { JobRecord } from '../ports/job-record.js';
 import type { JobRunner, JobRunners } from './runner.js';
 import { type Failure, LeaseLostError } from '../queue/transitions.js';
 import { encodeSegment, keys } from '../registry/keys.js';

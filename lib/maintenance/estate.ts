@@ -1,7 +1,7 @@
 /**
  * The estate as the registry knows it: every project, every warehouse of each, and page-wise
  * walks of a registry prefix. Reconcile and the orphan scan enumerate from here, never from a
- * configured list (brief rule 12), and read strictly: a listing or record that cannot be read
+ * configured list (docs/rules.md rule 12), and read strictly: a listing or record that cannot be read
  * throws, so a pass reports itself incomplete instead of silently covering less.
  */
 import { resolveStorageRoot } from '../catalog/warehouses.js';

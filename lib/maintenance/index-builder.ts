@@ -1,5 +1,5 @@
 /**
- * The index builder (issue #9 item 3, design brief rule 14): for each table, the effective
+ * The index builder (issue #9 item 3, docs/rules.md rule 14): for each table, the effective
  * policy's desired indices against the dataset's own.
  *
  * - A desired index that is missing is built once the table has `min_rows` rows: inside the
@@ -23,8 +23,8 @@ import { indexFanOut } from './fan-out-passes.js';
 import { DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS } from '../config.js';
 import { jobContext } from '../queue/context.js';
 import { enqueue } from '../queue/jobs.js';
-import { CREATE_INDEX } from '../jobs/runners/create-index.js';
-import type { DatasetState } from '../data/maintenance.js';
+import { CREATE_INDEX } from '../catalog/data/indices.js';
+import type { DatasetState } from '../adapters/lance/maintenance.js';
 import { finishReport, type MaintenancePass, type PassOptions } from './pass.js';
 import type { DesiredIndex } from './policy.js';
 import { writeReport } from './reports.js';
@@ -198,8 +198,8 @@ async function buildMissing(
 
 /** The LanceDB calls, loaded on first use. */
 export async function loadIndexData(): Promise<IndexData> {
-  const m = await import('../data/maintenance.js');
-  const { sharedEngine } = await import('../data/shared-engine.js');
+  const m = await import('../adapters/lance/maintenance.js');
+  const { sharedEngine } = await import('../adapters/lance/shared-engine.js');
   return { datasetState: m.datasetState, compactAndFold: m.compactAndFold, rebuildIndex: m.rebuildIndex, createIndex: (l: string, r: Record<string, unknown>) => sharedEngine().createIndex(l, r) };
 }
 

@@ -1,6 +1,6 @@
 /**
  * The orphan scan: lists each warehouse's storage and reports the objects nothing reaches, with
- * their size and age. Report-first (brief rule 13): it deletes only with `delete: true`, and then
+ * their size and age. Report-first (docs/rules.md rule 13): it deletes only with `delete: true`, and then
  * re-checks every candidate first.
  *
  * Reachable, for a warehouse W of project P (every warehouse of every project in the registry):

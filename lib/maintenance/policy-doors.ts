@@ -4,7 +4,7 @@
  * Registry reads and writes only: no LanceDB, and setting a policy never touches the dataset
  * (so it never creates a table version).
  *
- * Check order (brief rule 1): shape (400) → object exists (404) → write. A write is one
+ * Check order (docs/rules.md rule 1): shape (400) → object exists (404) → write. A write is one
  * put-if-absent or put-if-match, retried on a lost race; a concurrent drop leaves an inert
  * record behind, because records are keyed by the object's uid and a re-created name has a new one.
  */
@@ -13,12 +13,11 @@ import { readNamespace } from '../catalog/namespaces/record.js';
 import { requireNamespace } from '../catalog/namespaces/lookup.js';
 import { fmtId } from '../catalog/ids.js';
 import { readTable, validateTableId } from '../catalog/protocols/lookup.js';
-import { InvalidInputError, NamespaceNotFoundError, TableNotFoundError } from '../errors.js';
+import { NamespaceNotFoundError, TableNotFoundError } from '../errors.js';
 import { keys } from '../registry/keys.js';
 import type { TableRecord, WarehouseRecord } from '../registry/records.js';
 import {
   chainFor,
-  parsePolicyFields,
   policyKeys,
   resolvePolicy,
   type EffectivePolicy,
@@ -102,21 +101,12 @@ export async function getMaintenancePolicy(services: CatalogServices, target: Po
 }
 
 /**
- * Sets (`policy` an object) or clears (`policy` null) the record at one level. The body is
- * checked before anything is read, and nothing is written when it is invalid.
+ * Sets (`fields` an object) or clears (`fields` null) the record at one level. The door has
+ * decoded and checked the policy before anything is read (lib/operations/handlers-maintenance.ts),
+ * so nothing is written when it is invalid.
  */
-export async function setMaintenancePolicy(
-  services: CatalogServices,
-  target: PolicyTarget,
-  body: Readonly<Record<string, unknown>>,
-): Promise<PolicyView> {
+export async function setMaintenancePolicy(services: CatalogServices, target: PolicyTarget, fields: PolicyFields | null): Promise<PolicyView> {
   const t = normalise(target);
-  if (!('policy' in body)) {
-    throw new InvalidInputError(
-      'the request body needs a "policy" field: an object of policy fields to set, or null to clear the record',
-    );
-  }
-  const fields = body.policy === null ? null : parsePolicyFields(body.policy);
   const located = await locate(services, t);
   const record: PolicyRecord | null =
     fields === null

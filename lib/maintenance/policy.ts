@@ -1,5 +1,5 @@
 /**
- * Maintenance policies with provenance (design brief rule 12, issue #9 item 1).
+ * Maintenance policies with provenance (docs/rules.md rule 12, issue #9 item 1).
  *
  * A policy may be set on a project, a namespace or a table. It is a registry record of its own,
  * never table schema metadata, so setting one never creates a table version and cannot be

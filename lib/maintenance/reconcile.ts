@@ -1,6 +1,6 @@
 /**
  * Reconcile: reports drift between the registry and storage, and changes nothing unless asked
- * to repair (brief rule 13). It walks every project and every warehouse the registry holds:
+ * to repair (docs/rules.md rule 13). It walks every project and every warehouse the registry holds:
  *
  *   tree    every namespace and table record: a parent namespace that is gone; a namespace
  *           stuck `dropping`; a table stuck mid-rename (`moving`/`arriving`/`moved`); a table
@@ -53,6 +53,7 @@ import type { MarkerKind } from '../catalog/protocols/markers.js';
 import { hasData } from '../catalog/protocols/lookup.js';
 import { isLive, readRaw, readSettled } from '../catalog/protocols/move.js';
 import { NamespaceNotEmptyError } from '../errors.js';
+import { sameId } from '../http/ids.js';
 import { jobContext } from '../queue/context.js';
 import { enqueue } from '../queue/jobs.js';
 import type { JobRecord } from '../ports/job-record.js';
@@ -387,7 +388,7 @@ async function visitMarker(ctx: WalkContext, kind: MarkerKind, obj: ObjectInfo):
   if (!ctx.stuck(obj.lastModified)) return;
   const found = await svc.registry.store.get(obj.key);
   if (!found) return;
-  const check = await checkMarker(svc, kind, id, found.body);
+  const check = await checkMarker(svc, id, found.body);
   if (check.ok) return;
   const since = obj.lastModified.toISOString();
   const why = check.holder ? `the table there is another one (uid ${check.holder.uid})` : 'no table is there';
@@ -414,7 +415,7 @@ async function visitClaim(ctx: WalkContext, obj: ObjectInfo): Promise<void> {
   const { svc, project } = ctx;
   if (!parseLocationClaimKey(project, obj.key)) return;
   const claim = await readOrNote<LocationClaimRecord>(ctx, obj.key);
-  if (!claim || !claim.ids.some((id) => inScope(id, ctx.options.scope))) return;
+  if (!claim?.ids.some((id) => inScope(id, ctx.options.scope))) return;
   ctx.summary.claims++;
   if (!ctx.stuck(obj.lastModified)) return;
   const since = obj.lastModified.toISOString();
@@ -516,7 +517,7 @@ async function repairOne(svc: CatalogServices, f: Finding): Promise<string> {
     case 'stuck-purging': {
       const key = keys.locationClaim(svc.project, f.warehouse!, f.path!);
       const claim = (await svc.registry.read<LocationClaimRecord>(key))?.value;
-      if (!claim || claim.state !== 'purging') return 'no change: the claim changed meanwhile';
+      if (claim?.state !== 'purging') return 'no change: the claim changed meanwhile';
       if (await purgeQueued(svc, claim.uid)) return 'no change: a purge_table job for it is already queued';
       const owner = claimOwner(claim);
       // The job DropTable queues when it cannot finish deleting (lib/catalog/tables/drop.ts).
@@ -552,8 +553,6 @@ async function settleClaimOfLiveTable(svc: CatalogServices, id: readonly string[
   if (!(await setClaimState(svc, live.value, 'held', [id]))) return 'no repair path: the location is claimed by another table (reported for an operator)';
   return `claim on ${live.value.path} is held by ${fmt(id)}`;
 }
-
-const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
 
 /** The claim's owner as the claim doors need it (they read only id, uid, warehouse, path). */
 function claimOwner(claim: LocationClaimRecord): TableRecord {

@@ -1,5 +1,5 @@
 /**
- * The sweep (issue #9 item 2, design brief rule 12): one ordered pass per table —
+ * The sweep (issue #9 item 2, docs/rules.md rule 12): one ordered pass per table —
  * compact → fold new rows into indices → clean up old versions. A policy may skip a step,
  * never reorder them. docs/maintenance.md describes the pass; this comment says why it is
  * built the way it is.
@@ -53,10 +53,10 @@ const COMMIT_ATTEMPTS = 4;
 
 /** The data-plane calls the sweep makes; injectable so a test can gate them deterministically. */
 export interface SweepData {
-  datasetState: typeof import('../data/maintenance.js').datasetState;
-  compactAndFold: typeof import('../data/maintenance.js').compactAndFold;
-  pruneBefore: typeof import('../data/maintenance.js').pruneBefore;
-  rebuildIndex: typeof import('../data/maintenance.js').rebuildIndex;
+  datasetState: typeof import('../adapters/lance/maintenance.js').datasetState;
+  compactAndFold: typeof import('../adapters/lance/maintenance.js').compactAndFold;
+  pruneBefore: typeof import('../adapters/lance/maintenance.js').pruneBefore;
+  rebuildIndex: typeof import('../adapters/lance/maintenance.js').rebuildIndex;
 }
 
 const VECTOR = /^(IVF|HNSW)/i;
@@ -71,7 +71,7 @@ async function foldByRebuild(
   options: PassOptions,
   data: SweepData,
   policy: MaintenancePolicy,
-  state: import('../data/maintenance.js').DatasetState,
+  state: import('../adapters/lance/maintenance.js').DatasetState,
 ): Promise<StepReport> {
   const rebuilt: string[] = [];
   const blocked: { name: string; reason: string }[] = [];
@@ -280,7 +280,7 @@ export async function sweepTable(
       ...(sizes === undefined ? { reason: 'fragment sizes could not be read from the manifest; compacted as if every fragment were small' } : {}),
     };
   }
-  // The SDK folds index rows inside its compaction call and offers no other fold (lib/data/maintenance.ts).
+  // The SDK folds index rows inside its compaction call and offers no other fold (lib/adapters/lance/maintenance.ts).
   if (!policy.optimize_indices_enabled) {
     indices = mayCompact && !options.dryRun
       ? { status: 'ran-with-compaction', reason: 'disabled by the effective policy, but the Node SDK folds index rows inside its compaction call' }
@@ -362,7 +362,7 @@ export function makeSweep(data?: SweepData, safetyMs = CUTOFF_SAFETY_MS): Mainte
   return async (services, options) => {
     if (options.fanOut && !options.dryRun) return sweepFanOut(services, options);
     const startedAt = services.now().toISOString();
-    const calls = data ?? (await import('../data/maintenance.js'));
+    const calls = data ?? (await import('../adapters/lance/maintenance.js'));
     const items: SweepItem[] = [];
     let material = false;
     const walk = await forEachTable(services, options, async (unit) => {

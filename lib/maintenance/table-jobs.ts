@@ -72,7 +72,7 @@ function output(fields: Record<string, unknown>): Record<string, string> {
 export function sweepTableRunner(data?: SweepData, safetyMs = CUTOFF_SAFETY_MS): JobRunner {
   return async (job, { services, signal }) => {
     const startedAt = services.now().toISOString();
-    const calls = data ?? (await import('../data/maintenance.js'));
+    const calls = data ?? (await import('../adapters/lance/maintenance.js'));
     signal.throwIfAborted();
     const { item, material } = await onJobTable(services, job, optionsOf(job), (unit) => sweepTable(unit, optionsOf(job), calls, () => services.now(), safetyMs));
     const counters = {

@@ -12,9 +12,7 @@ import { loadPass, PASS_NAMES } from './passes.js';
 
 export type PassIntervals = Readonly<Record<PassName, number>>;
 
-export interface MaintenanceLog {
-  (entry: Readonly<Record<string, unknown>>): void;
-}
+export type MaintenanceLog = (entry: Readonly<Record<string, unknown>>) => void;
 
 const consoleLog: MaintenanceLog = (entry) => {
   const line = JSON.stringify(entry);

@@ -2,7 +2,7 @@
  * "For every table of every warehouse": the one walk the per-table maintenance passes share.
  *
  * Projects and warehouses are enumerated from the registry on every run (never a configured
- * list, design brief rule 12): a warehouse added a minute ago is swept on the next pass. Tables
+ * list, docs/rules.md rule 12): a warehouse added a minute ago is swept on the next pass. Tables
  * are found by listing the project's tree prefix in byte order, one LIST per page of keys, so
  * the walk order is the byte order of the tables' registry keys and a cursor is simply the last
  * finished key: resuming is a LIST starting after it, never a rescan.

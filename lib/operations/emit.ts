@@ -1,4 +1,5 @@
 import { CatalogError, ErrorCode } from '../errors.js';
+import type { OperationId } from '../contract/operations.js';
 import type { HandlerMap, OperationHandler, OperationRequest } from '../contract/request.js';
 import type { EventPublisher } from '../ports/event-publisher.js';
 import { signal } from '../signals.js';
@@ -17,8 +18,8 @@ export function withEvents<S extends { readonly project: string }>(
   publisher: EventPublisher,
   now: () => Date = () => new Date(),
 ): HandlerMap<S> {
-  const wrapped: Record<string, OperationHandler<S>> = {};
-  for (const [operationId, handler] of Object.entries(handlers)) {
+  const wrapped: Partial<Record<OperationId, OperationHandler<S>>> = {};
+  for (const [operationId, handler] of Object.entries(handlers) as [OperationId, OperationHandler<S> | undefined][]) {
     if (!handler) continue;
     const type = OPERATION_EVENTS[operationId];
     wrapped[operationId] = async (req, services) => {

@@ -1,7 +1,17 @@
+import * as z from 'zod/mini';
 import type { CatalogServices } from '../catalog/services.js';
-import { InvalidInputError } from '../errors.js';
-import { grantRole, listGrants, revokeRole } from '../catalog/control/grants.js';
-import { createApiKey, createPrincipal, listApiKeys, listPrincipals, revokeApiKey } from '../catalog/control/principals.js';
+import { grantRole, listGrants, revokeRole, type GrantInput } from '../catalog/control/grants.js';
+import {
+  createApiKey,
+  createPrincipal,
+  KEY_EXPIRY_FORM,
+  KEY_EXPIRY_RULE,
+  listApiKeys,
+  listPrincipals,
+  PRINCIPAL_NAME,
+  PRINCIPAL_NAME_RULE,
+  revokeApiKey,
+} from '../catalog/control/principals.js';
 import { createProject, deleteProject, describeProject, listProjects, updateProject } from '../catalog/control/projects.js';
 import {
   bindNamespace,
@@ -12,42 +22,189 @@ import {
   setWarehouseActive,
   updateWarehouse,
 } from '../catalog/control/warehouses.js';
+import { validateName, type NameKind } from '../registry/keys.js';
+import { ROLES, type GrantScope, type Role } from '../registry/principal-records.js';
+import { parseStorageRoot } from '../registry/storage-roots.js';
+import type { StorageRoot } from '../ports/storage-root.js';
+import type { HandlersOf, OperationRequest } from '../contract/request.js';
+import { checkedBy, decode, optionalBoolean, optionalInteger, optionalString, pageQuery, pathParam, queryFields, stringMap, type Schema } from './decode.js';
 import { force } from './force.js';
-import type { HandlerMap, OperationRequest } from '../contract/request.js';
 
 /**
- * The control-plane doors (lib/contract/control-operations.ts). The guard has already scoped
- * `svc.project` to the project the request addresses (field, query, base URI or default).
+ * The control-plane doors (lib/contract/control-operations.ts): each decodes its request here
+ * and calls lib/catalog/control with typed input (issue 25, "one shape per operation"). The
+ * guard has already scoped `svc.project` to the project the request addresses (field, query,
+ * base URI or default). Fields are listed in the order the doors have always checked them: the
+ * first one wrong is the 400.
  */
-const param = (req: OperationRequest, name: string): string => {
-  const value = req.params?.[name];
-  if (value === undefined || value.length === 0) throw new InvalidInputError(`${name} is required in the path`);
-  return value;
+
+/** A name the registry accepts (lib/registry/keys.ts states the rule and its message). */
+const name = (kind: NameKind) =>
+  checkedBy((value): string => {
+    validateName(kind, value);
+    return value;
+  });
+
+/** `storage_root`: required, `s3://bucket/prefix` or an absolute local directory. */
+const storageRoot = checkedBy(parseStorageRoot);
+
+const AT_MOST_100 = 'storage_roots must be an array of at most 100 storage roots';
+/** `storage_roots` (extra allotment): absent, or at most 100 storage roots. */
+const storageRoots: Schema<StorageRoot[] | undefined> = z.optional(
+  z.pipe(z.array(z.unknown(), { error: AT_MOST_100 }).check(z.maxLength(100, { error: AT_MOST_100 })), z.array(storageRoot)),
+);
+
+const createProjectInput = z.object({
+  name: name('project'),
+  description: optionalString('description'),
+  protected: optionalBoolean('protected'),
+  storageRoots,
+});
+
+const updateProjectInput = z.object({
+  description: optionalString('description'),
+  defaultWarehouse: z.pipe(optionalString('default_warehouse'), z.optional(name('warehouse'))),
+  storageRoots,
+  protected: optionalBoolean('protected'),
+});
+
+const createWarehouseInput = z.object({
+  name: name('warehouse'),
+  storageRoot,
+  managedVersioning: optionalBoolean('managed_versioning'),
+  trashGraceDays: optionalInteger('trash_grace_days', { min: 0 }),
+  protected: optionalBoolean('protected'),
+});
+
+const updateWarehouseInput = z.object({
+  managedVersioning: optionalBoolean('managed_versioning'),
+  trashGraceDays: optionalInteger('trash_grace_days', { min: 0 }),
+  storageRoot: z.undefined({ error: 'storage_root cannot change: tables store locations under it; create another warehouse' }),
+  protected: optionalBoolean('protected'),
+});
+
+const ONE_TOP_LEVEL = 'namespace must name one top-level namespace (a string or a one-element array)';
+const bindInput = z.object({
+  namespace: z.pipe(
+    z.union([z.pipe(z.string(), z.transform((s: string) => [s])), z.array(z.unknown())], { error: ONE_TOP_LEVEL }).check(
+      z.refine((id: unknown[]) => id.length === 1 && typeof id[0] === 'string', { error: ONE_TOP_LEVEL }),
+    ),
+    z.pipe(z.transform((id: unknown[]) => id[0]), name('namespace')),
+  ),
+  properties: stringMap('properties'),
+});
+
+const createPrincipalInput = z.object({
+  name: z.string({ error: PRINCIPAL_NAME_RULE }).check(z.regex(PRINCIPAL_NAME, { error: PRINCIPAL_NAME_RULE })),
+  platformAdmin: optionalBoolean('platform_admin'),
+});
+
+const createApiKeyInput = z.object({
+  expiresAt: z.pipe(
+    z.nullish(z.string({ error: KEY_EXPIRY_RULE }).check(z.regex(KEY_EXPIRY_FORM, { error: KEY_EXPIRY_RULE }))),
+    z.transform((v: string | null | undefined) => v ?? undefined),
+  ),
+});
+
+const scopeIds = (field: 'namespace' | 'table'): Schema<string[] | undefined> => {
+  const error = `${field} must be a non-empty array of names`;
+  return z.pipe(
+    z.nullish(z.pipe(z.array(z.string({ error }), { error }).check(z.minLength(1, { error })), z.array(name(field)))),
+    z.transform((v: string[] | null | undefined) => v ?? undefined),
+  );
 };
 
-export const controlHandlers: HandlerMap<CatalogServices> = {
-  CreateProject: (req, svc) => createProject(svc, req.caller, req.body),
-  ListProjects: (req, svc) => listProjects(svc, req.query),
-  DescribeProject: (req, svc) => describeProject(svc, param(req, 'project')),
-  UpdateProject: (req, svc) => updateProject(svc, param(req, 'project'), req.body, req.caller),
-  DeleteProject: (req, svc) => deleteProject(svc, param(req, 'project'), { force: force(req, svc) }),
+const grantInput: Schema<GrantInput> = z.pipe(
+  z
+    .object({
+      principal: z.pipe(optionalString('principal'), z.string({ error: 'principal is required' }).check(z.minLength(1, { error: 'principal is required' }))),
+      role: z.enum(ROLES, { error: `role must be one of ${ROLES.join(', ')}` }),
+      namespace: scopeIds('namespace'),
+      table: scopeIds('table'),
+    })
+    .check(z.refine((g) => !(g.namespace && g.table), { error: 'a grant is on a namespace or a table, not both' })),
+  z.transform(({ principal, role, namespace, table }): GrantInput => {
+    const scope: GrantScope = namespace ? { kind: 'namespace', id: namespace } : table ? { kind: 'table', id: table } : { kind: 'project' };
+    return { principal, grant: { role: role as Role, scope } };
+  }),
+);
 
-  CreateWarehouse: (req, svc) => createWarehouse(svc, svc.project, req.body, req.caller),
-  ListWarehouses: (req, svc) => listWarehouses(svc, svc.project, req.query),
-  DescribeWarehouse: (req, svc) => describeWarehouse(svc, svc.project, param(req, 'warehouse')),
-  UpdateWarehouse: (req, svc) => updateWarehouse(svc, svc.project, param(req, 'warehouse'), req.body, req.caller),
-  DeleteWarehouse: (req, svc) => deleteWarehouse(svc, svc.project, param(req, 'warehouse'), req.body, { force: force(req, svc) }),
-  DeactivateWarehouse: (req, svc) => setWarehouseActive(svc, svc.project, param(req, 'warehouse'), false),
-  ActivateWarehouse: (req, svc) => setWarehouseActive(svc, svc.project, param(req, 'warehouse'), true),
-  BindNamespace: (req, svc) => bindNamespace(svc, svc.project, param(req, 'warehouse'), req.body),
+/** The JSON body's fields under the names the schemas use (the wire's snake_case → camelCase). */
+const body = (req: OperationRequest, fields: Readonly<Record<string, string>>) =>
+  Object.fromEntries(Object.entries(fields).map(([key, wire]) => [key, req.body[wire]]));
 
-  CreatePrincipal: (req, svc) => createPrincipal(svc, req.body),
-  ListPrincipals: (req, svc) => listPrincipals(svc, req.query),
-  CreateApiKey: (req, svc) => createApiKey(svc, param(req, 'principal'), req.body, req.caller),
-  ListApiKeys: (req, svc) => listApiKeys(svc, param(req, 'principal')),
-  RevokeApiKey: (req, svc) => revokeApiKey(svc, param(req, 'principal'), param(req, 'key_id')),
-
-  GrantRole: (req, svc) => grantRole(svc, svc.project, req.body),
-  ListGrants: (req, svc) => listGrants(svc, svc.project, req.query),
-  RevokeRole: (req, svc) => revokeRole(svc, svc.project, req.body),
+const page = (req: OperationRequest) => {
+  const q = queryFields(req, 'page_token', 'limit');
+  return decode(pageQuery, { pageToken: q.page_token, limit: q.limit });
 };
+
+export const controlHandlers: HandlersOf<'lib/operations/handlers-control.ts', CatalogServices> = {
+  CreateProject: async (req, svc) =>
+    createProject(
+      svc,
+      req.caller,
+      decode(createProjectInput, body(req, { name: 'name', description: 'description', protected: 'protected', storageRoots: 'storage_roots' })),
+    ),
+  ListProjects: async (req, svc) => listProjects(svc, page(req)),
+  DescribeProject: async (req, svc) => describeProject(svc, pathParam(req, 'project')),
+  UpdateProject: async (req, svc) => {
+    const project = decode(name('project'), pathParam(req, 'project'));
+    const input = decode(
+      updateProjectInput,
+      body(req, { description: 'description', defaultWarehouse: 'default_warehouse', storageRoots: 'storage_roots', protected: 'protected' }),
+    );
+    return updateProject(svc, project, input, req.caller);
+  },
+  DeleteProject: async (req, svc) => deleteProject(svc, pathParam(req, 'project'), { force: force(req, svc) }),
+
+  CreateWarehouse: async (req, svc) =>
+    createWarehouse(
+      svc,
+      svc.project,
+      decode(
+        createWarehouseInput,
+        body(req, { name: 'name', storageRoot: 'storage_root', managedVersioning: 'managed_versioning', trashGraceDays: 'trash_grace_days', protected: 'protected' }),
+      ),
+      req.caller,
+    ),
+  ListWarehouses: async (req, svc) => listWarehouses(svc, svc.project, page(req)),
+  DescribeWarehouse: async (req, svc) => describeWarehouse(svc, svc.project, pathParam(req, 'warehouse')),
+  UpdateWarehouse: async (req, svc) => {
+    const warehouse = pathParam(req, 'warehouse');
+    const input = decode(
+      updateWarehouseInput,
+      body(req, { managedVersioning: 'managed_versioning', trashGraceDays: 'trash_grace_days', storageRoot: 'storage_root', protected: 'protected' }),
+    );
+    return updateWarehouse(svc, svc.project, warehouse, input, req.caller);
+  },
+  DeleteWarehouse: async (req, svc) => {
+    const warehouse = pathParam(req, 'warehouse');
+    const forced = force(req, svc);
+    const purge = decode(optionalBoolean('purge'), req.body.purge) ?? false;
+    return deleteWarehouse(svc, svc.project, warehouse, { force: forced, purge });
+  },
+  DeactivateWarehouse: async (req, svc) => setWarehouseActive(svc, svc.project, pathParam(req, 'warehouse'), false),
+  ActivateWarehouse: async (req, svc) => setWarehouseActive(svc, svc.project, pathParam(req, 'warehouse'), true),
+  BindNamespace: async (req, svc) => {
+    const warehouse = pathParam(req, 'warehouse');
+    return bindNamespace(svc, svc.project, warehouse, decode(bindInput, body(req, { namespace: 'namespace', properties: 'properties' })));
+  },
+
+  CreatePrincipal: async (req, svc) => createPrincipal(svc, decode(createPrincipalInput, body(req, { name: 'name', platformAdmin: 'platform_admin' }))),
+  ListPrincipals: async (req, svc) => listPrincipals(svc, page(req)),
+  CreateApiKey: async (req, svc) => {
+    const principal = pathParam(req, 'principal');
+    return createApiKey(svc, principal, decode(createApiKeyInput, body(req, { expiresAt: 'expires_at' })), req.caller);
+  },
+  ListApiKeys: async (req, svc) => listApiKeys(svc, pathParam(req, 'principal')),
+  RevokeApiKey: async (req, svc) => {
+    const principal = pathParam(req, 'principal');
+    return revokeApiKey(svc, principal, pathParam(req, 'key_id'));
+  },
+
+  GrantRole: async (req, svc) => grantRole(svc, svc.project, decode(grantInput, body(req, GRANT_FIELDS))),
+  ListGrants: async (req, svc) => listGrants(svc, svc.project, { principal: req.query.get('principal') ?? undefined }),
+  RevokeRole: async (req, svc) => revokeRole(svc, svc.project, decode(grantInput, body(req, GRANT_FIELDS))),
+};
+
+const GRANT_FIELDS = { principal: 'principal', role: 'role', namespace: 'namespace', table: 'table' } as const;

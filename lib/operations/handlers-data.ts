@@ -9,10 +9,12 @@ import { namingTablesById } from './data/naming.js';
 import type { HandlerMap } from '../contract/request.js';
 
 /**
- * Handlers of the data bundle (Arrow IPC, queries, indices, schema). Each resolves the table
- * through the registry and calls the process's one LanceDataEngine on its location. They reach
- * LanceDB through lib/data, which loads it lazily; this bundle ships with the LanceDB Lambda
- * layer. Data operations without a handler here answer code 0 with the reason in unsupported.ts.
+ * Handlers of the data bundle (Arrow IPC, queries, indices, schema). Each decodes its request,
+ * resolves the table through the registry and calls lib/catalog/data (writes, index builds,
+ * backfills) or the composition's DataEngine (CatalogServices.data) on its location. LanceDB
+ * sits behind that port (lib/adapters/lance), loaded lazily; this bundle ships with the LanceDB
+ * Lambda layer. Data operations without a handler here answer code 0 with the reason in
+ * unsupported.ts.
  */
 export const dataHandlers: HandlerMap<CatalogServices> = namingTablesById({
   ...writeHandlers,

@@ -1,42 +1,42 @@
-import { optionalBoolean, optionalString } from '../catalog/params.js';
+import * as z from 'zod/mini';
 import { namespaceTasks } from '../catalog/namespaces/tasks.js';
 import { undropNamespace } from '../catalog/namespaces/undrop.js';
 import { describeProtection, setProtection, type ProtectedKind } from '../catalog/protection.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { tableTasks } from '../catalog/protocols/trash.js';
 import { undropTable } from '../catalog/tables/undrop.js';
-import { InvalidInputError } from '../errors.js';
-import type { HandlerMap, OperationRequest } from '../contract/request.js';
+import type { HandlersOf, OperationRequest } from '../contract/request.js';
+import { decode, optionalBoolean, optionalString, optionalStringArray } from './decode.js';
 
-/** The lifecycle doors of lib/contract/control-operations.ts (docs/lifecycle.md). */
+/**
+ * The lifecycle doors of lib/contract/control-operations.ts (docs/lifecycle.md): each decodes its
+ * body here and calls the catalog with typed input.
+ */
 
-function protectedFlag(req: OperationRequest): boolean {
-  const value = optionalBoolean(req.body.protected, 'protected');
-  if (value === undefined) throw new InvalidInputError('protected is required: {"protected": true} or {"protected": false}');
-  return value;
-}
+const protectionInput = z.object({
+  protected: z.pipe(optionalBoolean('protected'), z.boolean({ error: 'protected is required: {"protected": true} or {"protected": false}' })),
+});
 
-const protect = (kind: ProtectedKind) => (req: OperationRequest, svc: CatalogServices) =>
-  setProtection(svc, { kind, id: req.id, protected: protectedFlag(req), principal: req.caller?.principal ?? 'anonymous' });
+const undropTableInput = z.object({
+  newName: optionalString('new_table_name'),
+  newNamespace: optionalStringArray('new_namespace_id'),
+});
 
-function optionalStringArray(value: unknown, field: string): string[] | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw new InvalidInputError(`${field} must be an array of strings`);
-  return value as string[];
-}
+const undropNamespaceInput = z.object({ newName: optionalString('new_namespace_name') });
 
-export const lifecycleHandlers: HandlerMap<CatalogServices> = {
-  GetNamespaceProtection: (req, svc) => describeProtection(svc, 'namespace', req.id),
+const protect = (kind: ProtectedKind) => async (req: OperationRequest, svc: CatalogServices) => {
+  const input = decode(protectionInput, { protected: req.body.protected });
+  return setProtection(svc, { kind, id: req.id, protected: input.protected, principal: req.caller?.principal ?? 'anonymous' });
+};
+
+export const lifecycleHandlers: HandlersOf<'lib/operations/handlers-lifecycle.ts', CatalogServices> = {
+  GetNamespaceProtection: async (req, svc) => describeProtection(svc, 'namespace', req.id),
   SetNamespaceProtection: protect('namespace'),
-  GetTableProtection: (req, svc) => describeProtection(svc, 'table', req.id),
+  GetTableProtection: async (req, svc) => describeProtection(svc, 'table', req.id),
   SetTableProtection: protect('table'),
-  UndropTable: (req, svc) =>
-    undropTable(svc, {
-      id: req.id,
-      newName: optionalString(req.body.new_table_name, 'new_table_name'),
-      newNamespace: optionalStringArray(req.body.new_namespace_id, 'new_namespace_id'),
-    }),
-  ListTableTasks: (req, svc) => tableTasks(svc, req.id),
-  UndropNamespace: (req, svc) => undropNamespace(svc, { id: req.id, newName: optionalString(req.body.new_namespace_name, 'new_namespace_name') }),
-  ListNamespaceTasks: (req, svc) => namespaceTasks(svc, req.id),
+  UndropTable: async (req, svc) =>
+    undropTable(svc, { id: req.id, ...decode(undropTableInput, { newName: req.body.new_table_name, newNamespace: req.body.new_namespace_id }) }),
+  ListTableTasks: async (req, svc) => tableTasks(svc, req.id),
+  UndropNamespace: async (req, svc) => undropNamespace(svc, { id: req.id, ...decode(undropNamespaceInput, { newName: req.body.new_namespace_name }) }),
+  ListNamespaceTasks: async (req, svc) => namespaceTasks(svc, req.id),
 };

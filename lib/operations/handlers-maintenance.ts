@@ -1,16 +1,34 @@
+import * as z from 'zod/mini';
 import type { CatalogServices } from '../catalog/services.js';
-import { getMaintenancePolicy, setMaintenancePolicy } from '../maintenance/policy-doors.js';
-import type { HandlerMap } from '../contract/request.js';
+import { parsePolicyFields } from '../maintenance/policy.js';
+import { getMaintenancePolicy, setMaintenancePolicy, type PolicyTarget } from '../maintenance/policy-doors.js';
+import type { HandlersOf, OperationRequest } from '../contract/request.js';
+import { checkedBy, decode } from './decode.js';
 
 /**
  * The maintenance-policy doors (control plane, ours; docs/maintenance.md). Registry records only,
- * in the metadata bundle: nothing here opens a dataset or loads LanceDB.
+ * in the metadata bundle: nothing here opens a dataset or loads LanceDB. The body is decoded here
+ * (the policy's own rules are lib/maintenance/policy.ts's) before anything is read.
  */
-export const maintenanceHandlers: HandlerMap<CatalogServices> = {
-  GetProjectMaintenancePolicy: (_req, svc) => getMaintenancePolicy(svc, { level: 'project' }),
-  SetProjectMaintenancePolicy: (req, svc) => setMaintenancePolicy(svc, { level: 'project' }, req.body),
-  GetNamespaceMaintenancePolicy: (req, svc) => getMaintenancePolicy(svc, { level: 'namespace', id: req.id }),
-  SetNamespaceMaintenancePolicy: (req, svc) => setMaintenancePolicy(svc, { level: 'namespace', id: req.id }, req.body),
-  GetTableMaintenancePolicy: (req, svc) => getMaintenancePolicy(svc, { level: 'table', id: req.id }),
-  SetTableMaintenancePolicy: (req, svc) => setMaintenancePolicy(svc, { level: 'table', id: req.id }, req.body),
+
+const NEEDS_POLICY = 'the request body needs a "policy" field: an object of policy fields to set, or null to clear the record';
+
+/** `{"policy": {...}}` sets the record, `{"policy": null}` clears it; the field must be there. */
+const policyBody = z.object({
+  given: z.literal(true, { error: NEEDS_POLICY }),
+  policy: checkedBy((v) => (v === null ? null : parsePolicyFields(v))),
+});
+
+const set = (target: (req: OperationRequest) => PolicyTarget) => async (req: OperationRequest, svc: CatalogServices) => {
+  const { policy } = decode(policyBody, { given: 'policy' in req.body, policy: req.body.policy });
+  return setMaintenancePolicy(svc, target(req), policy);
+};
+
+export const maintenanceHandlers: HandlersOf<'lib/operations/handlers-maintenance.ts', CatalogServices> = {
+  GetProjectMaintenancePolicy: async (_req, svc) => getMaintenancePolicy(svc, { level: 'project' }),
+  SetProjectMaintenancePolicy: set(() => ({ level: 'project' })),
+  GetNamespaceMaintenancePolicy: async (req, svc) => getMaintenancePolicy(svc, { level: 'namespace', id: req.id }),
+  SetNamespaceMaintenancePolicy: set((req) => ({ level: 'namespace', id: req.id })),
+  GetTableMaintenancePolicy: async (req, svc) => getMaintenancePolicy(svc, { level: 'table', id: req.id }),
+  SetTableMaintenancePolicy: set((req) => ({ level: 'table', id: req.id })),
 };

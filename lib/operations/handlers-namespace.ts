@@ -6,10 +6,10 @@ import { namespaceExists } from '../catalog/namespaces/exists.js';
 import { mode, optionalString, pageLimit, stringMap } from '../catalog/params.js';
 import type { CatalogServices } from '../catalog/services.js';
 import { force, purge } from './force.js';
-import type { HandlerMap } from '../contract/request.js';
+import type { HandlersOf } from '../contract/request.js';
 
 /** Namespace operations: decode the spec's request shapes, call the catalog. */
-export const namespaceHandlers: HandlerMap<CatalogServices> = {
+export const namespaceHandlers: HandlersOf<'lib/operations/handlers-namespace.ts', CatalogServices> = {
   CreateNamespace: (req, svc) =>
     createNamespace(svc, {
       id: req.id,

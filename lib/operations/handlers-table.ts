@@ -8,7 +8,7 @@ import { listAllTables, listTables, tableExists } from '../catalog/tables/list.j
 import { registerTable } from '../catalog/tables/register.js';
 import { renameTable } from '../catalog/tables/rename.js';
 import type { AccessMode } from '../ports/credential-vendor.js';
-import type { HandlerMap, OperationRequest } from '../contract/request.js';
+import type { HandlersOf, OperationRequest } from '../contract/request.js';
 import { force, purge } from './force.js';
 
 /** DescribeTable's three flags travel in the query (client) and the body (spec); query wins. */
@@ -42,7 +42,7 @@ function optionalStringArray(value: unknown, field: string): string[] | undefine
 }
 
 /** Table catalog entries (the metadata bundle). */
-export const tableHandlers: HandlerMap<CatalogServices> = {
+export const tableHandlers: HandlersOf<'lib/operations/handlers-table.ts', CatalogServices> = {
   DeclareTable: (req, svc) =>
     declareTable(svc, {
       id: req.id,

@@ -4,7 +4,7 @@ import type { CatalogServices } from '../catalog/services.js';
 import { createTableVersion } from '../catalog/tables/version-create.js';
 import { deleteTableVersions, parseRanges } from '../catalog/tables/version-delete.js';
 import { describeTableVersion, listTableVersions } from '../catalog/tables/versions.js';
-import type { HandlerMap } from '../contract/request.js';
+import type { HandlersOf } from '../contract/request.js';
 
 const required = <T>(value: T | undefined, field: string): T => {
   if (value === undefined) throw new InvalidInputError(`${field} is required`);
@@ -15,7 +15,7 @@ const required = <T>(value: T | undefined, field: string): T => {
  * Managed versioning (the metadata bundle). BatchCreateTableVersions and BatchCommitTables are
  * deliberately absent: see docs/batch-commits.md and lib/contract/unsupported.ts.
  */
-export const versionHandlers: HandlerMap<CatalogServices> = {
+export const versionHandlers: HandlersOf<'lib/operations/handlers-version.ts', CatalogServices> = {
   // The client POSTs the body `null` and puts everything in the query (rest-conformance §2 #16).
   ListTableVersions: (req, svc) =>
     listTableVersions(svc, {

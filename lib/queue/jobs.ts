@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { TransactionNotFoundError } from '../errors.js';
 import { ConditionFailedError } from '../ports/object-store.js';
 import type { Versioned } from '../ports/object-store.js';
-import { applyActions, parseActions } from './alter.js';
+import { applyActions, type AlterAction } from './alter.js';
 import type { JobContext } from './context.js';
 import { isJobId, jobIdTime, newJobId } from './ids.js';
 import { isTerminal, type JobRecord, type JobTable } from '../ports/job-record.js';
@@ -57,9 +57,11 @@ export async function describeJob(ctx: JobContext, id: string): Promise<Transact
   return toTransaction((await readJob(ctx, id)).value);
 }
 
-/** All actions or none: one compare-and-swap; a lost race re-reads and re-applies them all. */
-export async function alterJob(ctx: JobContext, id: string, rawActions: unknown): Promise<TransactionView> {
-  const actions = parseActions(rawActions);
+/**
+ * All actions or none: one compare-and-swap; a lost race re-reads and re-applies them all. The
+ * actions are parsed by the door (parseActions, lib/queue/alter.ts) before anything is read.
+ */
+export async function alterJob(ctx: JobContext, id: string, actions: readonly AlterAction[]): Promise<TransactionView> {
   const altered = await ctx.retrying(`altering transaction ${id}`, async () => {
     const current = await readJob(ctx, id);
     const next = applyActions(current.value, actions, ctx.now());

@@ -226,6 +226,14 @@ export interface TrashRecord {
   readonly droppedBy: string;
   /** Set when the table went with a namespace subtree (a recoverable cascade drop). */
   readonly subtree?: { readonly root: readonly string[]; readonly dropId: string };
+  /**
+   * Not a drop: a DeclareTable that gave the table up (the name was taken, the record withdrawn
+   * or never known to land) and whose release of its fresh location claim failed every attempt
+   * files this under the name, where the next read of the name's trash finds it and takes the
+   * claim back (lib/catalog/protocols/trash.ts, settleWithdrawal; docs/protocols.md, "What is left
+   * after a 503 whose look failed too"). Never listed, never undropped.
+   */
+  readonly withdrawn?: true;
 }
 
 /**

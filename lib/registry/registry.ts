@@ -111,7 +111,7 @@ export class Registry {
     try {
       value = JSON.parse(body.toString('utf8')) as T;
     } catch (cause) {
-      // A destructive decision must never be made on a record we cannot read (brief rule 8).
+      // A destructive decision must never be made on a record we cannot read (docs/rules.md rule 8).
       throw new InternalError(`registry record ${key} is unreadable`, { cause });
     }
     if (value === null || typeof value !== 'object') return { value };

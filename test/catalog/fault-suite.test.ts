@@ -52,8 +52,9 @@ describe('faults on the AWS path: acknowledged changes survive, answers are hone
       expect(r.internal, 'answers of 500 / code 18').toBe(0);
       expect(r.badUnavailable, '5xx answers other than 503 / 17 with Retry-After').toBe(0);
       expect(r.lost, 'acknowledged effects lost').toEqual([]);
-      expect(r.violations, 'registry invariants after one read').toEqual([]);
+      expect(r.violationsAfterRead, 'registry invariants after one read of every name').toEqual([]);
+      expect(r.violations, 'registry invariants after reconcile and the purge jobs').toEqual([]);
       expect(r.misleading, 'misleading answers').toEqual([]);
-    }, SOAK ? 900_000 : 90_000);
+    }, SOAK ? 900_000 : 300_000); // six runs started together: on a loaded 2-core machine a short one took over 90 s
   });
 });

@@ -1,6 +1,7 @@
 // @covers RenameTable, DeclareTable, RegisterTable, CreateNamespace, DropTable, UndropTable, ListTableTasks, SetTableProtection
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PERSIST_ATTEMPTS } from '../../lib/catalog/outcome.js';
 import { manifestName } from '../../lib/catalog/dataset/manifests.js';
 import { reconcileWith } from '../../lib/maintenance/reconcile.js';
 import { keys } from '../../lib/registry/keys.js';
@@ -111,9 +112,9 @@ describe('placed faults, one per finding (issue #35)', () => {
     await app.ok('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
     await app.ok('POST', '/v1/table/ns%24t/drop', { id: ['ns', 't'] });
     // The undrop re-registers the record, then its claim write (trashed → held) fails.
-    app.registryStore.place({ op: 'putIfMatch', key: (k, body) => keyOf.claim()(k) && !!body?.includes('"state":"held"'), kind: 'unavailable', times: 3 }); // through the door's own attempts (outcome.ts, persist)
+    app.registryStore.place({ op: 'putIfMatch', key: (k, body) => keyOf.claim()(k) && !!body?.includes('"state":"held"'), kind: 'unavailable', times: PERSIST_ATTEMPTS }); // through the door's own attempts (outcome.ts, persist)
     honest(await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'], new_table_name: 'u' }));
-    expect(app.registryStore.fired()).toHaveLength(3);
+    expect(app.registryStore.fired()).toHaveLength(PERSIST_ATTEMPTS);
     // The next read of the trash settles it: nothing left to undrop there.
     const tasks = await app.ok('GET', '/v1/table/ns%24t/tasks');
     expect(tasks.tasks).toEqual([]);
@@ -125,6 +126,23 @@ describe('placed faults, one per finding (issue #35)', () => {
     expect((await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'] })).status).toBe(404);
     expect((await describeTable('ns', 't')).status).toBe(404);
     expect((await describeTable('ns', 'u')).status).toBe(200);
+    await assertTableInvariants(app.services);
+  });
+
+  it('finding 4: an interrupted UndropTable whose table is renamed and dropped again before any read of the trash leaves one trash entry, not two', async () => {
+    await app.ok('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
+    await app.ok('POST', '/v1/table/ns%24t/drop', { id: ['ns', 't'] });
+    app.registryStore.place({ op: 'putIfMatch', key: (k, body) => keyOf.claim()(k) && !!body?.includes('"state":"held"'), kind: 'unavailable', times: PERSIST_ATTEMPTS });
+    honest(await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'] }));
+    expect(app.registryStore.fired()).toHaveLength(PERSIST_ATTEMPTS);
+    // Live under t (its claim still `trashed`, its trash entry still there); renamed, then dropped again.
+    await app.ok('POST', '/v1/table/ns%24t/rename', { id: ['ns', 't'], new_table_name: 'u' });
+    await app.ok('POST', '/v1/table/ns%24u/drop', { id: ['ns', 'u'] });
+    expect((await app.ok('GET', '/v1/table/ns%24t/tasks')).tasks).toEqual([]);
+    expect((await app.ok('GET', '/v1/table/ns%24u/tasks')).tasks).toHaveLength(1);
+    await assertTableInvariants(app.services);
+    expect((await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'] })).status).toBe(404);
+    expect((await app.call('POST', '/v1/table/ns%24u/undrop', { id: ['ns', 'u'] })).status).toBe(200);
     await assertTableInvariants(app.services);
   });
 
@@ -179,6 +197,32 @@ describe('placed faults, one per finding (issue #35)', () => {
       expect(res.body.code).toBe(5);
       await assertTableInvariants(app.services);
     });
+
+    // When the door's own attempts all fail, the name is all that leads to the claim: a note in
+    // the name's trash that its next read settles (trash.ts, fileWithdrawal / settleWithdrawal).
+    it('DeclareTable at a taken name whose release fails every attempt: the next read of the trash takes the claim back', async () => {
+      await app.ok('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
+      app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.claim(), kind: 'unavailable', times: PERSIST_ATTEMPTS });
+      const res = await app.call('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
+      expect(app.registryStore.fired()).toHaveLength(PERSIST_ATTEMPTS);
+      expect(res.status, JSON.stringify(res.body)).toBe(409);
+      expect(res.body.code).toBe(5);
+      expect((await app.ok('GET', '/v1/table/ns%24t/tasks')).tasks).toEqual([]); // the note is never shown
+      await assertTableInvariants(app.services);
+      expect((await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'] })).status).toBe(404);
+    });
+
+    for (const kind of ['unavailable', 'applied-unavailable'] as const) {
+      it(`DeclareTable whose record write is unanswered (${kind}) and whose look fails every attempt: the next read of the trash decides it`, async () => {
+        app.registryStore.place({ op: 'putIfAbsent', key: keyOf.table(['ns', 't']), kind });
+        app.registryStore.place({ op: 'get', key: keyOf.table(['ns', 't']), kind: 'unavailable', times: PERSIST_ATTEMPTS });
+        honest(await app.call('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] }));
+        expect(app.registryStore.fired()).toHaveLength(1 + PERSIST_ATTEMPTS);
+        expect((await app.ok('GET', '/v1/table/ns%24t/tasks')).tasks).toEqual([]);
+        await assertTableInvariants(app.services); // the table whole (record and claim) or not at all
+        expect((await describeTable('ns', 't')).status).toBe(kind === 'applied-unavailable' ? 200 : 404);
+      });
+    }
 
     it('DeclareTable whose claim write has an unknown outcome takes the claim back with its record', async () => {
       app.registryStore.place({ op: 'putIfAbsent', key: keyOf.claim(), kind: 'applied-unavailable' });
@@ -272,9 +316,9 @@ describe('placed faults, one per finding (issue #35)', () => {
     it('a declared record left without its claim (claim write unknown, withdrawal failed) gets its claim back', async () => {
       app.registryStore.place({ op: 'putIfAbsent', key: keyOf.claim(), kind: 'unavailable' });
       // Through the door's own attempts at the withdrawal (outcome.ts, persist).
-      app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.table(['ns', 't']), kind: 'unavailable', times: 3 });
+      app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.table(['ns', 't']), kind: 'unavailable', times: PERSIST_ATTEMPTS });
       honest(await app.call('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] }));
-      expect(app.registryStore.fired()).toHaveLength(4);
+      expect(app.registryStore.fired()).toHaveLength(1 + PERSIST_ATTEMPTS);
       await expect(assertTableInvariants(app.services)).rejects.toThrow(/no location claim/);
       const report = await reconcileNow();
       expect(report.items).toContainEqual(expect.objectContaining({ kind: 'claim-mismatch', id: ['ns', 't'], state: 'missing' }));
@@ -284,9 +328,9 @@ describe('placed faults, one per finding (issue #35)', () => {
     it('an undrop interrupted after its record (same name) is finished: claim held, trash record gone', async () => {
       await app.ok('POST', '/v1/table/ns%24t/declare', { id: ['ns', 't'] });
       await app.ok('POST', '/v1/table/ns%24t/drop', { id: ['ns', 't'] });
-      app.registryStore.place({ op: 'putIfMatch', key: (k, body) => keyOf.claim()(k) && !!body?.includes('"state":"held"'), kind: 'unavailable', times: 3 }); // through the door's own attempts (outcome.ts, persist)
+      app.registryStore.place({ op: 'putIfMatch', key: (k, body) => keyOf.claim()(k) && !!body?.includes('"state":"held"'), kind: 'unavailable', times: PERSIST_ATTEMPTS }); // through the door's own attempts (outcome.ts, persist)
       honest(await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'] }));
-      expect(app.registryStore.fired()).toHaveLength(3);
+      expect(app.registryStore.fired()).toHaveLength(PERSIST_ATTEMPTS);
       const report = await reconcileNow();
       expect(report.items).toContainEqual(expect.objectContaining({ kind: 'claim-mismatch', id: ['ns', 't'], state: 'trashed' }));
       await assertTableInvariants(app.services);

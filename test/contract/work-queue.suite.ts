@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { InternalError, InvalidInputError } from '../../lib/errors.js';
 import { jobContext } from '../../lib/queue/context.js';
+import { parseActions } from '../../lib/queue/alter.js';
 import { alterJob, claimNext, complete, describeJob, enqueue, heartbeat } from '../../lib/queue/jobs.js';
 import { startJobLoop } from '../../lib/jobs/loop.js';
 import type { JobPolicy } from '../../lib/ports/job-record.js';
@@ -309,12 +310,12 @@ describe(`the job queue (${name})`, () => {
     });
     await until('the job to run', async () => (steps > 0 ? true : undefined));
     // A property set meanwhile changes the record's etag: not a lost lease.
-    await alterJob(ctx, job.id, [{ setPropertyAction: { key: 'owner', value: 'team-a' } }]);
+    await alterJob(ctx, job.id, parseActions([{ setPropertyAction: { key: 'owner', value: 'team-a' } }]));
     // A's next heartbeat after the change renews the lease (it would have stopped the job instead).
     clock.advance(100);
     await until('a heartbeat after the change', async () => (Date.parse((await leaseUntil(s, job.id))!) > clock.ms() + 250 ? true : undefined));
     expect((await describeJob(ctx, job.id)).status).toBe('Running');
-    const canceled = await alterJob(ctx, job.id, [{ setStatusAction: { status: 'Canceled' } }]);
+    const canceled = await alterJob(ctx, job.id, parseActions([{ setStatusAction: { status: 'Canceled' } }]));
     expect(canceled.status).toBe('Canceled');
     const report = await run;
     expect(report.ran).toEqual([{ id: job.id, project: s.project, type: 'loop', outcome: 'lost', error: 'the job is Canceled now (last held by A)' }]);
@@ -334,7 +335,7 @@ describe(`the job queue (${name})`, () => {
     const finished = new Promise<void>((r) => (finish = r));
     const run = runJobsOnce(s, { owner: 'A', budgetMs: 5000, log: quiet, runners: { busy: async () => (await finished, { ok: '1' }) } });
     await until('the job to run', async () => ((await describeJob(ctx, job.id)).status === 'Running' ? true : undefined));
-    await Promise.all(Array.from({ length: 8 }, (_, i) => alterJob(ctx, job.id, [{ setPropertyAction: { key: `k${i}`, value: String(i) } }])));
+    await Promise.all(Array.from({ length: 8 }, (_, i) => alterJob(ctx, job.id, parseActions([{ setPropertyAction: { key: `k${i}`, value: String(i) } }]))));
     // A beats at least once after all the changes, and keeps its lease through them.
     clock.advance(100);
     await until('a heartbeat after the changes', async () => (Date.parse((await leaseUntil(s, job.id))!) > clock.ms() + 250 ? true : undefined));
@@ -344,7 +345,7 @@ describe(`the job queue (${name})`, () => {
     expect(view.status).toBe('Succeeded');
     for (let i = 0; i < 8; i++) expect(view.properties[`k${i}`]).toBe(String(i));
     // After retirement the record is still altered in place.
-    expect((await alterJob(ctx, job.id, [{ unsetPropertyAction: { key: 'k0' } }])).properties.k0).toBeUndefined();
+    expect((await alterJob(ctx, job.id, parseActions([{ unsetPropertyAction: { key: 'k0' } }]))).properties.k0).toBeUndefined();
   });
 
   it('stopping the local loop gives an unfinished job back to the queue without spending an attempt', async () => {
@@ -398,7 +399,7 @@ describe(`the job queue (${name})`, () => {
     const ctx = jobContext(s);
     for (const id of ['0'.repeat(32), 'nope', '', '../../p/default/w/default']) {
       await expect(describeJob(ctx, id)).rejects.toMatchObject({ code: 10 });
-      await expect(alterJob(ctx, id, [{ setStatusAction: { status: 'Canceled' } }])).rejects.toMatchObject({ code: 10 });
+      await expect(alterJob(ctx, id, parseActions([{ setStatusAction: { status: 'Canceled' } }]))).rejects.toMatchObject({ code: 10 });
     }
   });
 });

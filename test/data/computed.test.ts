@@ -1,12 +1,12 @@
 /**
- * Computed columns and backfill in the data engine (lib/data/computed.ts) against real LanceDB
+ * Computed columns and backfill in the data engine (lib/adapters/lance/computed.ts) against real LanceDB
  * 0.31.0: types inferred without writing rows, the binding in field metadata, what a backfill
  * computes by default and on request, and branches.
  */
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { COMPUTED_BINDING_KEY } from '../../lib/data/computed.js';
-import { LanceDataEngine } from '../../lib/data/engine.js';
+import { COMPUTED_BINDING_KEY } from '../../lib/adapters/lance/computed.js';
+import { LanceDataEngine } from '../../lib/adapters/lance/engine.js';
 import { ErrorCode } from '../../lib/errors.js';
 import { decode, expectCode, ipcRows, plain, tempRoot } from './fixtures.js';
 

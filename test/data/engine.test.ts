@@ -8,11 +8,11 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { Table, Utf8, vectorFromArray } from 'apache-arrow';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { LanceDataEngine } from '../../lib/data/engine.js';
-import { connectCached } from '../../lib/data/connections.js';
+import { LanceDataEngine } from '../../lib/adapters/lance/engine.js';
+import { connectCached } from '../../lib/adapters/lance/connections.js';
 import { parseLocation } from '../../lib/data/location.js';
-import { CLAMP_SEARCHES_ABOVE, DEFAULT_QUERY_LIMIT } from '../../lib/data/query.js';
-import { latestHandle } from '../../lib/data/table-handles.js';
+import { CLAMP_SEARCHES_ABOVE, DEFAULT_QUERY_LIMIT } from '../../lib/adapters/lance/query.js';
+import { latestHandle } from '../../lib/adapters/lance/table-handles.js';
 import { ErrorCode } from '../../lib/errors.js';
 import {
   decode,
@@ -283,6 +283,7 @@ describe('query', () => {
 
   it('bounds a request without k by the documented default, and k=isize::MAX by nothing', async () => {
     expect((await query(location, {})).table.numRows).toBe(DEFAULT_QUERY_LIMIT);
+    // biome-ignore lint/correctness/noPrecisionLoss: isize::MAX as LanceDB sends it; the JSON number it becomes is what counts.
     expect((await query(location, { k: 9223372036854775807 })).table.numRows).toBe(310);
     expect((await query(location, { k: 2 ** 32 })).table.numRows).toBe(310);
   });

@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadArrow } from '../../lib/data/arrow.js';
-import { cleanLanceMessage, mapLanceError, type MapContext } from '../../lib/data/errors.js';
-import { type Connection, loadLanceDb, type Table } from '../../lib/data/lancedb.js';
+import { cleanLanceMessage, mapLanceError, type MapContext } from '../../lib/adapters/lance/errors.js';
+import { type Connection, loadLanceDb, type Table } from '../../lib/adapters/lance/lancedb.js';
 import { CatalogError, ErrorCode, InternalError, TableTagNotFoundError } from '../../lib/errors.js';
 import { ipcRows, ipcWrongSchema, tempRoot } from './fixtures.js';
 

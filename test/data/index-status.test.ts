@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { listIndices } from '../../lib/data/indexes.js';
+import { listIndices } from '../../lib/adapters/lance/indexes.js';
 
 type Table = Parameters<typeof listIndices>[0];
 
-/** Brief rule 14: an index whose statistics cannot be read is UNKNOWN, never reported healthy. */
+/** Rule 14 (docs/rules.md): an index whose statistics cannot be read is UNKNOWN, never reported healthy. */
 describe('index status', () => {
   const tableListing = (entries: object[]) => ({ listIndices: async () => entries }) as unknown as Table;
   const base = { name: 'v_idx', indexType: 'IvfPq', columns: ['v'], indexUuid: 'u1' };

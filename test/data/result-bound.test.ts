@@ -8,8 +8,8 @@
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadArrow } from '../../lib/data/arrow.js';
-import { LanceDataEngine } from '../../lib/data/engine.js';
-import { type BuiltQuery, runQuery } from '../../lib/data/query.js';
+import { LanceDataEngine } from '../../lib/adapters/lance/engine.js';
+import { type BuiltQuery, runQuery } from '../../lib/adapters/lance/query.js';
 import { ErrorCode } from '../../lib/errors.js';
 import { decode, expectCode, ipcRows, tempRoot } from './fixtures.js';
 

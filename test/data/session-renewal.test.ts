@@ -1,6 +1,6 @@
 /**
  * LanceDB's metadata cache keeps about one small entry per table version it ever saw and does
- * not evict them by bytes (lib/data/session.ts, SESSION_BYTES_PER_ITEM): past its entry limit the
+ * not evict them by bytes (lib/adapters/lance/session.ts, SESSION_BYTES_PER_ITEM): past its entry limit the
  * process's session is renewed, the connections and handles made through the old one are dropped
  * (and closed), and every table still answers exactly (issue #36).
  */
@@ -8,11 +8,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { cachedConnections, connectCached } from '../../lib/data/connections.js';
-import { LanceDataEngine } from '../../lib/data/engine.js';
+import { cachedConnections, connectCached } from '../../lib/adapters/lance/connections.js';
+import { LanceDataEngine } from '../../lib/adapters/lance/engine.js';
 import { parseLocation } from '../../lib/data/location.js';
-import { configureLanceSession, lanceCacheUse, lanceSession } from '../../lib/data/session.js';
-import { latestHandle } from '../../lib/data/table-handles.js';
+import { configureLanceSession, lanceCacheUse, lanceSession } from '../../lib/adapters/lance/session.js';
+import { latestHandle } from '../../lib/adapters/lance/table-handles.js';
 import { ipcRows } from './fixtures.js';
 
 const ITEM_LIMIT = 200;

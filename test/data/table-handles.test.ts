@@ -1,6 +1,6 @@
 // @covers CountTableRows, QueryTable, InsertIntoTable
 /**
- * Kept table handles (lib/data/table-handles.ts) on s3://, through LanceDB's own object store
+ * Kept table handles (lib/adapters/lance/table-handles.ts) on s3://, through LanceDB's own object store
  * talking to the loopback S3 fake: a call on the latest version after the first reuses the open
  * handle instead of reading the manifest again (counted in S3 requests, not timed), and still
  * sees everything other writers did, since each call first brings the kept handle to the latest
@@ -8,12 +8,12 @@
  * their handles, are separate.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LanceDataEngine } from '../../lib/data/engine.js';
-import { loadLanceDb } from '../../lib/data/lancedb.js';
+import { LanceDataEngine } from '../../lib/adapters/lance/engine.js';
+import { loadLanceDb } from '../../lib/adapters/lance/lancedb.js';
 import { ErrorCode } from '../../lib/errors.js';
 import { startAwsHttpFake, type AwsHttpFake } from '../support/aws-http-fake.js';
 import { fakeS3StorageOptions, s3Requests, totalRequests } from '../support/s3-data.js';
-import { MAX_QUERY_LIMIT } from '../../lib/data/query.js';
+import { MAX_QUERY_LIMIT } from '../../lib/adapters/lance/query.js';
 import { decode, expectCode, ipcRows, ipcWrongSchema, vectorOf } from './fixtures.js';
 
 let s3: AwsHttpFake;

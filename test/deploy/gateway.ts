@@ -52,7 +52,7 @@ export async function startGateway(world: World): Promise<Gateway> {
           requestContext: { requestId },
         });
         const policy = verdict.ok ? (verdict.value as { policyDocument: { Statement: { Effect: string }[] }; context?: Record<string, string> }) : undefined;
-        if (!policy || policy.policyDocument.Statement[0]?.Effect !== 'Allow') {
+        if (policy?.policyDocument.Statement[0]?.Effect !== 'Allow') {
           return reply(401, { 'content-type': 'application/json' }, JSON.stringify({ error: 'unauthenticated', code: 16 }));
         }
         authorizerContext = policy.context ?? {};

@@ -216,6 +216,7 @@ describe('result size limit', () => {
       expect(body.error).toMatch(/"k"/);
       expect(body.error).toMatch(/"columns"/);
       // A client asking for "everything" (LanceDB sends k = isize::MAX) is refused too, not truncated.
+      // biome-ignore lint/correctness/noPrecisionLoss: isize::MAX as LanceDB sends it; the JSON number it becomes is what counts.
       expectError(await big.post('query', { k: 9223372036854775807 }), 400, 13);
       const fits = await big.post('query', { k: 5, columns: { column_names: ['id'] } });
       expect(fits.status).toBe(200);

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../lib/adapters/aws/s3-object-store.js';
 import { StsCredentialVendor } from '../../lib/adapters/aws/sts-vendor.js';
 import { buildApp } from '../../lib/app/build.js';
-import { LanceDataEngine } from '../../lib/data/engine.js';
+import { LanceDataEngine } from '../../lib/adapters/lance/engine.js';
 import type { Router } from '../../lib/http/router.js';
 import { metaHandlers } from '../../lib/operations/handlers-meta.js';
 import { decode, ipcRows } from '../data/fixtures.js';

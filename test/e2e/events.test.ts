@@ -4,9 +4,9 @@ import * as lancedb from '@lancedb/lancedb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { raskEventSchema } from '../../lib/events/schema.js';
 import { OPERATION_EVENTS } from '../../lib/events/vocabulary.js';
-import { OPERATIONS } from '../../lib/contract/operations.js';
+import { OPERATIONS, type OperationId } from '../../lib/contract/operations.js';
 import { ipcRows } from '../data/fixtures.js';
-import { ensureNamespace, expectOk, TableApi } from '../support/data-http.js';
+import { expectOk, TableApi } from '../support/data-http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -35,7 +35,7 @@ describe('change events (local NDJSON)', () => {
   };
   const exercised = new Set<string>();
   /** Runs one door and checks it appended exactly its own event (or none for a read). */
-  async function door(operation: string, call: () => Promise<{ status: number; text: string }>, expectStatus = 200) {
+  async function door(operation: OperationId, call: () => Promise<{ status: number; text: string }>, expectStatus = 200) {
     const res = await call();
     expect(res.status, `${operation}: ${res.text}`).toBe(expectStatus);
     const events = fresh();

@@ -3,7 +3,7 @@
  * Grants on a namespace or a table belong to the object, not to its name (issue 24, low 7/5;
  * docs/governance.md, "Destinations, force and tenants"): a grant records the object's uid when
  * it is made, a re-created name (new uid) does not inherit it, and a grant on an object that does
- * not exist is refused. A recoverable drop keeps the grant usable (brief rule 5: the owner must be
+ * not exist is refused. A recoverable drop keeps the grant usable (docs/rules.md rule 5: the owner must be
  * able to undrop), because the trashed object keeps its uid.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -68,7 +68,7 @@ describe('a grant follows the object it was made on', () => {
   });
 });
 
-describe('grants survive a recoverable drop (brief rule 5)', () => {
+describe('grants survive a recoverable drop (docs/rules.md rule 5)', () => {
   it('the holder of a table grant sees the deadline, undrops the table and keeps its access', async () => {
     await app.arrange('POST', `${S}/table/ns%24kept/declare${Q}`, {});
     const key = await app.principal('kept_writer', { project: 'soft', role: 'writer', table: ['ns', 'kept'] });

@@ -1,8 +1,7 @@
 // @covers GrantRole, ListGrants, RevokeRole
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogServices } from '../../lib/catalog/services.js';
-import { ALL_OPERATIONS } from '../../lib/contract/control-operations.js';
-import type { Action, OperationDef } from '../../lib/contract/operations.js';
+import { ALL_OPERATIONS, type Action, type OperationDef } from '../../lib/contract/operations.js';
 import type { HandlerMap } from '../../lib/contract/request.js';
 import { ADMIN_KEY, governedApp } from '../support/governed-app.js';
 
@@ -134,7 +133,7 @@ describe('authorization matrix: every operation × every kind of caller', () => 
     await app.arrange('POST', '/projects/acme/v1/table/sales%24orders/declare', {});
     const one = await app.principal('pone', { project: 'acme', role: 'reader', table: ['sales', 'orders'] });
     const at = (p: string) => `/projects/acme/v1${p}?delimiter=%24`;
-    // Parent (404) comes before authorization (403): the check order of the design brief.
+    // Parent (404) comes before authorization (403): the check order (docs/rules.md rule 1).
     expect((await app.call('POST', at('/table/sales$eu$t/declare'), {}, sub)).status).toBe(404);
     expect((await app.call('POST', at('/table/hr$eu$t/declare'), {}, sub)).status).toBe(404);
     await app.arrange('POST', at('/namespace/sales$eu/create'), {});

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, governedApp, type Answer } from '../support/governed-app.js';
 
 /**
- * No existence oracle (brief rule 6): on destructive doors, "not yours" and "does not exist"
+ * No existence oracle (docs/rules.md rule 6): on destructive doors, "not yours" and "does not exist"
  * answer byte for byte the same (the `instance` request id aside). Create doors do the opposite.
  */
 const comparable = (a: Answer) => ({

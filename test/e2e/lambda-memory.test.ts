@@ -3,7 +3,7 @@
  * from the environment, API Gateway proxy events) over S3 on the loopback AWS fake, with a small
  * cache budget configured: many tables, many versions each, and the process's one LanceDB session
  * stays within the budget throughout — read through the session's own size accounting
- * (lib/data/session.ts), so the check is deterministic, not an RSS reading (issue #36).
+ * (lib/adapters/lance/session.ts), so the check is deterministic, not an RSS reading (issue #36).
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { apiEvent } from '../deploy/api-events.js';
@@ -47,7 +47,7 @@ beforeAll(async () => {
   });
   const { handler } = await import('../../functions/api-data.js');
   invoke = (event) => handler(event as never, lambdaContext()) as never;
-  ({ lanceCacheUse: cacheUse } = await import('../../lib/data/session.js'));
+  ({ lanceCacheUse: cacheUse } = await import('../../lib/adapters/lance/session.js'));
 });
 afterAll(async () => {
   vi.restoreAllMocks();

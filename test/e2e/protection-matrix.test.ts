@@ -1,7 +1,7 @@
 // @covers DropTable, DeregisterTable, RenameTable, DropNamespace, DeleteWarehouse, DeleteProject, UpdateWarehouse, UpdateProject, SetTableProtection, SetNamespaceProtection
 /**
  * Protection × force × authorization, per protective door, over HTTP with authentication on
- * (design brief rules 3, 4 and 6; docs/lifecycle.md). For every door and each of the eight
+ * (docs/rules.md rules 3, 4 and 6; docs/lifecycle.md). For every door and each of the eight
  * combinations of {protected, unprotected} × {force, no force} × {authorized, unauthorized}:
  *
  * - unauthorized: refused exactly as without force (the destructive-door denial, which answers

@@ -10,7 +10,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, loadLocalConfig } from '../../lib/config.js';
+import { CLIENT_POOL_IDLE_MS, ConfigError, loadLocalConfig } from '../../lib/config.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let s: TestServer | undefined;
@@ -89,6 +89,41 @@ describe('local server connection limits', () => {
     const third = await open(server.url);
     third.write('GET /v1/namespace/list HTTP/1.1\r\nHost: x\r\n\r\n');
     expect(await closed(third)).toBe(''); // dropped by the socket layer, no answer
+  });
+
+  it('keeps an idle keep-alive connection past the headers timeout, and answers on it again', { timeout: 15_000 }, async () => {
+    // Why the headers timeout need not exceed the keep-alive timeout (lib/config.ts, CLIENT_POOL_IDLE_MS).
+    s = await startTestServer({ RASK_HEADERS_TIMEOUT_MS: '200', RASK_REQUEST_TIMEOUT_MS: '400', RASK_KEEP_ALIVE_TIMEOUT_MS: '5000' });
+    const sock = await open(s.url);
+    const { host } = new URL(s.url);
+    const answers: string[] = [];
+    let got = '';
+    sock.on('data', (d: Buffer) => {
+      got += d.toString();
+      const at = got.indexOf('\r\n\r\n');
+      if (at < 0) return;
+      const length = Number(/content-length: (\d+)/i.exec(got.slice(0, at))?.[1] ?? 0);
+      if (got.length < at + 4 + length) return;
+      answers.push(got.slice(0, at + 4 + length));
+      got = got.slice(at + 4 + length);
+    });
+    let closedAt: number | undefined;
+    sock.once('close', () => (closedAt = answers.length));
+    const ask = () => sock.write(`GET /v1/namespace/%24/list?delimiter=%24 HTTP/1.1\r\nHost: ${host}\r\nConnection: keep-alive\r\n\r\n`);
+    ask();
+    await until(() => answers.length === 1);
+    // Idle for several headers timeouts (and sweeps of the server's connection check).
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(closedAt).toBeUndefined();
+    ask();
+    await until(() => answers.length === 2 || closedAt !== undefined);
+    expect(answers.map((a) => a.slice(0, 12))).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200']);
+    expect(answers[0]).toMatch(/keep-alive: timeout=5/i);
+  });
+
+  it('keeps idle connections longer than the official client does by default', () => {
+    expect(loadLocalConfig({}).RASK_KEEP_ALIVE_TIMEOUT_MS).toBeGreaterThan(CLIENT_POOL_IDLE_MS);
+    expect(loadLocalConfig({ RASK_KEEP_ALIVE_TIMEOUT_MS: '7000' }).RASK_KEEP_ALIVE_TIMEOUT_MS).toBe(7000);
   });
 
   it('validates the limits at start-up', () => {

@@ -14,9 +14,12 @@ const json = { 'content-type': 'application/json' };
  */
 describe('raw HTTP: table lifecycle doors', () => {
   let s: TestServer;
+  let tLocation: string;
   beforeEach(async () => {
     s = await startTestServer();
     for (const ns of ['a', 'b']) await s.request('POST', `/v1/namespace/${ns}/create`, '{}', json);
+    tLocation = await tableWithData('a%24t');
+    await tableWithData('a%24u');
   });
   afterEach(() => s.stop());
 
@@ -40,11 +43,6 @@ describe('raw HTTP: table lifecycle doors', () => {
     return location;
   }
 
-  let tLocation: string;
-  beforeEach(async () => {
-    tLocation = await tableWithData('a%24t');
-    await tableWithData('a%24u');
-  });
 
   describe('RenameTable', () => {
     it('missing table → 404, code 4; nothing changes', async () => {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeIpc } from '../../lib/data/arrow.js';
-import { loadLanceDb } from '../../lib/data/lancedb.js';
+import { loadLanceDb } from '../../lib/adapters/lance/lancedb.js';
 import { ipcRows } from '../data/fixtures.js';
 import { expectError, TableApi } from '../support/data-http.js';
 import { startTestServer, type TestServer } from '../support/server.js';

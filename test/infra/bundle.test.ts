@@ -60,13 +60,13 @@ describe('Lambda bundles', () => {
     expect(forbiddenInputs(metafile)).toEqual([]);
     expect(externalImports(metafile).filter((p) => !isBuiltin(p)).every((p) => ['@lancedb/lancedb', 'apache-arrow'].includes(p))).toBe(true);
     const inputs = Object.keys(metafile.inputs);
-    for (const f of ['lib/jobs/worker.ts', 'lib/jobs/runners/create-index.ts', 'lib/jobs/runners/backfill.ts', 'lib/data/engine.ts']) {
+    for (const f of ['lib/jobs/worker.ts', 'lib/jobs/runners/create-index.ts', 'lib/jobs/runners/backfill.ts', 'lib/adapters/lance/engine.ts']) {
       expect(inputs).toContain(f);
     }
     // DescribeTransaction / AlterTransaction read and write records; they never reach a runner.
     const meta = Object.keys((await bundle('meta')).metafile.inputs);
     expect(meta).toContain('lib/queue/jobs.ts');
-    expect(meta.filter((i) => i.startsWith('lib/jobs/runners/') || i.startsWith('lib/data/'))).toEqual([]);
+    expect(meta.filter((i) => i.startsWith('lib/jobs/runners/') || (i.startsWith('lib/data/') || i.startsWith('lib/adapters/lance/')))).toEqual([]);
   });
 
   it('sweep and index-build bundles only walk and enqueue: no LanceDB, Arrow, data plane or native module in any file, nothing left out', async () => {
@@ -77,7 +77,7 @@ describe('Lambda bundles', () => {
       for (const f of ['lib/maintenance/fan-out-passes.ts', 'lib/maintenance/fan-out.ts', 'lib/maintenance/table-checks.ts', 'lib/queue/jobs.ts']) expect(inputs, kind).toContain(f);
       // …and nothing that runs a table's work: lib/data (it loads LanceDB through createRequire,
       // invisible to the metafile), the passes' in-process bodies, the job runners.
-      expect(inputs.filter((i) => /@lancedb|apache-arrow|\.node$/.test(i) || i.startsWith('lib/data/') || i.startsWith('lib/jobs/runners/')), kind).toEqual([]);
+      expect(inputs.filter((i) => /@lancedb|apache-arrow|\.node$/.test(i) || (i.startsWith('lib/data/') || i.startsWith('lib/adapters/lance/')) || i.startsWith('lib/jobs/runners/')), kind).toEqual([]);
       expect(inputs.filter((i) => ['lib/maintenance/sweep.ts', 'lib/maintenance/index-builder.ts', 'lib/maintenance/table-jobs.ts'].includes(i)), kind).toEqual([]);
       expect(forbiddenInputs(result.metafile!), kind).toEqual([]);
       // Every module the output imports at runtime is a Node built-in: nothing for a layer to supply.

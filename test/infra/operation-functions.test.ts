@@ -13,8 +13,7 @@ import { accessOf, INSPECTING_OPERATIONS } from '../../infra/constructs/operatio
 import { HANDLER_MODULES, handlerModuleOf, operationEntrySource, perOperationDefs } from '../../infra/operation-bundles.js';
 import { createRaskApp } from '../../infra/rask-app.js';
 import { allHandlers } from '../../lib/operations/handlers-all.js';
-import { ALL_OPERATIONS } from '../../lib/contract/control-operations.js';
-import { OPERATIONS_BY_ID } from '../../lib/contract/operations.js';
+import { ALL_OPERATIONS, OPERATIONS_BY_ID } from '../../lib/contract/operations.js';
 import { asArray, flat, identityStatements, resourcesOfType, synthRask } from './helpers.js';
 
 describe('the handler index the per-operation entries are generated from', () => {

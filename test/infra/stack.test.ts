@@ -2,7 +2,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_ERRORS, errorTemplate } from '../../infra/constructs/api.js';
 import { MAINTENANCE_PASSES } from '../../infra/constructs/maintenance.js';
-import { ALL_OPERATIONS as OPERATIONS } from '../../lib/contract/control-operations.js';
+import { ALL_OPERATIONS as OPERATIONS } from '../../lib/contract/operations.js';
 import {
   asArray,
   flat,
@@ -420,7 +420,7 @@ describe('storage', () => {
       expect(bucket.DeletionPolicy, id).toBe('Retain');
       expect(bucket.UpdateReplacePolicy, id).toBe('Retain');
       const policy = policies.find((p) => p.Properties!.Bucket.Ref === id);
-      expect(policy?.Properties!.PolicyDocument.Statement, id).toContainEqual(
+      expect(policy?.Properties?.PolicyDocument.Statement, id).toContainEqual(
         expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
       );
     }

@@ -8,7 +8,7 @@ import { main } from '../../functions/cli.js';
 import { S3ObjectStore } from '../../lib/adapters/aws/s3-object-store.js';
 import { FsObjectStore } from '../../lib/adapters/local/fs-object-store.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
-import { datasetState } from '../../lib/data/maintenance.js';
+import { datasetState } from '../../lib/adapters/lance/maintenance.js';
 import { noCredentials } from '../../lib/ports/credential-vendor.js';
 import { ensureDefaults, ensureLayout } from '../../lib/registry/layout.js';
 import { Registry } from '../../lib/registry/registry.js';

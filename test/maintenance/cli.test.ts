@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../../lib/app/local.js';
 import { loadLocalConfig } from '../../lib/config.js';
-import { datasetState } from '../../lib/data/maintenance.js';
+import { datasetState } from '../../lib/adapters/lance/maintenance.js';
 import { humanLines, tableProgress } from '../../functions/cli.js';
 import type { PassReport } from '../../lib/maintenance/pass.js';
 import { tableWithAppends } from './fixtures.js';

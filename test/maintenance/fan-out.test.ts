@@ -5,7 +5,7 @@
  * once with concurrent workers, and their results show in DescribeTransaction and the reports.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { datasetState } from '../../lib/data/maintenance.js';
+import { datasetState } from '../../lib/adapters/lance/maintenance.js';
 import { jobContext } from '../../lib/queue/context.js';
 import { describeJob } from '../../lib/queue/jobs.js';
 import type { JobRecord } from '../../lib/ports/job-record.js';
@@ -14,7 +14,7 @@ import type { JobRunner } from '../../lib/jobs/runner.js';
 import type { JobRunners } from '../../lib/jobs/runner.js';
 import { IN_FLIGHT_MS, pendingKey } from '../../lib/maintenance/fan-out.js';
 import { indexBuild } from '../../lib/maintenance/index-builder.js';
-import { setMaintenancePolicy } from '../../lib/maintenance/policy-doors.js';
+import { setPolicy } from '../support/policy.js';
 import { REPORTS_PREFIX } from '../../lib/maintenance/reports.js';
 import { sweep } from '../../lib/maintenance/sweep.js';
 import { maintenanceRunners } from '../../lib/maintenance/table-jobs.js';
@@ -156,7 +156,7 @@ describe('the scheduled index build fans out as jobs', () => {
   it('queues one job per table; the worker builds the policy\'s indices and reports health', async () => {
     const e = (current = await estate('fs'));
     for (const id of TABLES) await tableWithAppends(e.services, id, 2, 50);
-    await setMaintenancePolicy(e.services, { level: 'project' }, { policy: { indices: [{ name: 'id_idx', column: 'id', type: 'BTREE' }] } });
+    await setPolicy(e.services, { level: 'project' }, { policy: { indices: [{ name: 'id_idx', column: 'id', type: 'BTREE' }] } });
     const pass = await indexBuild(e.services, { fanOut: true });
     expect(pass.summary).toMatchObject({ tables_visited: 3, jobs_queued: 3 });
     expect((await indexBuild(e.services, { fanOut: true })).summary).toMatchObject({ jobs_queued: 0, jobs_already_queued: 3 });

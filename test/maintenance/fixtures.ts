@@ -14,7 +14,7 @@ import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { decodeIpc } from '../../lib/data/arrow.js';
-import { loadLanceDb, type Connection } from '../../lib/data/lancedb.js';
+import { loadLanceDb, type Connection } from '../../lib/adapters/lance/lancedb.js';
 import { parseLocation } from '../../lib/data/location.js';
 import { noCredentials } from '../../lib/ports/credential-vendor.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';

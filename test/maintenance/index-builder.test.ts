@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeIpc } from '../../lib/data/arrow.js';
-import { datasetState } from '../../lib/data/maintenance.js';
+import { datasetState } from '../../lib/adapters/lance/maintenance.js';
 import { jobContext } from '../../lib/queue/context.js';
 import { indexBuild, makeIndexBuilder, type IndexFinding } from '../../lib/maintenance/index-builder.js';
-import { setMaintenancePolicy } from '../../lib/maintenance/policy-doors.js';
+import { setPolicy } from '../support/policy.js';
 import { ipcRows } from '../data/fixtures.js';
 import { estate, openClient, tableWithAppends, type Estate } from './fixtures.js';
 
@@ -21,7 +21,7 @@ describe('index builder', () => {
     const e = (current = await estate('fs'));
     const services = { ...e.services, dataLimits: { maxResultBytes: 1 << 20, maxSyncVectorIndexRows: 10 } };
     const { location } = await tableWithAppends(services, ['a', 't'], 3, 100);
-    await setMaintenancePolicy(services, { level: 'namespace', id: ['a'] }, {
+    await setPolicy(services, { level: 'namespace', id: ['a'] }, {
       policy: {
         fold_threshold: 0.1,
         indices: [
@@ -64,7 +64,7 @@ describe('index builder', () => {
   it('without compaction, rebuilds a declared scalar index to fold it and reports an undeclared one as blocked', async () => {
     const e = (current = await estate('fs'));
     const { location } = await tableWithAppends(e.services, ['a', 't'], 1, 100);
-    await setMaintenancePolicy(e.services, { level: 'table', id: ['a', 't'] }, {
+    await setPolicy(e.services, { level: 'table', id: ['a', 't'] }, {
       policy: { compact_enabled: false, indices: [{ name: 'id_idx', column: 'id', type: 'BTREE' }] },
     });
     await indexBuild(e.services, {});

@@ -2,9 +2,9 @@ import type { RaskEvent } from '../../lib/events/cloudevent.js';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { datasetState } from '../../lib/data/maintenance.js';
+import { datasetState } from '../../lib/adapters/lance/maintenance.js';
 import { decodeIpc } from '../../lib/data/arrow.js';
-import { setMaintenancePolicy } from '../../lib/maintenance/policy-doors.js';
+import { setPolicy } from '../support/policy.js';
 import { readManifestRefs } from '../../lib/maintenance/lance-manifest.js';
 import { REPORTS_PREFIX } from '../../lib/maintenance/reports.js';
 import { makeSweep, sweep, type SweepItem } from '../../lib/maintenance/sweep.js';
@@ -134,7 +134,7 @@ describe.each<RegistryKind>(['fs', 's3-fake'])('sweep (registry on %s, datasets 
     await client.add(decodeIpc(ipcRows(10, 60)));
     client.close();
     const versionsBefore = (await datasetState(location)).versions.length;
-    await setMaintenancePolicy(e.services, { level: 'table', id: ['a', 't'] }, {
+    await setPolicy(e.services, { level: 'table', id: ['a', 't'] }, {
       policy: { compact_enabled: false, older_than_days: 0, indices: [{ name: 'id_idx', column: 'id', type: 'BTREE' }] },
     });
     // Setting a policy is a registry write: the dataset gains no version.
@@ -210,7 +210,7 @@ describe('sweep: target_rows_per_fragment is the compaction trigger', () => {
   it('skips compaction while at most one fragment is below the target, and compacts once more are', async () => {
     const e = (current = await estate('fs'));
     const { location } = await tableWithAppends(e.services, ['a', 't'], 5); // five fragments of 10 rows
-    await setMaintenancePolicy(e.services, { level: 'table', id: ['a', 't'] }, { policy: { target_rows_per_fragment: 10, cleanup_enabled: false } });
+    await setPolicy(e.services, { level: 'table', id: ['a', 't'] }, { policy: { target_rows_per_fragment: 10, cleanup_enabled: false } });
     const atTarget = await sweep(e.services, {});
     expect(compactStep(atTarget)).toMatchObject({ status: 'skipped', reason: 'fragments already at target', target_rows_per_fragment: 10, fragments: 5, small_fragments: 0 });
     expect((await datasetState(location)).fragments).toBe(5);
@@ -232,7 +232,7 @@ describe('sweep: target_rows_per_fragment is the compaction trigger', () => {
   it('with a larger target the same fragments are small, and a dry run says it would compact', async () => {
     const e = (current = await estate('fs'));
     const { location } = await tableWithAppends(e.services, ['a', 't'], 5);
-    await setMaintenancePolicy(e.services, { level: 'table', id: ['a', 't'] }, { policy: { target_rows_per_fragment: 11, cleanup_enabled: false } });
+    await setPolicy(e.services, { level: 'table', id: ['a', 't'] }, { policy: { target_rows_per_fragment: 11, cleanup_enabled: false } });
     expect(compactStep(await sweep(e.services, { dryRun: true }))).toMatchObject({ status: 'would-run', small_fragments: 5 });
     expect(compactStep(await sweep(e.services, {}))).toMatchObject({ status: 'done', small_fragments: 5 });
     expect((await datasetState(location)).fragments).toBe(1);
@@ -244,7 +244,7 @@ describe('sweep: interval_minutes', () => {
     let clock = Date.parse('2026-06-01T00:00:00Z');
     const e = (current = await estate('fs', () => new Date(clock)));
     const { location } = await tableWithAppends(e.services, ['a', 't'], 3);
-    await setMaintenancePolicy(e.services, { level: 'table', id: ['a', 't'] }, { policy: { interval_minutes: 60, older_than_days: 0 } });
+    await setPolicy(e.services, { level: 'table', id: ['a', 't'] }, { policy: { interval_minutes: 60, older_than_days: 0 } });
     expect(itemOf(await sweep(e.services, {}), 'a.t').steps?.compact.status).toBe('done');
     const client = await openClient(location);
     await client.add(decodeIpc(ipcRows(10, 100)));

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { dropTable } from '../../lib/catalog/tables/drop.js';
-import { datasetState } from '../../lib/data/maintenance.js';
+import { datasetState } from '../../lib/adapters/lance/maintenance.js';
 import { indexBuild } from '../../lib/maintenance/index-builder.js';
 import { orphanScan } from '../../lib/maintenance/orphans.js';
 import { reconcile } from '../../lib/maintenance/reconcile.js';
@@ -10,7 +10,7 @@ import type { WarehouseRecord } from '../../lib/registry/records.js';
 import { estate, tableWithAppends, type Estate } from './fixtures.js';
 
 /**
- * Maintenance never touches a table someone can still restore (design brief rules 5 and 12):
+ * Maintenance never touches a table someone can still restore (docs/rules.md rules 5 and 12):
  * a table dropped into trash is not swept or indexed, reconcile does not call its claim stale
  * (and its repair keeps it), and the orphan scan does not offer its bytes for deletion.
  */

@@ -13,6 +13,7 @@
  * name: every acknowledged effect must be visible (an unknown name adopts what the read shows),
  * and the registry must pass the crash tests' invariants (test/support/table-invariants.ts).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
@@ -82,7 +83,7 @@ export const inFlight = new Set<string>();
 export async function runFaultWorkload(options: RunOptions): Promise<RunReport> {
   const fake = createS3Fake();
   const faults: S3Faults = createS3Faults({ seed: options.seed, p: 0 });
-  const client = faultyS3Client(fake, faults, {
+  const client = faultyS3Client(fake, DEBUG ? traced(faults) : faults, {
     maxAttempts: options.sdkRetries ? 3 : 1,
     // The SDK's own schedule backs off 50 ms–1 s per retry: the same attempts without the sleep.
     retryStrategy: new ConfiguredRetryStrategy(options.sdkRetries ? 3 : 1, 0),
@@ -100,28 +101,21 @@ export async function runFaultWorkload(options: RunOptions): Promise<RunReport> 
   const app: { router: Router; services: CatalogServices } = await createAwsApp(config, metaHandlers, client, undefined, quiet);
   const call = (method: 'GET' | 'POST', path: string, body?: unknown, query = ''): Promise<Answer> => callAsAdmin(app.router, method, path, body, query);
 
-  const report: RunReport = {
-    options,
-    doors: 0,
-    ok: 0,
-    unavailable: 0,
-    badUnavailable: 0,
-    internal: 0,
-    concurrent: 0,
-    expectedErrors: 0,
-    misleading: [],
-    lost: [],
-    violationsAfterRead: [],
-    claimsLeftAfterRead: {},
-    violations: [],
-    attempts: 0,
-    faults: 0,
-  };
+  const report: RunReport = emptyReport(options);
   // Set-up without faults: one namespace per client.
   for (let c = 0; c < options.clients; c++) {
     const res = await call('POST', `/v1/namespace/c${c}/create`, { id: [`c${c}`] });
     if (res.status !== 200) throw new Error(`set-up failed: ${JSON.stringify(res.body)}`);
   }
+  // Warm-up without faults, in a namespace of its own: every door's code runs once before the
+  // faults start. Cold, on a loaded machine (six runs at V8's baseline tier beside other work),
+  // a process's first doors took longer than the request's 25 s deadline (lib/deadline.ts); a
+  // door past its deadline starts no S3 request, so it could not take back what it had written
+  // (a DeclareTable's fresh claim after a 409), which is a starved CPU, not an S3 fault.
+  const warm = new Client(options.clients, options.seed * 1000 + 999, call, fake, emptyReport(options), warehousePrefix);
+  const made = await call('POST', `/v1/namespace/c${options.clients}/create`, { id: [`c${options.clients}`] });
+  if (made.status !== 200) throw new Error(`set-up failed: ${JSON.stringify(made.body)}`);
+  await warm.run(WARM_UP_DOORS);
   faults.setProbability(options.p);
   faults.clearLog();
 
@@ -144,6 +138,14 @@ export async function runFaultWorkload(options: RunOptions): Promise<RunReport> 
   if (process.env.RASK_FAULT_DEBUG && report.violationsAfterRead.length > 0) {
     const [tables, claims, trash] = await Promise.all([allTableRecords(app.services), allClaims(app.services), allTrash(app.services)]);
     process.stderr.write(`${JSON.stringify({ tables: tables.map((t) => [t.id, t.uid, t.path]), claims: claims.map((c) => [c.ids, c.uid, c.path, c.state]), trash: trash.map((t) => [t.id, t.uid, t.path]) })}\n`);
+    const accounted = new Set([...tables, ...trash].map((t) => `${t.warehouse}/${t.path}`));
+    const named = report.violationsAfterRead.join(' ');
+    for (const c of claims.filter((x) => !accounted.has(`${x.warehouse}/${x.path}`) || named.includes(x.path))) {
+      process.stderr.write(`--- leftover ${c.state} ${c.path} ${c.uid} ${JSON.stringify(c.ids)}\n`);
+      for (const t of trace.filter((x) => safeDecode(x.key).includes(c.path) || x.key.includes(c.uid) || x.body.includes(c.uid))) {
+        process.stderr.write(`  ${t.at} ms ${t.door} ${t.command} ${t.key} ${t.fault}\n`);
+      }
+    }
   }
   // What no read reaches (a claim left on a path nobody asks for, a purge cut short) is on record
   // for reconcile and the purge_table jobs (docs/protocols.md, "Repair paths").
@@ -152,6 +154,29 @@ export async function runFaultWorkload(options: RunOptions): Promise<RunReport> 
   await check(report.violations);
   fake.mock.restore();
   return report;
+}
+
+/** Doors the warm-up client runs, faults off, before the faults start (runFaultWorkload). */
+const WARM_UP_DOORS = 30;
+
+function emptyReport(options: RunOptions): RunReport {
+  return {
+    options,
+    doors: 0,
+    ok: 0,
+    unavailable: 0,
+    badUnavailable: 0,
+    internal: 0,
+    concurrent: 0,
+    expectedErrors: 0,
+    misleading: [],
+    lost: [],
+    violationsAfterRead: [],
+    claimsLeftAfterRead: {},
+    violations: [],
+    attempts: 0,
+    faults: 0,
+  };
 }
 
 class Client {
@@ -203,7 +228,7 @@ class Client {
       const kind = kinds.find(([, w]) => (r -= w) < 0)?.[0] ?? 'describe';
       const label = `${this.ns} #${i} ${kind}`;
       inFlight.add(label);
-      await this.door(kind);
+      await doorOf.run(label, () => this.door(kind));
       inFlight.delete(label);
     }
   }
@@ -218,6 +243,7 @@ class Client {
     const code = res.body.code;
     if (res.status === 503 && code === 17 && Number(res.headers['retry-after']) > 0) {
       this.report.unavailable++;
+      if (DEBUG) process.stderr.write(`503: ${what}: ${String(res.body.error)}\n`);
       return 'unknown';
     }
     if (code === 18) {
@@ -395,12 +421,45 @@ class Client {
         if (p.body.protected !== true) this.report.lost.push(`${this.ns}.${name}: acknowledged protected, reads unprotected`);
       }
     }
+    // The child's table too: a declare there may have left a note in its trash (trash.ts, fileWithdrawal).
+    await this.call('GET', `/v1/table/${this.ns}%24k%24x/tasks`);
     const child = await this.call('POST', `/v1/namespace/${this.ns}%24k/describe`, { id: [this.ns, 'k'] });
     if (this.child === 'live' && child.status !== 200) this.report.lost.push(`${this.ns}.k: acknowledged namespace, reads ${child.status}`);
     if (this.child === 'absent' && child.status === 200) this.report.lost.push(`${this.ns}.k: acknowledged cascade drop, namespace still there`);
     // Listing each namespace settles any drop left `dropping` (requireNamespace), as a client's next read would.
     await this.call('GET', `/v1/namespace/${this.ns}/table/list`);
   }
+}
+
+const DEBUG = !!process.env.RASK_FAULT_DEBUG;
+/** RASK_FAULT_DEBUG: every S3 attempt with the door it served and its fault, to trace a leftover back to its door. */
+const doorOf = new AsyncLocalStorage<string>();
+const trace: { door: string; command: string; key: string; body: string; fault: string; at: number }[] = [];
+const started = Date.now();
+const safeDecode = (key: string) => {
+  try {
+    return decodeURIComponent(key);
+  } catch {
+    return key;
+  }
+};
+function traced(faults: S3Faults): S3Faults {
+  return {
+    ...faults,
+    decide(request) {
+      const fault = faults.decide(request);
+      const body = request.input.Body;
+      trace.push({
+        door: doorOf.getStore() ?? '-',
+        command: request.command,
+        key: request.key,
+        body: typeof body === 'string' ? body : Buffer.isBuffer(body) || body instanceof Uint8Array ? Buffer.from(body).toString() : '',
+        fault: fault ? `${fault.kind}${fault.afterApply ? '-after' : ''}` : '',
+        at: Date.now() - started,
+      });
+      return fault;
+    },
+  };
 }
 
 /** Claims on a location that is neither a live table's nor a trashed one's, counted by state. */

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadEngine, policyParts } from '../../lib/governance/policy-engine.js';
 import { CEDAR_SCHEMA } from '../../lib/governance/policy-text.js';
-import { ALL_OPERATIONS } from '../../lib/contract/control-operations.js';
+import { ALL_OPERATIONS } from '../../lib/contract/operations.js';
 import { renderPolicyText } from '../../scripts/policy-text.js';
 
 describe('Cedar policies (policies/*.cedar)', () => {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { type Clock, deadlineIn, withDeadline } from '../../lib/deadline.js';
 import { ConcurrentModificationError } from '../../lib/errors.js';
-import { serializedWrite } from '../../lib/operations/data/write-queue.js';
+import { serializedWrite } from '../../lib/catalog/data/write-queue.js';
 import { ConditionFailedError } from '../../lib/ports/object-store.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import { Registry } from '../../lib/registry/registry.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { allHandlers } from '../../lib/operations/handlers-all.js';
-import { ALL_OPERATIONS as OPERATIONS } from '../../lib/contract/control-operations.js';
+import { ALL_OPERATIONS as OPERATIONS } from '../../lib/contract/operations.js';
 import { coveringTests, renderCoverage } from '../../scripts/coverage.js';
 
 describe('docs/COVERAGE.md', () => {
@@ -17,7 +17,7 @@ describe('docs/COVERAGE.md', () => {
   });
 
   it('only annotates real operation ids', () => {
-    const known = new Set(OPERATIONS.map((o) => o.operationId));
+    const known = new Set<string>(OPERATIONS.map((o) => o.operationId));
     expect([...coveringTests().keys()].filter((id) => !known.has(id))).toEqual([]);
   });
 });

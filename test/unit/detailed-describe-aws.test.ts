@@ -48,7 +48,7 @@ describe('detailed DescribeTable through the data function', () => {
     });
     const fake = createS3Fake();
     const config = loadAwsConfig({ RASK_REGISTRY_BUCKET: 'reg-bucket', RASK_WAREHOUSE_BUCKET: 'wh-bucket', RASK_DATA_FUNCTION_NAME: 'rask-data' });
-    const { router } = await createAwsApp(config, metaHandlers, fake.client, lambdaInspector(new LambdaClient({}), 'rask-data'));
+    const { router } = await createAwsApp(config, metaHandlers, fake.client, { inspector: lambdaInspector(new LambdaClient({}), 'rask-data') });
     const call = (p: string, body: object, rawQuery = '') =>
       router({ method: 'POST', rawPath: p, rawQuery, headers: { 'content-type': 'application/json' }, authorizer: ADMIN_CONTEXT, body: Buffer.from(JSON.stringify(body)), requestId: 'r' });
 
@@ -100,7 +100,7 @@ describe('the data function answers inspection events with the real engine', () 
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
   it('opens a real dataset by location', async () => {
-    const { sharedEngine } = await import('../../lib/data/shared-engine.js');
+    const { sharedEngine } = await import('../../lib/adapters/lance/shared-engine.js');
     const location = path.join(dir, 'tables', 'abc', 'people.lance');
     const ipc = Buffer.from(tableToIPC(tableFromArrays({ id: BigInt64Array.from([1n, 2n]), name: ['a', 'b'] }), 'stream'));
     await sharedEngine().createTable(location, ipc, 'create');

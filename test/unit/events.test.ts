@@ -9,7 +9,7 @@ import { ndjsonPublisher } from '../../lib/adapters/local/ndjson-publisher.js';
 import { cloudEvent } from '../../lib/events/cloudevent.js';
 import { raskEventSchema } from '../../lib/events/schema.js';
 import { OPERATION_EVENTS, allEventTypes } from '../../lib/events/vocabulary.js';
-import { ALL_OPERATIONS } from '../../lib/contract/control-operations.js';
+import { ALL_OPERATIONS } from '../../lib/contract/operations.js';
 import { renderEventsDoc } from '../../scripts/events-doc.js';
 
 const sample = (n: number) =>

@@ -16,11 +16,11 @@ import { describe, expect, it } from 'vitest';
 export const FLOORS: readonly (readonly string[])[] = [
   ['errors', 'concurrency', 'deadline', 'signals', 'trace'],
   ['contract'],
-  ['events'],
+  ['events', 'data'],
   ['ports'],
   ['http'],
   ['config'],
-  ['registry', 'data'],
+  ['registry'],
   ['queue', 'auth'],
   ['catalog', 'adapters'],
   ['governance', 'jobs'],

@@ -122,7 +122,7 @@ describe('RASK_LOG_LEVEL and RASK_LOG_FORMAT', () => {
     const log = captured('info', 'pretty');
     log.logger.info('request', { method: 'POST', path: '/v1/x', status: 404, code: 1, ms: 2.5, requestId: 'r-1' });
     expect(log.lines).toHaveLength(1);
-    expect(log.lines[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO  POST \/v1\/x 404 code=1 2\.5ms req=r-1$/);
+    expect(log.lines[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}POST \/v1\/x 404 code=1 2\.5ms req=r-1$/);
   });
 
   it('refuses unknown values with a message naming the variable', () => {

@@ -4,7 +4,8 @@
  *
  * The metadata function must reach neither @lancedb/lancedb nor apache-arrow. lib/data loads
  * both through `createRequire` (so that one CJS copy of Arrow is shared with LanceDB), which a
- * bundler cannot follow; so the meta bundle must not reach lib/data at all, and the data bundle
+ * bundler cannot follow; so the meta bundle must not reach lib/data or the LanceDB adapter
+ * (lib/adapters/lance) at all, and the data bundle
  * must (otherwise the first check would pass vacuously).
  */
 import { describe, expect, it } from 'vitest';
@@ -15,7 +16,7 @@ async function inputsOf(entry: string): Promise<string[]> {
 }
 
 const heavy = (inputs: string[]) => inputs.filter((i) => /node_modules\/(@lancedb\/lancedb|apache-arrow)\//.test(i));
-const dataPlane = (inputs: string[]) => inputs.filter((i) => i.startsWith('lib/data/'));
+const dataPlane = (inputs: string[]) => inputs.filter((i) => (i.startsWith('lib/data/') || i.startsWith('lib/adapters/lance/')));
 
 describe('module graph of the Lambda entry points', () => {
   it('functions/api-meta.ts reaches neither @lancedb/lancedb, apache-arrow nor lib/data', async () => {
@@ -28,8 +29,8 @@ describe('module graph of the Lambda entry points', () => {
   it('functions/api-data.ts reaches the data engine', async () => {
     const inputs = await inputsOf('functions/api-data.ts');
     expect(inputs).toContain('lib/operations/handlers-data.ts');
-    expect(inputs).toContain('lib/data/engine.ts');
-    expect(inputs).toContain('lib/data/lancedb.ts');
+    expect(inputs).toContain('lib/adapters/lance/engine.ts');
+    expect(inputs).toContain('lib/adapters/lance/lancedb.ts');
     expect(inputs).toContain('lib/data/arrow.ts');
   });
 });

@@ -18,7 +18,7 @@ import type { CatalogServices } from '../../lib/catalog/services.js';
 import { liveRecord, readRaw } from '../../lib/catalog/protocols/move.js';
 import { markMoving } from '../support/renames.js';
 import type { Router } from '../../lib/http/router.js';
-import { ALL_OPERATIONS } from '../../lib/contract/control-operations.js';
+import { ALL_OPERATIONS } from '../../lib/contract/operations.js';
 import { metaHandlers } from '../../lib/operations/handlers-meta.js';
 import { noCredentials } from '../../lib/ports/credential-vendor.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { claimStorageRoot, readStorageClaims, STALE_CLAIM_MS } from '../../lib/catalog/storage-claims.js';
 import { createProject } from '../../lib/catalog/control/projects.js';
 import { createWarehouse, deleteWarehouse } from '../../lib/catalog/control/warehouses.js';
+import { parseStorageRoot } from '../../lib/registry/storage-roots.js';
 import { keys } from '../../lib/registry/keys.js';
 import type { StorageClaimsRecord } from '../../lib/registry/records.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
@@ -26,11 +27,11 @@ describe.each(['memory', 'fs'] as const)('storage claims (%s store)', (kind) => 
       const base = `/w/acme/r${round}`;
       // Pairwise overlapping (a chain): any two of them share storage, so only one may exist.
       const roots = [base, `${base}/a`, `${base}/a/b`, `${base}/`, `${base}/./a/..`, `${base}/a/`, base, `${base}/a/b/c/d`];
-      const results = await Promise.allSettled(roots.map((root, i) => createWarehouse(s, 'acme', { name: `w${round}-${i}`, storage_root: root })));
+      const results = await Promise.allSettled(roots.map((root, i) => createWarehouse(s, 'acme', { name: `w${round}-${i}`, storageRoot: parseStorageRoot(root) })));
       expect(results.filter((r) => r.status === 'fulfilled'), `round ${round}`).toHaveLength(1);
       for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 19 });
     }
-    const disjoint = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => createWarehouse(s, 'acme', { name: `d${i}`, storage_root: `/w/acme/d/${i}` })));
+    const disjoint = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => createWarehouse(s, 'acme', { name: `d${i}`, storageRoot: parseStorageRoot(`/w/acme/d/${i}`) })));
     expect(disjoint.map((r) => r.status)).toEqual(Array(8).fill('fulfilled'));
     // One claim per warehouse that exists, no more.
     const index = (await f.direct.registry.read<StorageClaimsRecord>(keys.storageClaims()))!.value;
@@ -46,15 +47,15 @@ describe.each(['memory', 'fs'] as const)('storage claims (%s store)', (kind) => 
     await createProject(s, admin, { name: 'acme' });
     // The crash: the claim was written, the warehouse record never was.
     await claimStorageRoot(s, { project: 'acme', warehouse: 'ghost', storage: { kind: 'file', path: '/w/acme/x' } }, () => new Error('taken'));
-    await expect(createWarehouse(s, 'acme', { name: 'w', storage_root: '/w/acme/x/y' })).rejects.toMatchObject({ code: 19 });
+    await expect(createWarehouse(s, 'acme', { name: 'w', storageRoot: parseStorageRoot('/w/acme/x/y') })).rejects.toMatchObject({ code: 19 });
     now += STALE_CLAIM_MS + 1;
-    await createWarehouse(s, 'acme', { name: 'w', storage_root: '/w/acme/x/y' });
+    await createWarehouse(s, 'acme', { name: 'w', storageRoot: parseStorageRoot('/w/acme/x/y') });
     expect((await readStorageClaims(s)).value.claims.map((c) => c.warehouse)).not.toContain('ghost');
     // A stale claim of a warehouse that does exist is not dropped: it is still its root.
     now += STALE_CLAIM_MS + 1;
-    await expect(createWarehouse(s, 'acme', { name: 'w2', storage_root: '/w/acme/x' })).rejects.toMatchObject({ code: 19 });
-    await deleteWarehouse(s, 'acme', 'w', {});
-    await createWarehouse(s, 'acme', { name: 'w2', storage_root: '/w/acme/x' });
+    await expect(createWarehouse(s, 'acme', { name: 'w2', storageRoot: parseStorageRoot('/w/acme/x') })).rejects.toMatchObject({ code: 19 });
+    await deleteWarehouse(s, 'acme', 'w');
+    await createWarehouse(s, 'acme', { name: 'w2', storageRoot: parseStorageRoot('/w/acme/x') });
   });
 
   it('the index is built from the warehouse records an older server wrote', async () => {
@@ -62,7 +63,7 @@ describe.each(['memory', 'fs'] as const)('storage claims (%s store)', (kind) => 
     const s = f.services;
     await createProject(s, admin, { name: 'acme' });
     await s.registry.create(keys.warehouse('acme', 'old'), { kind: 'warehouse', project: 'acme', name: 'old', storage: { kind: 'file', path: '/w/acme/old' }, managedVersioning: true, trashGraceDays: 0, createdAt: new Date().toISOString() });
-    await expect(createWarehouse(s, 'acme', { name: 'new', storage_root: '/w/acme/old/inside' })).rejects.toMatchObject({ code: 19 });
+    await expect(createWarehouse(s, 'acme', { name: 'new', storageRoot: parseStorageRoot('/w/acme/old/inside') })).rejects.toMatchObject({ code: 19 });
     expect((await readStorageClaims(s)).value.claims.map((c) => c.warehouse).sort()).toEqual(['default', 'old']);
   });
 });

@@ -4,7 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_POLICY_CHARS } from '../../lib/adapters/aws/session-policy.js';
 import { principalOf, StsCredentialVendor } from '../../lib/adapters/aws/sts-vendor.js';
-import { CatalogError } from '../../lib/errors.js';
+import type { CatalogError } from '../../lib/errors.js';
 import type { VendRequest } from '../../lib/ports/credential-vendor.js';
 import type { StorageRoot } from '../../lib/ports/storage-root.js';
 import { mintedCredentials } from '../support/sts.js';

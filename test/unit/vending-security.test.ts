@@ -159,6 +159,7 @@ describe('the session policy builder refuses IAM wildcard and variable character
   it.each([
     ['prefix', { bucket: WH, prefix: 'warehouse/*' }],
     ['prefix', { bucket: WH, prefix: 'warehouse/t?' }],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: an IAM policy variable, written literally on purpose.
     ['prefix', { bucket: WH, prefix: 'warehouse/${aws:userid}' }],
     ['bucket', { bucket: 'wh-*', prefix: 'warehouse/t.lance' }],
   ])('in the %s: %o', (_where, scope) => {

@@ -231,7 +231,7 @@ export class S3ObjectStore implements ObjectStore {
   /** The key's etag when it holds exactly `body` (our write applied), else undefined. */
   async #holds(key: string, body: Buffer): Promise<{ etag: string } | undefined> {
     const now = await this.#get(key);
-    return now !== undefined && now.body.equals(body) ? { etag: now.etag } : undefined;
+    return now?.body.equals(body) ? { etag: now.etag } : undefined;
   }
 
   /** The copy at `key` when it is a copy of `source` (our copy applied), else undefined. */

@@ -7,7 +7,7 @@ import type { Caller } from '../../contract/request.js';
 import { encodeSegment } from '../../registry/keys.js';
 import type { ProjectRecord } from '../../registry/records.js';
 import type { StorageRoot } from '../../ports/storage-root.js';
-import { childRoot, formatStorageRoot, parseStorageRoot, rootInside } from '../../registry/storage-roots.js';
+import { childRoot, formatStorageRoot, rootInside } from '../../registry/storage-roots.js';
 
 /**
  * Storage allotment (docs/governance.md, "Storage allotment"): the operator declares the storage
@@ -57,17 +57,17 @@ export async function canonicalRoot(root: StorageRoot): Promise<StorageRoot> {
 }
 
 /**
- * `storage_roots` of CreateProject / UpdateProject: extra allotment, which only a platform
- * administrator may set (403 otherwise), each root inside the declared storage (400) and clear of
- * the platform's reserved locations (400). Undefined when the body does not mention it.
+ * `storage_roots` of CreateProject / UpdateProject, as parsed (lib/registry/storage-roots.ts):
+ * extra allotment, which only a platform administrator may set (403 otherwise), each root inside
+ * the declared storage (400) and clear of the platform's reserved locations (400), recorded by
+ * its real path. Undefined when the request does not mention it.
  */
-export async function parseAllotment(services: CatalogServices, raw: unknown, caller: Caller | undefined): Promise<StorageRoot[] | undefined> {
-  if (raw === undefined) return undefined;
+export async function checkAllotment(services: CatalogServices, roots: readonly StorageRoot[] | undefined, caller: Caller | undefined): Promise<StorageRoot[] | undefined> {
+  if (roots === undefined) return undefined;
   if (caller && !caller.platformAdmin) throw new PermissionDeniedError('only a platform administrator may allot storage (storage_roots)');
-  if (!Array.isArray(raw) || raw.length > 100) throw new InvalidInputError('storage_roots must be an array of at most 100 storage roots');
   const out: StorageRoot[] = [];
-  for (const text of raw) {
-    const root = await canonicalRoot(parseStorageRoot(text));
+  for (const parsed of roots) {
+    const root = await canonicalRoot(parsed);
     if (!(services.storage?.roots ?? []).some((d) => rootInside(root, d))) {
       throw new InvalidInputError(`storage_roots: ${formatStorageRoot(root)} is outside the storage this deployment declares (RASK_STORAGE_ROOTS)`);
     }

@@ -11,7 +11,7 @@ export const notEmpty = (what: string, contents: string) => new NamespaceNotEmpt
 
 export const q = (name: string) => JSON.stringify(name);
 
-/** How each missing parent is created: a create door's 404 names the door (brief rule 6). */
+/** How each missing parent is created: a create door's 404 names the door (docs/rules.md rule 6). */
 export const CREATE_HINT = {
   project: '; create it with POST /v1/projects {"name": …}',
   warehouse: '; create it with POST /v1/warehouses {"name": …, "storage_root": …}',

@@ -1,15 +1,11 @@
-import { optionalString } from '../params.js';
 import type { CatalogServices } from '../services.js';
-import { InvalidInputError } from '../../errors.js';
-import type { OperationRequest } from '../../contract/request.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
-import { validateName } from '../../registry/keys.js';
 import type { Registry } from '../../registry/registry.js';
 import { CREATE_HINT, notFound, q } from './errors.js';
 import { govKeys } from '../../registry/principal-keys.js';
 import { readPrincipal } from './principals.js';
 import { requireProject } from './projects.js';
-import { ROLES, type Grant, type GrantsRecord, type GrantScope, type Role } from '../../registry/principal-records.js';
+import type { Grant, GrantsRecord, GrantScope, Role } from '../../registry/principal-records.js';
 import { keys } from '../../registry/keys.js';
 import type { NamespaceRecord, NamespaceTrashRecord, TableRecord } from '../../registry/records.js';
 
@@ -23,27 +19,10 @@ export interface StoredGrants extends GrantsRecord {
   readonly projectUid?: string;
 }
 
-function parseGrant(body: OperationRequest['body']): { principal: string; grant: Grant } {
-  const principal = optionalString(body.principal, 'principal');
-  if (!principal) throw new InvalidInputError('principal is required');
-  const role = body.role;
-  if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) {
-    throw new InvalidInputError(`role must be one of ${ROLES.join(', ')}`);
-  }
-  const ids = (field: 'namespace' | 'table') => {
-    const v = body[field];
-    if (v === undefined || v === null) return undefined;
-    if (!Array.isArray(v) || v.length === 0 || !v.every((p) => typeof p === 'string')) {
-      throw new InvalidInputError(`${field} must be a non-empty array of names`);
-    }
-    v.forEach((p) => validateName(field, p));
-    return v as string[];
-  };
-  const namespace = ids('namespace');
-  const table = ids('table');
-  if (namespace && table) throw new InvalidInputError('a grant is on a namespace or a table, not both');
-  const scope: GrantScope = namespace ? { kind: 'namespace', id: namespace } : table ? { kind: 'table', id: table } : { kind: 'project' };
-  return { principal, grant: { role: role as Role, scope } };
+/** GrantRole's and RevokeRole's input, decoded (lib/operations/handlers-control.ts). */
+export interface GrantInput {
+  readonly principal: string;
+  readonly grant: Grant;
 }
 
 /** Same role on the same name (the uid aside: granting again replaces a stale grant, revoking removes it). */
@@ -58,8 +37,8 @@ export function grantView(principal: string, g: Grant) {
   };
 }
 
-export async function grantRole(services: CatalogServices, project: string, body: OperationRequest['body']) {
-  const { principal, grant: named } = parseGrant(body);
+export async function grantRole(services: CatalogServices, project: string, input: GrantInput) {
+  const { principal, grant: named } = input;
   const owner = await requireProject(services, project, CREATE_HINT.project);
   if (!(await readPrincipal(services.registry, principal))) throw notFound(`principal ${q(principal)}`, CREATE_HINT.principal);
   // A grant on a namespace or table is bound to the object there now; none there: refused.
@@ -82,13 +61,13 @@ export async function grantRole(services: CatalogServices, project: string, body
   return grantView(principal, grant);
 }
 
-export async function revokeRole(services: CatalogServices, project: string, body: OperationRequest['body']) {
-  const { principal, grant } = parseGrant(body);
+export async function revokeRole(services: CatalogServices, project: string, input: GrantInput) {
+  const { principal, grant } = input;
   await requireProject(services, project);
   const key = govKeys.grants(project, principal);
   const revoked = await services.registry.retrying(`revoke ${grant.role} from ${q(principal)}`, async () => {
     const found = await services.registry.read<StoredGrants>(key);
-    if (!found || !found.value.grants.some((g) => sameGrant(g, grant))) return false;
+    if (!found?.value.grants.some((g) => sameGrant(g, grant))) return false;
     const next = { ...found.value, grants: found.value.grants.filter((g) => !sameGrant(g, grant)) };
     await services.registry.replace(key, next, found.etag);
     return true;
@@ -96,9 +75,9 @@ export async function revokeRole(services: CatalogServices, project: string, bod
   return { ...grantView(principal, grant), revoked };
 }
 
-export async function listGrants(services: CatalogServices, project: string, query: URLSearchParams) {
+export async function listGrants(services: CatalogServices, project: string, filter: { readonly principal?: string } = {}) {
   const owner = await requireProject(services, project);
-  const only = query.get('principal') ?? undefined;
+  const only = filter.principal;
   const out: (ReturnType<typeof grantView> & { stale?: true })[] = [];
   let startAfter: string | undefined;
   for (;;) {
@@ -151,7 +130,7 @@ async function liveUid(registry: Registry, project: string, scope: Exclude<Grant
 /**
  * Whether the object a grant was made on still holds its name: the record there carries the
  * grant's uid, or — nothing there — the name's trash holds that uid (a recoverable drop keeps its
- * grants, brief rule 5, so the owner can see the deadline and undrop). A record of another uid
+ * grants, docs/rules.md rule 5, so the owner can see the deadline and undrop). A record of another uid
  * (a re-created name) or no trace at all (destroyed, renamed away) and the grant counts for nothing.
  */
 async function stillBound(registry: Registry, project: string, grant: Grant & { scope: Exclude<GrantScope, { kind: 'project' }> }): Promise<boolean> {

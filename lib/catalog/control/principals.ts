@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { optionalBoolean, optionalString, pageLimit } from '../params.js';
 import type { CatalogServices } from '../services.js';
 import { InvalidInputError } from '../../errors.js';
-import type { Caller, OperationRequest } from '../../contract/request.js';
+import type { Caller } from '../../contract/request.js';
+import type { PageInput } from './projects.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { encodeSegment } from '../../registry/keys.js';
 import type { Registry } from '../../registry/registry.js';
@@ -16,7 +16,7 @@ import type { ApiKeyRecord, PrincipalRecord } from '../../registry/principal-rec
 /**
  * Principals and their API keys. A key is `rask_<keyId>_<secret>`: the key id finds the record
  * in one GET, and only the secret's SHA-256 is stored, compared in constant time. The secret is
- * in the create answer and nowhere else (brief: secrets are never stored in plain text or logged).
+ * in the create answer and nowhere else (a secret is never stored in plain text nor logged).
  */
 
 async function requirePrincipal(services: CatalogServices, name: string): Promise<PrincipalRecord> {
@@ -26,15 +26,17 @@ async function requirePrincipal(services: CatalogServices, name: string): Promis
   return found;
 }
 
-export async function createPrincipal(services: CatalogServices, body: OperationRequest['body']) {
-  const name = body.name;
-  if (typeof name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$/.test(name)) {
-    throw new InvalidInputError('principal name must be 1–128 characters of A-Z a-z 0-9 _ . @ : - starting with a letter or digit');
-  }
+/** A principal's name: 1–128 characters of A-Z a-z 0-9 _ . @ : - starting with a letter or digit. */
+export const PRINCIPAL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$/;
+export const PRINCIPAL_NAME_RULE = 'principal name must be 1–128 characters of A-Z a-z 0-9 _ . @ : - starting with a letter or digit';
+
+export async function createPrincipal(services: CatalogServices, input: { readonly name: string; readonly platformAdmin?: boolean }) {
+  const { name } = input;
+  if (!PRINCIPAL_NAME.test(name)) throw new InvalidInputError(PRINCIPAL_NAME_RULE);
   const record: PrincipalRecord = {
     kind: 'principal',
     name,
-    platformAdmin: optionalBoolean(body.platform_admin, 'platform_admin') ?? false,
+    platformAdmin: input.platformAdmin ?? false,
     createdAt: services.now().toISOString(),
   };
   try {
@@ -46,13 +48,9 @@ export async function createPrincipal(services: CatalogServices, body: Operation
   return { name, platform_admin: record.platformAdmin, created_at: record.createdAt };
 }
 
-export async function listPrincipals(services: CatalogServices, query: URLSearchParams) {
-  const page = await services.registry.listNames(govKeys.principalsPrefix(), {
-    startAfter: optionalString(query.get('page_token') ?? undefined, 'page_token'),
-    limit: pageLimit(query.get('limit') ?? undefined),
-    encode: encodeSegment,
-  });
-  return { principals: page.names, page_token: page.more ? page.names[page.names.length - 1] : null };
+export async function listPrincipals(services: CatalogServices, page: PageInput) {
+  const listed = await services.registry.listNames(govKeys.principalsPrefix(), { startAfter: page.pageToken, limit: page.limit, encode: encodeSegment });
+  return { principals: listed.names, page_token: listed.more ? listed.names[listed.names.length - 1] : null };
 }
 
 /**
@@ -64,12 +62,12 @@ export async function listPrincipals(services: CatalogServices, query: URLSearch
 export async function createApiKey(
   services: CatalogServices,
   principal: string,
-  body: OperationRequest['body'] = {},
+  input: { readonly expiresAt?: string } = {},
   caller?: Caller,
   keyId = randomBytes(8).toString('hex'),
 ) {
   const now = services.now();
-  const requested = keyExpiry(body.expires_at, now);
+  const requested = keyExpiry(input.expiresAt, now);
   const ceiling = caller?.expiresAt;
   if (requested && ceiling && Date.parse(requested) > Date.parse(ceiling)) {
     throw new InvalidInputError(
@@ -80,11 +78,15 @@ export async function createApiKey(
   return mintKey(services.registry, principal, keyId, now, requested ?? ceiling);
 }
 
-/** A requested expiry: an ISO 8601 date-time with a time zone, in the future; normalized to UTC. */
-function keyExpiry(value: unknown, now: Date): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  const ms = typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(value) ? Date.parse(value) : NaN;
-  if (Number.isNaN(ms)) throw new InvalidInputError('expires_at must be an ISO 8601 date-time with a time zone, e.g. 2030-01-31T12:00:00Z');
+/** The form `expires_at` must have: an ISO 8601 date-time with a time zone (the decoder checks it). */
+export const KEY_EXPIRY_FORM = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+export const KEY_EXPIRY_RULE = 'expires_at must be an ISO 8601 date-time with a time zone, e.g. 2030-01-31T12:00:00Z';
+
+/** A requested expiry (of KEY_EXPIRY_FORM), in the future; normalized to UTC. */
+function keyExpiry(value: string | undefined, now: Date): string | undefined {
+  if (value === undefined) return undefined;
+  const ms = KEY_EXPIRY_FORM.test(value) ? Date.parse(value) : NaN;
+  if (Number.isNaN(ms)) throw new InvalidInputError(KEY_EXPIRY_RULE);
   if (ms <= now.getTime()) throw new InvalidInputError(`expires_at ${value} is not in the future`);
   return new Date(ms).toISOString();
 }

@@ -1,17 +1,17 @@
 import { forgetProject } from './project-cache.js';
-import { optionalString, pageLimit } from '../params.js';
 import type { CatalogServices } from '../services.js';
 import { InvalidInputError } from '../../errors.js';
 import { jobContext } from '../../queue/context.js';
-import type { Caller, OperationRequest } from '../../contract/request.js';
+import type { Caller } from '../../contract/request.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { encodeSegment, keys, validateName } from '../../registry/keys.js';
 import type { ProjectRecord, WarehouseRecord } from '../../registry/records.js';
 import type { Versioned } from '../../ports/object-store.js';
 import { alreadyExists, CREATE_HINT, notEmpty, notFound, q } from './errors.js';
 import { nextProtection, refuseProtectedDelete, withProtection } from './protection-flag.js';
-import { allottedRoots, parseAllotment } from './allotment.js';
+import { allottedRoots, checkAllotment } from './allotment.js';
 import { formatStorageRoot } from '../../registry/storage-roots.js';
+import type { StorageRoot } from '../../ports/storage-root.js';
 
 /** Projects: the tenants. Creates are top-down and deletes bottom-up with no cascade at all. */
 
@@ -39,13 +39,36 @@ export function projectView(p: ProjectRecord, effectiveDefault?: string, service
   };
 }
 
+/** CreateProject's input, decoded (lib/operations/handlers-control.ts). */
+export interface CreateProjectInput {
+  readonly name: string;
+  readonly description?: string;
+  /** Set (`true`) or leave unprotected; absent says nothing (lib/catalog/control/protection-flag.ts). */
+  readonly protected?: boolean;
+  /** Extra allotment (platform administrators only), as parsed; absent when the body does not mention it. */
+  readonly storageRoots?: readonly StorageRoot[];
+}
+
+/** UpdateProject's input, decoded: each field absent when the body does not change it. */
+export interface UpdateProjectInput {
+  readonly description?: string;
+  readonly defaultWarehouse?: string;
+  readonly protected?: boolean;
+  readonly storageRoots?: readonly StorageRoot[];
+}
+
+/** A listing door's page: where to start and how many (absent: everything). */
+export interface PageInput {
+  readonly pageToken?: string;
+  readonly limit?: number;
+}
+
 /** Writes the record with its creator in it: the creator's admin grant is part of the same write. */
-export async function createProject(services: CatalogServices, caller: Caller | undefined, body: OperationRequest['body']) {
-  const name = body.name;
+export async function createProject(services: CatalogServices, caller: Caller | undefined, input: CreateProjectInput) {
+  const { name, description } = input;
   validateName('project', name);
-  const description = optionalString(body.description, 'description');
-  const protection = nextProtection(services, caller, body, undefined);
-  const storageRoots = await parseAllotment(services, body.storage_roots, caller);
+  const protection = nextProtection(services, caller, input.protected, undefined);
+  const storageRoots = await checkAllotment(services, input.storageRoots, caller);
   const record: ProjectRecord = withProtection({
     kind: 'project',
     name,
@@ -67,13 +90,9 @@ export async function createProject(services: CatalogServices, caller: Caller | 
   return projectView(record, undefined, services);
 }
 
-export async function listProjects(services: CatalogServices, query: URLSearchParams) {
-  const page = await services.registry.listNames(keys.projectsPrefix(), {
-    startAfter: optionalString(query.get('page_token') ?? undefined, 'page_token'),
-    limit: pageLimit(query.get('limit') ?? undefined),
-    encode: encodeSegment,
-  });
-  return { projects: page.names, page_token: page.more ? page.names[page.names.length - 1] : null };
+export async function listProjects(services: CatalogServices, page: PageInput) {
+  const listed = await services.registry.listNames(keys.projectsPrefix(), { startAfter: page.pageToken, limit: page.limit, encode: encodeSegment });
+  return { projects: listed.names, page_token: listed.more ? listed.names[listed.names.length - 1] : null };
 }
 
 export async function describeProject(services: CatalogServices, name: string) {
@@ -82,11 +101,10 @@ export async function describeProject(services: CatalogServices, name: string) {
   return projectView(found.value, services.project === name ? services.defaultWarehouse || undefined : undefined, services);
 }
 
-export async function updateProject(services: CatalogServices, name: string, body: OperationRequest['body'], caller?: Caller) {
+export async function updateProject(services: CatalogServices, name: string, input: UpdateProjectInput, caller?: Caller) {
   validateName('project', name);
-  const description = optionalString(body.description, 'description');
-  const defaultWarehouse = optionalString(body.default_warehouse, 'default_warehouse');
-  const storageRoots = await parseAllotment(services, body.storage_roots, caller);
+  const { description, defaultWarehouse } = input;
+  const storageRoots = await checkAllotment(services, input.storageRoots, caller);
   if (defaultWarehouse !== undefined) {
     validateName('warehouse', defaultWarehouse);
     const wh = await services.registry.read<WarehouseRecord>(keys.warehouse(name, defaultWarehouse));
@@ -102,7 +120,7 @@ export async function updateProject(services: CatalogServices, name: string, bod
         // Replaces the extra allotment; warehouses already inside a withdrawn root keep working.
         ...(storageRoots !== undefined ? { storageRoots } : {}),
       },
-      nextProtection(services, caller, body, found.value.protection),
+      nextProtection(services, caller, input.protected, found.value.protection),
     );
     await services.registry.replace(keys.project(name), next, found.etag);
     forgetProject(services.registry, name);
@@ -112,7 +130,7 @@ export async function updateProject(services: CatalogServices, name: string, bod
 
 /**
  * Refuses while anything lives in the project (warehouses, namespaces, tables, claims, queued
- * jobs), naming it: a project delete never cascades (brief rule 2). What remains afterwards
+ * jobs), naming it: a project delete never cascades (docs/rules.md rule 2). What remains afterwards
  * (grants, finished jobs) is bookkeeping and goes with it; grants carry the project's uid, so
  * any left by a crash never apply to a re-created project of the same name.
  */

@@ -1,7 +1,6 @@
-import { optionalBoolean } from '../params.js';
 import type { CatalogServices } from '../services.js';
 import { InvalidTableStateError } from '../../errors.js';
-import type { Caller, OperationRequest } from '../../contract/request.js';
+import type { Caller } from '../../contract/request.js';
 import { q } from './errors.js';
 
 /**
@@ -15,16 +14,15 @@ import { q } from './errors.js';
 type Stamp = { readonly setAt: string; readonly setBy: string };
 
 /**
- * The record's next protection for a request body: unchanged when the body does not say,
- * removed for `false`, kept (first setter) or stamped for `true`.
+ * The record's next protection for a request's `protected` field: unchanged when the request
+ * does not say, removed for `false`, kept (first setter) or stamped for `true`.
  */
 export function nextProtection(
   services: CatalogServices,
   caller: Caller | undefined,
-  body: OperationRequest['body'],
+  wanted: boolean | undefined,
   current: Stamp | undefined,
 ): { protection?: Stamp } | 'unchanged' {
-  const wanted = optionalBoolean(body.protected, 'protected');
   if (wanted === undefined) return 'unchanged';
   if (!wanted) return {};
   return { protection: current ?? { setAt: services.now().toISOString(), setBy: caller?.principal ?? 'anonymous' } };

@@ -2,17 +2,17 @@ import { forgetProject } from './project-cache.js';
 import { createNamespace } from '../namespaces/create.js';
 import { readNamespace } from '../namespaces/record.js';
 import { fmtId } from '../ids.js';
-import { optionalBoolean, optionalInteger, optionalString, pageLimit, stringMap } from '../params.js';
 import type { CatalogServices } from '../services.js';
 import { ConcurrentModificationError, InvalidInputError, InvalidTableStateError, NamespaceNotFoundError } from '../../errors.js';
-import type { Caller, OperationRequest } from '../../contract/request.js';
+import type { Caller } from '../../contract/request.js';
+import type { StorageRoot } from '../../ports/storage-root.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { encodeSegment, keys, parseTreeKey, validateName } from '../../registry/keys.js';
 import type { NamespaceRecord, ProjectRecord, WarehouseRecord } from '../../registry/records.js';
 import { alreadyExists, CREATE_HINT, notEmpty, notFound, q } from './errors.js';
 import { nextProtection, refuseProtectedDelete, withProtection } from './protection-flag.js';
-import { requireProject } from './projects.js';
-import { formatStorageRoot, parseStorageRoot, rootsOverlap } from '../../registry/storage-roots.js';
+import { requireProject, type PageInput } from './projects.js';
+import { formatStorageRoot, rootsOverlap } from '../../registry/storage-roots.js';
 import { claimStorageRoot, everyWarehouseRoot, readStorageClaims, refuseSharedRoot, releaseStorageClaim, resolvedRoot } from '../storage-claims.js';
 import { canonicalRoot, requireAllotted } from './allotment.js';
 
@@ -20,7 +20,7 @@ import { canonicalRoot, requireAllotted } from './allotment.js';
  * Warehouses: one storage root each, many per project. Creates need their project (404 naming
  * the door that creates it); deletes refuse while namespaces are bound (409 naming them); a
  * purge first proves that no other warehouse of any project and no reserved root shares the
- * storage (brief rule 7), reading every record strictly (rule 8).
+ * storage (docs/rules.md rule 7), reading every record strictly (rule 8).
  */
 
 export const isDeactivated = (project: ProjectRecord, warehouse: string) =>
@@ -46,22 +46,39 @@ async function requireWarehouseRecord(services: CatalogServices, project: string
   return found;
 }
 
-export async function createWarehouse(services: CatalogServices, project: string, body: OperationRequest['body'], caller?: Caller) {
-  const name = body.name;
+/** CreateWarehouse's input, decoded (lib/operations/handlers-control.ts). */
+export interface CreateWarehouseInput {
+  readonly name: string;
+  /** As parsed (lib/registry/storage-roots.ts); recorded by its real path. */
+  readonly storageRoot: StorageRoot;
+  readonly managedVersioning?: boolean;
+  readonly trashGraceDays?: number;
+  readonly protected?: boolean;
+}
+
+/** UpdateWarehouse's input, decoded: each field absent when the request does not change it. */
+export interface UpdateWarehouseInput {
+  readonly managedVersioning?: boolean;
+  readonly trashGraceDays?: number;
+  readonly protected?: boolean;
+}
+
+export async function createWarehouse(services: CatalogServices, project: string, input: CreateWarehouseInput, caller?: Caller) {
+  const { name } = input;
   validateName('warehouse', name);
-  const storage = await canonicalRoot(parseStorageRoot(body.storage_root));
-  const managedVersioning = optionalBoolean(body.managed_versioning, 'managed_versioning') ?? true;
-  const trashGraceDays = optionalInteger(body.trash_grace_days, 'trash_grace_days', { min: 0 }) ?? 0;
+  const storage = await canonicalRoot(input.storageRoot);
+  const managedVersioning = input.managedVersioning ?? true;
+  const trashGraceDays = input.trashGraceDays ?? 0;
   try {
     services.storageFor(storage);
   } catch (err) {
-    throw new InvalidInputError(`storage_root ${JSON.stringify(body.storage_root)} cannot be used by this deployment: ${(err as Error).message}`);
+    throw new InvalidInputError(`storage_root ${JSON.stringify(formatStorageRoot(input.storageRoot))} cannot be used by this deployment: ${(err as Error).message}`);
   }
   const owner = await requireProject(services, project, CREATE_HINT.project);
   // Storage is allotted, never claimed (docs/governance.md): inside the project's allotment (403),
   // then clear of every other warehouse's root and the platform's (409, the claims index).
   requireAllotted(services, owner.value, storage);
-  const protection = nextProtection(services, caller, body, undefined);
+  const protection = nextProtection(services, caller, input.protected, undefined);
   const record: WarehouseRecord = withProtection({
     kind: 'warehouse',
     project,
@@ -93,14 +110,10 @@ export async function createWarehouse(services: CatalogServices, project: string
   return view(record, owner.value);
 }
 
-export async function listWarehouses(services: CatalogServices, project: string, query: URLSearchParams) {
+export async function listWarehouses(services: CatalogServices, project: string, page: PageInput) {
   await requireProject(services, project);
-  const page = await services.registry.listNames(keys.warehousesPrefix(project), {
-    startAfter: optionalString(query.get('page_token') ?? undefined, 'page_token'),
-    limit: pageLimit(query.get('limit') ?? undefined),
-    encode: encodeSegment,
-  });
-  return { warehouses: page.names, page_token: page.more ? page.names[page.names.length - 1] : null };
+  const listed = await services.registry.listNames(keys.warehousesPrefix(project), { startAfter: page.pageToken, limit: page.limit, encode: encodeSegment });
+  return { warehouses: listed.names, page_token: listed.more ? listed.names[listed.names.length - 1] : null };
 }
 
 export async function describeWarehouse(services: CatalogServices, project: string, name: string) {
@@ -108,12 +121,9 @@ export async function describeWarehouse(services: CatalogServices, project: stri
   return view((await requireWarehouseRecord(services, project, name)).value, owner.value);
 }
 
-export async function updateWarehouse(services: CatalogServices, project: string, name: string, body: OperationRequest['body'], caller?: Caller) {
-  const managedVersioning = optionalBoolean(body.managed_versioning, 'managed_versioning');
-  const trashGraceDays = optionalInteger(body.trash_grace_days, 'trash_grace_days', { min: 0 });
-  if (body.storage_root !== undefined) {
-    throw new InvalidInputError('storage_root cannot change: tables store locations under it; create another warehouse');
-  }
+/** The storage root never changes (tables store locations under it): the decoder refuses `storage_root`. */
+export async function updateWarehouse(services: CatalogServices, project: string, name: string, input: UpdateWarehouseInput, caller?: Caller) {
+  const { managedVersioning, trashGraceDays } = input;
   const owner = await requireProject(services, project);
   return services.registry.retrying(`update warehouse ${q(name)}`, async () => {
     const found = await requireWarehouseRecord(services, project, name);
@@ -123,7 +133,7 @@ export async function updateWarehouse(services: CatalogServices, project: string
         ...(managedVersioning !== undefined ? { managedVersioning } : {}),
         ...(trashGraceDays !== undefined ? { trashGraceDays } : {}),
       },
-      nextProtection(services, caller, body, found.value.protection),
+      nextProtection(services, caller, input.protected, found.value.protection),
     );
     await services.registry.replace(keys.warehouse(project, name), next, found.etag);
     return view(next, owner.value);
@@ -163,10 +173,9 @@ export async function deleteWarehouse(
   services: CatalogServices,
   project: string,
   name: string,
-  body: OperationRequest['body'],
-  options: { force?: boolean } = {},
+  options: { force?: boolean; purge?: boolean } = {},
 ) {
-  const purge = optionalBoolean(body.purge, 'purge') ?? false;
+  const purge = options.purge ?? false;
   const owner = await requireProject(services, project);
   const found = await requireWarehouseRecord(services, project, name);
   // Protection first (before any content check), so a protected warehouse is never purged.
@@ -218,7 +227,7 @@ export async function deleteWarehouse(
 }
 
 /**
- * Brief rule 7: no other warehouse, of this or any project, and no reserved root may share the
+ * Rule 7 (docs/rules.md): no other warehouse, of this or any project, and no reserved root may share the
  * storage. Every project and warehouse record is read strictly: one that cannot be read stops
  * the purge (it might be the one sharing the bucket).
  */
@@ -252,25 +261,26 @@ async function purgeRoot(services: CatalogServices, target: WarehouseRecord): Pr
  * while it is empty. The move reuses the drop protocol's mark: the record is `dropping` while
  * emptiness is checked, so a child created meanwhile withdraws itself (docs/architecture.md).
  */
-export async function bindNamespace(services: CatalogServices, project: string, warehouse: string, body: OperationRequest['body']) {
-  const raw = body.namespace;
-  const id = typeof raw === 'string' ? [raw] : raw;
-  if (!Array.isArray(id) || id.length !== 1 || typeof id[0] !== 'string') {
-    throw new InvalidInputError('namespace must name one top-level namespace (a string or a one-element array)');
-  }
+export async function bindNamespace(
+  services: CatalogServices,
+  project: string,
+  warehouse: string,
+  input: { readonly namespace: string; readonly properties?: Readonly<Record<string, string>> },
+) {
+  const id = [input.namespace];
   validateName('namespace', id[0]);
   await requireWarehouseRecord(services, project, warehouse);
   const scoped: CatalogServices = { ...services, project, defaultWarehouse: warehouse };
   const existing = await readNamespace(scoped, id);
   if (!existing) {
-    await createNamespace(scoped, { id, mode: 'create', properties: stringMap(body.properties, 'properties') });
+    await createNamespace(scoped, { id, mode: 'create', properties: { ...input.properties } });
     return { namespace: id, warehouse, project, created: true };
   }
   if (existing.value.warehouse === warehouse) return { namespace: id, warehouse, project, created: false };
   const key = keys.namespace(project, id);
   const marked = await services.registry.retrying(`bind namespace ${fmtId(id)}`, async () => {
     const now = await readNamespace(scoped, id);
-    if (!now || now.value.state !== 'active') throw new NamespaceNotFoundError(`namespace ${fmtId(id)} does not exist`);
+    if (now?.value.state !== 'active') throw new NamespaceNotFoundError(`namespace ${fmtId(id)} does not exist`);
     const record: NamespaceRecord = { ...now.value, state: 'dropping' };
     return { record, etag: await services.registry.replace(key, record, now.etag) };
   });

@@ -54,7 +54,7 @@ export interface TagRef {
 /**
  * Every tag of the dataset. A tag file we cannot parse is an error, not a skip: callers use
  * this to decide what may be deleted, and a destructive decision must never be made on a record
- * it could not read (design brief, rule 8).
+ * it could not read (docs/rules.md rule 8).
  */
 export async function listTags(store: ObjectStore, tablePath: string): Promise<TagRef[]> {
   const prefix = `${tablePath}/_refs/tags/`;

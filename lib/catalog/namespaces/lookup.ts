@@ -32,7 +32,7 @@ export async function requireNamespace(
       found = await readNamespace(services, id);
     }
   }
-  if (!found || found.value.state !== 'active') {
+  if (found?.value.state !== 'active') {
     throw new NamespaceNotFoundError(`namespace ${fmtId(id)} does not exist${hint}`);
   }
   return found;

@@ -15,7 +15,7 @@ import { readNamespace } from './record.js';
 
 /**
  * The subtree-drop context for a cascade of `namespace`, or undefined when its warehouse keeps
- * nothing (grace 0). Read strictly: whether bytes are destroyed is decided here (brief rule 8).
+ * nothing (grace 0). Read strictly: whether bytes are destroyed is decided here (docs/rules.md rule 8).
  */
 export async function subtreeDropFor(services: CatalogServices, namespace: NamespaceRecord, principal: string | undefined): Promise<SubtreeDrop | undefined> {
   const warehouse = await requireWarehouse(services, namespace.warehouse, { strict: true });

@@ -1,5 +1,6 @@
 import { fmtId } from '../ids.js';
 import { InvalidInputError } from '../../errors.js';
+import { sameId } from '../../http/ids.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys, parseLocationClaimKey } from '../../registry/keys.js';
 import type { LocationClaimRecord, TableRecord } from '../../registry/records.js';
@@ -32,8 +33,6 @@ import type { CatalogServices } from '../services.js';
 
 /** Reads a table record with any in-flight rename settled (lookup.readTable). */
 export type TableReader = (id: readonly string[]) => Promise<Versioned<TableRecord> | undefined>;
-
-const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
 
 export function claimKey(services: CatalogServices, table: Pick<TableRecord, 'warehouse' | 'path'>): string {
   return keys.locationClaim(services.project, table.warehouse, table.path);

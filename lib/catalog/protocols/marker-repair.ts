@@ -36,8 +36,8 @@ export function markerUid(body: Buffer): string | undefined {
 
 export type MarkerCheck = { ok: true } | { ok: false; uid?: string; holder?: TableRecord };
 
-/** Whether the `kind` marker at `id` belongs to the table record there (any state, same uid). */
-export async function checkMarker(services: CatalogServices, kind: MarkerKind, id: readonly string[], body: Buffer): Promise<MarkerCheck> {
+/** Whether a data marker at `id` (its `body`, of either kind) belongs to the table record there (any state, same uid). */
+export async function checkMarker(services: CatalogServices, id: readonly string[], body: Buffer): Promise<MarkerCheck> {
   const uid = markerUid(body);
   const holder = (await readRaw(services, id))?.value;
   if (holder && uid !== undefined && holder.uid === uid) return { ok: true };
@@ -56,7 +56,7 @@ export async function removeLeftoverMarker(services: CatalogServices, kind: Mark
   const key = keys.dataMarker(services.project, kind, id);
   const found = await services.registry.store.get(key);
   if (!found) return 'no change: the marker is gone';
-  const check = await checkMarker(services, kind, id, found.body);
+  const check = await checkMarker(services, id, found.body);
   if (check.ok) return 'no change: the marker belongs to the table now at the name';
   if (check.holder && keepsMarker(check.holder, kind)) {
     await putMarkers(services, id, check.holder.uid, [kind]);

@@ -17,6 +17,14 @@ export interface PurgeResult {
 
 const PAGE = 1000;
 const WIDTH = 8;
+/**
+ * Deletes between two turns of the event loop at most. The filesystem store deletes
+ * synchronously (its per-key lock, the unlink, the empty-directory prune), so without a turn
+ * between batches the purge of a table with a long history ran as one block: 904 files, 300
+ * versions, held every other request for 0.9 s on a loaded 2-core machine (issue #36). On S3 the
+ * turn costs nothing measurable.
+ */
+export const PURGE_BATCH = 64;
 /** Passes over the prefix: a later pass catches objects written while an earlier one ran. */
 const PASSES = 3;
 
@@ -43,17 +51,21 @@ export async function deleteTableObjects(store: ObjectStore, tablePath: string):
       for (;;) {
         const page = await persist(() => listOrUnlink(store, tablePath, { prefix, startAfter, limit: PAGE }));
         seen += page.objects.length;
-        await forEachLimited(page.objects, WIDTH, async (obj) => {
-          try {
-            // Tried again when the store does not answer (outcome.ts): a failed delete leaves
-            // the claim `purging` for a job, which no read settles.
-            await persist(() => store.delete(obj.key));
-            deleted++;
-          } catch (err) {
-            failedCount++;
-            if (failed.length < 10) failed.push({ key: obj.key, error: (err as Error).message });
-          }
-        });
+        for (let from = 0; from < page.objects.length; from += PURGE_BATCH) {
+          if (from > 0) await nextTurn();
+          await forEachLimited(page.objects.slice(from, from + PURGE_BATCH), WIDTH, async (obj) => {
+            try {
+              // Tried again when the store does not answer (outcome.ts): a failed delete leaves
+              // the claim `purging` for a job, which no read settles.
+              await persist(() => store.delete(obj.key));
+              deleted++;
+            } catch (err) {
+              failedCount++;
+              if (failed.length < 10) failed.push({ key: obj.key, error: (err as Error).message });
+            }
+          });
+        }
+        await nextTurn();
         const last = page.objects[page.objects.length - 1];
         if (!page.truncated || !last) break;
         startAfter = last.key;
@@ -106,5 +118,8 @@ async function listOrUnlink(store: ObjectStore, tablePath: string, options: Para
     }
   }
 }
+
+/** Lets timers, I/O callbacks and other requests run before the next batch. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export const purgeComplete = (r: PurgeResult) => r.failedCount === 0 && r.listingError === undefined;

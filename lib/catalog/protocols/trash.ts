@@ -1,9 +1,10 @@
+import { sameId } from '../../http/ids.js';
 import { keys } from '../../registry/keys.js';
 import type { LocationClaimRecord, NamespaceTrashRecord, TableRecord, TrashRecord } from '../../registry/records.js';
 import type { Versioned } from '../../ports/object-store.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
-import { claimKey, markPurging, readClaim, releaseClaim, setClaimState } from './claims.js';
+import { claimFreshLocation, claimKey, markPurging, readClaim, releaseClaim, setClaimState } from './claims.js';
 import { readRaw } from './move.js';
 import { persist } from '../outcome.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
@@ -13,7 +14,7 @@ import { purgeComplete, purgeInWarehouse } from './purge.js';
 import { sharedRootProblem } from '../storage-claims.js';
 
 /**
- * Recoverable drops (design brief rule 5; docs/lifecycle.md). In a warehouse with trash grace
+ * Recoverable drops (docs/rules.md rule 5; docs/lifecycle.md). In a warehouse with trash grace
  * days > 0, DropTable deregisters the table and files a trash record holding the record as it
  * was; the bytes stay, and the location claim moves to `trashed` so nobody else can take the
  * location meanwhile. UndropTable re-registers it unchanged (same uid, location, versions, tags).
@@ -98,8 +99,6 @@ export async function trashTable(services: CatalogServices, found: Versioned<Tab
   return record;
 }
 
-const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
-
 /** Undoes a drop's trash bookkeeping for a table that is still live: its claim `held` again (under the ids it has now), its trash record gone. */
 async function untrash(services: CatalogServices, trash: Versioned<TrashRecord>): Promise<void> {
   const { table } = trash.value;
@@ -128,6 +127,7 @@ export async function settleTrashEntry(
   trash: Versioned<TrashRecord>,
   options: { lookOnly?: boolean } = {},
 ): Promise<Versioned<TableRecord> | 'stale' | undefined> {
+  if (trash.value.withdrawn) return settleWithdrawal(services, trash, options);
   const { table } = trash.value;
   const claim = (await readClaim(services, table)).claim?.value;
   if (claim?.state === 'purging' && claim.uid === table.uid) return undefined;
@@ -146,14 +146,57 @@ export async function settleTrashEntry(
   // while the trash does: a trash record whose location is unclaimed, or claimed by another
   // table, is a leftover (its table was live when a fault stopped its drop, and has since been
   // purged or deregistered; or a purge of the trash stopped before removing it). Undropping it
-  // would restore bytes that are not its own: it is no trash, and is removed.
-  if (!claim || claim.uid !== table.uid) {
+  // would restore bytes that are not its own: it is no trash, and is removed. So is one whose
+  // claim is `trashed` by its table under other names only: a drop names its own id in the claim
+  // (an undrop adds its target), and only a rename of the live table rewrites the ids — an
+  // interrupted undrop's entry whose table was renamed and dropped again, whose newer entry is
+  // the one the claim names (issue #35: one table in trash twice).
+  const elsewhere = claim?.state === 'trashed' && !claim.ids.some((x) => sameId(x, table.id));
+  if (!claim || claim.uid !== table.uid || elsewhere) {
     if (!services.readOnly && !options.lookOnly) {
       await services.registry.remove(keys.trash(services.project, table.id, table.uid), trash.etag).catch(ignoreLostRace);
     }
     return 'stale';
   }
   return undefined;
+}
+
+/**
+ * Files a withdrawal note (TrashRecord.withdrawn) for a DeclareTable that gave `record` up but
+ * could not release its fresh claim (declare.ts, takeBackClaim), or could not tell whether its
+ * record landed: the location was allocated at random and never answered, so only the name leads
+ * to the claim, and only through this note (docs/protocols.md, "What is left after a 503 whose
+ * look failed too"). One more write on the failing path only; when it fails too, the claim is on
+ * record for reconcile (`stale-claim`) as before.
+ */
+export async function fileWithdrawal(services: CatalogServices, record: TableRecord): Promise<void> {
+  const now = services.now().toISOString();
+  const note: TrashRecord = { kind: 'trash', object: 'table', table: record, droppedAt: now, expiresAt: now, droppedBy: 'declare', withdrawn: true };
+  await persist(() => services.registry.create(keys.trash(services.project, record.id, record.uid), note)).catch(() => undefined);
+}
+
+/**
+ * The next read of the name's trash settles a withdrawal note: the declared table is whole if
+ * its record did land after all (under the name, or wherever a rename took it: the claim's ids),
+ * so its claim is written if missing; otherwise its fresh claim is released (`held`, or CreateTable's
+ * `pending`; a `purging` one is the purge's of a record that landed and was dropped since). The
+ * note goes either way and is never shown: 'stale'. Read-only mode and `lookOnly` only hide it.
+ */
+async function settleWithdrawal(services: CatalogServices, trash: Versioned<TrashRecord>, options: { lookOnly?: boolean }): Promise<'stale'> {
+  if (services.readOnly || options.lookOnly) return 'stale';
+  const { table } = trash.value;
+  const claim = await readClaim(services, table);
+  const held = claim.claim?.value.uid === table.uid ? claim.claim.value : undefined;
+  const candidates = [...(held?.ids ?? []), table.id].filter((id, i, all) => all.findIndex((x) => sameId(x, id)) === i);
+  let live: Versioned<TableRecord> | undefined;
+  for (const id of candidates) {
+    const found = await readTable(services, id);
+    if (found?.value.uid === table.uid) live = found;
+  }
+  if (live && !claim.claim) await claimFreshLocation(services, live.value);
+  if (!live && held && (held.state === 'held' || held.state === 'pending')) await releaseClaim(services, table, claim);
+  await services.registry.remove(keys.trash(services.project, table.id, table.uid), trash.etag).catch(ignoreLostRace);
+  return 'stale';
 }
 
 function ignoreLostRace(err: unknown): void {
@@ -208,7 +251,7 @@ export async function tableTasks(services: CatalogServices, id: readonly string[
 
 /**
  * Destroys trash whose grace has passed (the explicit maintenance step; off unless its policy
- * flag is set). Strict reads: a record it cannot read stops the run (brief rule 8). Returns what
+ * flag is set). Strict reads: a record it cannot read stops the run (docs/rules.md rule 8). Returns what
  * it purged.
  */
 export async function purgeExpiredTrash(services: CatalogServices, options: { dryRun?: boolean } = {}): Promise<{ purged: string[]; pending: string[] }> {
@@ -229,6 +272,11 @@ export async function purgeExpiredTrash(services: CatalogServices, options: { dr
           if (!options.dryRun) await services.registry.remove(object.key, found.etag);
           purged.push(name);
         }
+        continue;
+      }
+      // A declare's withdrawal note is no trash: settled (its claim taken back), never purged.
+      if (found.value.withdrawn) {
+        if (!options.dryRun) await settleTrashEntry(services, found as Versioned<TrashRecord>);
         continue;
       }
       const { table } = found.value;

@@ -1,5 +1,6 @@
 import { TableNotFoundError } from '../../errors.js';
-import { ConditionFailedError, LinkRefusedError, type ObjectStore } from '../../ports/object-store.js';
+import { sameId } from '../../http/ids.js';
+import { LinkRefusedError, type ObjectStore } from '../../ports/object-store.js';
 import type { ProtectionRecord, TableRecord, WarehouseRecord } from '../../registry/records.js';
 import type { Versioned } from '../../ports/object-store.js';
 import type { CatalogServices } from '../services.js';
@@ -26,7 +27,7 @@ import { protectedError, protectionOf } from '../protection.js';
  * Both refuse a protected table (409 / 19) unless `force` (docs/lifecycle.md). In a warehouse
  * with trash grace days, drop files the table in trash instead (trash.ts) unless `purge`.
  *
- * - deregister releases the location claim and keeps the bytes (rule 11);
+ * - deregister releases the location claim and keeps the bytes (docs/rules.md rule 11);
  * - drop marks the claim `purging`, deletes every object under the location, then releases the
  *   claim. If deleting fails part-way the table is still dropped (its record is gone and the
  *   name is free), the claim stays in `purging` state as the durable report of what is left, and
@@ -156,8 +157,6 @@ async function removedWithClaimIntact(services: CatalogServices, id: readonly st
   const held = claim.claim?.value;
   return held?.uid === table.uid && (held.state === 'held' || held.state === 'pending') && held.ids.some((x) => sameId(x, id));
 }
-
-const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
 
 /** DropTable with grace: the table goes to trash with its bytes (trash.ts), retried like a removal. */
 async function trashRecord(

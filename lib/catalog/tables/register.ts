@@ -32,7 +32,7 @@ export interface RegisterInput {
  * The location claim (claims.ts) is taken before the record is written, so two registrations
  * of one location cannot both win, nor can a registration take a declared table's location.
  * `overwrite` replaces an existing registration of the name: it deregisters that table (keeping
- * its bytes, rule 11) and then registers as `create` would. That is two steps, not one: a
+ * its bytes, docs/rules.md rule 11) and then registers as `create` would. That is two steps, not one: a
  * crash between them leaves the name free and both datasets on disk, and a create racing in
  * between wins the name (the overwrite then answers 5, or replaces it on a retry).
  */

@@ -5,6 +5,7 @@ import {
   TableNotFoundError,
   UnsupportedError,
 } from '../../errors.js';
+import { sameId } from '../../http/ids.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { validateName } from '../../registry/keys.js';
 import { readNamespace } from '../namespaces/record.js';
@@ -110,5 +111,3 @@ function settled<T>(result: PromiseSettledResult<T>): T {
   if (result.status === 'rejected') throw result.reason;
   return result.value;
 }
-
-const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);

@@ -7,7 +7,7 @@
  * overwrite of the whole table (rewrites every row). Keeping the map in the catalog costs one
  * conditional write of a small JSON object and never touches the data or its version history.
  *
- * Semantics (design brief rule 10): an update MERGES into the current map; a `null` value
+ * Semantics (docs/rules.md rule 10): an update MERGES into the current map; a `null` value
  * deletes the key (recorded as a `null` in the overlay, so a key that came from the dataset
  * stays deleted); `description` is reserved for the table's human description, so it is kept
  * to human-sized text. The answer is the full effective map after the update.

@@ -5,6 +5,7 @@
  * kept together they made the namespace doors and tables/* import each other.
  */
 import { TableAlreadyExistsError, TableNotFoundError, UnsupportedError } from '../../errors.js';
+import { sameId } from '../../http/ids.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys, validateName } from '../../registry/keys.js';
 import type { TableRecord, TrashRecord } from '../../registry/records.js';
@@ -123,5 +124,3 @@ async function restored(services: CatalogServices, table: TableRecord) {
   const warehouse = await requireWarehouse(services, table.warehouse);
   return { id: [...table.id], location: absoluteLocation(warehouse.storage, table.path), restored: true };
 }
-
-const sameId = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);

@@ -220,7 +220,7 @@ async function firstVersion(table: ResolvedTable, branch: string | undefined): P
 /** The final object when its bytes equal `body` (an identical retry), else undefined. */
 async function sameAsFinal(store: ObjectStore, finalKey: string, body: Buffer): Promise<ObjectInfo | undefined> {
   const existing = await store.get(finalKey);
-  if (!existing || !existing.body.equals(body)) return undefined;
+  if (!existing?.body.equals(body)) return undefined;
   return { key: finalKey, etag: existing.etag, size: existing.size, lastModified: existing.lastModified };
 }
 

@@ -19,7 +19,7 @@ export interface VersionRange {
  *
  * - the latest version: without it the chain's head moves backwards, and the next commit's
  *   strict CAS (latest + 1) would reuse a version number readers have already seen;
- * - a tagged version: a tag is a promise that the version stays readable (design brief rule 12).
+ * - a tagged version: a tag is a promise that the version stays readable (docs/rules.md rule 12).
  *
  * Tags are created by clients directly in `_refs/tags/` without asking the catalog, so a tag
  * written between our check and our delete is not seen; maintenance must keep its own cutoff

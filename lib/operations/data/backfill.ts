@@ -1,6 +1,7 @@
 /**
- * AlterTableBackfillColumns: queues a `backfill` job for a computed column (lib/data/computed.ts)
- * and answers 202 with its id; DescribeTransaction follows it (docs/jobs.md).
+ * AlterTableBackfillColumns: decodes the request and queues a `backfill` job for a computed
+ * column (lib/catalog/data/backfill.ts), answering 202 with its id; DescribeTransaction follows
+ * it (docs/jobs.md).
  *
  * Checked before anything is queued: the table (4), the column (12), that it is computed (13),
  * that `where` is a filter the table can plan (13). The spec's tuning fields (concurrency,
@@ -8,16 +9,13 @@
  * so they are type-checked and have nothing to tune. Fields that would change *what* is
  * computed and cannot be honoured (`read_version`, `cluster`, `manifest`) are refused.
  */
+import { queueBackfill } from '../../catalog/data/backfill.js';
 import type { CatalogServices } from '../../catalog/services.js';
-import { defaultBackfillFilter } from '../../data/computed.js';
 import { optSql } from '../../data/sql-bounds.js';
 import { optInt, optNumber, optString, reqString } from '../../data/validate.js';
 import { UnsupportedError } from '../../errors.js';
-import { jobContext } from '../../queue/context.js';
-import { enqueue } from '../../queue/jobs.js';
-import { BACKFILL } from '../../jobs/runners/backfill.js';
-import type { HandlerMap, OperationRequest } from '../../contract/request.js';
-import { engine, table } from './context.js';
+import type { HandlersOf, OperationRequest } from '../../contract/request.js';
+import { table } from './context.js';
 
 const TUNING_INTS = [
   'concurrency',
@@ -36,23 +34,10 @@ const REFUSED: Readonly<Record<string, string>> = {
   manifest: 'backfills run on the catalog\'s own workers; there is no execution manifest to choose',
 };
 
-export const backfillHandlers: HandlerMap<CatalogServices> = {
+export const backfillHandlers: HandlersOf<'lib/operations/data/backfill.ts', CatalogServices> = {
   AlterTableBackfillColumns: async (req, svc) => {
     const request = readRequest(req);
-    const t = await table(req, svc);
-    const binding = await engine().checkBackfill(t.location, request);
-    const job = await enqueue(jobContext(svc), {
-      type: BACKFILL,
-      table: { id: t.record.id, uid: t.record.uid },
-      params: { ...request, column: binding.column },
-      summary: {
-        column: binding.column,
-        expression: binding.expression,
-        where: request.where ?? defaultBackfillFilter(binding.column),
-        ...(request.branch ? { branch: request.branch } : {}),
-      },
-    });
-    return { job_id: job.id };
+    return queueBackfill(svc, await table(req, svc), request);
   },
 };
 

@@ -1,26 +1,19 @@
 /**
- * What every data-plane handler shares: the process's engine, the limits, the table lookup and
+ * What every data-plane handler shares: the composition's engine, the limits, the table lookup and
  * strict readers for query-string parameters (the REST binding moves Arrow operations' request
  * fields into the query, where everything arrives as a string).
  */
-import type { CatalogServices, DataLimits } from '../../catalog/services.js';
+import { dataLimitsOf } from '../../catalog/data/limits.js';
+import { type CatalogServices, dataEngineOf } from '../../catalog/services.js';
 import { resolveTable, type ResolvedTable } from '../../catalog/protocols/lookup.js';
-import { DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS } from '../../config.js';
-import type { LanceDataEngine } from '../../data/engine.js';
-import { sharedEngine } from '../../data/shared-engine.js';
 import { InvalidInputError } from '../../errors.js';
 import type { OperationRequest } from '../../contract/request.js';
+import type { DataEngine } from '../../ports/data-engine.js';
 
-export const engine = (): LanceDataEngine => sharedEngine();
+/** The composition's data engine (CatalogServices.data). */
+export const engine = (services: CatalogServices): DataEngine => dataEngineOf(services);
 
-export function limits(services: CatalogServices): DataLimits {
-  return (
-    services.dataLimits ?? {
-      maxResultBytes: DEFAULT_MAX_RESULT_BYTES,
-      maxSyncVectorIndexRows: DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS,
-    }
-  );
-}
+export const limits = dataLimitsOf;
 
 /** The table the request names: registry record, warehouse, storage and absolute location. */
 export function table(req: OperationRequest, services: CatalogServices): Promise<ResolvedTable> {

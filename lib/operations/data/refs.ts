@@ -1,18 +1,18 @@
 /** Tags and branches. The two list operations take paging from the query (the client's way) or the body. */
 import type { CatalogServices } from '../../catalog/services.js';
-import type { HandlerMap, OperationRequest } from '../../contract/request.js';
+import type { HandlersOf, OperationRequest } from '../../contract/request.js';
 import { body, defined, engine, queryInt, queryString, table } from './context.js';
 
-export const refHandlers: HandlerMap<CatalogServices> = {
-  ListTableTags: async (req, svc) => engine().listTags((await table(req, svc)).location, paged(req)),
-  GetTableTagVersion: async (req, svc) => engine().getTagVersion((await table(req, svc)).location, body(req)),
-  CreateTableTag: async (req, svc) => engine().createTag((await table(req, svc)).location, body(req)),
-  UpdateTableTag: async (req, svc) => engine().updateTag((await table(req, svc)).location, body(req)),
-  DeleteTableTag: async (req, svc) => engine().deleteTag((await table(req, svc)).location, body(req)),
+export const refHandlers: HandlersOf<'lib/operations/data/refs.ts', CatalogServices> = {
+  ListTableTags: async (req, svc) => engine(svc).listTags((await table(req, svc)).location, paged(req)),
+  GetTableTagVersion: async (req, svc) => engine(svc).getTagVersion((await table(req, svc)).location, body(req)),
+  CreateTableTag: async (req, svc) => engine(svc).createTag((await table(req, svc)).location, body(req)),
+  UpdateTableTag: async (req, svc) => engine(svc).updateTag((await table(req, svc)).location, body(req)),
+  DeleteTableTag: async (req, svc) => engine(svc).deleteTag((await table(req, svc)).location, body(req)),
 
-  ListTableBranches: async (req, svc) => engine().listBranches((await table(req, svc)).location, paged(req)),
-  CreateTableBranch: async (req, svc) => engine().createBranch((await table(req, svc)).location, body(req)),
-  DeleteTableBranch: async (req, svc) => engine().deleteBranch((await table(req, svc)).location, body(req)),
+  ListTableBranches: async (req, svc) => engine(svc).listBranches((await table(req, svc)).location, paged(req)),
+  CreateTableBranch: async (req, svc) => engine(svc).createBranch((await table(req, svc)).location, body(req)),
+  DeleteTableBranch: async (req, svc) => engine(svc).deleteBranch((await table(req, svc)).location, body(req)),
 };
 
 /**

@@ -5,14 +5,14 @@
 import type { CatalogServices } from '../../catalog/services.js';
 import { parseMetadataUpdate, updateSchemaMetadata } from '../../catalog/tables/schema-metadata.js';
 import { UnsupportedError } from '../../errors.js';
-import type { HandlerMap, OperationRequest } from '../../contract/request.js';
+import type { HandlersOf, OperationRequest } from '../../contract/request.js';
 import { body, engine, queryString, table } from './context.js';
 
-export const schemaHandlers: HandlerMap<CatalogServices> = {
-  AlterTableAddColumns: async (req, svc) => engine().addColumns((await table(req, svc)).location, body(req)),
-  AlterTableAlterColumns: async (req, svc) => engine().alterColumns((await table(req, svc)).location, body(req)),
-  AlterTableDropColumns: async (req, svc) => engine().dropColumns((await table(req, svc)).location, body(req)),
-  UpdateFieldMetadata: async (req, svc) => engine().updateFieldMetadata((await table(req, svc)).location, body(req)),
+export const schemaHandlers: HandlersOf<'lib/operations/data/schema.ts', CatalogServices> = {
+  AlterTableAddColumns: async (req, svc) => engine(svc).addColumns((await table(req, svc)).location, body(req)),
+  AlterTableAlterColumns: async (req, svc) => engine(svc).alterColumns((await table(req, svc)).location, body(req)),
+  AlterTableDropColumns: async (req, svc) => engine(svc).dropColumns((await table(req, svc)).location, body(req)),
+  UpdateFieldMetadata: async (req, svc) => engine(svc).updateFieldMetadata((await table(req, svc)).location, body(req)),
 
   // Bare map in, the full merged map out (rest-conformance.md §2 #15).
   UpdateTableSchemaMetadata: async (req, svc) => {
@@ -20,7 +20,7 @@ export const schemaHandlers: HandlerMap<CatalogServices> = {
       throw new UnsupportedError('schema metadata is kept per table, not per branch; omit "branch"');
     }
     const update = parseMetadataUpdate(metadataMap(req));
-    return updateSchemaMetadata(svc, req.id, update, async (location) => (await engine().describe(location)).metadata);
+    return updateSchemaMetadata(svc, req.id, update, async (location) => (await engine(svc).describe(location)).metadata);
   },
 };
 

@@ -18,13 +18,15 @@
  * UpdateFieldMetadata can change it (the next backfill computes the new expression).
  */
 import { randomUUID } from 'node:crypto';
-import { InvalidInputError, TableColumnNotFoundError } from '../errors.js';
-import type { ArrowField } from './arrow.js';
-import { loadArrow } from './arrow.js';
+import { InvalidInputError, TableColumnNotFoundError } from '../../errors.js';
+import type { ArrowField } from '../../data/arrow.js';
+import { loadArrow } from '../../data/arrow.js';
 import type { Connection, LanceDb, Session, Table } from './lancedb.js';
-import { splitFieldPath } from './names.js';
+import { splitFieldPath } from '../../data/names.js';
 import { lanceSession } from './session.js';
-import { checkSql } from './sql-bounds.js';
+import { checkSql } from '../../data/sql-bounds.js';
+import { defaultBackfillFilter } from '../../data/backfill-filter.js';
+import type { ComputedBinding } from '../../ports/data-engine.js';
 
 /** Field-metadata key of a computed column's binding (its SQL expression). */
 export const COMPUTED_BINDING_KEY = 'rask.computed';
@@ -59,10 +61,7 @@ export async function computedField(table: Table, lib: LanceDb, name: string, ex
   }
 }
 
-export interface Binding {
-  readonly column: string;
-  readonly expression: string;
-}
+export type Binding = ComputedBinding;
 
 /** The binding of top-level column `column`: 12 when there is no such column, 13 when it is not computed. */
 export async function computedBinding(table: Table, column: string): Promise<Binding> {
@@ -77,16 +76,6 @@ export async function computedBinding(table: Table, column: string): Promise<Bin
   }
   // UpdateFieldMetadata can rewrite a binding, so it is bounded where it is read, not only where it was added.
   return { column: field.name, expression: checkSql(expression, `binding of column "${column}"`) };
-}
-
-/** The rows a backfill computes when the caller names none: those not computed yet. */
-export function defaultBackfillFilter(column: string): string {
-  return `${quoteIdentifier(column)} IS NULL`;
-}
-
-/** Lance SQL quotes identifiers with backticks, doubling any inside. */
-export function quoteIdentifier(name: string): string {
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `\`${name.replace(/`/g, '``')}\``;
 }
 
 /** Plans (does not run) a filter, so a bad `where` is refused before a job is queued for it. */

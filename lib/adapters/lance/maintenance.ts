@@ -15,13 +15,13 @@
  *   policies that disable compaction (scalar and FTS indices only).
  *
  * Lance refuses the whole optimize when a tagged version is older than the cutoff; the caller
- * picks a cutoff below every tagged version (design brief rule 12).
+ * picks a cutoff below every tagged version (docs/rules.md rule 12).
  */
 import { connectCached } from './connections.js';
 import { listIndices, prepareIndex, type IndexContent } from './indexes.js';
 import { loadLanceDb, type Table } from './lancedb.js';
 import { mapLanceError } from './errors.js';
-import { parseLocation } from './location.js';
+import { parseLocation } from '../../data/location.js';
 
 export interface DatasetVersion {
   readonly version: number;

@@ -1,5 +1,5 @@
-import type { DatasetInspector } from '../ports/dataset-inspector.js';
-import type { LanceDataEngine } from './engine.js';
+import type { DatasetInspector } from '../../ports/dataset-inspector.js';
+import type { DataEngine } from '../../ports/data-engine.js';
 
 /**
  * The DatasetInspector port over the data engine: DescribeTable with `load_detailed_metadata`
@@ -7,7 +7,7 @@ import type { LanceDataEngine } from './engine.js';
  * schema and schema metadata. The engine reads with the process's own storage access, so the
  * vended `storageOptions` (meant for the caller) are not used.
  */
-export function engineInspector(engine: LanceDataEngine): DatasetInspector {
+export function engineInspector(engine: DataEngine): DatasetInspector {
   return {
     async inspect(location, options) {
       const selection: { version?: number; tag?: string; branch?: string } = {};

@@ -31,7 +31,7 @@ import {
   TableVersionNotFoundError,
   ThrottlingError,
   UnsupportedError,
-} from '../errors.js';
+} from '../../errors.js';
 
 type ErrorClass = new (message: string, options?: { detail?: string; cause?: unknown }) => CatalogError;
 

@@ -3,13 +3,13 @@
  * Every DataType and Field handed to LanceDB comes from lib/data/arrow.ts (the CJS copy).
  */
 import type { ColumnAlteration } from '@lancedb/lancedb';
-import { InvalidInputError, UnsupportedError } from '../errors.js';
-import { type ArrowField, type ArrowSchema, fromJsonArrowField, fromJsonArrowType } from './arrow.js';
+import { InvalidInputError, UnsupportedError } from '../../errors.js';
+import { type ArrowField, type ArrowSchema, fromJsonArrowField, fromJsonArrowType } from '../../data/arrow.js';
 import { computedField } from './computed.js';
 import type { LanceDb, Table } from './lancedb.js';
-import { checkFieldName, splitFieldPath } from './names.js';
-import { optSql } from './sql-bounds.js';
-import { asObject, optBool, optString, optStringArray, reqString } from './validate.js';
+import { checkFieldName, splitFieldPath } from '../../data/names.js';
+import { optSql } from '../../data/sql-bounds.js';
+import { asObject, optBool, optString, optStringArray, reqString } from '../../data/validate.js';
 
 type Version = { version: number };
 
@@ -21,7 +21,7 @@ function entries(value: unknown, field: string): Record<string, unknown>[] {
 /**
  * Each entry is a SQL `expression` (evaluated once, now), a `computed` SQL expression (a
  * maintained column: added all-null with its binding, filled by AlterTableBackfillColumns;
- * lib/data/computed.ts), or (an extension for typed null columns) a JsonArrowField shape:
+ * lib/adapters/lance/computed.ts), or (an extension for typed null columns) a JsonArrowField shape:
  * `{name, type, nullable?, metadata?}`. Expression columns take one LanceDB call and the other
  * two kinds another, i.e. two commits, so one request may not mix them.
  */

@@ -1,8 +1,8 @@
-import type { CatalogServices } from '../../catalog/services.js';
-import { markBeforeFirstWrite } from '../../catalog/tables/create.js';
-import { writeFirstVersion } from '../../catalog/protocols/first-version.js';
-import type { ResolvedTable } from '../../catalog/protocols/lookup.js';
-import { hasData } from '../../catalog/protocols/lookup.js';
+import type { CatalogServices } from '../services.js';
+import { markBeforeFirstWrite } from '../tables/create.js';
+import { writeFirstVersion } from '../protocols/first-version.js';
+import type { ResolvedTable } from '../protocols/lookup.js';
+import { hasData } from '../protocols/lookup.js';
 import { ConcurrentModificationError, TableNotFoundError } from '../../errors.js';
 
 const ATTEMPTS = 3;

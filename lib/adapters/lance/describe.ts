@@ -1,31 +1,15 @@
 /** Read-only views of a table: DescribeTable (data part), GetTableStats, the dataset's own version list. */
-import { type JsonArrowSchema, toJsonArrowSchema } from './arrow.js';
+import { toJsonArrowSchema } from '../../data/arrow.js';
 import type { Table } from './lancedb.js';
-import type { TableLocation } from './location.js';
-import { asObject, optBool, optInt } from './validate.js';
-
-export interface TableDescription {
-  version: number;
-  schema: JsonArrowSchema;
-  /** Schema-level metadata (what UpdateTableSchemaMetadata edits). */
-  metadata?: Record<string, string>;
-}
+import type { TableLocation } from '../../data/location.js';
+import { asObject, optBool, optInt } from '../../data/validate.js';
+import type { TableDescription, TableStats, TableVersion } from '../../ports/data-engine.js';
+export type { TableDescription, TableStats, TableVersion };
 
 export async function describe(table: Table): Promise<TableDescription> {
   const [version, schema] = await Promise.all([table.version(), table.schema()]);
   const json = toJsonArrowSchema(schema);
   return json.metadata ? { version, schema: json, metadata: json.metadata } : { version, schema: json };
-}
-
-export interface TableStats {
-  total_bytes: number;
-  num_rows: number;
-  num_indices: number;
-  fragment_stats: {
-    num_fragments: number;
-    num_small_fragments: number;
-    lengths: { min: number; max: number; mean: number; p25: number; p50: number; p75: number; p99: number };
-  };
 }
 
 export async function stats(table: Table): Promise<TableStats> {
@@ -43,13 +27,6 @@ export async function stats(table: Table): Promise<TableStats> {
       lengths: { min: int(l.min), max: int(l.max), mean: int(l.mean), p25: int(l.p25), p50: int(l.p50), p75: int(l.p75), p99: int(l.p99) },
     },
   };
-}
-
-export interface TableVersion {
-  version: number;
-  manifest_path: string;
-  timestamp_millis: number;
-  metadata: Record<string, string>;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { cachedConnections } from './connections.js';
+import { cachedConnections, retiredConnections, retiringSessions } from './connections.js';
 import { lanceCacheUse } from './session.js';
 import { keptHandles } from './table-handles.js';
 
@@ -21,6 +21,9 @@ export interface MemoryStats {
   readonly lanceSessionRenewals: number;
   readonly keptHandles: number;
   readonly connections: number;
+  /** Connections waiting to be closed, and the renewed sessions they keep (connections.ts, "retirement"). */
+  readonly retiredConnections: number;
+  readonly retiringSessions: number;
 }
 
 export function memoryStats(): MemoryStats {
@@ -38,5 +41,7 @@ export function memoryStats(): MemoryStats {
     lanceSessionRenewals: lance?.renewals ?? 0,
     keptHandles: keptHandles(),
     connections: cachedConnections(),
+    retiredConnections: retiredConnections(),
+    retiringSessions: retiringSessions(),
   };
 }

@@ -7,7 +7,7 @@
  * grew, until a Lambda container met its memory limit (issue #36). One session sized from the
  * configuration bounds them all together (docs/data-plane.md, "Memory").
  */
-import { lanceCacheBudgetsFromEnv, type LanceCacheBudgets } from '../config.js';
+import { lanceCacheBudgetsFromEnv, type LanceCacheBudgets } from '../../config.js';
 import { loadLanceDb, type Session } from './lancedb.js';
 
 export type SessionBudgets = Pick<LanceCacheBudgets, 'indexBytes' | 'metadataBytes'> &
@@ -21,8 +21,9 @@ export type SessionBudgets = Pick<LanceCacheBudgets, 'indexBytes' | 'metadataByt
  * which its byte accounting weighs at tens of bytes and its eviction does not remove: the entry
  * count grows without bound at a steady byte size, and each entry costs ~1.5-2 KB of real memory
  * (measured: RSS rising ~2 KB per entry with the cache at its byte budget, issue #36). So the
- * session is also bounded by entries: past the limit a fresh session takes over, and the old one
- * is freed with the last connection and handle that use it (connections.ts). The limit keeps that
+ * session is also bounded by entries: past the limit a fresh session takes over for every new
+ * connection, and the old one is freed with the last connection and handle that use it, which
+ * retire gradually (connections.ts, "retirement"). The limit keeps that
  * uncounted overhead near the metadata budget itself.
  */
 export const SESSION_BYTES_PER_ITEM = 2048;
@@ -47,7 +48,7 @@ export function configureLanceSession(next: SessionBudgets): boolean {
   return true;
 }
 
-/** The session every `connect()` in this process passes (lib/data/connections.ts, computed.ts). */
+/** The session every `connect()` in this process passes (lib/adapters/lance/connections.ts, computed.ts). */
 export function lanceSession(): Session {
   if (!session) {
     budgets ??= lanceCacheBudgetsFromEnv();
@@ -58,6 +59,11 @@ export function lanceSession(): Session {
 
 function newSession(b: SessionBudgets): Session {
   return new (loadLanceDb().Session)(BigInt(b.indexBytes), BigInt(b.metadataBytes));
+}
+
+/** Which session `lanceSession()` answers now: 0 for the first, one more at each renewal. */
+export function lanceSessionGeneration(): number {
+  return renewals;
 }
 
 /**

@@ -1,12 +1,12 @@
 /** InsertIntoTable / MergeInsertIntoTable / UpdateTable / DeleteFromTable on an open table. */
-import { InvalidInputError, TableSchemaValidationError } from '../errors.js';
-import { type ArrowDataType, type ArrowSchema, type ArrowTable, loadArrow, toJsonArrowType } from './arrow.js';
+import { InvalidInputError, TableSchemaValidationError } from '../../errors.js';
+import { type ArrowDataType, type ArrowSchema, type ArrowTable, loadArrow, toJsonArrowType } from '../../data/arrow.js';
 import type * as ArrowModule from 'apache-arrow';
 import type { Table } from './lancedb.js';
-import { optSql, reqSql } from './sql-bounds.js';
-import { asObject, optBool, optEnum, parseDuration, reqString } from './validate.js';
-
-export type InsertMode = 'append' | 'overwrite';
+import { optSql, reqSql } from '../../data/sql-bounds.js';
+import { asObject, optBool, optEnum, parseDuration, reqString } from '../../data/validate.js';
+import type { InsertMode, MergeInsertResponse } from '../../ports/data-engine.js';
+export type { InsertMode, MergeInsertResponse };
 
 export function readInsertMode(value: unknown): InsertMode {
   return optEnum(value, 'mode', ['append', 'overwrite'] as const) ?? 'append';
@@ -105,13 +105,6 @@ function sameType(a: ArrowDataType, b: ArrowDataType): boolean {
     return { type: json.type, length: json.length, fields: t.children?.map((c) => shape(c.type)) };
   };
   return JSON.stringify(shape(a)) === JSON.stringify(shape(b));
-}
-
-export interface MergeInsertResponse {
-  version: number;
-  num_updated_rows: number;
-  num_inserted_rows: number;
-  num_deleted_rows: number;
 }
 
 export async function mergeInsert(table: Table, data: ArrowTable, request: unknown): Promise<MergeInsertResponse> {

@@ -10,23 +10,26 @@
  * call started, and its own writes.
  */
 import { readFile } from 'node:fs/promises';
-import { CatalogError, InvalidInputError } from '../errors.js';
-import { decodeIpc, encodeIpcFile } from './arrow.js';
+import { CatalogError, InvalidInputError } from '../../errors.js';
+import { decodeIpc, encodeIpcFile } from '../../data/arrow.js';
 import { connectCached } from './connections.js';
 import { describe, listVersions, stats, type TableDescription, type TableStats, type TableVersion } from './describe.js';
 import { mapLanceError, type MapContext } from './errors.js';
 import * as computed from './computed.js';
 import { checkIndex, createIndex, dropIndex, type IndexContent, indexStats, type IndexStats, listIndices } from './indexes.js';
 import { type Connection, type LanceDb, loadLanceDb, type Table } from './lancedb.js';
-import { localPathInside, parseLocation, type TableLocation } from './location.js';
+import { localPathInside, parseLocation, type TableLocation } from '../../data/location.js';
 import { buildQuery, resultTooLarge, runQuery } from './query.js';
 import { forgetHandle, latestHandle } from './table-handles.js';
 import * as refs from './refs.js';
-import { optRefName } from './names.js';
+import { optRefName } from '../../data/names.js';
 import * as schema from './schema.js';
-import { optSql } from './sql-bounds.js';
-import { asObject, type Json, optBool, optEnum, optInt, optString, reqInt, reqString } from './validate.js';
+import { optSql } from '../../data/sql-bounds.js';
+import { asObject, type Json, optBool, optEnum, optInt, reqInt, reqString } from '../../data/validate.js';
 import * as writes from './writes.js';
+import type { CreateMode, DataEngine, Empty, ReadSelection } from '../../ports/data-engine.js';
+
+export type { CreateMode, ReadSelection };
 
 export interface LanceDataEngineOptions {
   /** Passed to `lancedb.connect` (credentials, endpoint, region…). Never logged. */
@@ -38,21 +41,11 @@ export interface LanceDataEngineOptions {
   readonly readTableFile?: (tableUri: string, relativePath: string) => Promise<string | undefined>;
 }
 
-export type CreateMode = 'create' | 'exist_ok' | 'overwrite';
-
 // Request bodies are typed `object` (not Record<string, unknown>) so that callers can pass their
 // own request interfaces; every field is validated here anyway.
 
-/** Which snapshot a read sees. Absent fields mean the latest version of the main branch. */
-export interface ReadSelection {
-  readonly version?: number;
-  readonly branch?: string;
-  readonly tag?: string;
-}
-
-type Empty = Record<string, never>;
-
-export class LanceDataEngine {
+/** The DataEngine port over LanceDB. */
+export class LanceDataEngine implements DataEngine {
   private readonly storageOptions: Record<string, string>;
 
   constructor(private readonly options: LanceDataEngineOptions = {}) {

@@ -6,23 +6,19 @@
  * reports its branch); the branch's createAt and metadata only exist in the ref file
  * `_refs/branches/<name>.json`, read through `readTableFile` when one is available.
  */
-import { TableBranchAlreadyExistsError } from '../errors.js';
+import { TableBranchAlreadyExistsError } from '../../errors.js';
 import type { Table } from './lancedb.js';
-import { page, type Page } from './paging.js';
-import { optRefName, reqRefName } from './names.js';
-import { asObject, optInt, reqInt } from './validate.js';
+import { page, type Page } from '../../data/paging.js';
+import { optRefName, reqRefName } from '../../data/names.js';
+import { asObject, optInt, reqInt } from '../../data/validate.js';
+import type { TagContents, BranchContents } from '../../ports/data-engine.js';
+export type { TagContents, BranchContents };
 
 /** Reads a small file inside the table directory; undefined when it cannot be read. */
 export type TableFileReader = (relativePath: string) => Promise<string | undefined>;
 
 const MAIN = 'main';
 const isMain = (branch: string | undefined): boolean => !branch || branch === MAIN;
-
-export interface TagContents {
-  version: number;
-  manifestSize: number;
-  branch?: string;
-}
 
 export async function listTags(table: Table, request: unknown): Promise<{ tags: Record<string, TagContents> } & Page> {
   const body = asObject(request);
@@ -90,15 +86,6 @@ async function onBranch<T>(table: Table, branch: string | undefined, fn: (t: Tab
 }
 
 // ---- branches ----
-
-export interface BranchContents {
-  parentBranch?: string;
-  parentVersion: number;
-  /** Unix seconds; 0 when the ref file cannot be read (LanceDB 0.31.0 does not report it). */
-  createAt: number;
-  manifestSize: number;
-  metadata?: Record<string, string>;
-}
 
 interface BranchRefFile {
   createAt?: number;

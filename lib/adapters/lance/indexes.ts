@@ -6,11 +6,13 @@
  * index builder), so the request is validated completely before LanceDB sees it.
  */
 import type { Index } from '@lancedb/lancedb';
-import { InvalidInputError, TableColumnNotFoundError, TableIndexAlreadyExistsError, TableIndexNotFoundError } from '../errors.js';
-import { type ArrowSchema, loadArrow } from './arrow.js';
+import { InvalidInputError, TableColumnNotFoundError, TableIndexAlreadyExistsError, TableIndexNotFoundError } from '../../errors.js';
+import { type ArrowSchema, loadArrow } from '../../data/arrow.js';
 import type { LanceDb, Table } from './lancedb.js';
-import { page, type Page } from './paging.js';
-import { asObject, type Json, optBool, optEnum, optInt, optString, reqString } from './validate.js';
+import { page, type Page } from '../../data/paging.js';
+import { asObject, type Json, optBool, optEnum, optInt, optString, reqString } from '../../data/validate.js';
+import type { IndexContent, IndexStats } from '../../ports/data-engine.js';
+export type { IndexContent, IndexStats };
 
 const I32 = { min: 1, max: 2 ** 31 - 1 };
 
@@ -192,27 +194,6 @@ function defined<T extends object>(obj: T): Partial<T> {
 
 // ---- listing and stats ----
 
-export interface IndexContent {
-  index_name: string;
-  index_uuid: string;
-  columns: string[];
-  /**
-   * `done`: committed and its statistics read. `unknown`: listed, but its row counts could not be
-   * read, so nothing vouches that it is healthy (design brief rule 14). Builds still queued as
-   * jobs are not listed; DescribeTransaction shows them.
-   */
-  status: 'done' | 'unknown';
-  index_type?: string;
-  type_url?: string;
-  num_indexed_rows?: number;
-  num_unindexed_rows?: number;
-  size_bytes?: number | null;
-  num_segments?: number;
-  created_at?: string | null;
-  index_version?: number;
-  index_details?: string | null;
-}
-
 const FRIENDLY_TYPES: Record<string, string> = {
   BTree: 'BTREE',
   Bitmap: 'BITMAP',
@@ -256,14 +237,6 @@ export async function listIndices(table: Table, request: unknown): Promise<{ ind
     return out;
   });
   return page_token === undefined ? { indexes } : { indexes, page_token };
-}
-
-export interface IndexStats {
-  index_type: string | null;
-  distance_type: string | null;
-  num_indexed_rows: number | null;
-  num_unindexed_rows: number | null;
-  num_indices: number | null;
 }
 
 export async function indexStats(table: Table, indexName: string): Promise<IndexStats> {

@@ -8,10 +8,10 @@
  * or above MAX_QUERY_LIMIT means "no limit" for a plain scan and MAX_QUERY_LIMIT for a search.
  */
 import type { ColumnOrdering, FullTextQuery, Occur, Query, VectorQuery } from '@lancedb/lancedb';
-import { CatalogError, InvalidInputError, TableColumnNotFoundError } from '../errors.js';
-import { type ArrowRecordBatch, type ArrowTable, emptyTable, loadArrow } from './arrow.js';
+import { CatalogError, InvalidInputError, TableColumnNotFoundError } from '../../errors.js';
+import { type ArrowRecordBatch, type ArrowTable, emptyTable, loadArrow } from '../../data/arrow.js';
 import type { LanceDb, Table } from './lancedb.js';
-import { splitFieldPath } from './names.js';
+import { splitFieldPath } from '../../data/names.js';
 import {
   asObject,
   type Json,
@@ -23,8 +23,8 @@ import {
   optString,
   optStringArray,
   reqString,
-} from './validate.js';
-import { optSql, reqSql } from './sql-bounds.js';
+} from '../../data/validate.js';
+import { optSql, reqSql } from '../../data/sql-bounds.js';
 
 export const DEFAULT_QUERY_LIMIT = 10;
 /** napi reads limits as u32 and wraps larger values (2^32 returns 0 rows), so stay below. */

@@ -1,0 +1,109 @@
+/**
+ * Index builds (CreateTableIndex, CreateTableScalarIndex): in the request, or queued.
+ *
+ * A vector index build trains k-means (and PQ codebooks) over the whole column, and past a few
+ * tens of thousands of 128-d rows it outlasts API Gateway's 29 s (docs/index-builds.md); the
+ * caller would get a 504 while the build went on unseen. So a vector build whose estimated cost
+ * is above `maxSyncVectorIndexRows` is checked (everything but the build itself), queued as a
+ * `create_index` job and answered with its `transaction_id` at once; DescribeTransaction
+ * follows it (docs/jobs.md). Cheaper builds, and every scalar and FTS build, run inside the
+ * request and answer `{}` as before.
+ */
+import type { JsonArrowSchema } from '../../data/arrow.js';
+import { jobContext } from '../../queue/context.js';
+import { enqueue } from '../../queue/jobs.js';
+import { type CatalogServices, dataEngineOf } from '../services.js';
+import type { ResolvedTable } from '../protocols/lookup.js';
+import { dataLimitsOf } from './limits.js';
+
+/** The job type of a queued build (its runner: lib/jobs/runners/create-index.ts). */
+export const CREATE_INDEX = 'create_index';
+
+/**
+ * CreateTableIndex / CreateTableScalarIndex on `t`: built now, or, for a vector build above the
+ * synchronous limit, checked and queued (answering its `transaction_id`).
+ */
+export async function createIndex(svc: CatalogServices, t: ResolvedTable, request: Record<string, unknown>): Promise<unknown> {
+  if (isVectorIndex(request.index_type)) {
+    const cost = await buildCost(svc, t.location, request);
+    const limit = dataLimitsOf(svc).maxSyncVectorIndexRows;
+    if (cost && cost.cost > limit) return queueBuild(svc, t, request, { ...cost, limit });
+  }
+  return dataEngineOf(svc).createIndex(t.location, request);
+}
+
+/**
+ * Measured build times (docs/index-builds.md) grow with rows × dimension and depend on the
+ * type: IVF_PQ and IVF_HNSW_SQ cost about the same, IVF_HNSW_PQ about three times as much, and
+ * IVF_FLAT and IVF_RQ (no quantizer codebooks to train) a few percent. The limit is therefore
+ * expressed in rows of a 128-d IVF_PQ build and every request is converted to that unit. The
+ * cheap types keep a conservative 1/16: reading the column from S3 also takes time.
+ */
+const REFERENCE_DIM = 128;
+const COST_WEIGHT: Readonly<Record<string, number>> = {
+  IVFFLAT: 1 / 16,
+  IVFRQ: 1 / 16,
+  IVFHNSWPQ: 3,
+  HNSWPQ: 3,
+};
+
+interface BuildCost {
+  readonly rows: number;
+  readonly dim: number;
+  /** In rows of a 128-d IVF_PQ build. */
+  readonly cost: number;
+}
+
+async function buildCost(svc: CatalogServices, location: string, request: Record<string, unknown>): Promise<BuildCost | undefined> {
+  const selection = typeof request.branch === 'string' ? { branch: request.branch } : {};
+  const [rows, described] = await Promise.all([dataEngineOf(svc).countRows(location, selection), dataEngineOf(svc).describe(location, selection)]);
+  const dim = vectorDimension(described.schema, request.column);
+  // An unknown column is left to the engine, which answers 12.
+  if (dim === undefined) return undefined;
+  const type = String(request.index_type).toUpperCase().replace(/[^A-Z]/g, '');
+  return { rows, dim, cost: rows * Math.max(1, dim / REFERENCE_DIM) * (COST_WEIGHT[type] ?? 1) };
+}
+
+/**
+ * Queues a build too large for a request. Everything the build would refuse at once (bad
+ * parameters, a missing column, a taken name) is checked first and answered now; what is
+ * queued is the request's index fields only (never `identity` or `context`, which may hold
+ * credentials), with the index name fixed, so the job and DescribeTransaction can name it.
+ */
+async function queueBuild(
+  svc: CatalogServices,
+  t: ResolvedTable,
+  request: Record<string, unknown>,
+  cost: BuildCost & { limit: number },
+): Promise<{ transaction_id: string }> {
+  const { id: _id, identity: _identity, context: _context, ...params } = request;
+  const { name } = await dataEngineOf(svc).checkIndex(t.location, params);
+  const job = await enqueue(jobContext(svc), {
+    type: CREATE_INDEX,
+    table: { id: t.record.id, uid: t.record.uid },
+    params: { ...params, name },
+    summary: {
+      index_name: name,
+      column: String(params.column),
+      index_type: String(params.index_type),
+      // Why it was queued: the guard's arithmetic (docs/index-builds.md).
+      rows: String(cost.rows),
+      dimension: String(cost.dim),
+      cost_rows: String(Math.round(cost.cost)),
+      max_sync_rows: String(cost.limit),
+      ...(typeof params.branch === 'string' ? { branch: params.branch } : {}),
+    },
+  });
+  return { transaction_id: job.id };
+}
+
+/** The list size of a fixed-size-list column (a vector column), from the JSON Arrow schema. */
+function vectorDimension(schema: JsonArrowSchema, column: unknown): number | undefined {
+  const field = schema.fields.find((f) => f.name === column);
+  return field?.type.type === 'fixed_size_list' ? field.type.length : undefined;
+}
+
+/** IVF_* and HNSW variants train over the whole column; scalar and FTS builds are one pass. */
+function isVectorIndex(type: unknown): boolean {
+  return typeof type === 'string' && /^(IVF|HNSW)/i.test(type.replace(/[-_\s]/g, ''));
+}

@@ -1,0 +1,90 @@
+/**
+ * The data plane's writes on a catalog table: CreateTable with data, and inserts, merges,
+ * updates and deletes, each serialized per table in this process (write-queue.ts). Inserts and
+ * merges into a table that is only declared write its first version (declared.ts).
+ */
+import { decodeIpc, emptyTable, encodeIpcFile } from '../../data/arrow.js';
+import { InvalidInputError, TableBranchNotFoundError, TableColumnNotFoundError } from '../../errors.js';
+import type { InsertMode, MergeInsertResponse } from '../../ports/data-engine.js';
+import { type CatalogServices, dataEngineOf } from '../services.js';
+import { type CreateTableInput, createTable } from '../tables/create.js';
+import type { ResolvedTable } from '../protocols/lookup.js';
+import { writeOrCreate } from './declared.js';
+import { serializedWrite } from './write-queue.js';
+
+/** CreateTable: the catalog's create protocol, with `ipc` (already decoded once by the caller) as the data. */
+export function createTableWithData(svc: CatalogServices, input: CreateTableInput, ipc: Buffer) {
+  return createTable(svc, input, (location, m) => dataEngineOf(svc).createTable(location, ipc, m));
+}
+
+/** InsertIntoTable: appends (or overwrites) rows; into a declared table, its first version. */
+export function insertRows(svc: CatalogServices, t: ResolvedTable, ipc: Buffer, mode: InsertMode, branch: string | undefined) {
+  const engine = dataEngineOf(svc);
+  return serializedWrite(t.location, () =>
+    writeOrCreate(
+      svc,
+      t,
+      () => engine.insert(t.location, ipc, mode, { branch }),
+      async (location) => {
+        noBranchYet(branch);
+        const { version } = await engine.createTable(location, ipc, 'create');
+        return { version, num_inserted_rows: decodeIpc(ipc).numRows };
+      },
+    ),
+  );
+}
+
+/** MergeInsertIntoTable: `request` holds the merge flags (`on` at least once). */
+export function mergeRows(svc: CatalogServices, t: ResolvedTable, ipc: Buffer, request: Record<string, unknown>) {
+  const engine = dataEngineOf(svc);
+  return serializedWrite(t.location, () =>
+    writeOrCreate(
+      svc,
+      t,
+      () => engine.mergeInsert(t.location, ipc, request),
+      (location) => mergeIntoDeclared(svc, location, ipc, request),
+    ),
+  );
+}
+
+export function updateRows(svc: CatalogServices, t: ResolvedTable, request: object) {
+  return serializedWrite(t.location, () => dataEngineOf(svc).update(t.location, request));
+}
+
+export function deleteRows(svc: CatalogServices, t: ResolvedTable, request: object) {
+  return serializedWrite(t.location, () => dataEngineOf(svc).delete(t.location, request));
+}
+
+/**
+ * A merge into a declared table: there are no target rows, so every source row is "not
+ * matched": inserted with when_not_matched_insert_all, otherwise the table is created with the
+ * source's schema and no rows.
+ */
+async function mergeIntoDeclared(
+  svc: CatalogServices,
+  location: string,
+  bytes: Buffer,
+  request: Record<string, unknown>,
+): Promise<MergeInsertResponse> {
+  noBranchYet(request.branch as string | undefined);
+  const data = decodeIpc(bytes);
+  const on = request.on as string[];
+  const missing = on.filter((c) => !data.schema.fields.some((f) => f.name === c));
+  if (missing.length > 0) throw new TableColumnNotFoundError(`merge key column(s) not in the data: ${missing.join(', ')}`);
+  // The same rule the engine applies to a merge into existing rows (a filter implies its clause).
+  const clauses = ['when_matched_update_all', 'when_not_matched_insert_all', 'when_not_matched_by_source_delete'];
+  const filters = ['when_matched_update_all_filt', 'when_not_matched_by_source_delete_filt'];
+  if (!clauses.some((c) => request[c] === true) && !filters.some((f) => request[f])) {
+    throw new InvalidInputError(`merge insert needs at least one of ${clauses.join(', ')}`);
+  }
+  const insertAll = request.when_not_matched_insert_all === true;
+  const { version } = await dataEngineOf(svc).createTable(location, insertAll ? bytes : encodeIpcFile(emptyTable(data.schema)), 'create');
+  return { version, num_updated_rows: 0, num_inserted_rows: insertAll ? data.numRows : 0, num_deleted_rows: 0 };
+}
+
+/** A declared table has no dataset, so no branches: only a write to main can create it. */
+function noBranchYet(branch: string | undefined): void {
+  if (branch && branch !== 'main') {
+    throw new TableBranchNotFoundError(`branch "${branch}" not found: the table is declared but has no data yet`);
+  }
+}

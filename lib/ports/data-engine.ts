@@ -1,0 +1,168 @@
+/**
+ * The data engine: the spec's data operations on one Lance table, named by its storage location
+ * (docs/data-plane.md). The data-plane handlers and the job runners call it through
+ * `CatalogServices.data`; lib/adapters/lance/engine.ts implements it over LanceDB, and a test
+ * may stand a twin in for it (test/support/counting-engine.ts).
+ *
+ * Requests are the spec's decoded JSON bodies (snake_case), typed `object` so callers may pass
+ * their own request interfaces: the engine validates every field it reads. Responses are the
+ * spec's response objects; failures are CatalogErrors.
+ */
+import type { JsonArrowSchema } from '../data/arrow.js';
+
+export type CreateMode = 'create' | 'exist_ok' | 'overwrite';
+export type InsertMode = 'append' | 'overwrite';
+
+/** Which snapshot a read sees. Absent fields mean the latest version of the main branch. */
+export interface ReadSelection {
+  readonly version?: number;
+  readonly branch?: string;
+  readonly tag?: string;
+}
+
+export interface TableDescription {
+  version: number;
+  schema: JsonArrowSchema;
+  /** Schema-level metadata (what UpdateTableSchemaMetadata edits). */
+  metadata?: Record<string, string>;
+}
+
+export interface TableStats {
+  total_bytes: number;
+  num_rows: number;
+  num_indices: number;
+  fragment_stats: {
+    num_fragments: number;
+    num_small_fragments: number;
+    lengths: { min: number; max: number; mean: number; p25: number; p50: number; p75: number; p99: number };
+  };
+}
+
+export interface TableVersion {
+  version: number;
+  manifest_path: string;
+  timestamp_millis: number;
+  metadata: Record<string, string>;
+}
+
+export interface MergeInsertResponse {
+  version: number;
+  num_updated_rows: number;
+  num_inserted_rows: number;
+  num_deleted_rows: number;
+}
+
+export interface IndexContent {
+  index_name: string;
+  index_uuid: string;
+  columns: string[];
+  /**
+   * `done`: committed and its statistics read. `unknown`: listed, but its row counts could not be
+   * read, so nothing vouches that it is healthy (docs/data-plane.md). Builds still queued as
+   * jobs are not listed; DescribeTransaction shows them.
+   */
+  status: 'done' | 'unknown';
+  index_type?: string;
+  type_url?: string;
+  num_indexed_rows?: number;
+  num_unindexed_rows?: number;
+  size_bytes?: number | null;
+  num_segments?: number;
+  created_at?: string | null;
+  index_version?: number;
+  index_details?: string | null;
+}
+
+export interface IndexStats {
+  index_type: string | null;
+  distance_type: string | null;
+  num_indexed_rows: number | null;
+  num_unindexed_rows: number | null;
+  num_indices: number | null;
+}
+
+export interface TagContents {
+  version: number;
+  manifestSize: number;
+  branch?: string;
+}
+
+export interface BranchContents {
+  parentBranch?: string;
+  parentVersion: number;
+  /** Unix seconds; 0 when the ref file cannot be read (LanceDB 0.31.0 does not report it). */
+  createAt: number;
+  manifestSize: number;
+  metadata?: Record<string, string>;
+}
+
+/** A computed column and the SQL expression it is computed by. */
+export interface ComputedBinding {
+  readonly column: string;
+  readonly expression: string;
+}
+
+/** A backfill of a computed column: which rows (`where`, by default those still null), on which branch. */
+export interface BackfillRequest {
+  readonly column: string;
+  readonly where?: string;
+  readonly branch?: string;
+}
+
+export type Empty = Record<string, never>;
+
+export interface DataEngine {
+  // ---- table lifecycle and writes (Arrow IPC bodies) ----
+  createTable(location: string, ipcBody: Buffer, mode?: CreateMode | string): Promise<{ version: number }>;
+  insert(
+    location: string,
+    ipcBody: Buffer,
+    mode?: InsertMode | string,
+    options?: { branch?: string },
+  ): Promise<{ version: number; num_inserted_rows: number }>;
+  mergeInsert(location: string, ipcBody: Buffer, request: object): Promise<MergeInsertResponse>;
+  update(location: string, request: object): Promise<{ updated_rows: number; version: number }>;
+  delete(location: string, request: object): Promise<{ version: number }>;
+  restore(location: string, request: object | number): Promise<{ version: number }>;
+
+  // ---- reads ----
+  /** QueryTable: Arrow IPC *file* bytes; a result above `maxBytes` is refused (code 13), never cut. */
+  query(location: string, request: object, options?: { maxBytes?: number }): Promise<Buffer>;
+  explainPlan(location: string, request: object): Promise<string>;
+  analyzePlan(location: string, request: object): Promise<string>;
+  countRows(location: string, request?: object): Promise<number>;
+  stats(location: string, request?: object): Promise<TableStats>;
+  describe(location: string, request?: object): Promise<TableDescription>;
+  listVersions(location: string, request?: object): Promise<{ versions: TableVersion[]; page_token?: string }>;
+
+  // ---- indexes ----
+  createIndex(location: string, request: object): Promise<Empty>;
+  /** Validates a CreateTableIndex request against the table without building; answers the index's name. */
+  checkIndex(location: string, request: object): Promise<{ name: string }>;
+  listIndices(location: string, request?: object): Promise<{ indexes: IndexContent[]; page_token?: string }>;
+  indexStats(location: string, request: object): Promise<IndexStats>;
+  dropIndex(location: string, request: object): Promise<Empty>;
+
+  // ---- tags and branches ----
+  listTags(location: string, request?: object): Promise<{ tags: Record<string, TagContents>; page_token?: string }>;
+  getTagVersion(location: string, request: object): Promise<{ version: number; branch?: string }>;
+  createTag(location: string, request: object): Promise<Empty>;
+  updateTag(location: string, request: object): Promise<Empty>;
+  deleteTag(location: string, request: object): Promise<Empty>;
+  listBranches(location: string, request?: object): Promise<{ branches: Record<string, BranchContents>; page_token?: string }>;
+  createBranch(location: string, request: object): Promise<Empty>;
+  deleteBranch(location: string, request: object): Promise<Empty>;
+
+  // ---- schema ----
+  addColumns(location: string, request: object): Promise<{ version: number }>;
+  alterColumns(location: string, request: object): Promise<{ version: number }>;
+  dropColumns(location: string, request: object): Promise<{ version: number }>;
+  updateFieldMetadata(location: string, request: object): Promise<{ version: number; fields: Record<string, Record<string, string>> }>;
+  /**
+   * A computed column's binding (12: no such column; 13: not computed), with `where`, when
+   * given, checked as a filter the table can plan: what a backfill verifies before it is queued.
+   */
+  checkBackfill(location: string, request: BackfillRequest): Promise<ComputedBinding>;
+  /** Computes a computed column's rows: those matching `where`, by default those still null. */
+  backfill(location: string, request: BackfillRequest): Promise<{ updated_rows: number; version: number; expression: string; where: string }>;
+}
