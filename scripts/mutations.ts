@@ -4,6 +4,7 @@
  *
  *   npx tsx scripts/mutations.ts                 # every mutation, each once
  *   npx tsx scripts/mutations.ts --runs 3 M1 M6a # chosen mutations, three runs each
+ *   npx tsx scripts/mutations.ts --check         # only verify every mutation still applies (no tests)
  *
  * Each mutation is applied to a scratch copy of the repository (lib/, test/, spec/ and the
  * config files copied, node_modules linked), never to the working tree, and the test files it
@@ -12,7 +13,8 @@
  * mutation, do not drop it). "caught" means the named test files failed in every run.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { transformSync } from 'esbuild';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -137,7 +139,7 @@ const MUTATIONS: readonly Mutation[] = [
     id: 'M6b',
     what: 'DeclareTable: the namespace re-check after the write removed',
     file: 'lib/catalog/tables/declare.ts',
-    apply: once('    await confirmParentOrWithdraw(services, namespace, key, etag);\n', ''),
+    apply: once('  await confirmParentOrWithdraw(services, namespace, key, etag, () => takeBackClaim(services, record));\n', ''),
     tests: ['test/unit/protocol-gates.test.ts'],
   },
   {
@@ -165,7 +167,10 @@ const MUTATIONS: readonly Mutation[] = [
     id: 'P1',
     what: 'protection: the table record is not flagged before the protection record is written',
     file: 'lib/catalog/protection.ts',
-    apply: once("    if (kind === 'table') await flagTable(services, id, uid);\n", ''),
+    apply: once(
+      "    await (kind === 'table' ? flagTable(services, id, uid) : flagNamespace(services, id, uid));\n",
+      "    await (kind === 'table' ? Promise.resolve() : flagNamespace(services, id, uid));\n",
+    ),
     tests: ['test/unit/protection.test.ts'],
   },
   {
@@ -195,9 +200,14 @@ const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: 'F2',
+    // The lineage stamped beside the write id lists earlier write ids, so it goes too: without it
+    // the stored bytes of a record written back to an old value are its old bytes again.
     what: 'registry: writes no longer stamped with a fresh write id (a record written back to an old value brings its old etag back)',
     file: 'lib/registry/registry.ts',
-    apply: once('return JSON.stringify({ ...value, [WRITE_ID]: randomUUID() });', 'return JSON.stringify(value);'),
+    apply: once(
+      'return JSON.stringify({ ...value, [WRITE_ID]: stamp.write, ...(stamp.lineage.length > 0 ? { [LINEAGE]: stamp.lineage } : {}) });',
+      'return JSON.stringify(value);',
+    ),
     tests: ['test/unit/protocol-gates.test.ts'],
   },
   // ---- seven that were already caught (kept so they stay caught) ----
@@ -205,14 +215,17 @@ const MUTATIONS: readonly Mutation[] = [
     id: 'C1',
     what: 'registry: create (put-if-absent) made a plain put',
     file: 'lib/registry/registry.ts',
-    apply: once('return (await this.store.putIfAbsent(key, stamped(value))).etag;', 'return (await this.store.put(key, stamped(value))).etag;'),
+    apply: once(
+      'return this.settled(key, stamp, undefined, () => this.store.putIfAbsent(key, stamped(value, stamp)));',
+      'return this.settled(key, stamp, undefined, () => this.store.put(key, stamped(value, stamp)));',
+    ),
     tests: ['test/unit/namespace-races.test.ts'],
   },
   {
     id: 'C2',
     what: 'CreateTable: the location-claim confirmation removed (a registration that took the pending claim over would share the location)',
     file: 'lib/catalog/tables/declare.ts',
-    apply: once('if (!(await confirmClaim(services, record, claimed))) {', 'if (!(await Promise.resolve(true))) {'),
+    apply: once('if (!(await persist(() => confirmClaim(services, record, claimed)))) {', 'if (!(await Promise.resolve(true))) {'),
     tests: ['test/unit/table-lifecycle.test.ts', 'test/unit/create-table.test.ts', 'test/unit/protocol-gates.test.ts'],
   },
   {
@@ -307,6 +320,32 @@ function runTests(dir: string, files: readonly string[]): { passed: boolean; sec
   return { passed: res.status === 0, seconds: (Date.now() - started) / 1000, summary, failures };
 }
 
+/**
+ * --check: every chosen mutation's file exists, its patterns each occur exactly once, the
+ * mutated source still parses, and the test files it names exist. Reports every problem (not
+ * just the first) and runs no test, so it is cheap to run after code moves.
+ */
+function checkAll(chosen: readonly Mutation[]): boolean {
+  let bad = 0;
+  for (const m of chosen) {
+    const problems: string[] = [];
+    try {
+      const source = readFileSync(path.join(ROOT, m.file), 'utf8');
+      const mutated = m.apply(source);
+      if (mutated === source) problems.push('the mutation leaves the source unchanged');
+      // A mutant that does not even parse would be "caught" by any test that imports it.
+      else transformSync(mutated, { loader: 'ts', sourcefile: m.file });
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
+    for (const t of m.tests) if (!existsSync(path.join(ROOT, t))) problems.push(`test file missing: ${t}`);
+    if (problems.length) bad++;
+    console.log(`${m.id.padEnd(4)} ${problems.length ? 'BROKEN' : 'applies'}  ${m.file}${problems.map((p) => `\n       ${p}`).join('')}`);
+  }
+  console.log(`\n${chosen.length - bad}/${chosen.length} mutations apply exactly once`);
+  return bad === 0;
+}
+
 function main(): void {
   const args = process.argv.slice(2);
   let runs = 1;
@@ -315,8 +354,18 @@ function main(): void {
     runs = Number(args[runsAt + 1]);
     args.splice(runsAt, 2);
   }
+  const checkAt = args.indexOf('--check');
+  const checkOnly = checkAt >= 0;
+  if (checkOnly) args.splice(checkAt, 1);
   const chosen = args.length ? MUTATIONS.filter((m) => args.includes(m.id)) : MUTATIONS;
   if (chosen.length === 0) throw new Error(`no mutation matches ${args.join(' ')}`);
+  const unknown = args.filter((a) => !MUTATIONS.some((m) => m.id === a));
+  if (unknown.length) throw new Error(`no mutation named ${unknown.join(' ')}`);
+
+  if (checkOnly) {
+    process.exitCode = checkAll(chosen) ? 0 : 1;
+    return;
+  }
 
   // Every pattern must apply before anything runs: a stale mutation is an error, not a skip.
   for (const m of chosen) m.apply(readFileSync(path.join(ROOT, m.file), 'utf8'));
