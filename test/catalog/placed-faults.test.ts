@@ -285,6 +285,24 @@ describe('placed faults, one per finding (issue #35)', () => {
       });
     }
 
+    // The location is the client's, not a fresh one, but no record names the claim either: only
+    // the name leads to it, through a withdrawal note its next trash read settles (trash.ts).
+    for (const releaseFails of [false, true]) {
+    it(`RegisterTable whose claim write lands unanswered takes the claim back${releaseFails ? ' through a note in the trash, its release failing every attempt' : ''}`, async () => {
+      await app.fake.client.send(
+        new PutObjectCommand({ Bucket: 'wh-bucket', Key: `warehouse/default/ext/c.lance/_versions/${manifestName(1, 'V2')}`, Body: Buffer.from('m') }),
+      );
+      app.registryStore.place({ op: 'putIfAbsent', key: keyOf.claim(), kind: 'applied-unavailable' });
+      if (releaseFails) app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.claim(), kind: 'unavailable', times: PERSIST_ATTEMPTS });
+      honest(await app.call('POST', '/v1/table/ns%24c/register', { id: ['ns', 'c'], location: 'ext/c.lance' }));
+      expect(app.registryStore.fired()).toHaveLength(releaseFails ? 1 + PERSIST_ATTEMPTS : 1);
+      expect((await app.ok('GET', '/v1/table/ns%24c/tasks')).tasks).toEqual([]); // the note is never shown
+      await assertTableInvariants(app.services);
+      // The location is free again: a registration of it succeeds.
+      expect((await app.call('POST', '/v1/table/ns%24c2/register', { id: ['ns', 'c2'], location: 'ext/c.lance' })).status).toBe(200);
+    });
+    }
+
     it('RegisterTable whose marker write fails takes its pending claim back through a failed release', async () => {
       await app.fake.client.send(
         new PutObjectCommand({ Bucket: 'wh-bucket', Key: `warehouse/default/ext/m.lance/_versions/${manifestName(1, 'V2')}`, Body: Buffer.from('m') }),

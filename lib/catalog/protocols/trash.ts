@@ -162,6 +162,23 @@ export async function settleTrashEntry(
 }
 
 /**
+ * Releases the claim this request wrote for a record that does not exist (the name was taken, the
+ * record was withdrawn, or never landed): DeclareTable's on a fresh random location, or
+ * RegisterTable's whose claim write went unanswered. No read of a table record reaches such a
+ * claim afterwards, so the door
+ * itself tries it again when the store does not answer (outcome.ts, persist), and answers what it
+ * knows either way. A release that fails all its attempts files a withdrawal note under the name,
+ * which the name's next trash read settles (fileWithdrawal below); a note that fails too leaves
+ * the claim on record for reconcile (`stale-claim`; docs/protocols.md, "What is left after a 503
+ * whose look failed too").
+ */
+export async function takeBackClaim(services: CatalogServices, record: TableRecord): Promise<void> {
+  if (await persist(() => releaseClaim(services, record)).then(() => true, () => false)) return;
+  // Only the name leads here: a note in the name's trash, which its next read settles (trash.ts).
+  await fileWithdrawal(services, record);
+}
+
+/**
  * Files a withdrawal note (TrashRecord.withdrawn) for a DeclareTable that gave `record` up but
  * could not release its fresh claim (declare.ts, takeBackClaim), or could not tell whether its
  * record landed: the location was allocated at random and never answered, so only the name leads

@@ -11,7 +11,7 @@ import { absoluteLocation, allocateTablePath } from '../dataset/location.js';
 import { claimFreshLocation, claimLocation, confirmClaim, releaseClaim } from '../protocols/claims.js';
 import { readTable, tableKey, validateTableId } from '../protocols/lookup.js';
 import { fmtId } from '../ids.js';
-import { fileWithdrawal } from '../protocols/trash.js';
+import { fileWithdrawal, takeBackClaim } from '../protocols/trash.js';
 import { outcomeUnknown, persist } from '../outcome.js';
 
 export interface DeclareInput {
@@ -164,22 +164,6 @@ async function writeWithFreshClaim(services: CatalogServices, record: TableRecor
     throw new ConcurrentModificationError(`table ${fmtId(record.id)} was dropped while it was being declared; retry`);
   }
   return written.value;
-}
-
-/**
- * Releases the claim on a fresh location this request wrote for a record that does not exist
- * (the name was taken, the record was withdrawn, or never landed). The location was allocated at
- * random and never answered, so no read of a table record reaches the claim afterwards: the door
- * itself tries it again when the store does not answer (outcome.ts, persist), and answers what it
- * knows either way. A release that fails all its attempts files a withdrawal note under the name,
- * which the name's next trash read settles (trash.ts, fileWithdrawal); a note that fails too leaves
- * the claim on record for reconcile (`stale-claim`; docs/protocols.md, "What is left after a 503
- * whose look failed too").
- */
-async function takeBackClaim(services: CatalogServices, record: TableRecord): Promise<void> {
-  if (await persist(() => releaseClaim(services, record)).then(() => true, () => false)) return;
-  // Only the name leads here: a note in the name's trash, which its next read settles (trash.ts).
-  await fileWithdrawal(services, record);
 }
 
 /**

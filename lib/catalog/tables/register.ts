@@ -14,6 +14,7 @@ import { fmtId } from '../ids.js';
 import { protectedError, protectionOf } from '../protection.js';
 import { refuseSharedRoot } from '../storage-claims.js';
 import { outcomeUnknown, persist } from '../outcome.js';
+import { takeBackClaim } from '../protocols/trash.js';
 
 export interface RegisterInput {
   readonly id: readonly string[];
@@ -93,6 +94,12 @@ export async function registerTable(
       readTable: (id) => readTable(services, id),
       checkNesting: true,
       displayLocation: location,
+    }).catch(async (err: unknown) => {
+      // A claim write whose answer was lost may have landed under this request's fresh uid, and no
+      // record names it yet: ours to take back (trash.ts, takeBackClaim), or the name's next trash
+      // read does (docs/protocols.md, "What is left after a 503 whose look failed too").
+      if (outcomeUnknown(err)) await takeBackClaim(services, record);
+      throw err;
     });
     let etag: string;
     try {
