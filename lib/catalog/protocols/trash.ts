@@ -179,16 +179,16 @@ export async function takeBackClaim(services: CatalogServices, record: TableReco
 }
 
 /**
- * Files a withdrawal note (TrashRecord.withdrawn) for a DeclareTable that gave `record` up but
- * could not release its fresh claim (declare.ts, takeBackClaim), or could not tell whether its
- * record landed: the location was allocated at random and never answered, so only the name leads
- * to the claim, and only through this note (docs/protocols.md, "What is left after a 503 whose
+ * Files a withdrawal note (TrashRecord.withdrawn) for a DeclareTable or RegisterTable that gave
+ * `record` up but could not release its claim (takeBackClaim above), or a DeclareTable that could
+ * not tell whether its record landed: no record names the claim, so only the name leads to it,
+ * and only through this note (docs/protocols.md, "What is left after a 503 whose
  * look failed too"). One more write on the failing path only; when it fails too, the claim is on
  * record for reconcile (`stale-claim`) as before.
  */
 export async function fileWithdrawal(services: CatalogServices, record: TableRecord): Promise<void> {
   const now = services.now().toISOString();
-  const note: TrashRecord = { kind: 'trash', object: 'table', table: record, droppedAt: now, expiresAt: now, droppedBy: 'declare', withdrawn: true };
+  const note: TrashRecord = { kind: 'trash', object: 'table', table: record, droppedAt: now, expiresAt: now, droppedBy: record.origin === 'registered' ? 'register' : 'declare', withdrawn: true };
   await persist(() => services.registry.create(keys.trash(services.project, record.id, record.uid), note)).catch(() => undefined);
 }
 
