@@ -5,7 +5,7 @@
  */
 import { parseManifestName } from '../catalog/dataset/manifests.js';
 import type { ObjectInfo, ObjectStore } from '../ports/object-store.js';
-import { readManifestRefs, type ManifestRefs } from './lance-manifest.js';
+import { readManifestRefs, type ManifestRefs } from '../catalog/dataset/lance-manifest.js';
 
 /** A committed manifest's key relative to the dataset root: `_versions/…` or `tree/<branch>/_versions/…`. */
 const MANIFEST_KEY = /^(?:tree\/.+\/)?_versions\/([^/]+)$/;

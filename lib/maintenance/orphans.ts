@@ -35,7 +35,7 @@ import type { TableRecord, WarehouseRecord } from '../registry/records.js';
 import type { StorageRoot } from '../ports/storage-root.js';
 import { type Cursor, decodeCursor, encodeCursor, forProject, listProjects, listWarehouses, walk } from './estate.js';
 import { isManifestKey, listAll } from './dataset-refs.js';
-import { readManifestRefs } from './lance-manifest.js';
+import { readManifestRefs } from '../catalog/dataset/lance-manifest.js';
 import { finishReport, type MaintenancePass, type PassOptions, type PassReport } from './pass.js';
 
 export interface OrphanSettings {

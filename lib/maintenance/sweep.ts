@@ -36,7 +36,7 @@ import { versionsPrefix } from '../catalog/dataset/manifests.js';
 import type { ObjectInfo } from '../ports/object-store.js';
 import { latestEntry, readChain } from '../catalog/dataset/version-chain.js';
 import { listAll, namedPaths, unreferenced } from './dataset-refs.js';
-import { readFragmentRows, readManifestRefs } from './lance-manifest.js';
+import { readFragmentRows, readManifestRefs } from '../catalog/dataset/lance-manifest.js';
 import { finishReport, type MaintenancePass, type PassOptions } from './pass.js';
 import type { MaintenancePolicy } from './policy.js';
 import { writeReport } from './reports.js';

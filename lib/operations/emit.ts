@@ -66,6 +66,10 @@ export function eventData(req: OperationRequest, defaultProject: string, result:
   for (const key of ['transaction_id', 'job_id', 'location'] as const) {
     if (typeof answer[key] === 'string') details[key] = answer[key];
   }
+  // A write that dropped or uncovered indices says so in its one event (docs/data-plane.md, "Column-only fills").
+  for (const key of ['index_effects', 'key_index', 'bytes_written'] as const) {
+    if (answer[key] !== undefined) details[key] = answer[key];
+  }
   if (req.operation.operationId === 'RenameTable') {
     details.new_namespace_id = req.body.new_namespace_id ?? req.id.slice(0, -1);
     details.new_table_name = req.body.new_table_name;

@@ -142,6 +142,11 @@ export interface DataEngine {
   listIndices(location: string, request?: object): Promise<{ indexes: IndexContent[]; page_token?: string }>;
   indexStats(location: string, request: object): Promise<IndexStats>;
   dropIndex(location: string, request: object): Promise<Empty>;
+  /**
+   * Builds a CreateTableIndex request over every row, replacing an index of the same name: how
+   * the catalog keeps a column fill's key index covered (lib/catalog/data/column-fill.ts).
+   */
+  rebuildIndex(location: string, request: object): Promise<Empty>;
 
   // ---- tags and branches ----
   listTags(location: string, request?: object): Promise<{ tags: Record<string, TagContents>; page_token?: string }>;

@@ -12,7 +12,7 @@ import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { dropTable } from '../../lib/catalog/tables/drop.js';
 import { registerTable } from '../../lib/catalog/tables/register.js';
-import { readManifestRefs } from '../../lib/maintenance/lance-manifest.js';
+import { readManifestRefs } from '../../lib/catalog/dataset/lance-manifest.js';
 import { orphanScanWith, type OrphanCandidate } from '../../lib/maintenance/orphans.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 import { keys } from '../../lib/registry/keys.js';

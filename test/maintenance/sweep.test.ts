@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { datasetState } from '../../lib/adapters/lance/maintenance.js';
 import { decodeIpc } from '../../lib/data/arrow.js';
 import { setPolicy } from '../support/policy.js';
-import { readManifestRefs } from '../../lib/maintenance/lance-manifest.js';
+import { readManifestRefs } from '../../lib/catalog/dataset/lance-manifest.js';
 import { REPORTS_PREFIX } from '../../lib/maintenance/reports.js';
 import { makeSweep, sweep, type SweepItem } from '../../lib/maintenance/sweep.js';
 import { keys } from '../../lib/registry/keys.js';

@@ -175,6 +175,10 @@ export class LanceDataEngine implements DataEngine {
     return this.use(location, readSelection(request), (t) => indexStats(t, name));
   }
 
+  async rebuildIndex(location: string, request: object): Promise<Empty> {
+    return this.use(location, writeTarget(request), (t, lib) => createIndex(t, lib, request, { replace: true }));
+  }
+
   async dropIndex(location: string, request: object): Promise<Empty> {
     const name = reqString(asObject(request).index_name, 'index_name');
     return this.use(location, writeTarget(request), (t) => dropIndex(t, name));

@@ -64,10 +64,16 @@ const FTS_LANGUAGES = [
 ] as const;
 const BASE_TOKENIZERS = ['simple', 'whitespace', 'raw', 'ngram'] as const;
 
-export async function createIndex(table: Table, lib: LanceDb, request: unknown): Promise<Record<string, never>> {
+export async function createIndex(
+  table: Table,
+  lib: LanceDb,
+  request: unknown,
+  options: { replace?: boolean } = {},
+): Promise<Record<string, never>> {
   const { column, config, name } = await prepareIndex(table, lib, request);
-  // replace:false so that an existing name is TableIndexAlreadyExists (LanceDB's default replaces).
-  await table.createIndex(column, { config, name, replace: false });
+  // replace:false so that an existing name is TableIndexAlreadyExists (LanceDB's default replaces);
+  // only the catalog's own rebuilds replace (DataEngine.rebuildIndex).
+  await table.createIndex(column, { config, name, replace: options.replace ?? false });
   return {};
 }
 

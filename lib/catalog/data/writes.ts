@@ -9,6 +9,7 @@ import type { InsertMode, MergeInsertResponse } from '../../ports/data-engine.js
 import { type CatalogServices, dataEngineOf } from '../services.js';
 import { type CreateTableInput, createTable } from '../tables/create.js';
 import type { ResolvedTable } from '../protocols/lookup.js';
+import { trackedMerge } from './column-fill.js';
 import { writeOrCreate } from './declared.js';
 import { serializedWrite } from './write-queue.js';
 
@@ -34,14 +35,16 @@ export function insertRows(svc: CatalogServices, t: ResolvedTable, ipc: Buffer, 
   );
 }
 
-/** MergeInsertIntoTable: `request` holds the merge flags (`on` at least once). */
+/**
+ * MergeInsertIntoTable: `request` holds the merge flags (`on` at least once). Into rows, a
+ * column-only fill when it can be one, answering its cost and index effects (column-fill.ts).
+ */
 export function mergeRows(svc: CatalogServices, t: ResolvedTable, ipc: Buffer, request: Record<string, unknown>) {
-  const engine = dataEngineOf(svc);
   return serializedWrite(t.location, () =>
     writeOrCreate(
       svc,
       t,
-      () => engine.mergeInsert(t.location, ipc, request),
+      () => trackedMerge(svc, t, ipc, request),
       (location) => mergeIntoDeclared(svc, location, ipc, request),
     ),
   );

@@ -128,3 +128,65 @@ export function readManifestRefs(file: Uint8Array): ManifestRefs {
   }
   return { files, indexDirs, externalBases: bytesOf(manifest, 18).length > 0 };
 }
+
+/** One data file of one fragment: which fields it serves (tombstoned ones excluded) and its size. */
+export interface ManifestDataFile {
+  readonly fragment: number;
+  /** Relative to the dataset root: `data/<file>`. */
+  readonly path: string;
+  /** Field ids this file serves; a field another file now serves is tombstoned (-2) and left out. */
+  readonly fields: readonly number[];
+  /** DataFile.file_size_bytes (0 when the writer did not record it). */
+  readonly bytes: number;
+}
+
+/** Packed `repeated int32`: varints in one length-delimited field; negatives as 10-byte varints. */
+function packedInt32(b: Uint8Array): number[] {
+  const out: number[] = [];
+  let pos = 0;
+  while (pos < b.length) {
+    let result = 0n;
+    let shift = 0n;
+    for (;;) {
+      if (pos >= b.length) throw new Error('truncated packed varint');
+      const byte = b[pos++];
+      result |= BigInt(byte & 0x7f) << shift;
+      if (!(byte & 0x80)) break;
+      shift += 7n;
+      if (shift > 70n) throw new Error('varint too long');
+    }
+    out.push(Number(BigInt.asIntN(32, result)));
+  }
+  return out;
+}
+
+/**
+ * The data files of this version, fragment by fragment (DataFragment.files, field 2; DataFile:
+ * path 1, fields 2, file_size_bytes 6). What a write added is the files of its version that the
+ * version before did not have (lib/catalog/data/write-effects.ts: `rask.bytes_written`), and
+ * which file serves a column is how a test proves a column-only write left the others alone.
+ */
+export function readDataFiles(file: Uint8Array): ManifestDataFile[] {
+  const out: ManifestDataFile[] = [];
+  for (const fragment of bytesOf(manifestOf(file), 2).map(fields)) {
+    const id = Number(numberOf(fragment, 1) ?? 0n);
+    for (const dataFile of bytesOf(fragment, 2).map(fields)) {
+      const [path] = bytesOf(dataFile, 1);
+      if (!path) continue;
+      const served = bytesOf(dataFile, 2).flatMap(packedInt32).filter((f) => f >= 0);
+      out.push({ fragment: id, path: `data/${text(path)}`, fields: served, bytes: Number(numberOf(dataFile, 6) ?? 0n) });
+    }
+  }
+  return out;
+}
+
+/** Top-level and nested schema fields of this version: name, id, parent id (-1 at the top). */
+export function readSchemaFields(file: Uint8Array): { name: string; id: number; parent: number }[] {
+  return bytesOf(manifestOf(file), 1)
+    .map(fields)
+    .map((f) => ({
+      name: text(bytesOf(f, 2)[0] ?? new Uint8Array()),
+      id: Number(BigInt.asIntN(32, numberOf(f, 3) ?? 0n)),
+      parent: Number(BigInt.asIntN(32, numberOf(f, 4) ?? 0n)),
+    }));
+}
