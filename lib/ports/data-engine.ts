@@ -109,6 +109,22 @@ export interface BackfillRequest {
   readonly branch?: string;
 }
 
+export interface BackfillSliceRequest extends BackfillRequest {
+  readonly key: string;
+  /** The row address the previous slice ended at (decimal). */
+  readonly after?: string;
+  readonly maxRows: number;
+}
+
+export interface BackfillSlice {
+  /** Arrow IPC of the key and the computed column; absent when no row is left. */
+  readonly ipc?: Buffer;
+  readonly rows: number;
+  readonly last?: string;
+  readonly expression: string;
+  readonly where: string;
+}
+
 export type Empty = Record<string, never>;
 
 export interface DataEngine {
@@ -168,6 +184,13 @@ export interface DataEngine {
    * given, checked as a filter the table can plan: what a backfill verifies before it is queued.
    */
   checkBackfill(location: string, request: BackfillRequest): Promise<ComputedBinding>;
-  /** Computes a computed column's rows: those matching `where`, by default those still null. */
+  /**
+   * A column (other than `column`) whose values identify every row, for a column-only backfill
+   * (lib/catalog/data/backfill.ts); undefined when the table has none.
+   */
+  backfillKey(location: string, request: { column: string; branch?: string }): Promise<string | undefined>;
+  /** The next slice of a column-only backfill: `key` + the computed values of one fragment's rows after address `after`. */
+  backfillSlice(location: string, request: BackfillSliceRequest): Promise<BackfillSlice>;
+  /** Computes a computed column's rows with one UPDATE (whole rows): those matching `where`, by default those still null. */
   backfill(location: string, request: BackfillRequest): Promise<{ updated_rows: number; version: number; expression: string; where: string }>;
 }

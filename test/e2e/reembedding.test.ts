@@ -1,4 +1,4 @@
-// @covers MergeInsertIntoTable, AlterTableAddColumns, CreateTableIndex
+// @covers MergeInsertIntoTable, AlterTableAddColumns, AlterTableBackfillColumns, CreateTableIndex
 /**
  * Re-embedding without reindexing (issue #33, docs/reembedding.md): a new embedding column is
  * added, filled from client-computed vectors with an update-only merge of key + new column, and
@@ -20,10 +20,21 @@ const DIM = 32;
 let s: TestServer;
 
 beforeAll(async () => {
-  s = await startTestServer();
+  s = await startTestServer({ RASK_JOBS_INTERVAL_MS: '50' });
   await ensureNamespace(s, 're');
 });
 afterAll(() => s?.stop());
+
+/** Polls DescribeTransaction until the job ends. */
+async function settle(id: string): Promise<{ status: string; properties: Record<string, string> }> {
+  const end = Date.now() + 60_000;
+  for (;;) {
+    const view = expectOk(await s.request('POST', `/v1/transaction/${id}/describe`, '{}'));
+    if (['Succeeded', 'Failed', 'Canceled'].includes(view.status)) return view;
+    if (Date.now() > end) throw new Error(`transaction ${id} still ${view.status}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
 
 /** A deterministic, well-spread vector per (row, model). */
 function embedding(i: number, model: number): number[] {
@@ -139,5 +150,24 @@ describe('re-embedding: a client fills a new column with update-only merges', ()
     expect(answer.key_index).toBeUndefined();
     const effects = Object.fromEntries((answer.index_effects as { index_name: string; effect: string }[]).map((e) => [e.index_name, e.effect]));
     expect(effects).toEqual({ text_idx: 'uncovered', emb_v1_idx: 'dropped' });
+  }, 60_000);
+});
+
+describe('re-embedding: a computed column filled by AlterTableBackfillColumns', () => {
+  it('the backfill job writes only key + the computed column, fragment by fragment, and reports its bytes', async () => {
+    const t = new TableApi(s, ['re', 'backfill']);
+    const location = await scenarioTable(t);
+    const before = { files: columnFiles(location), indices: await indexMap(t) };
+    // A "new model" the table computes itself: here a copy of emb_v1 (same vectors, model 1).
+    expectOk(await t.post('add_columns', { new_columns: [{ name: 'emb_v3', computed: 'emb_v1' }] }));
+    const job = await settle(expectOk(await t.post('backfill_column', { column: 'emb_v3' }), 202).job_id);
+    expect(job.status, JSON.stringify(job.properties)).toBe('Succeeded');
+    expect(job.properties).toMatchObject({ 'rask.updated_rows': String(ROWS), 'rask.write_path': 'column-only', 'rask.key': 'id', 'rask.slices': '1' });
+    expect(job.properties['rask.index_effects']).toBeUndefined();
+    const bytes = Number(job.properties['rask.bytes_written']);
+    expect(bytes).toBeGreaterThan(ROWS * DIM * 4);
+    expect(bytes).toBeLessThanOrEqual(1.5 * ROWS * DIM * 4);
+    expect(expectOk(await t.post('create_index', { column: 'emb_v3', index_type: 'IVF_PQ', name: 'emb_v3_idx', num_partitions: 2, num_sub_vectors: 4, max_iterations: 10 }))).toEqual({});
+    await expectReembedded(t, location, before, 'emb_v3', 1);
   }, 60_000);
 });

@@ -15,6 +15,7 @@ import { decodeIpc, encodeIpcFile } from '../../data/arrow.js';
 import { connectCached } from './connections.js';
 import { describe, listVersions, stats, type TableDescription, type TableStats, type TableVersion } from './describe.js';
 import { mapLanceError, type MapContext } from './errors.js';
+import * as columnBackfill from './column-backfill.js';
 import * as computed from './computed.js';
 import { checkIndex, createIndex, dropIndex, type IndexContent, indexStats, type IndexStats, listIndices } from './indexes.js';
 import { type Connection, type LanceDb, loadLanceDb, type Table } from './lancedb.js';
@@ -27,7 +28,7 @@ import * as schema from './schema.js';
 import { optSql } from '../../data/sql-bounds.js';
 import { asObject, type Json, optBool, optEnum, optInt, reqInt, reqString } from '../../data/validate.js';
 import * as writes from './writes.js';
-import type { CreateMode, DataEngine, Empty, ReadSelection } from '../../ports/data-engine.js';
+import type { BackfillSlice, BackfillSliceRequest, CreateMode, DataEngine, Empty, ReadSelection } from '../../ports/data-engine.js';
 
 export type { CreateMode, ReadSelection };
 
@@ -239,6 +240,14 @@ export class LanceDataEngine implements DataEngine {
       if (request.where !== undefined) await computed.checkFilter(t, request.where);
       return binding;
     });
+  }
+
+  async backfillKey(location: string, request: { column: string; branch?: string }): Promise<string | undefined> {
+    return this.use(location, writeTarget(request), (t) => columnBackfill.backfillKey(t, request.column));
+  }
+
+  async backfillSlice(location: string, request: BackfillSliceRequest): Promise<BackfillSlice> {
+    return this.use(location, writeTarget(request), (t) => columnBackfill.backfillSlice(t, request));
   }
 
   /** Computes a computed column's rows: those matching `where`, by default those still null. */
