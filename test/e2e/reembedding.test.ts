@@ -153,6 +153,25 @@ describe('re-embedding: a client fills a new column with update-only merges', ()
   }, 60_000);
 });
 
+describe('a write that does cost an index says so', () => {
+  it('an UpdateTable of every row answers the indices it dropped and uncovered, and its change event carries them', async () => {
+    const t = new TableApi(s, ['re', 'update']);
+    await scenarioTable(t);
+    const answer = expectOk(await t.post('update', { updates: [['emb_v1', 'emb_v1']] }));
+    expect(answer.updated_rows).toBe(ROWS);
+    const effects = Object.fromEntries((answer.index_effects as { index_name: string; effect: string }[]).map((e) => [e.index_name, e.effect]));
+    expect(effects).toEqual({ text_idx: 'uncovered', emb_v1_idx: 'dropped' });
+    expect(answer.bytes_written).toBeGreaterThan(ROWS * DIM * 4);
+    // Exactly one change event for the update, and it names the same effects.
+    const dir = path.join(s.dataDir, 'events');
+    const events = readdirSync(dir)
+      .flatMap((f) => readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)))
+      .filter((e) => e.data.operation === 'UpdateTable' && e.data.id.join('/') === 're/update');
+    expect(events).toHaveLength(1);
+    expect(events[0].data.details.index_effects).toEqual(answer.index_effects);
+  }, 60_000);
+});
+
 describe('re-embedding: a computed column filled by AlterTableBackfillColumns', () => {
   it('the backfill job writes only key + the computed column, fragment by fragment, and reports its bytes', async () => {
     const t = new TableApi(s, ['re', 'backfill']);

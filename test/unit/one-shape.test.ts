@@ -34,6 +34,8 @@ const PENDING: Readonly<Record<string, string>> = {
   'lib/adapters/lance/writes.ts': 'data plane',
   'lib/catalog/data/indices.ts': 'data plane',
   'lib/catalog/data/writes.ts': 'data plane',
+  // Reads the same merge flags mergeRows hands it (writes.ts, pending above).
+  'lib/catalog/data/column-fill.ts': 'data plane',
   'lib/data/paging.ts': 'data plane',
   'lib/catalog/tables/schema-metadata.ts': 'data plane: lib/operations/data/schema.ts hands it the metadata map',
   // The engine's index request is the LanceDB engine's own untyped shape (issue 25 item 5).

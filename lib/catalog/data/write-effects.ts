@@ -84,3 +84,21 @@ async function dataFiles(t: ResolvedTable, version: number, branch?: string) {
   const object = info && (await t.store.get(info.key));
   return object ? readDataFiles(new Uint8Array(object.body)) : undefined;
 }
+
+/**
+ * Runs a write that answers `{version}` and adds what it cost: `bytes_written` and, when it
+ * dropped or uncovered an index, `index_effects` (UpdateTable, DeleteFromTable: an UPDATE
+ * rewrites whole rows, docs/data-plane.md "Column-only fills").
+ */
+export async function withEffects<T extends { version: number }>(
+  engine: DataEngine,
+  t: ResolvedTable,
+  branch: string | undefined,
+  write: () => Promise<T>,
+): Promise<T & { bytes_written?: number; index_effects?: IndexEffect[] }> {
+  const before = await readCoverage(engine, t.location, branch);
+  const r = await write();
+  const [after, bytes] = await Promise.all([readCoverage(engine, t.location, branch), bytesWritten(t, r.version, branch)]);
+  const effects = indexEffects(before, after);
+  return { ...r, ...(bytes !== undefined ? { bytes_written: bytes } : {}), ...(effects.length > 0 ? { index_effects: effects } : {}) };
+}

@@ -11,6 +11,7 @@ import { type CreateTableInput, createTable } from '../tables/create.js';
 import type { ResolvedTable } from '../protocols/lookup.js';
 import { trackedMerge } from './column-fill.js';
 import { writeOrCreate } from './declared.js';
+import { withEffects } from './write-effects.js';
 import { serializedWrite } from './write-queue.js';
 
 /** CreateTable: the catalog's create protocol, with `ipc` (already decoded once by the caller) as the data. */
@@ -50,12 +51,20 @@ export function mergeRows(svc: CatalogServices, t: ResolvedTable, ipc: Buffer, r
   );
 }
 
+/** UpdateTable: whole rows rewritten (LanceDB 0.31), so the answer names the indices it cost (write-effects.ts). */
 export function updateRows(svc: CatalogServices, t: ResolvedTable, request: object) {
-  return serializedWrite(t.location, () => dataEngineOf(svc).update(t.location, request));
+  const engine = dataEngineOf(svc);
+  return serializedWrite(t.location, () => withEffects(engine, t, branchOf(request), () => engine.update(t.location, request)));
 }
 
 export function deleteRows(svc: CatalogServices, t: ResolvedTable, request: object) {
-  return serializedWrite(t.location, () => dataEngineOf(svc).delete(t.location, request));
+  const engine = dataEngineOf(svc);
+  return serializedWrite(t.location, () => withEffects(engine, t, branchOf(request), () => engine.delete(t.location, request)));
+}
+
+function branchOf(request: object): string | undefined {
+  const branch = (request as { branch?: unknown }).branch;
+  return typeof branch === 'string' && branch !== 'main' ? branch : undefined;
 }
 
 /**
