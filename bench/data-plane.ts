@@ -138,15 +138,17 @@ export async function dataPlaneCosts(
     const [server, bare] = await Promise.all([startChild('./rask-server.ts', path.join(dir, 'rask')), startChild('./bare-lance-server.ts', path.join(dir, 'bare'))]);
     const db = await lancedb.connect(path.join(dir, 'lance'));
     try {
-      const url = (name: string, op: string) => `${server.url}/v1/table/bench%24${name}/${op}?delimiter=%24`;
-      const bareUrl = (name: string, op: string) => `${bare.url}/v1/table/${name}/${op}`;
+      // One client for both servers: the same paths, query strings and bodies.
+      const urlOf = (base: string) => (name: string, op: string) => `${base}/v1/table/bench%24${name}/${op}?delimiter=%24`;
+      const url = urlOf(server.url);
+      const bareUrl = urlOf(bare.url);
       const ok = (r: { status: number; body: Buffer }) => {
         if (r.status !== 200) throw new Error(`${r.status}: ${r.body.toString().slice(0, 200)}`);
       };
       const hundreds = Array.from({ length: appends + 2 }, (_, i) => Buffer.from(tableToIPC(hundred(i - 2), 'stream')));
       const queryBody = Buffer.from(JSON.stringify({ vector: q, k: 10 }));
       // The append and query target of each side, 10,000 rows to start with.
-      ok(await post(`${server.url}/v1/namespace/bench/create`, Buffer.from('{}'), true));
+      for (const base of [server.url, bare.url]) ok(await post(`${base}/v1/namespace/bench/create`, Buffer.from('{}'), true));
       ok(await post(url('c0', 'create'), big));
       ok(await post(bareUrl('c0', 'create'), big));
       await db.createTable('c0', bigTable);
