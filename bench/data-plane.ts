@@ -26,16 +26,16 @@ const schema = new Schema([
   new Field('id', new Int64(), false),
   new Field('vector', new FixedSizeList(DIM, new Field('item', new Float32(), true)), true),
 ]);
-const vectorOf = (i: number) => Array.from({ length: DIM }, (_, d) => Math.sin(i * 0.37 + d));
+export const vectorOf = (i: number) => Array.from({ length: DIM }, (_, d) => Math.sin(i * 0.37 + d));
 
-function rows(count: number, start = 0): Table {
+export function rows(count: number, start = 0): Table {
   const ids = Array.from({ length: count }, (_, i) => start + i);
   const children = [vectorFromArray(ids.map(BigInt), new Int64()), vectorFromArray(ids.map(vectorOf), schema.fields[1].type)].map((v) => v.data[0]);
   return new Table([new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: count, nullCount: 0, children }))]);
 }
 
 /** Raw bytes with only Content-Length, as the official REST client sends Arrow bodies. */
-function post(url: string, body: Buffer, json = false): Promise<{ status: number; body: Buffer }> {
+export function post(url: string, body: Buffer, json = false): Promise<{ status: number; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { 'content-length': String(body.length) };
     if (json) headers['content-type'] = 'application/json';
