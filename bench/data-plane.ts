@@ -9,7 +9,7 @@
  * - a bare node:http server in this process that only reads the body and answers canned bytes:
  *   what HTTP alone costs, and so the lowest ratio over in-process LanceDB any server could reach.
  *
- *   npx tsx bench/data-plane.ts [--rounds 5] [--creates 5]
+ *   npx tsx bench/data-plane.ts [--rounds 5] [--creates 10]     (10 creates per round: with 5, one slow create moves a round by ±0.5)
  */
 import * as lancedb from '@lancedb/lancedb';
 import { Field, FixedSizeList, Float32, Int64, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, vectorFromArray } from 'apache-arrow';
@@ -118,7 +118,7 @@ export async function dataPlaneCosts(
   options: { creates?: number; appends?: number; queries?: number; rounds?: number } = {},
 ): Promise<DataPlaneResult[]> {
   const rounds = options.rounds ?? 5;
-  const creates = options.creates ?? 5;
+  const creates = options.creates ?? 10;
   const appends = options.appends ?? 20;
   const queries = options.queries ?? 50;
   const dir = await mkdtemp(path.join(tmpdir(), 'rask-bench-data-'));
@@ -239,6 +239,6 @@ export function dataPlaneTable(results: readonly DataPlaneResult[]): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, creates: { type: 'string', default: '5' } } });
+  const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, creates: { type: 'string', default: '10' } } });
   console.log(dataPlaneTable(await dataPlaneCosts({ rounds: Number(values.rounds), creates: Number(values.creates) })));
 }
