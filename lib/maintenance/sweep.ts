@@ -216,8 +216,8 @@ async function removeManifests(unit: TableUnit, doomed: readonly number[]): Prom
 }
 
 /**
- * Deletes the files and index directories that the manifests stage 2 removed named and that no
- * remaining manifest (any version, any branch) names. Lance's cleanup does this for the versions
+ * Deletes the files (data, deletion, transaction) and index directories that the manifests
+ * stage 2 removed named and that no remaining manifest (any version, any branch) names. Lance's cleanup does this for the versions
  * it removes itself; without it these files would wait 7 days as "unverified" (docs/maintenance.md).
  * A manifest that cannot be read leaves everything in place, for the orphan scan to report.
  */

@@ -10,7 +10,9 @@ import { loadLocalConfig } from '../../lib/config.js';
 import { datasetState } from '../../lib/adapters/lance/maintenance.js';
 import { humanLines, tableProgress } from '../../functions/cli.js';
 import type { PassReport } from '../../lib/maintenance/pass.js';
-import { tableWithAppends } from './fixtures.js';
+import { decodeIpc } from '../../lib/data/arrow.js';
+import { ipcRows } from '../data/fixtures.js';
+import { diskAgainstManifests, openClient, tableWithAppends } from './fixtures.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const bin = path.join(root, 'bin/rask.mjs');
@@ -29,6 +31,7 @@ describe('rask CLI (child process, temp data dir)', () => {
   let env: Record<string, string>;
   let location: string; // a.b.t: the sweep test compacts it
   let dryLocation: string; // d.e.t: the dry-run test's own table, never swept
+  let taggedLocation: string; // r.t: appends, a deletion, an index and a tag; the bytes test sweeps it
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'rask-cli-'));
     env = { RASK_DATA_DIR: dir };
@@ -36,6 +39,13 @@ describe('rask CLI (child process, temp data dir)', () => {
     ({ location } = await tableWithAppends(services, ['a', 'b', 't'], 8));
     ({ location: dryLocation } = await tableWithAppends(services, ['d', 'e', 't'], 8));
     await tableWithAppends(services, ['c', 'u'], 3);
+    ({ location: taggedLocation } = await tableWithAppends(services, ['r', 't'], 6));
+    const t = await openClient(taggedLocation);
+    await t.delete('id < 5');
+    await t.createIndex('id');
+    await (await t.tags()).create('keep', 3);
+    for (let w = 0; w < 4; w++) await t.add(decodeIpc(ipcRows(10, 1000 + w * 10)));
+    t.close();
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
@@ -81,6 +91,35 @@ describe('rask CLI (child process, temp data dir)', () => {
     expect(after.rows).toBe(80);
     expect(after.versions).toHaveLength(1);
     expect((await reports()).filter((f) => !before.includes(f))).toHaveLength(1);
+  });
+
+  it('--older-than-days 0 leaves on disk exactly what the kept versions and the tag reference, and reports the bytes', async () => {
+    const before = await diskAgainstManifests(taggedLocation);
+    const r = await rask(['maintenance', 'sweep', '--table', 'r.t', '--older-than-days', '0', '--json'], env);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const item = JSON.parse(r.stdout).items[0];
+    const after = await diskAgainstManifests(taggedLocation);
+    // Every file is a kept manifest, the version hint, the tag, or named by a kept version;
+    // nothing a kept version names is missing.
+    expect([...after.onDisk.keys()].sort()).toEqual([...after.kept].sort());
+    expect(after.missing).toEqual([]);
+    const sum = (m: Map<string, number>, keys: Iterable<string>) => [...keys].reduce((n, k) => n + (m.get(k) ?? 0), 0);
+    expect(sum(after.onDisk, after.onDisk.keys())).toBe(sum(after.onDisk, after.kept));
+    // The tag's version, its files included, is still readable: 60 rows written, 5 deleted.
+    const versions = (await datasetState(taggedLocation)).versions.map((v) => v.version);
+    expect(versions[0]).toBe(3);
+    expect(versions).toHaveLength(2);
+    const t = await openClient(taggedLocation);
+    await t.checkout('keep');
+    expect(await t.countRows()).toBe(30);
+    await t.checkoutLatest();
+    expect(await t.countRows()).toBe(95);
+    t.close();
+    // The bytes reported reclaimed cover at least every file of before that is gone.
+    const gone = [...before.onDisk.keys()].filter((k) => !after.onDisk.has(k));
+    expect(gone.some((k) => k.startsWith('_transactions/'))).toBe(true);
+    expect(item.bytes_removed).toBeGreaterThanOrEqual(sum(before.onDisk, gone));
+    expect(item.steps.cleanup.bytes_removed).toBe(item.bytes_removed);
   });
 
   it('a --table or --namespace that does not exist is an error (status 1, named), not an empty success', async () => {
