@@ -98,6 +98,15 @@ describe('RASK_LOG_LEVEL and RASK_LOG_FORMAT hold for every line', () => {
     expect(ns.status).toBe(200);
     const created = await fetch(`${s.url}/v1/table/made%24t/create`, { method: 'POST', headers: admin, body: ipcRows(3) });
     expect(created.status, await created.text()).toBe(200);
+    // LanceDB warns when an overwrite finds no dataset: the server writes a new table's first
+    // version with mode create whatever mode the caller sent (lib/catalog/tables/create.ts).
+    const overwritten = await fetch(`${s.url}/v1/table/made%24o/create?mode=overwrite`, { method: 'POST', headers: admin, body: ipcRows(3) });
+    expect(overwritten.status, await overwritten.text()).toBe(200);
+    const json = { ...admin, 'content-type': 'application/json' };
+    const declared = await fetch(`${s.url}/v1/table/made%24d/declare`, { method: 'POST', headers: json, body: '{}' });
+    expect(declared.status, await declared.text()).toBe(200);
+    const first = await fetch(`${s.url}/v1/table/made%24d/insert?mode=overwrite`, { method: 'POST', headers: admin, body: ipcRows(3) });
+    expect(first.status, await first.text()).toBe(200);
     await new Promise((r) => setTimeout(r, 300));
     const lines = s.output();
     expect(lines.some((l) => /CreateTable/.test(l)), lines.join("\n")).toBe(true);

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../../lib/app/local.js';
 import { loadLocalConfig } from '../../lib/config.js';
 import { datasetState } from '../../lib/adapters/lance/maintenance.js';
-import { humanLines, tableProgress } from '../../functions/cli.js';
+import { Writable } from 'node:stream';
+import { humanLines, tableProgress, terminalProgress } from '../../functions/cli.js';
 import type { PassReport } from '../../lib/maintenance/pass.js';
 import { decodeIpc } from '../../lib/data/arrow.js';
 import { ipcRows } from '../data/fixtures.js';
@@ -74,7 +75,11 @@ describe('rask CLI (child process, temp data dir)', () => {
     expect(report.items.map((i: { table: string[] }) => i.table)).toEqual([['d', 'e', 't']]);
     expect(report.items[0].steps.compact).toMatchObject({ status: 'would-run', fragments: 8 });
     // A dry run sweeps nothing: its summary says what a real run would sweep.
-    expect(report.summary).toMatchObject({ tables_visited: 1, tables_swept: 0, tables_would_sweep: 1 });
+    expect(report.summary).toMatchObject({ tables_visited: 1, tables_swept: 0, tables_would_sweep: 1, fragments_would_compact: 8 });
+    expect(report.summary.versions_would_remove).toBeGreaterThan(0);
+    // Nothing it did not do: no after-figures, no removals.
+    expect(Object.keys(report.summary).filter((k) => /_after$|_removed$/.test(k))).toEqual([]);
+    expect(humanLines(report, { dryRun: true }).at(-1)).toMatch(/^sweep \(dry run, nothing was changed\): tables_visited=1 tables_swept=0 tables_would_sweep=1 /);
     expect((await datasetState(dryLocation)).fragments).toBe(8);
     expect(await reports()).toEqual(before);
   });
@@ -190,5 +195,20 @@ describe('rask CLI on a terminal', () => {
     expect(value).toEqual(['update', 3, { unit: '', noun: 'tables' }]);
     expect(calls.at(-1)).toEqual(['stop']);
     expect(calls.find((c) => c[0] === 'update' && c[1] === 1)).toEqual(['update', 1, { unit: 't1', noun: 'table' }]);
+  });
+
+  it('the real bar on a terminal: its last frame says 100 % and "3 tables", and the cursor comes back', async () => {
+    let text = '';
+    const tty = Object.assign(new Writable({ write: (chunk, _enc, done) => void ((text += String(chunk)), done()) }), { isTTY: true, columns: 120 });
+    const progress = await terminalProgress('sweep', tty);
+    progress.onProgress({ done: 1, unit: 'a.t' });
+    progress.onProgress({ done: 2, unit: 'a.u' });
+    progress.onProgress({ done: 3, unit: 'b.v' });
+    progress.finish();
+    // Frames are separated by the bar's return to column 1 (ESC [ 1 G); escapes stripped.
+    const frames = text.split('\x1b[1G').map((f) => f.replace(/\x1b(\[[0-9?;]*[A-Za-z]|[78])/g, '').trim()).filter(Boolean);
+    expect(frames.at(-1)).toMatch(/^sweep \S+ 100% \| 3 tables \|$/);
+    expect(frames.filter((f) => / 1 tables/.test(f))).toEqual([]);
+    expect(text.lastIndexOf('\x1b[?25h')).toBeGreaterThan(text.lastIndexOf('\x1b[?25l'));
   });
 });
