@@ -129,4 +129,33 @@ describe('RASK_LOG_LEVEL and RASK_LOG_FORMAT hold for every line', () => {
     expect(lines.some((l) => l.message === 'registry write' && typeof l.key === 'string' && String(l.key).includes('nobody'))).toBe(true);
     for (const l of lines) expect(JSON.stringify(l)).not.toContain(ADMIN);
   });
+
+  it('debug: an admitted data request shows the guard\'s verdict and the data engine\'s share of the time', async () => {
+    const s = await start({ RASK_LOG_LEVEL: 'debug', RASK_LOG_FORMAT: 'json' });
+    const admin = { 'x-api-key': ADMIN };
+    await fetch(`${s.url}/v1/namespace/dbg/create`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{}' });
+    const created = await fetch(`${s.url}/v1/table/dbg%24t/create`, { method: 'POST', headers: admin, body: ipcRows(3) });
+    expect(created.status, await created.text()).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    const lines = s.output().map((l) => JSON.parse(l) as Record<string, unknown>);
+    const request = lines.find((l) => l.message === 'request' && String(l.path).includes('dbg%24t/create'));
+    const mine = lines.filter((l) => l.requestId === request!.requestId);
+    expect(mine.find((l) => l.message === 'guard')).toMatchObject({ level: 'DEBUG', decision: 'admit', operation: 'CreateTable', auth: 'keys' });
+    const engine = mine.filter((l) => l.message === 'step' && l.step === 'data engine');
+    expect(engine.map((l) => l.call)).toContain('createTable');
+    expect(engine.every((l) => typeof l.ms === 'number' && l.outcome === 'ok')).toBe(true);
+    const handler = mine.find((l) => l.message === 'step' && l.step === 'handler')!;
+    expect(Number(handler.ms)).toBeGreaterThanOrEqual(Math.max(...engine.map((l) => Number(l.ms))));
+  });
+
+  it('info: no debug line at all, the guard\'s and the engine\'s included', async () => {
+    const s = await start({ RASK_LOG_LEVEL: 'info', RASK_LOG_FORMAT: 'json' });
+    const admin = { 'x-api-key': ADMIN };
+    await fetch(`${s.url}/v1/namespace/inf/create`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{}' });
+    expect((await fetch(`${s.url}/v1/table/inf%24t/create`, { method: 'POST', headers: admin, body: ipcRows(3) })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    const lines = s.output().map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.some((l) => l.message === 'request')).toBe(true);
+    expect(lines.filter((l) => l.level === 'DEBUG')).toEqual([]);
+  });
 });
