@@ -20,6 +20,7 @@ import { guardFor } from '../governance/guard.js';
 import { admitting } from '../operations/admission.js';
 import type { GuardSettings } from '../governance/settings.js';
 import { cachedProject } from '../catalog/control/project-cache.js';
+import { tracedEngine } from '../observability/traced-engine.js';
 import { tracedStore } from '../observability/traced-store.js';
 
 /**
@@ -92,7 +93,8 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     storageFor: options.storageFor,
     vendor: options.vendor,
     inspector: options.inspector,
-    ...(options.data ? { data: options.data } : {}),
+    // At debug, each call into the data engine is a timed step of its request.
+    ...(options.data ? { data: options.traceRequests ? tracedEngine(options.data) : options.data } : {}),
     dataLimits: options.dataLimits,
     events: options.events,
     ...(options.jobs ? { jobs: options.jobs } : {}),
