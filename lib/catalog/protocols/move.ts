@@ -313,11 +313,11 @@ async function completeMoved(
       carryProtectionOf(services, moved.value, sourceId, dest),
     ]);
   }
-  // D is live: its rename mark may go beside the source marker's removal; S's only after it.
-  await Promise.all([
-    services.registry.remove(tableKey(services, sourceId), moved.etag).catch(ignoreLostRace),
-    dest && nonce ? clearRenameMark(services, dest, nonce, known.marks?.destination) : undefined,
-  ]);
+  // D is live: its rename mark goes beside the source marker's removal; S's only after it.
+  const destinationMark = dest && nonce ? clearRenameMark(services, dest, nonce, known.marks?.destination) : Promise.resolve();
+  destinationMark.catch(() => undefined); // settled even when the removal below throws first
+  await services.registry.remove(tableKey(services, sourceId), moved.etag).catch(ignoreLostRace);
+  await destinationMark;
   await Promise.all([
     removeMarkers(services, sourceId, moved.value),
     nonce ? clearRenameMark(services, sourceId, nonce, known.marks?.source) : undefined,
