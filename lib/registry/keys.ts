@@ -42,7 +42,8 @@ import { InvalidInputError } from '../errors.js';
  */
 
 /**
- * A namespace's drop mark (lib/catalog/namespaces/drop-marks.ts) is its record key plus `!`. `!`
+ * A namespace's drop mark (lib/catalog/namespaces/drop-marks.ts) is its record key plus `!`, and
+ * so is a table's rename mark (lib/catalog/protocols/rename-marks.ts). `!`
  * (0x21) is below every byte an encoded segment can hold (`%` is 0x25), so the mark sorts right
  * after its record and before any other name: a page of ListNamespaces sees each listed name's
  * mark in the same LIST. No name encodes to a segment with a raw `!`, so a mark is never a name.
@@ -170,6 +171,8 @@ export const keys = {
   namespaceDropMark: (project: string, id: readonly string[]) => checked(`${keys.namespace(project, id)}${DROP_MARK_SUFFIX}`),
   table: (project: string, id: readonly string[]) =>
     checked(`${keys.subtree(project, id.slice(0, -1))}+t/${seg(id[id.length - 1])}`),
+  /** Beside the table's record, while a rename touching that name may be under way (DROP_MARK_SUFFIX). */
+  tableRenameMark: (project: string, id: readonly string[]) => checked(`${keys.table(project, id)}${DROP_MARK_SUFFIX}`),
   tablesPrefix: (project: string, namespace: readonly string[]) => `${keys.subtree(project, namespace)}+t/`,
   /**
    * Protection records (lib/lifecycle/protection.ts) mirror the object tree, so every protection
