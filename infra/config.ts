@@ -204,6 +204,10 @@ export function resolveConfig(raw: Raw = {}): RaskConfig {
     // authorizer must ignore every other credential: a bearer token would never be looked at.
     throw new RaskConfigError(`${CONTEXT_PREFIX}authorizerCacheSeconds must be 0 with OIDC tokens (${CONTEXT_PREFIX}jwtIssuer …): the cache is keyed by x-api-key and cannot cover a bearer token`);
   }
+  if (config.alarmTopicArn && config.alarmEmail) {
+    // The e-mail is subscribed to the topic the stack creates; an existing topic's subscriptions are its owner's.
+    throw new RaskConfigError(`${CONTEXT_PREFIX}alarmEmail only applies to the topic the stack creates; with ${CONTEXT_PREFIX}alarmTopicArn subscribe the address to that topic instead`);
+  }
   if (!LOG_RETENTION_DAYS.includes(config.logRetentionDays)) {
     throw new RaskConfigError(`${CONTEXT_PREFIX}logRetentionDays must be one of ${LOG_RETENTION_DAYS.join(', ')}`);
   }

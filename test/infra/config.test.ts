@@ -64,6 +64,15 @@ describe('deployment configuration', () => {
     expect(() => resolveConfig({ functionMode: 'per-op' } as never)).toThrow(/rask:functionMode.*"grouped" or "per-operation"/);
   });
 
+  it('routes alarms to an e-mail or an existing topic, not both, validated', () => {
+    const topic = 'arn:aws:sns:eu-west-1:123456789012:ops-alarms';
+    expect(configFromContext(new App({ context: { 'rask:alarmEmail': 'oncall@example.com' } }).node)).toMatchObject({ alarmEmail: 'oncall@example.com' });
+    expect(configFromContext(new App({ context: { 'rask:alarmTopicArn': topic } }).node)).toMatchObject({ alarmTopicArn: topic });
+    expect(() => resolveConfig({ alarmEmail: 'not-an-address' })).toThrow(/rask:alarmEmail must be an e-mail address/);
+    expect(() => resolveConfig({ alarmTopicArn: 'ops-alarms' })).toThrow(/rask:alarmTopicArn must be an SNS topic ARN/);
+    expect(() => resolveConfig({ alarmEmail: 'oncall@example.com', alarmTopicArn: topic })).toThrow(/rask:alarmEmail only applies to the topic the stack creates/);
+  });
+
   describe('OIDC token settings (rask:jwt*)', () => {
     const JWT = { jwtIssuer: 'https://login.example.com/', jwtAudience: 'rask-api', jwtJwksUrl: 'https://login.example.com/.well-known/jwks.json' };
 
