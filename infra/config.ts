@@ -48,6 +48,14 @@ export interface RaskConfig {
   readonly functionMode: 'grouped' | 'per-operation';
   /** Memory of the scheduled jobs function (index builds want CPU: ~2.3 vCPU at 4096 MB, 6 at 10240). */
   readonly jobsMemoryMb: number;
+  /**
+   * Reserved concurrency of the scheduled jobs function: at most this many run at once, and the
+   * API always keeps the rest of the account's concurrency (docs/deploy.md, "Concurrency caps").
+   * `none` reserves nothing (needed on an account whose concurrency limit is still 10).
+   */
+  readonly jobsReservedConcurrency: number | 'none';
+  /** Reserved concurrency of each maintenance pass's function (the same, per pass). */
+  readonly maintenanceReservedConcurrency: number | 'none';
   /** An existing SNS topic for the alarms; when absent the stack creates one (constructs/monitoring.ts). */
   readonly alarmTopicArn?: string;
   /** An e-mail address subscribed to the stack's alarm topic (confirm the subscription mail once). */
@@ -110,6 +118,8 @@ export const DEFAULT_CONFIG: RaskConfig = {
   metaMemoryMb: 1024,
   functionMode: 'grouped',
   jobsMemoryMb: 4096,
+  jobsReservedConcurrency: 5,
+  maintenanceReservedConcurrency: 2,
   createApiGatewayCloudWatchRole: true,
 };
 
@@ -168,6 +178,8 @@ export function resolveConfig(raw: Raw = {}): RaskConfig {
     dataMemoryMb: int(raw, 'dataMemoryMb', d.dataMemoryMb, 512, 10_240),
     metaMemoryMb: int(raw, 'metaMemoryMb', d.metaMemoryMb, 128, 10_240),
     jobsMemoryMb: int(raw, 'jobsMemoryMb', d.jobsMemoryMb, 1024, 10_240),
+    jobsReservedConcurrency: reserved(raw, 'jobsReservedConcurrency', d.jobsReservedConcurrency),
+    maintenanceReservedConcurrency: reserved(raw, 'maintenanceReservedConcurrency', d.maintenanceReservedConcurrency),
     functionMode: oneOf(raw, 'functionMode', d.functionMode, ['grouped', 'per-operation'] as const),
     alarmTopicArn: optStr(raw, 'alarmTopicArn', /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/, 'an SNS topic ARN'),
     alarmEmail: optStr(raw, 'alarmEmail', /^[^@\s]+@[^@\s]+\.[^@\s]+$/, 'an e-mail address'),
@@ -287,6 +299,19 @@ function int(raw: Raw, key: string, fallback: number, min: number, max: number):
   if (value === undefined) return fallback;
   const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(n) || n < min || n > max) fail(key, `an integer from ${min} to ${max}`, value);
+  return n;
+}
+
+/**
+ * Reserved concurrency: a whole number from 1 to 1000, or `none`. Never 0, which Lambda reads as
+ * "throttle every invocation" (the function would never run).
+ */
+function reserved(raw: Raw, key: string, fallback: number | 'none'): number | 'none' {
+  if (raw[key] === 'none') return 'none';
+  if (raw[key] === undefined) return fallback;
+  const value = raw[key];
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > 1000) fail(key, 'a whole number of concurrent executions from 1 to 1000, or "none"', value);
   return n;
 }
 

@@ -64,6 +64,16 @@ describe('deployment configuration', () => {
     expect(() => resolveConfig({ functionMode: 'per-op' } as never)).toThrow(/rask:functionMode.*"grouped" or "per-operation"/);
   });
 
+  it('reads the concurrency caps from context, refusing 0 (which would stop the function) and non-numbers', () => {
+    const node = new App({ context: { 'rask:jobsReservedConcurrency': '8', 'rask:maintenanceReservedConcurrency': 'none' } }).node;
+    expect(configFromContext(node)).toMatchObject({ jobsReservedConcurrency: 8, maintenanceReservedConcurrency: 'none' });
+    expect(resolveConfig()).toMatchObject({ jobsReservedConcurrency: 5, maintenanceReservedConcurrency: 2 });
+    for (const bad of [0, '0', -1, 'many', 1001, '2.5']) {
+      expect(() => resolveConfig({ jobsReservedConcurrency: bad } as never), String(bad)).toThrow(/rask:jobsReservedConcurrency must be a whole number of concurrent executions from 1 to 1000, or "none"/);
+    }
+    expect(() => resolveConfig({ maintenanceReservedConcurrency: 0 })).toThrow(/rask:maintenanceReservedConcurrency/);
+  });
+
   it('routes alarms to an e-mail or an existing topic, not both, validated', () => {
     const topic = 'arn:aws:sns:eu-west-1:123456789012:ops-alarms';
     expect(configFromContext(new App({ context: { 'rask:alarmEmail': 'oncall@example.com' } }).node)).toMatchObject({ alarmEmail: 'oncall@example.com' });
