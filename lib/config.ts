@@ -5,6 +5,9 @@ import { totalmem } from 'node:os';
 import { DEFAULT_COMMIT_DEADLINE_MS } from './deadline.js';
 import { DEFAULT_REQUEST_LIMITS } from './http/limits.js';
 
+/** Default RASK_IDEMPOTENCY_TTL_SECONDS: a day, the IETF draft's example and longer than any client retries. */
+export const DEFAULT_IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+
 /** Default RASK_JWT_MAX_AGE_SECONDS: a day, longer than any identity provider's usual session token. */
 export const DEFAULT_JWT_MAX_AGE_SECONDS = 24 * 60 * 60;
 
@@ -177,6 +180,11 @@ const common = {
    * in each. Absent: `<RASK_DATA_DIR>/projects` locally, `<warehouse bucket and prefix>projects/` on AWS.
    */
   RASK_STORAGE_ROOTS: z.optional(text()),
+  /**
+   * How long the answer of a write sent with an Idempotency-Key is kept for its retries
+   * (lib/http/idempotency.ts; docs/operations.md, "Idempotency keys"): a minute to 30 days.
+   */
+  RASK_IDEMPOTENCY_TTL_SECONDS: withDefault(integer(60, 30 * 24 * 60 * 60), DEFAULT_IDEMPOTENCY_TTL_SECONDS),
   ...lanceCaches,
 };
 

@@ -56,6 +56,7 @@ export async function createAwsApp(
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     requestLimits: requestLimitsOf(config),
     commitDeadlineMs: config.RASK_COMMIT_DEADLINE_MS,
+    idempotencyTtlSeconds: config.RASK_IDEMPOTENCY_TTL_SECONDS,
     events: config.RASK_EVENT_BUS_NAME ? busPublisher(config.RASK_EVENT_BUS_NAME, config.AWS_REGION) : undefined,
     dataLimits: {
       maxResultBytes: config.RASK_MAX_RESULT_BYTES,

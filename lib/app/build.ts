@@ -21,6 +21,8 @@ import { admitting } from '../operations/admission.js';
 import type { GuardSettings } from '../governance/settings.js';
 import { cachedProject } from '../catalog/control/project-cache.js';
 import { tracedStore } from '../observability/traced-store.js';
+import { ObjectStoreIdempotency } from '../registry/idempotency-records.js';
+import { DEFAULT_COMMIT_DEADLINE_MS } from '../deadline.js';
 
 /**
  * What a process brings of the data plane, each bundle its own (docs/architecture.md): the data
@@ -71,6 +73,10 @@ export interface BuildOptions {
   readonly redactPaths?: readonly string[];
   /** Read-only mode (RASK_READ_ONLY, CatalogServices.readOnly): start-up and read paths never write. */
   readonly readOnly?: boolean;
+  /** How long an Idempotency-Key's answer is kept (RASK_IDEMPOTENCY_TTL_SECONDS); absent: keys are ignored. */
+  readonly idempotencyTtlSeconds?: number;
+  /** The clock of idempotency keys (tests); default the system's. */
+  readonly now?: () => Date;
 }
 
 /** Wires ports into services and services into the router; shared by every entry point. */
@@ -118,9 +124,28 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
       ? auditDenied(options.events, options.project, async (project) => (await cachedProject(registry, project)) !== undefined)
       : undefined,
     ...(options.redactPaths ? { redactPaths: options.redactPaths } : {}),
+    // Kept beside the registry's records (a directory locally, the registry bucket on AWS). A
+    // read-only process writes nothing, so it keeps no keys (its writes are refused anyway).
+    ...(options.idempotencyTtlSeconds && !options.readOnly
+      ? {
+          idempotency: {
+            store: new ObjectStoreIdempotency(options.registryStore),
+            ttlMs: options.idempotencyTtlSeconds * 1000,
+            leaseMs: idempotencyLeaseMs(options.commitDeadlineMs ?? DEFAULT_COMMIT_DEADLINE_MS),
+            ...(options.now ? { now: options.now } : {}),
+          },
+        }
+      : {}),
   });
   return { router, services };
 }
+
+/**
+ * How long an unfinished idempotency claim blocks its key: twice the request's deadline and 30 s
+ * more, so a request still running (a door stops at its deadline, Lambda at its timeout) is never
+ * run a second time beside it, and a claim whose process died frees its key within ~80 s.
+ */
+export const idempotencyLeaseMs = (commitDeadlineMs: number): number => 2 * commitDeadlineMs + 30_000;
 
 /**
  * Where the guard's authorization decisions go: the app's logger at info, so they obey

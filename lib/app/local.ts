@@ -79,6 +79,7 @@ export async function createLocalApp(
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     requestLimits: requestLimitsOf(config),
     commitDeadlineMs: config.RASK_COMMIT_DEADLINE_MS,
+    idempotencyTtlSeconds: config.RASK_IDEMPOTENCY_TTL_SECONDS,
     events: ndjsonPublisher({
       dir: path.join(dataDir, 'events'),
       stdout: config.RASK_EVENTS_STDOUT,
