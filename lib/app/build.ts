@@ -23,6 +23,7 @@ import { cachedProject } from '../catalog/control/project-cache.js';
 import { tracedStore } from '../observability/traced-store.js';
 import { ObjectStoreIdempotency } from '../registry/idempotency-records.js';
 import { DEFAULT_COMMIT_DEADLINE_MS } from '../deadline.js';
+import { RateLimiter, type RateLimits } from '../http/rate-limit.js';
 
 /**
  * What a process brings of the data plane, each bundle its own (docs/architecture.md): the data
@@ -75,7 +76,9 @@ export interface BuildOptions {
   readonly readOnly?: boolean;
   /** How long an Idempotency-Key's answer is kept (RASK_IDEMPOTENCY_TTL_SECONDS); absent: keys are ignored. */
   readonly idempotencyTtlSeconds?: number;
-  /** The clock of idempotency keys (tests); default the system's. */
+  /** Request rates per principal and per project (RASK_RATE_*); absent or 0: off. */
+  readonly rateLimits?: RateLimits;
+  /** The clock of idempotency keys and rate limits (tests); default the system's. */
   readonly now?: () => Date;
 }
 
@@ -124,6 +127,14 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
       ? auditDenied(options.events, options.project, async (project) => (await cachedProject(registry, project)) !== undefined)
       : undefined,
     ...(options.redactPaths ? { redactPaths: options.redactPaths } : {}),
+    ...(options.rateLimits && (options.rateLimits.principal.perSecond > 0 || options.rateLimits.project.perSecond > 0)
+      ? {
+          rateLimits: {
+            limiter: new RateLimiter(options.rateLimits, options.now ? () => options.now!().getTime() : Date.now),
+            projectOf: (scoped: CatalogServices) => scoped.project,
+          },
+        }
+      : {}),
     // Kept beside the registry's records (a directory locally, the registry bucket on AWS). A
     // read-only process writes nothing, so it keeps no keys (its writes are refused anyway).
     ...(options.idempotencyTtlSeconds && !options.readOnly
