@@ -60,8 +60,13 @@ export interface RaskConfig {
   readonly alarmTopicArn?: string;
   /** An e-mail address subscribed to the stack's alarm topic (confirm the subscription mail once). */
   readonly alarmEmail?: string;
-  /** WAFv2 web ACL to associate with the API stage. */
+  /** WAFv2 web ACL to associate with the API stage (instead of the stack's own). */
   readonly webAclArn?: string;
+  /**
+   * Requests one client IP may send in 5 minutes before the stack's own web ACL blocks it (429 /
+   * code 21); `off`: no web ACL. Ignored with `webAclArn` (that ACL's rules apply instead).
+   */
+  readonly wafRateLimit: number | 'off';
   /** Whether API Gateway's account-level CloudWatch role is created by this stack (one per account and region). */
   readonly createApiGatewayCloudWatchRole: boolean;
   /**
@@ -118,6 +123,7 @@ export const DEFAULT_CONFIG: RaskConfig = {
   metaMemoryMb: 1024,
   functionMode: 'grouped',
   jobsMemoryMb: 4096,
+  wafRateLimit: 3000,
   jobsReservedConcurrency: 5,
   maintenanceReservedConcurrency: 2,
   createApiGatewayCloudWatchRole: true,
@@ -178,6 +184,7 @@ export function resolveConfig(raw: Raw = {}): RaskConfig {
     dataMemoryMb: int(raw, 'dataMemoryMb', d.dataMemoryMb, 512, 10_240),
     metaMemoryMb: int(raw, 'metaMemoryMb', d.metaMemoryMb, 128, 10_240),
     jobsMemoryMb: int(raw, 'jobsMemoryMb', d.jobsMemoryMb, 1024, 10_240),
+    wafRateLimit: wafRate(raw),
     jobsReservedConcurrency: reserved(raw, 'jobsReservedConcurrency', d.jobsReservedConcurrency),
     maintenanceReservedConcurrency: reserved(raw, 'maintenanceReservedConcurrency', d.maintenanceReservedConcurrency),
     functionMode: oneOf(raw, 'functionMode', d.functionMode, ['grouped', 'per-operation'] as const),
@@ -312,6 +319,16 @@ function reserved(raw: Raw, key: string, fallback: number | 'none'): number | 'n
   const value = raw[key];
   const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(n) || n < 1 || n > 1000) fail(key, 'a whole number of concurrent executions from 1 to 1000, or "none"', value);
+  return n;
+}
+
+/** WAF's rate-based rule takes 10 to 2,000,000,000 requests per evaluation window. */
+function wafRate(raw: Raw): number | 'off' {
+  const value = raw.wafRateLimit;
+  if (value === 'off' || value === false || value === 'false') return 'off';
+  if (value === undefined) return DEFAULT_CONFIG.wafRateLimit;
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n < 10 || n > 2_000_000_000) fail('wafRateLimit', 'a whole number of requests per client IP in 5 minutes from 10 to 2000000000, or "off"', value);
   return n;
 }
 

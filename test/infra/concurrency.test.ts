@@ -44,3 +44,32 @@ describe('reserved concurrency', () => {
     for (const [id, n] of pick(all, 'Maintenance')) expect(n, id).toBeUndefined();
   });
 });
+
+describe('the per-IP rate rule (WAF)', () => {
+  it('by default the stack creates a web ACL with one rate-based rule per client IP, answering 429 / code 21, on the stage', () => {
+    const built = synthRask({ alarmEmail: 'oncall@example.com' });
+    const acls = Object.entries(resourcesOfType(built.template, 'AWS::WAFv2::WebACL'));
+    expect(acls).toHaveLength(1);
+    const [aclId, acl] = acls[0];
+    expect(acl.Properties!.Scope).toBe('REGIONAL');
+    expect(acl.Properties!.DefaultAction).toEqual({ Allow: {} });
+    const [rule] = acl.Properties!.Rules;
+    expect(rule.Statement.RateBasedStatement).toEqual({ Limit: DEFAULT_CONFIG.wafRateLimit, AggregateKeyType: 'IP', EvaluationWindowSec: 300 });
+    expect(rule.Action.Block.CustomResponse).toMatchObject({ ResponseCode: 429, CustomResponseBodyKey: 'throttled' });
+    expect(JSON.parse(acl.Properties!.CustomResponseBodies.throttled.Content)).toMatchObject({ code: 21 });
+    const [association] = Object.values(resourcesOfType(built.template, 'AWS::WAFv2::WebACLAssociation'));
+    expect(association.Properties!.WebACLArn).toEqual({ 'Fn::GetAtt': [aclId, 'Arn'] });
+  });
+
+  it('takes the limit from settings, is switched off by "off", and gives way to an existing web ACL', () => {
+    const rated = synthRask({ alarmEmail: 'oncall@example.com', wafRateLimit: 500 });
+    const [acl] = Object.values(resourcesOfType(rated.template, 'AWS::WAFv2::WebACL'));
+    expect(acl.Properties!.Rules[0].Statement.RateBasedStatement.Limit).toBe(500);
+    const off = synthRask({ alarmEmail: 'oncall@example.com', wafRateLimit: 'off' });
+    expect(Object.keys(resourcesOfType(off.template, 'AWS::WAFv2::WebACL'))).toEqual([]);
+    expect(Object.keys(resourcesOfType(off.template, 'AWS::WAFv2::WebACLAssociation'))).toEqual([]);
+    const existing = synthRask({ alarmEmail: 'oncall@example.com', webAclArn: 'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/rask/abc' });
+    expect(Object.keys(resourcesOfType(existing.template, 'AWS::WAFv2::WebACL'))).toEqual([]);
+    expect(Object.values(resourcesOfType(existing.template, 'AWS::WAFv2::WebACLAssociation'))[0].Properties!.WebACLArn).toMatch(/webacl\/rask\/abc$/);
+  });
+});

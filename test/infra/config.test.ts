@@ -74,6 +74,13 @@ describe('deployment configuration', () => {
     expect(() => resolveConfig({ maintenanceReservedConcurrency: 0 })).toThrow(/rask:maintenanceReservedConcurrency/);
   });
 
+  it('reads the per-IP WAF rate from context, or off', () => {
+    expect(configFromContext(new App({ context: { 'rask:wafRateLimit': '1200' } }).node)).toMatchObject({ wafRateLimit: 1200 });
+    expect(configFromContext(new App({ context: { 'rask:wafRateLimit': 'off' } }).node)).toMatchObject({ wafRateLimit: 'off' });
+    expect(resolveConfig()).toMatchObject({ wafRateLimit: 3000 });
+    for (const bad of [5, 'lots', 2.5]) expect(() => resolveConfig({ wafRateLimit: bad } as never)).toThrow(/rask:wafRateLimit must be a whole number of requests per client IP in 5 minutes/);
+  });
+
   it('routes alarms to an e-mail or an existing topic, not both, validated', () => {
     const topic = 'arn:aws:sns:eu-west-1:123456789012:ops-alarms';
     expect(configFromContext(new App({ context: { 'rask:alarmEmail': 'oncall@example.com' } }).node)).toMatchObject({ alarmEmail: 'oncall@example.com' });
