@@ -14,6 +14,7 @@ import { InvalidInputError } from '../errors.js';
  *   p/<P>/loc/<W>/<s1>/<s2>/…/+c              claim on location s1/s2/… of warehouse W
  *   p/<P>/jobs/live/<J>                       job J while queued, running or just finished
  *   p/<P>/jobs/done/<J>                       job J once finished, until its retention ends
+ *   idem/<sha256(principal)>/<sha256(key)>    an Idempotency-Key's claim and answer (idempotency-records.ts)
  *
  * <…> is `encodeSegment(name)`. Records are always leaves and a namespace's children live in
  * its own directory (`p/<P>/t/<a>/<b>/`), so listing a namespace's children is one LIST of a
