@@ -17,7 +17,7 @@ import { decodeIpc } from '../../lib/data/arrow.js';
 import { loadLanceDb, type Connection } from '../../lib/adapters/lance/lancedb.js';
 import { parseLocation } from '../../lib/data/location.js';
 import { isManifestKey, namedPaths } from '../../lib/maintenance/dataset-refs.js';
-import { readManifestRefs } from '../../lib/maintenance/lance-manifest.js';
+import { readManifestRefs } from '../../lib/catalog/dataset/lance-manifest.js';
 import { noCredentials } from '../../lib/ports/credential-vendor.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 import { ensureDefaults, ensureLayout } from '../../lib/registry/layout.js';
