@@ -16,12 +16,11 @@ export interface ChangeRecovery {
   readonly since: string;
 }
 
-const MARK = '.recovered';
 
 /**
  * Local parity of durable delivery (docs/events.md, "Delivery"): at start-up, before serving,
  * every change whose stamp (lib/events/change-stamp.ts) a registry record carries and whose time
- * is at or after the high-water mark — the start of the previous recovery, so every request of
+ * is at or after the high-water mark (`markFile`, `<data directory>/.changes-recovered`) — the start of the previous recovery, so every request of
  * the process that ran since — gets its event appended to the log unless the log already holds
  * its id. That covers the process killed between a door's decisive write and its append: the
  * change is on disk, its event was not. Then the mark moves to this start.
@@ -31,8 +30,7 @@ const MARK = '.recovered';
  * another one on the same directory may append an event that one is about to append itself: a
  * duplicate with the same id, which consumers drop (delivery is at least once).
  */
-export async function recoverChanges(registryStore: ObjectStore, log: ChangeLog, eventsDir: string, now = new Date()): Promise<ChangeRecovery> {
-  const markFile = path.join(eventsDir, MARK);
+export async function recoverChanges(registryStore: ObjectStore, log: ChangeLog, markFile: string, now = new Date()): Promise<ChangeRecovery> {
   let since = '';
   try {
     since = readFileSync(markFile, 'utf8').trim();
@@ -82,7 +80,7 @@ export async function recoverChanges(registryStore: ObjectStore, log: ChangeLog,
     await log.append(missing);
     appended = missing.length;
   }
-  mkdirSync(eventsDir, { recursive: true });
+  mkdirSync(path.dirname(markFile), { recursive: true });
   writeFileSync(`${markFile}.tmp`, now.toISOString());
   renameSync(`${markFile}.tmp`, markFile);
   return { stamped, appended, since };

@@ -85,7 +85,7 @@ export async function startLocalServer(
     });
     // Before serving, too: every change a killed process wrote but did not log gets its event.
     app.changes.cut();
-    const recovered = await recoverChanges(app.services.registry.store, app.changes, path.join(app.dataDir, 'events'));
+    const recovered = await recoverChanges(app.services.registry.store, app.changes, path.join(app.dataDir, '.changes-recovered'));
     if (recovered.appended > 0) logger.info('change events recovered', { ...recovered });
   } catch (err) {
     server.close();

@@ -11,9 +11,12 @@ import { withChangeStamp, type ChangeStamp } from '../events/change-stamp.js';
 /**
  * Wraps every handler so that a successful mutation emits exactly one change event (its type
  * from the vocabulary), after the change and before the answer, and a refusal for lack of
- * permission (code 15) emits an audit event. Reads emit nothing. Publishing never fails the
- * request (EventPublisher.publish does not reject), so an event bus outage costs events, which
- * are counted and logged, not answers.
+ * permission (code 15) emits an audit event. Reads emit nothing. A mutation runs under its change
+ * stamp (lib/events/change-stamp.ts), so every registry record it writes carries the change, and
+ * the event's id is the change's: a copy derived later from a record (lib/catalog/change-derivation.ts)
+ * deduplicates against it (docs/events.md, "Delivery"). Publishing never fails the request
+ * (EventPublisher.publish does not reject), so an outage of the log or the bus costs events,
+ * which are counted and logged, not answers.
  */
 export function withEvents<S extends { readonly project: string }>(
   handlers: HandlerMap<S>,

@@ -68,10 +68,13 @@ describe('events of changes whose process died before logging them', () => {
 
     server = await start(dir);
     expect((await callUnlessKilled(server.url, 'POST', '/v1/table/kept%24declared/describe', {}))?.status).toBe(200);
-    expect((await callUnlessKilled(server.url, 'POST', '/v1/table/kept%24never/describe', {}))?.status).toBe(404);
+    // The claim's write may land together with the record's (the kill comes after the claim's): the
+    // feed must agree with what the registry then says.
+    const never = (await callUnlessKilled(server.url, 'POST', '/v1/table/kept%24never/describe', {}))?.status;
+    expect([200, 404]).toContain(never);
     events = await feed(server.url);
     expect(events.filter((e) => e.subject === 'table:kept.declared').map((e) => e.data.operation)).toEqual(['DeclareTable']);
-    expect(events.filter((e) => e.subject === 'table:kept.never')).toEqual([]);
+    expect(events.filter((e) => e.subject === 'table:kept.never')).toHaveLength(never === 200 ? 1 : 0);
     // An acknowledged change: its event once, from the door; the restart adds no copy.
     const created = await callUnlessKilled(server.url, 'POST', '/v1/namespace/answered/create', {});
     expect(created?.status).toBe(200);
