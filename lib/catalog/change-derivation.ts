@@ -29,9 +29,9 @@ export function projectOfTreeKey(key: string): string | undefined {
   return m ? decodeSegment(m[1]) : undefined;
 }
 
-/** The event a stored record's stamp proves, or undefined. `body` is the record as stored. */
-export function derivedEvent(key: string, body: Record<string, unknown>): RaskEvent | undefined {
-  const stamp = asChangeStamp(body[CHANGE_FIELD]);
+/** The event a stored record's stamp proves, or undefined. `stored` is the record as stored (its JSON parsed). */
+export function derivedEvent(key: string, stored: Record<string, unknown>): RaskEvent | undefined {
+  const stamp = asChangeStamp(stored[CHANGE_FIELD]);
   if (!stamp?.id) return undefined;
   const kind = DERIVABLE[stamp.op as OperationId];
   const type = OPERATION_EVENTS[stamp.op as OperationId];
@@ -39,7 +39,7 @@ export function derivedEvent(key: string, body: Record<string, unknown>): RaskEv
   if (!kind || !type || project === undefined) return undefined;
   const tree = parseTreeKey(project, key);
   if (tree?.kind !== kind || JSON.stringify(tree.id) !== JSON.stringify(stamp.id)) return undefined;
-  const warehouse = typeof body.warehouse === 'string' && body.warehouse.length > 0 ? body.warehouse : undefined;
+  const warehouse = typeof stored.warehouse === 'string' && stored.warehouse.length > 0 ? stored.warehouse : undefined;
   return cloudEvent(
     type,
     {
