@@ -143,6 +143,9 @@ export function lanceCacheBudgetsFromEnv(env: NodeJS.ProcessEnv = process.env): 
 
 // ---- end of memory budgets ----
 
+/** The change feed's retention: a cursor stays valid this many days (docs/events.md). */
+export const DEFAULT_CHANGES_RETENTION_DAYS = 30;
+
 const logLevel = z.enum(['debug', 'info', 'warn', 'error', 'silent'], { error: 'must be debug, info, warn, error or silent' });
 
 const common = {
@@ -153,6 +156,8 @@ const common = {
   RASK_MAX_SYNC_VECTOR_INDEX_ROWS: withDefault(integer(0), DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS),
   RASK_MANAGED_VERSIONING: withDefault(bool, true),
   RASK_TRASH_GRACE_DAYS: withDefault(integer(0), 0),
+  /** Days the change feed keeps an event, and a cursor stays valid (docs/events.md, "Retention"). */
+  RASK_CHANGES_RETENTION_DAYS: withDefault(integer(1, 3650), DEFAULT_CHANGES_RETENTION_DAYS),
   RASK_PROJECT: withDefault(text(), 'default'),
   RASK_WAREHOUSE: withDefault(text(), 'default'),
   /** How long a request may wait to commit (registry retries, queued writers); lib/deadline.ts. */

@@ -140,3 +140,31 @@ export class StorageUnavailableError extends CatalogError {
     this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
   }
 }
+
+// --- The change feed (issue #27; docs/events.md, "The feed") ---
+
+/**
+ * A change-feed cursor older than the retention: what followed it may have expired, so resuming
+ * from it could skip events. 410 Gone (the code is 13, invalid input: the client must start over
+ * from `oldestCursor`, which the message and `detail` name).
+ */
+export class CursorExpiredError extends CatalogError {
+  constructor(
+    readonly cursor: string,
+    readonly oldestCursor: string | undefined,
+    retentionDays: number,
+  ) {
+    super(
+      ErrorCode.InvalidInput,
+      `cursor ${cursor} has expired: the change feed keeps ${retentionDays} days; ${
+        oldestCursor === undefined ? 'the feed holds no event now; start over without since' : `the oldest cursor still held is ${oldestCursor}; start over from it (some changes in between may be gone)`
+      }`,
+      { detail: oldestCursor === undefined ? 'oldest_cursor: none' : `oldest_cursor: ${oldestCursor}` },
+    );
+    this.name = 'CursorExpiredError';
+  }
+
+  override get status(): number {
+    return 410;
+  }
+}

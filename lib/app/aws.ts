@@ -1,3 +1,4 @@
+import { objectChangeLog } from '../adapters/aws/object-change-log.js';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { S3ObjectStore } from '../adapters/aws/s3-object-store.js';
 import type { CatalogServices } from '../catalog/services.js';
@@ -41,8 +42,11 @@ export async function createAwsApp(
     return store;
   };
   const { reservedRoots, warehouseRoot, storageRoots } = awsStorage(config);
+  const registryStore = new S3ObjectStore({ client: s3, bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX, conflictAttempts });
   return buildApp({
-    registryStore: new S3ObjectStore({ client: s3, bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX, conflictAttempts }),
+    registryStore,
+    // The feed pages the log in the registry bucket; the doors never write it (docs/events.md).
+    changes: objectChangeLog({ store: registryStore, retentionDays: config.RASK_CHANGES_RETENTION_DAYS }),
     storageFor,
     project: config.RASK_PROJECT,
     warehouse: config.RASK_WAREHOUSE,

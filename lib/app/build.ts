@@ -10,6 +10,7 @@ import type { CredentialVendor } from '../ports/credential-vendor.js';
 import type { DataEngine } from '../ports/data-engine.js';
 import type { DatasetInspector } from '../ports/dataset-inspector.js';
 import type { EventPublisher } from '../ports/event-publisher.js';
+import type { ChangeLog } from '../ports/change-log.js';
 import { auditDenied, withEvents } from '../operations/emit.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { rememberWarehouse } from '../catalog/warehouses.js';
@@ -61,6 +62,8 @@ export interface BuildOptions {
   readonly commitDeadlineMs?: number;
   /** Where change events go (docs/events.md); absent: none are emitted. */
   readonly events?: EventPublisher;
+  /** The change log `GET /v1/changes` pages (docs/events.md, "The feed"); absent: no feed. */
+  readonly changes?: ChangeLog;
   /** Where jobs live; absent: the registry's store. */
   readonly jobs?: JobSettings;
   /** Authentication and authorization (docs/governance.md); absent: off. */
@@ -106,6 +109,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     ...(options.data ? { data: options.traceRequests ? tracedEngine(options.data) : options.data } : {}),
     dataLimits: options.dataLimits,
     events: options.events,
+    ...(options.changes ? { changes: options.changes } : {}),
     ...(options.jobs ? { jobs: options.jobs } : {}),
     reservedRoots: options.reservedRoots,
     // The default warehouse's root as recorded (an older deployment may keep another one).

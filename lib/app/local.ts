@@ -9,7 +9,8 @@ import type { ObjectStore } from '../ports/object-store.js';
 import type { StorageRoot } from '../ports/storage-root.js';
 import { noCredentials } from '../ports/credential-vendor.js';
 import type { DataEngine } from '../ports/data-engine.js';
-import { ndjsonPublisher } from '../adapters/local/ndjson-publisher.js';
+import { ndjsonChangeLog } from '../adapters/local/ndjson-change-log.js';
+import { logPublisher } from '../ports/event-publisher.js';
 import { buildApp, consoleLogger, decisionLog } from './build.js';
 import { adoptLocalWarehouseRoot, localWarehouseRoot } from './local-root.js';
 import { declaredRoots, localStorageDefault, realLocalRoots } from './storage.js';
@@ -56,6 +57,7 @@ export async function createLocalApp(
     ['registry', 'events'].map((sub) => ({ kind: 'file' as const, path: path.join(dir, sub) })),
   );
   const storageRoots = await realLocalRoots(declaredRoots(config.RASK_STORAGE_ROOTS, localStorageDefault(dataDir), 'file', reservedRoots));
+  const changes = ndjsonChangeLog({ dir: path.join(dataDir, 'events'), retentionDays: config.RASK_CHANGES_RETENTION_DAYS, stdout: config.RASK_EVENTS_STDOUT });
   const auth = guardSettings(config.RASK_AUTH, config, decisionLog(logger));
   const app = await buildApp({
     registryStore: new FsObjectStore(path.join(dataDir, 'registry')),
@@ -81,11 +83,9 @@ export async function createLocalApp(
     commitDeadlineMs: config.RASK_COMMIT_DEADLINE_MS,
     idempotencyTtlSeconds: config.RASK_IDEMPOTENCY_TTL_SECONDS,
     rateLimits: rateLimitsOf(config),
-    events: ndjsonPublisher({
-      dir: path.join(dataDir, 'events'),
-      stdout: config.RASK_EVENTS_STDOUT,
-      onError: (message, fields) => logger.error(message, fields),
-    }),
+    // One log: the doors append to it, the feed pages it (docs/events.md, "The feed").
+    events: logPublisher(changes, (message, fields) => logger.error(message, fields)),
+    changes,
     logger,
     traceRequests: config.RASK_LOG_LEVEL === 'debug',
     auth,
@@ -94,5 +94,5 @@ export async function createLocalApp(
   });
   await adoptLocalWarehouseRoot(app.services.registry, { project: config.RASK_PROJECT, warehouse: config.RASK_WAREHOUSE, dataDir });
   const notices = await localAuthNotices(config.RASK_AUTH, config, app.services.registry);
-  return { ...app, dataDir, notices };
+  return { ...app, dataDir, notices, changes };
 }

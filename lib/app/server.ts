@@ -19,6 +19,7 @@ import { ServiceUnavailableError } from '../errors.js';
 import { createLogger } from '../observability/logger.js';
 import { listenOrExplain } from './listen.js';
 import { createLocalApp } from './local.js';
+import { recoverChanges } from './change-recovery.js';
 import { startupCleanup, type StartupSummary } from './startup-cleanup.js';
 
 export interface RunningServer {
@@ -82,6 +83,10 @@ export async function startLocalServer(
       registryRoot: path.join(app.dataDir, 'registry'),
       warehouseRoots: await warehouseRootsUnder(path.join(app.dataDir, 'warehouses')),
     });
+    // Before serving, too: every change a killed process wrote but did not log gets its event.
+    app.changes.cut();
+    const recovered = await recoverChanges(app.services.registry.store, app.changes, path.join(app.dataDir, '.changes-recovered'));
+    if (recovered.appended > 0) logger.info('change events recovered', { ...recovered });
   } catch (err) {
     server.close();
     throw err;

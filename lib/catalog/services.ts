@@ -1,3 +1,4 @@
+import type { ChangeLog } from '../ports/change-log.js';
 import type { JobSettings } from '../queue/context.js';
 import { InternalError } from '../errors.js';
 import type { CredentialVendor } from '../ports/credential-vendor.js';
@@ -82,6 +83,17 @@ export interface CatalogServices {
    * (docs/lifecycle.md, "Force"). Absent: force counts as asked.
    */
   readonly mayOverrideProtection?: boolean;
+  /**
+   * The change log `GET /v1/changes` pages (lib/ports/change-log.ts; docs/events.md, "The
+   * feed"). Absent: the process serves no feed.
+   */
+  readonly changes?: ChangeLog;
+  /**
+   * Set by the guard for the change feed (operation table scope `events`): whether the caller may
+   * see the events of an object (lib/governance/guard.ts, `feedVisibility`). Absent: everything
+   * (authentication off, or a platform administrator).
+   */
+  readonly mayRead?: (kind: FeedObjectKind, id: readonly string[]) => Promise<boolean>;
   now(): Date;
   newId(): string;
   /**
@@ -102,3 +114,6 @@ export function dataEngineOf(services: CatalogServices): DataEngine {
   }
   return services.data;
 }
+
+/** What an event of the change feed is about, for the guard's visibility check. */
+export type FeedObjectKind = 'namespace' | 'table' | 'project' | 'admin';

@@ -51,4 +51,6 @@ export const CONTROL_ROWS = [
   control('ListTableTasks', 'table:read', GET, '/v1/table/{id}/tasks', 'lib/operations/handlers-lifecycle.ts', { scope: 'object' }),
   control('UndropNamespace', 'namespace:drop', POST, '/v1/namespace/{id}/undrop', 'lib/operations/handlers-lifecycle.ts', { scope: 'object' }),
   control('ListNamespaceTasks', 'namespace:read', GET, '/v1/namespace/{id}/tasks', 'lib/operations/handlers-lifecycle.ts', { scope: 'object' }),
+  // The change feed (docs/events.md, "The feed"): each event is decided on its own object.
+  control('ListChanges', 'project:read', GET, '/v1/changes', 'lib/operations/handlers-control.ts', { scope: 'events' }),
 ] as const;

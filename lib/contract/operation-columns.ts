@@ -88,7 +88,13 @@ export type Scope =
    */
   | 'object'
   /** The project the request addresses (field, query, base URI or default), or its `{warehouse}`. */
-  | 'project';
+  | 'project'
+  /**
+   * The change feed: the caller must hold something in the addressed project, and each event is
+   * decided on its own object (docs/events.md, "Who sees what"), so no event tells a caller about
+   * an object it may not read.
+   */
+  | 'events';
 
 /** One row of the operation table. */
 export interface OperationRow<Id extends string = string, H extends HandlerModule | undefined = HandlerModule | undefined> {

@@ -35,10 +35,14 @@ export interface RaskEventData {
   readonly details?: Readonly<Record<string, unknown>>;
 }
 
-export function cloudEvent(type: string, data: RaskEventData, now: Date = new Date()): RaskEvent {
+/**
+ * `id`: the change's id when the event reports a change with a stamp (lib/events/change-stamp.ts),
+ * so every delivery and every re-derivation of one change carries the same id.
+ */
+export function cloudEvent(type: string, data: RaskEventData, now: Date = new Date(), id: string = randomUUID()): RaskEvent {
   return {
     specversion: '1.0',
-    id: randomUUID(),
+    id,
     source: `rask://${encodeURIComponent(data.project)}`,
     type,
     subject: `${data.kind}:${data.id.join('.')}`,

@@ -111,6 +111,7 @@ export const OPERATION_EVENTS: Readonly<Record<OperationId, string | null>> = {
   ListTableTasks: null,
   UndropNamespace: 'dev.rask.namespace.undropped',
   ListNamespaceTasks: null,
+  ListChanges: null,
 };
 
 /** Emitted for a request refused for lack of permission (403 / code 15): the audit trail. */

@@ -195,6 +195,7 @@ async function admit(settings: GuardSettings, request: Admission, base: CatalogS
   // Authorization (403); destructive doors deny as "not found".
   let canWrite = true;
   let mayOverrideProtection = true;
+  let mayRead: CatalogServices['mayRead'];
   if (settings.mode !== 'off') {
     // Grants on a namespace or table count only while their object holds the name (grants.ts).
     const grants = held.length === 0 ? [] : await linksOf(base, project!, held, [request.id, ...(destination ? [destination.id] : [])]);
@@ -212,7 +213,13 @@ async function admit(settings: GuardSettings, request: Admission, base: CatalogS
       });
       return decision;
     };
-    if (!(await decide(op.action, target.chain)).allowed) throw deniedAs(request, target, caller);
+    if (op.scope === 'events') {
+      // The change feed: decided per event, on the event's object (feedVisibility below). A caller
+      // who holds nothing in the project is refused like any project read, before anything about
+      // the project is looked up.
+      if (!caller.platformAdmin && held.length === 0) throw deniedAs(request, target, caller);
+      if (!caller.platformAdmin) mayRead = feedVisibility(base, project!, caller.principal, held);
+    } else if (!(await decide(op.action, target.chain)).allowed) throw deniedAs(request, target, caller);
     // The destination of a door that creates elsewhere than `{id}` (lib/governance/destinations.ts).
     if (destination && !(await decide(destination.action, destination.chain)).allowed) {
       throw op.destructive
@@ -264,6 +271,23 @@ async function admit(settings: GuardSettings, request: Admission, base: CatalogS
     defaultWarehouse: effectiveDefault,
     vendor: canWrite ? base.vendor : readOnly(base.vendor),
     ...(mayOverrideProtection ? {} : { mayOverrideProtection: false }),
+    ...(mayRead ? { mayRead } : {}),
+  };
+}
+
+/**
+ * Who sees which events of the change feed (docs/events.md, "Who sees what"): a table's events
+ * need `table:read` on it, a namespace's `namespace:read`, grants, principals and refused requests
+ * `project:manage`, the rest `project:read` — the same decisions the object's own read doors
+ * make, with the caller's grants bound as they are now (an event of a dropped table is seen by
+ * whoever may read the project's tables there).
+ */
+function feedVisibility(services: CatalogServices, project: string, principal: string, held: readonly Grant[]): NonNullable<CatalogServices['mayRead']> {
+  return async (kind, id) => {
+    const chain = kind === 'table' ? tableChain(project, id) : kind === 'namespace' ? namespaceChain(project, id) : projectChain(project);
+    const action = kind === 'table' ? 'table:read' : kind === 'namespace' ? 'namespace:read' : kind === 'admin' ? 'project:manage' : 'project:read';
+    const grants = await linksOf(services, project, held, kind === 'table' || kind === 'namespace' ? [id] : []);
+    return (await authorize({ principal, platformAdmin: false, action, target: chain, grants, quarantined: false })).allowed;
   };
 }
 

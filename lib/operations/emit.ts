@@ -5,13 +5,18 @@ import type { EventPublisher } from '../ports/event-publisher.js';
 import { signal } from '../signals.js';
 import { cloudEvent, type RaskEventData } from '../events/cloudevent.js';
 import { ACCESS_DENIED_EVENT, OPERATION_EVENTS } from '../events/vocabulary.js';
+import { randomUUID } from 'node:crypto';
+import { withChangeStamp, type ChangeStamp } from '../events/change-stamp.js';
 
 /**
  * Wraps every handler so that a successful mutation emits exactly one change event (its type
  * from the vocabulary), after the change and before the answer, and a refusal for lack of
- * permission (code 15) emits an audit event. Reads emit nothing. Publishing never fails the
- * request (EventPublisher.publish does not reject), so an event bus outage costs events, which
- * are counted and logged, not answers.
+ * permission (code 15) emits an audit event. Reads emit nothing. A mutation runs under its change
+ * stamp (lib/events/change-stamp.ts), so every registry record it writes carries the change, and
+ * the event's id is the change's: a copy derived later from a record (lib/catalog/change-derivation.ts)
+ * deduplicates against it (docs/events.md, "Delivery"). Publishing never fails the request
+ * (EventPublisher.publish does not reject), so an outage of the log or the bus costs events,
+ * which are counted and logged, not answers.
  */
 export function withEvents<S extends { readonly project: string }>(
   handlers: HandlerMap<S>,
@@ -24,15 +29,17 @@ export function withEvents<S extends { readonly project: string }>(
     const type = OPERATION_EVENTS[operationId];
     wrapped[operationId] = async (req, services) => {
       let result: unknown;
+      // A mutation's records carry its change stamp (lib/events/change-stamp.ts); its id is the event's.
+      const stamp = type ? changeStamp(req, now()) : undefined;
       try {
-        result = await handler(req, services);
+        result = stamp ? await withChangeStamp(stamp, () => handler(req, services)) : await handler(req, services);
       } catch (err) {
         if (err instanceof CatalogError && err.code === ErrorCode.PermissionDenied) {
           await publisher.publish([cloudEvent(ACCESS_DENIED_EVENT, eventData(req, services.project, undefined, { error: err.message }), now())]);
         }
         throw err;
       }
-      if (type) await publisher.publish([cloudEvent(type, eventData(req, services.project, result), now())]);
+      if (type && stamp) await publisher.publish([cloudEvent(type, eventData(req, services.project, result), new Date(stamp.at), stamp.c)]);
       return result;
     };
   }
@@ -54,6 +61,18 @@ export function auditDenied(
   return async (req: OperationRequest, err: Error): Promise<void> => {
     if (!(await projectExists(req.project ?? defaultProject))) return signal('DeniedUnknownProject');
     await publisher.publish([cloudEvent(ACCESS_DENIED_EVENT, eventData(req, defaultProject, undefined, { error: err.message }), now())]);
+  };
+}
+
+/** The stamp of one mutating request: who, which door, which request, when, on what. */
+function changeStamp(req: OperationRequest, at: Date): ChangeStamp {
+  return {
+    c: randomUUID(),
+    op: req.operation.operationId,
+    by: req.caller?.principal ?? 'anonymous',
+    req: req.requestId,
+    at: at.toISOString(),
+    ...(req.id.length > 0 ? { id: [...req.id] } : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import type { CatalogServices } from '../catalog/services.js';
+import { listChanges } from '../catalog/control/changes.js';
 import { grantRole, listGrants, revokeRole, type GrantInput } from '../catalog/control/grants.js';
 import {
   createApiKey,
@@ -53,6 +54,12 @@ const AT_MOST_100 = 'storage_roots must be an array of at most 100 storage roots
 const storageRoots: Schema<StorageRoot[] | undefined> = z.optional(
   z.pipe(z.array(z.unknown(), { error: AT_MOST_100 }).check(z.maxLength(100, { error: AT_MOST_100 })), z.array(storageRoot)),
 );
+
+/** `GET /v1/changes?since=&limit=` (docs/events.md, "The feed"). */
+const changesQuery = z.object({
+  since: optionalString('since'),
+  limit: optionalInteger('limit', { min: 1 }),
+});
 
 const createProjectInput = z.object({
   name: name('project'),
@@ -168,6 +175,7 @@ export const controlHandlers: HandlersOf<'lib/operations/handlers-control.ts', C
       req.caller,
     ),
   ListWarehouses: async (req, svc) => listWarehouses(svc, svc.project, page(req)),
+  ListChanges: async (req, svc) => listChanges(svc, svc.project, decode(changesQuery, queryFields(req, 'since', 'limit'))),
   DescribeWarehouse: async (req, svc) => describeWarehouse(svc, svc.project, pathParam(req, 'warehouse')),
   UpdateWarehouse: async (req, svc) => {
     const warehouse = pathParam(req, 'warehouse');

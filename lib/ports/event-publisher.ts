@@ -1,4 +1,5 @@
 import type { RaskEvent } from '../events/cloudevent.js';
+import type { ChangeLog } from './change-log.js';
 
 /**
  * Where change events go: EventBridge on AWS (lib/adapters/aws/eventbridge-publisher.ts), an
@@ -53,6 +54,28 @@ export function lazyPublisher(build: () => Promise<EventPublisher>): EventPublis
         return;
       }
       await built.publish(events);
+    },
+  };
+}
+
+/**
+ * A change log (lib/ports/change-log.ts) as the publisher of the doors' events: each publish is
+ * an append, awaited (the log is the durable record a consumer pages), which never rejects: a
+ * failed append is counted and reported, like a failed PutEvents.
+ */
+export function logPublisher(log: ChangeLog, onError?: (message: string, fields: Record<string, unknown>) => void): EventPublisher {
+  const stats = newStats();
+  return {
+    stats,
+    async publish(events) {
+      if (events.length === 0) return;
+      try {
+        await log.append(events);
+        stats.published += events.length;
+      } catch (err) {
+        stats.failed += events.length;
+        onError?.('change events could not be written', { count: events.length, ids: events.map((e) => e.id), error: (err as Error).message });
+      }
     },
   };
 }

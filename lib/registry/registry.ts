@@ -4,6 +4,7 @@ import { ConditionFailedError, type ObjectStore, type Versioned } from '../ports
 import { decodeSegment, isEncodedSegment } from './keys.js';
 import { currentDeadline, remainingMs } from '../deadline.js';
 import { signal } from '../signals.js';
+import { CHANGE_FIELD, currentChangeStamp } from '../events/change-stamp.js';
 
 export interface RetryPolicy {
   /** Attempts before a lost race becomes ConcurrentModification (code 14). */
@@ -120,6 +121,7 @@ export class Registry {
     const lineage = Array.isArray(record[LINEAGE]) ? (record[LINEAGE] as unknown[]).filter((x): x is string => typeof x === 'string') : [];
     delete record[WRITE_ID];
     delete record[LINEAGE];
+    delete record[CHANGE_FIELD];
     if (typeof write !== 'string') return { value };
     const stamp = { write, lineage };
     this.remember(key, etag, stamp);
@@ -214,12 +216,22 @@ export class Registry {
   }
 }
 
-/** The record's JSON with its write id and lineage (see WRITE_ID, LINEAGE). Records are JSON objects. */
+/**
+ * The record's JSON with its write id and lineage (see WRITE_ID, LINEAGE) and, inside a mutating
+ * request, its change stamp (lib/events/change-stamp.ts: it rides in this write, so it costs no
+ * request). Records are JSON objects.
+ */
 function stamped<T>(value: T, stamp: WriteStamp): string {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new InternalError('a registry record must be a JSON object');
   }
-  return JSON.stringify({ ...value, [WRITE_ID]: stamp.write, ...(stamp.lineage.length > 0 ? { [LINEAGE]: stamp.lineage } : {}) });
+  const change = currentChangeStamp();
+  return JSON.stringify({
+    ...value,
+    [WRITE_ID]: stamp.write,
+    ...(stamp.lineage.length > 0 ? { [LINEAGE]: stamp.lineage } : {}),
+    ...(change ? { [CHANGE_FIELD]: change } : {}),
+  });
 }
 
 /**

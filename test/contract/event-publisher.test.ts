@@ -167,20 +167,23 @@ describe('EventBridge publisher, beyond the contract', () => {
 });
 
 describe('NDJSON publisher, beyond the contract', () => {
-  it('writes each event, as one line, into the file of its UTC day', async () => {
-    const under = overNdjson(() => {});
+  it('writes each event, as one line, into the file of the UTC day it was appended (not of its time: a late append lands after every cursor)', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'rask-events-days-'));
+    const dir = path.join(root, 'events');
+    let clock = new Date('2026-03-05T23:59:59.000Z');
+    const publisher = ndjsonPublisher({ dir, now: () => clock });
     try {
-      const events = [sampleEvent(0), sampleEvent(9), sampleEvent(10), sampleEvent(25)];
-      await under.publisher.publish(events);
-      const files = readdirSync(under.dir).sort();
-      expect(files).toEqual(['2026-03-01.ndjson', '2026-03-02.ndjson', '2026-03-03.ndjson']);
-      for (const file of files) {
-        const lines = readFileSync(path.join(under.dir, file), 'utf8').split('\n');
-        expect(lines.at(-1)).toBe('');
-        for (const line of lines.slice(0, -1)) expect(`${(JSON.parse(line) as RaskEvent).time.slice(0, 10)}.ndjson`).toBe(file);
-      }
+      const [a, b, c] = [sampleEvent(0), sampleEvent(25), sampleEvent(9)];
+      await publisher.publish([a, b]);
+      clock = new Date('2026-03-06T00:00:01.000Z');
+      await publisher.publish([c]);
+      const files = readdirSync(dir).sort();
+      expect(files).toEqual(['2026-03-05.ndjson', '2026-03-06.ndjson']);
+      const ids = (f: string) => readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as RaskEvent).id);
+      expect(ids(files[0])).toEqual([a.id, b.id]);
+      expect(ids(files[1])).toEqual([c.id]);
     } finally {
-      await under.cleanup?.();
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });

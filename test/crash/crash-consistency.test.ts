@@ -10,7 +10,10 @@
  *   or none, a cascade drop the namespace with all its tables or neither);
  * - no zombie namespace: no record is left `dropping` once the namespaces have been read, every
  *   table record's namespace is active, and the registry holds exactly the tables of the model;
- * - no two live tables on one location; each live table's location claim carries its uid.
+ * - no two live tables on one location; each live table's location claim carries its uid;
+ * - the change feed holds exactly one event (after dedup by id) of every acknowledged change, at
+ *   most one of the change in flight at the kill when it is read back as done, and none of a
+ *   change that did not happen (docs/events.md, "Delivery").
  *
  * Workers own disjoint namespaces and run their operations one after another, so each worker
  * has at most one request in flight at a kill and the model stays exact. `npm test` runs a few
@@ -102,8 +105,33 @@ type Op =
   | { kind: 'rename'; ns: string; t: string; to: string }
   | { kind: 'drop'; ns: string; t: string };
 
+/** The event a change of `op` has in the feed: its operation and subject (docs/events.md). */
+function eventKey(op: Op): string {
+  const [operation, subject] = {
+    createNs: ['CreateNamespace', `namespace:${op.ns}`],
+    dropNs: ['DropNamespace', `namespace:${op.ns}`],
+    createTable: ['CreateTable', `table:${op.ns}.${'t' in op ? op.t : ''}`],
+    declare: ['DeclareTable', `table:${op.ns}.${'t' in op ? op.t : ''}`],
+    insert: ['InsertIntoTable', `table:${op.ns}.${'t' in op ? op.t : ''}`],
+    rename: ['RenameTable', `table:${op.ns}.${'t' in op ? op.t : ''}`],
+    drop: ['DropTable', `table:${op.ns}.${'t' in op ? op.t : ''}`],
+  }[op.kind];
+  return `${operation}|${subject}`;
+}
+
 class Worker {
   readonly namespaces = new Map<string, Map<string, TableModel>>();
+  /**
+   * Changes by event key: `sure` were acknowledged (exactly one event each), `maybe` were in flight
+   * at a kill and read back as done (an event if the door logged it or its record proves it).
+   */
+  readonly changes = new Map<string, { sure: number; maybe: number }>();
+  happened(op: Op, sure: boolean): void {
+    const c = this.changes.get(eventKey(op)) ?? { sure: 0, maybe: 0 };
+    if (sure) c.sure++;
+    else c.maybe++;
+    this.changes.set(eventKey(op), c);
+  }
   /** The request in flight when the server died: its outcome is read back after the restart. */
   pending: Op | undefined;
   private seq = 0;
@@ -214,25 +242,25 @@ async function resolvePending(url: string, w: Worker): Promise<void> {
   const where = `${JSON.stringify(op)}`;
   switch (op.kind) {
     case 'createNs':
-      if (await nsExists(url, op.ns)) w.apply(op);
+      if (await nsExists(url, op.ns)) (w.apply(op), w.happened(op, false));
       return;
     case 'dropNs':
       // Describing it settles an interrupted drop: finished (gone, with every table) or never begun.
       if (!(await nsExists(url, op.ns))) {
         for (const t of tables!.keys()) expect((await tableState(url, op.ns, t)).exists, `${where}: table ${t} outlived its namespace`).toBe(false);
-        w.apply(op);
+        (w.apply(op), w.happened(op, false));
       }
       return;
     case 'createTable': {
       const s = await tableState(url, op.ns, op.t);
       if (s.exists) {
         expect(s.rows, where).toBe(op.rows);
-        w.apply(op);
+        (w.apply(op), w.happened(op, false));
       }
       return;
     }
     case 'declare':
-      if ((await tableState(url, op.ns, op.t)).exists) w.apply(op);
+      if ((await tableState(url, op.ns, op.t)).exists) (w.apply(op), w.happened(op, false));
       return;
     case 'insert': {
       const before = tables!.get(op.t)!;
@@ -240,23 +268,58 @@ async function resolvePending(url: string, w: Worker): Promise<void> {
       expect(s.exists, where).toBe(true);
       const rows = s.rows ?? 0;
       expect([before.rows, before.rows + op.rows], where).toContain(rows);
-      if (rows === before.rows + op.rows) w.apply(op);
+      if (rows === before.rows + op.rows) (w.apply(op), w.happened(op, false));
       return;
     }
     case 'rename': {
       const [from, to] = [await tableState(url, op.ns, op.t), await tableState(url, op.ns, op.to)];
       expect(from.exists !== to.exists, `${where}: exactly one of old/new name must be live`).toBe(true);
-      if (to.exists) w.apply(op);
+      if (to.exists) (w.apply(op), w.happened(op, false));
       return;
     }
     case 'drop':
-      if (!(await tableState(url, op.ns, op.t)).exists) w.apply(op);
+      if (!(await tableState(url, op.ns, op.t)).exists) (w.apply(op), w.happened(op, false));
       return;
   }
 }
 
+/**
+ * The change feed after a restart (docs/events.md, "Delivery"): after dedup by id, every
+ * acknowledged change has exactly one event, a change read back as done at most one, and nothing
+ * else has any (no event of a change that did not happen).
+ */
+async function checkEvents(url: string, workers: Worker[]): Promise<number> {
+  const seen = new Set<string>();
+  const got = new Map<string, number>();
+  let cursor: string | undefined;
+  for (;;) {
+    const r = await call(url, 'GET', `/v1/changes?limit=500${cursor === undefined ? '' : `&since=${encodeURIComponent(cursor)}`}`);
+    expect(r?.status, r?.text).toBe(200);
+    const page = JSON.parse(r!.text) as { events: { id: string; subject: string; data: { operation: string } }[]; next_cursor: string };
+    for (const e of page.events) {
+      if (seen.has(e.id)) continue;
+      seen.add(e.id);
+      if (!/^(namespace|table):/.test(e.subject)) continue; // maintenance reports
+      const key = `${e.data.operation}|${e.subject}`;
+      got.set(key, (got.get(key) ?? 0) + 1);
+    }
+    if (page.next_cursor === cursor) break;
+    cursor = page.next_cursor;
+  }
+  const expected = new Map<string, { sure: number; maybe: number }>();
+  for (const w of workers) for (const [k, c] of w.changes) expected.set(k, c);
+  for (const [key, c] of expected) {
+    const n = got.get(key) ?? 0;
+    expect(n, `events of ${key} (${c.sure} acknowledged, ${c.maybe} read back as done)`).toBeGreaterThanOrEqual(c.sure);
+    expect(n, `events of ${key} (${c.sure} acknowledged, ${c.maybe} read back as done)`).toBeLessThanOrEqual(c.sure + c.maybe);
+  }
+  for (const key of got.keys()) expect(expected.has(key), `an event of a change that did not happen: ${key}`).toBe(true);
+  return seen.size;
+}
+
 async function checkAll(url: string, dataDir: string, workers: Worker[]): Promise<void> {
   for (const w of workers) await resolvePending(url, w);
+  await checkEvents(url, workers);
   const expected = new Set<string>();
   for (const w of workers) {
     for (const [ns, tables] of w.namespaces) {
@@ -347,6 +410,7 @@ describe('crash consistency: SIGKILL during a mixed workload, restart, check', (
             expect(answer.status, `${JSON.stringify(op)} → ${answer.text}`).toBeLessThan(300);
             w.pending = undefined;
             w.apply(op);
+            w.happened(op, true);
             acknowledged++;
           }
         }),

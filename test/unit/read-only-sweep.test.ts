@@ -1,4 +1,4 @@
-// @covers ListNamespaces, DescribeNamespace, NamespaceExists, ListTables, ListAllTables, DescribeTable, TableExists, ListTableVersions, DescribeTableVersion, DescribeTransaction, ListProjects, DescribeProject, ListWarehouses, DescribeWarehouse, GetProjectMaintenancePolicy, GetNamespaceMaintenancePolicy, GetTableMaintenancePolicy, GetNamespaceProtection, GetTableProtection, ListTableTasks, ListNamespaceTasks
+// @covers ListNamespaces, DescribeNamespace, NamespaceExists, ListTables, ListAllTables, DescribeTable, TableExists, ListTableVersions, DescribeTableVersion, DescribeTransaction, ListProjects, DescribeProject, ListWarehouses, DescribeWarehouse, GetProjectMaintenancePolicy, GetNamespaceMaintenancePolicy, GetTableMaintenancePolicy, GetNamespaceProtection, GetTableProtection, ListTableTasks, ListNamespaceTasks, ListChanges
 /**
  * Every metadata read operation, served by an app in read-only mode (RASK_READ_ONLY, what the
  * per-operation deployment sets on read functions) over stores that refuse writes, against the
@@ -11,6 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { objectChangeLog } from '../../lib/adapters/aws/object-change-log.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import { buildApp, type BuildOptions } from '../../lib/app/build.js';
 import { dropNamespace } from '../../lib/catalog/namespaces/drop.js';
@@ -64,11 +65,13 @@ const REQUESTS: readonly Request[] = [
   ['GetTableProtection', 'GET', '/v1/table/a%24t/protection'],
   ['ListTableTasks', 'GET', '/v1/table/a%24u/tasks'],
   ['ListNamespaceTasks', 'GET', '/v1/namespace/d/tasks'],
+  ['ListChanges', 'GET', '/v1/changes?limit=10'],
 ];
 
 function options(store: ObjectStore, warehouse: ObjectStore, readOnly: boolean): BuildOptions {
   return {
     registryStore: store,
+    changes: objectChangeLog({ store }),
     storageFor: () => warehouse,
     project: 'default',
     warehouse: 'default',
