@@ -14,7 +14,6 @@
  * so it never inherits a dropped object's policy (the stale record is inert garbage that
  * reconcile can report).
  */
-import { type IndexRequest, readIndexRequest } from '../data/index-request.js';
 import { InvalidInputError, NamespaceNotFoundError } from '../errors.js';
 import { encodeSegment } from '../registry/keys.js';
 import type { NamespaceRecord, TableRecord, WarehouseRecord } from '../registry/records.js';
@@ -286,14 +285,4 @@ export function withOverrides(
   if (overrides.olderThanDays !== undefined) o.older_than_days = int(overrides.olderThanDays, 'older_than_days', 0, 36500);
   if (overrides.retainVersions !== undefined) o.retain_versions = int(overrides.retainVersions, 'retain_versions', 1, 1_000_000);
   return { policy: { ...effective.policy, ...o }, source: effective.source, overrides: o };
-}
-
-/** A desired index as the fields of a CreateTableIndex request (what a queued build records). */
-export function desiredFields(desired: DesiredIndex): Record<string, unknown> {
-  return { ...(desired.params ?? {}), column: desired.column, index_type: desired.type, name: desired.name };
-}
-
-/** A desired index as an index request, decoded as the handler decodes a body (lib/data/index-request.ts). */
-export function desiredRequest(desired: DesiredIndex): IndexRequest {
-  return readIndexRequest(desiredFields(desired));
 }
