@@ -3,7 +3,8 @@
  * rask's data plane makes for CreateTable, InsertIntoTable and QueryTable, and nothing else — no
  * registry, no validation, no arbitration, no freshness check. Arrow IPC in
  * (`tableFromIPC`), `createTable` / `add` / `search().limit().select().toArrow()`, IPC file out;
- * tables stay open after their create. Started in a process of its own by bench/data-plane.ts,
+ * tables stay open after their create. It answers the spec's URL paths as rask does (a namespace
+ * create is a no-op), so bench/data-plane.ts drives both with the same URLs and bodies. Started in a process of its own by bench/data-plane.ts,
  * as rask is, so neither server shares an event loop with the client.
  *
  *   npx tsx bench/bare-lance-server.ts <dir>     (prints `listening <url>` once ready)
@@ -28,12 +29,16 @@ async function main(): Promise<void> {
   const db = await lancedb.connect(dir);
   const tables = new Map<string, lancedb.Table>();
   const server = createServer((req, res) => {
-    // /v1/table/{id}/{op}, as the spec's routes (the id is used as the table name).
-    const [, , , id, op] = (req.url ?? '').split('?')[0].split('/');
+    // The spec's routes, as rask serves them, so one client drives both servers:
+    // /v1/{namespace|table}/{id}/{op}?delimiter=… (the table's id, delimiter and all, names it).
+    const [, , kind, rawId, op] = (req.url ?? '').split('?')[0].split('/');
+    // LanceDB table names allow letters, digits, `_`, `-` and `.`: `bench$c0` becomes `bench_c0`.
+    const id = decodeURIComponent(rawId ?? '').replace(/[^A-Za-z0-9_.-]/g, '_');
     const reply = (status: number, body: Buffer | string, type: string) =>
       res.writeHead(status, { 'content-type': type, 'content-length': String(Buffer.byteLength(body)) }).end(body);
     bodyOf(req)
       .then(async (bytes) => {
+        if (kind === 'namespace') return reply(200, '{}', 'application/json');
         if (op === 'create') {
           const table = await db.createTable(id, arrow.tableFromIPC(bytes));
           tables.set(id, table);

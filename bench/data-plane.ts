@@ -9,7 +9,7 @@
  * - a bare node:http server in this process that only reads the body and answers canned bytes:
  *   what HTTP alone costs, and so the lowest ratio over in-process LanceDB any server could reach.
  *
- *   npx tsx bench/data-plane.ts [--rounds 5] [--creates 5]
+ *   npx tsx bench/data-plane.ts [--rounds 5] [--creates 10]     (10 creates per round: with 5, one slow create moves a round by ±0.5)
  */
 import * as lancedb from '@lancedb/lancedb';
 import { Field, FixedSizeList, Float32, Int64, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, vectorFromArray } from 'apache-arrow';
@@ -26,16 +26,16 @@ const schema = new Schema([
   new Field('id', new Int64(), false),
   new Field('vector', new FixedSizeList(DIM, new Field('item', new Float32(), true)), true),
 ]);
-const vectorOf = (i: number) => Array.from({ length: DIM }, (_, d) => Math.sin(i * 0.37 + d));
+export const vectorOf = (i: number) => Array.from({ length: DIM }, (_, d) => Math.sin(i * 0.37 + d));
 
-function rows(count: number, start = 0): Table {
+export function rows(count: number, start = 0): Table {
   const ids = Array.from({ length: count }, (_, i) => start + i);
   const children = [vectorFromArray(ids.map(BigInt), new Int64()), vectorFromArray(ids.map(vectorOf), schema.fields[1].type)].map((v) => v.data[0]);
   return new Table([new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: count, nullCount: 0, children }))]);
 }
 
 /** Raw bytes with only Content-Length, as the official REST client sends Arrow bodies. */
-function post(url: string, body: Buffer, json = false): Promise<{ status: number; body: Buffer }> {
+export function post(url: string, body: Buffer, json = false): Promise<{ status: number; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { 'content-length': String(body.length) };
     if (json) headers['content-type'] = 'application/json';
@@ -118,7 +118,7 @@ export async function dataPlaneCosts(
   options: { creates?: number; appends?: number; queries?: number; rounds?: number } = {},
 ): Promise<DataPlaneResult[]> {
   const rounds = options.rounds ?? 5;
-  const creates = options.creates ?? 5;
+  const creates = options.creates ?? 10;
   const appends = options.appends ?? 20;
   const queries = options.queries ?? 50;
   const dir = await mkdtemp(path.join(tmpdir(), 'rask-bench-data-'));
@@ -138,15 +138,17 @@ export async function dataPlaneCosts(
     const [server, bare] = await Promise.all([startChild('./rask-server.ts', path.join(dir, 'rask')), startChild('./bare-lance-server.ts', path.join(dir, 'bare'))]);
     const db = await lancedb.connect(path.join(dir, 'lance'));
     try {
-      const url = (name: string, op: string) => `${server.url}/v1/table/bench%24${name}/${op}?delimiter=%24`;
-      const bareUrl = (name: string, op: string) => `${bare.url}/v1/table/${name}/${op}`;
+      // One client for both servers: the same paths, query strings and bodies.
+      const urlOf = (base: string) => (name: string, op: string) => `${base}/v1/table/bench%24${name}/${op}?delimiter=%24`;
+      const url = urlOf(server.url);
+      const bareUrl = urlOf(bare.url);
       const ok = (r: { status: number; body: Buffer }) => {
         if (r.status !== 200) throw new Error(`${r.status}: ${r.body.toString().slice(0, 200)}`);
       };
       const hundreds = Array.from({ length: appends + 2 }, (_, i) => Buffer.from(tableToIPC(hundred(i - 2), 'stream')));
       const queryBody = Buffer.from(JSON.stringify({ vector: q, k: 10 }));
       // The append and query target of each side, 10,000 rows to start with.
-      ok(await post(`${server.url}/v1/namespace/bench/create`, Buffer.from('{}'), true));
+      for (const base of [server.url, bare.url]) ok(await post(`${base}/v1/namespace/bench/create`, Buffer.from('{}'), true));
       ok(await post(url('c0', 'create'), big));
       ok(await post(bareUrl('c0', 'create'), big));
       await db.createTable('c0', bigTable);
@@ -237,6 +239,6 @@ export function dataPlaneTable(results: readonly DataPlaneResult[]): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, creates: { type: 'string', default: '5' } } });
+  const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, creates: { type: 'string', default: '10' } } });
   console.log(dataPlaneTable(await dataPlaneCosts({ rounds: Number(values.rounds), creates: Number(values.creates) })));
 }

@@ -38,6 +38,6 @@ const api = lambdaHandler(
 );
 
 const route = async (event: unknown) =>
-  isInspectEvent(event) ? handleInspectEvent(event, lanceDataPlane().inspector) : api(event as APIGatewayProxyEvent);
+  isInspectEvent(event) ? handleInspectEvent(event, lanceDataPlane().inspector, logger) : api(event as APIGatewayProxyEvent);
 
 export const handler = withPowertools(route, observability, { correlationId: apiRequestId });

@@ -139,8 +139,11 @@ function stepLine(name: string, step: Record<string, unknown>): string {
   return `${name} ${String(step.status ?? '')}${inner ? ` (${inner})` : ''}`;
 }
 
-/** The report for a person: one line per table, its steps in words, then the summary. */
-export function humanLines(report: PassReport): string[] {
+/**
+ * The report for a person: one line per table, its steps in words, then the summary; a dry
+ * run's summary line says so (its counts are what a real run would do).
+ */
+export function humanLines(report: PassReport, options: { dryRun?: boolean } = {}): string[] {
   const lines: string[] = [];
   for (const item of report.items) {
     const name = [item.project, ...((item.table as string[] | undefined) ?? [])].join('.');
@@ -152,14 +155,15 @@ export function humanLines(report: PassReport): string[] {
         : Object.entries(item).filter(([k]) => k !== 'project' && k !== 'table').map(([k, v]) => `${k}=${typeof v === 'object' ? '…' : String(v)}`).join(' ');
     lines.push(`${name}: ${detail}`);
   }
-  lines.push(`${report.pass}: ${Object.entries(report.summary).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  const what = options.dryRun ? `${report.pass} (dry run, nothing was changed)` : report.pass;
+  lines.push(`${what}: ${Object.entries(report.summary).map(([k, v]) => `${k}=${v}`).join(' ')}`);
   if (report.cursor) lines.push(`stopped at the deadline; continue with --cursor ${report.cursor}`);
   if (report.reportKey) lines.push(`report: ${report.reportKey}`);
   return lines;
 }
 
-function printHuman(report: PassReport): void {
-  for (const line of humanLines(report)) console.log(line);
+function printHuman(report: PassReport, dryRun: boolean): void {
+  for (const line of humanLines(report, { dryRun })) console.log(line);
   for (const p of report.problems) console.error(`problem: ${p}`);
 }
 
@@ -193,6 +197,16 @@ export function tableProgress(bar: Bar): { onProgress: NonNullable<PassOptions['
   };
 }
 
+/** The progress bar a terminal gets (cli-progress on `stream`), fed by tableProgress. */
+export async function terminalProgress(pass: PassName, stream: NodeJS.WritableStream): Promise<ReturnType<typeof tableProgress>> {
+  const { default: cliProgress } = await import('cli-progress');
+  const bar = new cliProgress.SingleBar(
+    { format: `${pass} {bar} {percentage}% | {value} {noun} | {unit}`, stream, hideCursor: true },
+    cliProgress.Presets.shades_classic,
+  );
+  return tableProgress(bar);
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
   let args;
   try {
@@ -220,19 +234,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     ? await s3Services(args.s3, config.RASK_PROJECT, config.RASK_WAREHOUSE)
     : (await createLocalApp(config)).services;
 
-  let progress: ReturnType<typeof tableProgress> | undefined;
-  if (!args.json && process.stderr.isTTY) {
-    const { default: cliProgress } = await import('cli-progress');
-    const bar = new cliProgress.SingleBar(
-      { format: `${args.pass} {bar} {percentage}% | {value} {noun} | {unit}`, stream: process.stderr, hideCursor: true },
-      cliProgress.Presets.shades_classic,
-    );
-    progress = tableProgress(bar);
-  }
+  const progress = !args.json && process.stderr.isTTY ? await terminalProgress(args.pass, process.stderr) : undefined;
   const report = await pass(services, { ...args.options, ...(progress ? { onProgress: progress.onProgress } : {}) });
   progress?.finish();
   if (args.json) console.log(JSON.stringify(report, null, 2));
-  else printHuman(report);
+  else printHuman(report, args.options.dryRun === true);
   return report.complete && report.problems.length === 0 ? 0 : 1;
 }
 

@@ -48,12 +48,25 @@ export interface RaskConfig {
   readonly functionMode: 'grouped' | 'per-operation';
   /** Memory of the scheduled jobs function (index builds want CPU: ~2.3 vCPU at 4096 MB, 6 at 10240). */
   readonly jobsMemoryMb: number;
+  /**
+   * Reserved concurrency of the scheduled jobs function: at most this many run at once, and the
+   * API always keeps the rest of the account's concurrency (docs/deploy.md, "Concurrency caps").
+   * `none` reserves nothing (needed on an account whose concurrency limit is still 10).
+   */
+  readonly jobsReservedConcurrency: number | 'none';
+  /** Reserved concurrency of each maintenance pass's function (the same, per pass). */
+  readonly maintenanceReservedConcurrency: number | 'none';
   /** An existing SNS topic for the alarms; when absent the stack creates one (constructs/monitoring.ts). */
   readonly alarmTopicArn?: string;
   /** An e-mail address subscribed to the stack's alarm topic (confirm the subscription mail once). */
   readonly alarmEmail?: string;
-  /** WAFv2 web ACL to associate with the API stage. */
+  /** WAFv2 web ACL to associate with the API stage (instead of the stack's own). */
   readonly webAclArn?: string;
+  /**
+   * Requests one client IP may send in 5 minutes before the stack's own web ACL blocks it (429 /
+   * code 21); `off`: no web ACL. Ignored with `webAclArn` (that ACL's rules apply instead).
+   */
+  readonly wafRateLimit: number | 'off';
   /** Whether API Gateway's account-level CloudWatch role is created by this stack (one per account and region). */
   readonly createApiGatewayCloudWatchRole: boolean;
   /**
@@ -110,6 +123,9 @@ export const DEFAULT_CONFIG: RaskConfig = {
   metaMemoryMb: 1024,
   functionMode: 'grouped',
   jobsMemoryMb: 4096,
+  wafRateLimit: 3000,
+  jobsReservedConcurrency: 5,
+  maintenanceReservedConcurrency: 2,
   createApiGatewayCloudWatchRole: true,
 };
 
@@ -168,6 +184,9 @@ export function resolveConfig(raw: Raw = {}): RaskConfig {
     dataMemoryMb: int(raw, 'dataMemoryMb', d.dataMemoryMb, 512, 10_240),
     metaMemoryMb: int(raw, 'metaMemoryMb', d.metaMemoryMb, 128, 10_240),
     jobsMemoryMb: int(raw, 'jobsMemoryMb', d.jobsMemoryMb, 1024, 10_240),
+    wafRateLimit: wafRate(raw),
+    jobsReservedConcurrency: reserved(raw, 'jobsReservedConcurrency', d.jobsReservedConcurrency),
+    maintenanceReservedConcurrency: reserved(raw, 'maintenanceReservedConcurrency', d.maintenanceReservedConcurrency),
     functionMode: oneOf(raw, 'functionMode', d.functionMode, ['grouped', 'per-operation'] as const),
     alarmTopicArn: optStr(raw, 'alarmTopicArn', /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/, 'an SNS topic ARN'),
     alarmEmail: optStr(raw, 'alarmEmail', /^[^@\s]+@[^@\s]+\.[^@\s]+$/, 'an e-mail address'),
@@ -203,6 +222,10 @@ export function resolveConfig(raw: Raw = {}): RaskConfig {
     // A cached verdict is keyed by x-api-key alone (infra/constructs/api.ts), so a cached
     // authorizer must ignore every other credential: a bearer token would never be looked at.
     throw new RaskConfigError(`${CONTEXT_PREFIX}authorizerCacheSeconds must be 0 with OIDC tokens (${CONTEXT_PREFIX}jwtIssuer …): the cache is keyed by x-api-key and cannot cover a bearer token`);
+  }
+  if (config.alarmTopicArn && config.alarmEmail) {
+    // The e-mail is subscribed to the topic the stack creates; an existing topic's subscriptions are its owner's.
+    throw new RaskConfigError(`${CONTEXT_PREFIX}alarmEmail only applies to the topic the stack creates; with ${CONTEXT_PREFIX}alarmTopicArn subscribe the address to that topic instead`);
   }
   if (!LOG_RETENTION_DAYS.includes(config.logRetentionDays)) {
     throw new RaskConfigError(`${CONTEXT_PREFIX}logRetentionDays must be one of ${LOG_RETENTION_DAYS.join(', ')}`);
@@ -283,6 +306,29 @@ function int(raw: Raw, key: string, fallback: number, min: number, max: number):
   if (value === undefined) return fallback;
   const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(n) || n < min || n > max) fail(key, `an integer from ${min} to ${max}`, value);
+  return n;
+}
+
+/**
+ * Reserved concurrency: a whole number from 1 to 1000, or `none`. Never 0, which Lambda reads as
+ * "throttle every invocation" (the function would never run).
+ */
+function reserved(raw: Raw, key: string, fallback: number | 'none'): number | 'none' {
+  if (raw[key] === 'none') return 'none';
+  if (raw[key] === undefined) return fallback;
+  const value = raw[key];
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > 1000) fail(key, 'a whole number of concurrent executions from 1 to 1000, or "none"', value);
+  return n;
+}
+
+/** WAF's rate-based rule takes 10 to 2,000,000,000 requests per evaluation window. */
+function wafRate(raw: Raw): number | 'off' {
+  const value = raw.wafRateLimit;
+  if (value === 'off' || value === false || value === 'false') return 'off';
+  if (value === undefined) return DEFAULT_CONFIG.wafRateLimit;
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n < 10 || n > 2_000_000_000) fail('wafRateLimit', 'a whole number of requests per client IP in 5 minutes from 10 to 2000000000, or "off"', value);
   return n;
 }
 

@@ -108,6 +108,10 @@ export class RaskStack extends Stack {
       threshold: 1,
     });
     m.addFailureQueue('Jobs', this.jobsFailures);
+    // A scheduled pass whose invocation failed for good lands in its own queue: alarm on it too.
+    for (const [name, pass] of Object.entries(this.maintenance.passes)) {
+      if (pass) m.addFailureQueue(`Maintenance${name.charAt(0).toUpperCase()}${name.slice(1)}`, pass.failures);
+    }
     m.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Jobs: outcomes per 5 minutes',

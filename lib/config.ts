@@ -5,6 +5,9 @@ import { totalmem } from 'node:os';
 import { DEFAULT_COMMIT_DEADLINE_MS } from './deadline.js';
 import { DEFAULT_REQUEST_LIMITS } from './http/limits.js';
 
+/** Default RASK_IDEMPOTENCY_TTL_SECONDS: a day, the IETF draft's example and longer than any client retries. */
+export const DEFAULT_IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+
 /** Default RASK_JWT_MAX_AGE_SECONDS: a day, longer than any identity provider's usual session token. */
 export const DEFAULT_JWT_MAX_AGE_SECONDS = 24 * 60 * 60;
 
@@ -177,8 +180,33 @@ const common = {
    * in each. Absent: `<RASK_DATA_DIR>/projects` locally, `<warehouse bucket and prefix>projects/` on AWS.
    */
   RASK_STORAGE_ROOTS: z.optional(text()),
+  /**
+   * How long the answer of a write sent with an Idempotency-Key is kept for its retries
+   * (lib/http/idempotency.ts; docs/operations.md, "Idempotency keys"): a minute to 30 days.
+   */
+  /**
+   * Request rates (lib/http/rate-limit.ts; docs/operations.md, "Rate limits"): steady requests
+   * per second per principal and per project, 0 = off (the default), and the bursts (default
+   * twice the rate). Over either: 429 / code 21 with Retry-After.
+   */
+  RASK_RATE_PRINCIPAL_PER_SECOND: withDefault(integer(0, 100_000), 0),
+  RASK_RATE_PRINCIPAL_BURST: z.optional(integer(1, 1_000_000)),
+  RASK_RATE_PROJECT_PER_SECOND: withDefault(integer(0, 100_000), 0),
+  RASK_RATE_PROJECT_BURST: z.optional(integer(1, 1_000_000)),
+  RASK_IDEMPOTENCY_TTL_SECONDS: withDefault(integer(60, 30 * 24 * 60 * 60), DEFAULT_IDEMPOTENCY_TTL_SECONDS),
   ...lanceCaches,
 };
+
+/** The request rates from the configuration (local and AWS alike); a burst defaults to twice its rate. */
+export const rateLimitsOf = (config: {
+  RASK_RATE_PRINCIPAL_PER_SECOND: number;
+  RASK_RATE_PRINCIPAL_BURST?: number;
+  RASK_RATE_PROJECT_PER_SECOND: number;
+  RASK_RATE_PROJECT_BURST?: number;
+}) => ({
+  principal: { perSecond: config.RASK_RATE_PRINCIPAL_PER_SECOND, burst: config.RASK_RATE_PRINCIPAL_BURST ?? Math.max(1, 2 * config.RASK_RATE_PRINCIPAL_PER_SECOND) },
+  project: { perSecond: config.RASK_RATE_PROJECT_PER_SECOND, burst: config.RASK_RATE_PROJECT_BURST ?? Math.max(1, 2 * config.RASK_RATE_PROJECT_PER_SECOND) },
+});
 
 /** The router's request limits from the configuration (local and AWS alike). */
 export const requestLimitsOf = (config: {

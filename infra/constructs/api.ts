@@ -98,6 +98,8 @@ export function errorTemplate(mapping: GatewayErrorMapping): string {
  */
 export class CatalogApi extends Construct {
   readonly api: apigw.RestApi;
+  /** The stack's own web ACL with the per-IP rate rule (absent with rask:webAclArn or rask:wafRateLimit=off). */
+  webAcl?: wafv2.CfnWebACL;
   readonly accessLogs: logs.LogGroup;
   readonly executionLogs: logs.LogGroup;
   /** The URI to give clients, without a trailing slash (clients append `/v1/...`): the custom domain's when there is one, else the stage URL. */
@@ -184,11 +186,14 @@ export class CatalogApi extends Construct {
         resourceArn: this.api.deploymentStage.stageArn,
         webAclArn: config.webAclArn,
       });
+    } else if (config.wafRateLimit !== 'off') {
+      this.webAcl = perIpRateAcl(this, config.stackName, config.wafRateLimit);
+      new wafv2.CfnWebACLAssociation(this, 'WebAcl', { resourceArn: this.api.deploymentStage.stageArn, webAclArn: this.webAcl.attrArn });
     } else {
       acknowledge(
         this.api,
         'AwsSolutions-APIG3',
-        'WAF is optional (rask:webAclArn associates an existing web ACL); every request is authenticated by the authorizer and the stage is throttled.',
+        'WAF is switched off here (rask:wafRateLimit=off and no rask:webAclArn); every request is still authenticated by the authorizer and the stage is throttled.',
       );
     }
     acknowledge(
@@ -297,3 +302,35 @@ const ACCESS_LOG_FIELDS = {
   authorizerError: '$context.authorizer.error',
   principal: '$context.authorizer.principalId',
 };
+
+/**
+ * The stack's web ACL: one rate-based rule that blocks a client IP sending more than `limit`
+ * requests in 5 minutes, answered like every throttle (429 / code 21 with Retry-After) so the
+ * client backs off; everything else is allowed through to the stage throttle and the authorizer.
+ * It runs before API Gateway, so a flood from one address costs no authorizer invocation.
+ * docs/deploy.md, "Rate limits at the edge".
+ */
+function perIpRateAcl(scope: Construct, stackName: string, limit: number): wafv2.CfnWebACL {
+  const visibility = (name: string) => ({ cloudWatchMetricsEnabled: true, metricName: name, sampledRequestsEnabled: true });
+  return new wafv2.CfnWebACL(scope, 'PerIpRate', {
+    scope: 'REGIONAL',
+    description: `rask ${stackName}: at most ${limit} requests per client IP in 5 minutes`,
+    defaultAction: { allow: {} },
+    visibilityConfig: visibility(`${stackName}-web-acl`),
+    customResponseBodies: {
+      throttled: {
+        contentType: 'APPLICATION_JSON',
+        content: JSON.stringify({ code: 21, error: `too many requests from this address: at most ${limit} in 5 minutes; retry later` }),
+      },
+    },
+    rules: [
+      {
+        name: 'per-ip-rate',
+        priority: 0,
+        statement: { rateBasedStatement: { limit, aggregateKeyType: 'IP', evaluationWindowSec: 300 } },
+        action: { block: { customResponse: { responseCode: 429, customResponseBodyKey: 'throttled', responseHeaders: [{ name: 'retry-after', value: '60' }] } } },
+        visibilityConfig: visibility(`${stackName}-per-ip-rate`),
+      },
+    ],
+  });
+}

@@ -32,6 +32,11 @@ export function catalogEnvironment(config: RaskConfig, storage: StorageRefs): Re
   };
 }
 
+/** A `rask:*ReservedConcurrency` setting as the function's property: `none` reserves nothing. */
+export function reservedOrUndefined(value: number | 'none'): number | undefined {
+  return value === 'none' ? undefined : value;
+}
+
 /** Time an API function keeps between its request deadline and Lambda's timeout, to answer. */
 export const ANSWER_MARGIN = Duration.seconds(3);
 
@@ -111,6 +116,8 @@ export class CatalogFunctions extends Construct {
       environment: environment(),
       logRetentionDays: config.logRetentionDays,
       layers: [this.layer],
+      // A backlog must not take the account's concurrency from the API (docs/deploy.md, "Concurrency caps").
+      reservedConcurrency: reservedOrUndefined(config.jobsReservedConcurrency),
     });
 
     const registry = { bucket: storage.registryBucket, prefix: storage.registryPrefix, access: 'registry' } as const;

@@ -13,7 +13,7 @@ import type { BundleKind } from '../bundling.js';
 import type { RaskConfig } from '../config.js';
 import { acknowledge, acknowledgeWildcardResource } from '../nag.js';
 import { grantPrefixes } from './permissions.js';
-import { catalogEnvironment } from './functions.js';
+import { catalogEnvironment, reservedOrUndefined } from './functions.js';
 import { WORK_QUEUE_SCHEMA } from './queue.js';
 import { RaskFunction } from './rask-function.js';
 import type { StateRefs, StorageRefs } from '../state-stack.js';
@@ -197,6 +197,8 @@ export class Maintenance extends Construct {
         timeout: Duration.minutes(15),
         environment,
         logRetentionDays: config.logRetentionDays,
+        // Overlapping ticks are safe but bounded: a slow pass cannot pile up (docs/deploy.md, "Concurrency caps").
+        reservedConcurrency: reservedOrUndefined(config.maintenanceReservedConcurrency),
       });
       this.grant(fn.role, spec, props);
 

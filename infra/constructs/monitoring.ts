@@ -1,7 +1,8 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Annotations, Duration, Stack } from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -56,10 +57,20 @@ export class Monitoring extends Construct {
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
     if (props.topicArn) {
+      // Its policy is its owner's: it must let cloudwatch.amazonaws.com publish (docs/deploy.md, "Alarms").
       this.topic = sns.Topic.fromTopicArn(this, 'Topic', props.topicArn);
     } else {
       const topic = new sns.Topic(this, 'Topic', { displayName: `${props.stackName} alarms`, enforceSSL: true });
+      allowAlarmsToPublish(topic);
       if (props.alarmEmail) topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+      else {
+        // Synth succeeds (a first deploy may add the recipient later) but says so: every alarm
+        // would otherwise fire into a topic nobody reads.
+        Annotations.of(this).addWarningV2(
+          'rask:alarms-unrouted',
+          'No alarm recipient: set -c rask:alarmEmail=<address> (or -c rask:alarmTopicArn=<existing topic>) or subscribe someone to the AlarmTopicArn output; until then alarms notify nobody.',
+        );
+      }
       this.topic = topic;
     }
     this.#action = new actions.SnsAction(this.topic);
@@ -148,4 +159,28 @@ export class Monitoring extends Construct {
   addWidgets(...widgets: cloudwatch.IWidget[]): void {
     this.dashboard.addWidgets(...widgets);
   }
+}
+
+/**
+ * A topic's policy replaces SNS's default one (which let the owning account publish), and
+ * `enforceSSL` writes a policy holding only its TLS Deny, so without this statement CloudWatch
+ * could not deliver a single alarm. CloudWatch publishes as its service principal; the
+ * conditions keep it to alarms of this account (the confused-deputy guard AWS recommends for
+ * service principals). The TLS Deny still applies: CloudWatch publishes over TLS.
+ */
+function allowAlarmsToPublish(topic: sns.Topic): void {
+  const { account, partition, region } = Stack.of(topic);
+  topic.addToResourcePolicy(
+    new iam.PolicyStatement({
+      sid: 'AllowCloudWatchAlarmsToPublish',
+      effect: iam.Effect.ALLOW,
+      principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['sns:Publish'],
+      resources: [topic.topicArn],
+      conditions: {
+        StringEquals: { 'aws:SourceAccount': account },
+        ArnLike: { 'aws:SourceArn': `arn:${partition}:cloudwatch:${region}:${account}:alarm:*` },
+      },
+    }),
+  );
 }

@@ -20,6 +20,8 @@ export interface RaskFunctionProps {
   readonly environment: Record<string, string>;
   readonly logRetentionDays: number;
   readonly layers?: lambda.ILayerVersion[];
+  /** At most this many concurrent executions, reserved from the account's pool (absent: unreserved). */
+  readonly reservedConcurrency?: number;
 }
 
 /**
@@ -57,6 +59,7 @@ export class RaskFunction extends Construct {
       logGroup: this.logGroup,
       environment: props.environment,
       layers: props.layers,
+      reservedConcurrentExecutions: props.reservedConcurrency,
       // X-Ray: Powertools Tracer records the AWS SDK calls as subsegments (lib/observability/).
       tracing: lambda.Tracing.ACTIVE,
     });

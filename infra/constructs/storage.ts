@@ -71,6 +71,13 @@ export class Storage extends Construct {
           // Deletes leave markers; expiring lone markers keeps LIST pages (one per request) dense.
           expiredObjectDeleteMarker: true,
         },
+        {
+          // Idempotency keys (lib/registry/idempotency-records.ts) are dead after their window
+          // (RASK_IDEMPOTENCY_TTL_SECONDS, at most 30 days): S3 removes them a day past the longest.
+          id: 'expire-idempotency-keys',
+          prefix: `${config.registryPrefix}idem/`,
+          expiration: Duration.days(31),
+        },
       ],
     });
 

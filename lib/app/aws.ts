@@ -1,7 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { S3ObjectStore } from '../adapters/aws/s3-object-store.js';
 import type { CatalogServices } from '../catalog/services.js';
-import { requestLimitsOf, type AwsConfig } from '../config.js';
+import { rateLimitsOf, requestLimitsOf, type AwsConfig } from '../config.js';
 import type { ErrorLogger } from '../http/respond.js';
 import type { Router } from '../http/router.js';
 import type { HandlerMap } from '../contract/request.js';
@@ -56,7 +56,9 @@ export async function createAwsApp(
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     requestLimits: requestLimitsOf(config),
     commitDeadlineMs: config.RASK_COMMIT_DEADLINE_MS,
-    events: config.RASK_EVENT_BUS_NAME ? busPublisher(config.RASK_EVENT_BUS_NAME, config.AWS_REGION) : undefined,
+    idempotencyTtlSeconds: config.RASK_IDEMPOTENCY_TTL_SECONDS,
+    rateLimits: rateLimitsOf(config),
+    events: config.RASK_EVENT_BUS_NAME ? busPublisher(config.RASK_EVENT_BUS_NAME, config.AWS_REGION, logger) : undefined,
     dataLimits: {
       maxResultBytes: config.RASK_MAX_RESULT_BYTES,
       maxSyncVectorIndexRows: config.RASK_MAX_SYNC_VECTOR_INDEX_ROWS,
@@ -120,9 +122,10 @@ export function lazyAwsRouter(
 }
 
 /** The EventBridge client is loaded on the first event, not on a cold start that may only read. */
-function busPublisher(busName: string, region: string | undefined) {
+/** A failed publish is logged through the app's logger, so RASK_LOG_LEVEL and format hold for it. */
+function busPublisher(busName: string, region: string | undefined, logger: ErrorLogger) {
   return lazyPublisher(async () => {
     const { EventBridgeClient, eventBridgePublisher } = await import('../adapters/aws/eventbridge-publisher.js');
-    return eventBridgePublisher({ client: new EventBridgeClient({ region }), busName, onError: consoleLogger.error });
+    return eventBridgePublisher({ client: new EventBridgeClient({ region }), busName, onError: (message, fields) => logger.error(message, fields) });
   });
 }

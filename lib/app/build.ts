@@ -20,7 +20,11 @@ import { guardFor } from '../governance/guard.js';
 import { admitting } from '../operations/admission.js';
 import type { GuardSettings } from '../governance/settings.js';
 import { cachedProject } from '../catalog/control/project-cache.js';
+import { tracedEngine } from '../observability/traced-engine.js';
 import { tracedStore } from '../observability/traced-store.js';
+import { ObjectStoreIdempotency } from '../registry/idempotency-records.js';
+import { DEFAULT_COMMIT_DEADLINE_MS } from '../deadline.js';
+import { RateLimiter, type RateLimits } from '../http/rate-limit.js';
 
 /**
  * What a process brings of the data plane, each bundle its own (docs/architecture.md): the data
@@ -71,6 +75,12 @@ export interface BuildOptions {
   readonly redactPaths?: readonly string[];
   /** Read-only mode (RASK_READ_ONLY, CatalogServices.readOnly): start-up and read paths never write. */
   readonly readOnly?: boolean;
+  /** How long an Idempotency-Key's answer is kept (RASK_IDEMPOTENCY_TTL_SECONDS); absent: keys are ignored. */
+  readonly idempotencyTtlSeconds?: number;
+  /** Request rates per principal and per project (RASK_RATE_*); absent or 0: off. */
+  readonly rateLimits?: RateLimits;
+  /** The clock of idempotency keys and rate limits (tests); default the system's. */
+  readonly now?: () => Date;
 }
 
 /** Wires ports into services and services into the router; shared by every entry point. */
@@ -92,7 +102,8 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     storageFor: options.storageFor,
     vendor: options.vendor,
     inspector: options.inspector,
-    ...(options.data ? { data: options.data } : {}),
+    // At debug, each call into the data engine is a timed step of its request.
+    ...(options.data ? { data: options.traceRequests ? tracedEngine(options.data) : options.data } : {}),
     dataLimits: options.dataLimits,
     events: options.events,
     ...(options.jobs ? { jobs: options.jobs } : {}),
@@ -118,9 +129,36 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
       ? auditDenied(options.events, options.project, async (project) => (await cachedProject(registry, project)) !== undefined)
       : undefined,
     ...(options.redactPaths ? { redactPaths: options.redactPaths } : {}),
+    ...(options.rateLimits && (options.rateLimits.principal.perSecond > 0 || options.rateLimits.project.perSecond > 0)
+      ? {
+          rateLimits: {
+            limiter: new RateLimiter(options.rateLimits, options.now ? () => options.now!().getTime() : Date.now),
+            projectOf: (scoped: CatalogServices) => scoped.project,
+          },
+        }
+      : {}),
+    // Kept beside the registry's records (a directory locally, the registry bucket on AWS). A
+    // read-only process writes nothing, so it keeps no keys (its writes are refused anyway).
+    ...(options.idempotencyTtlSeconds && !options.readOnly
+      ? {
+          idempotency: {
+            store: new ObjectStoreIdempotency(options.registryStore),
+            ttlMs: options.idempotencyTtlSeconds * 1000,
+            leaseMs: idempotencyLeaseMs(options.commitDeadlineMs ?? DEFAULT_COMMIT_DEADLINE_MS),
+            ...(options.now ? { now: options.now } : {}),
+          },
+        }
+      : {}),
   });
   return { router, services };
 }
+
+/**
+ * How long an unfinished idempotency claim blocks its key: twice the request's deadline and 30 s
+ * more, so a request still running (a door stops at its deadline, Lambda at its timeout) is never
+ * run a second time beside it, and a claim whose process died frees its key within ~80 s.
+ */
+export const idempotencyLeaseMs = (commitDeadlineMs: number): number => 2 * commitDeadlineMs + 30_000;
 
 /**
  * Where the guard's authorization decisions go: the app's logger at info, so they obey

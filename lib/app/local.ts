@@ -2,7 +2,7 @@ import { mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveStorageRoot } from '../catalog/warehouses.js';
 import { FsObjectStore } from '../adapters/local/fs-object-store.js';
-import { requestLimitsOf, type LocalConfig } from '../config.js';
+import { rateLimitsOf, requestLimitsOf, type LocalConfig } from '../config.js';
 import type { HandlerMap } from '../contract/request.js';
 import type { CatalogServices } from '../catalog/services.js';
 import type { ObjectStore } from '../ports/object-store.js';
@@ -79,6 +79,8 @@ export async function createLocalApp(
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     requestLimits: requestLimitsOf(config),
     commitDeadlineMs: config.RASK_COMMIT_DEADLINE_MS,
+    idempotencyTtlSeconds: config.RASK_IDEMPOTENCY_TTL_SECONDS,
+    rateLimits: rateLimitsOf(config),
     events: ndjsonPublisher({
       dir: path.join(dataDir, 'events'),
       stdout: config.RASK_EVENTS_STDOUT,

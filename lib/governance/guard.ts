@@ -27,6 +27,7 @@ import { destinationOf } from './destinations.js';
 import { asksForce, unprotectRight } from './force-right.js';
 import { namespaceChain, PLATFORM_UID, projectChain, projectUid, scopeUid, tableChain, targetKind, warehouseUid } from './resources.js';
 import { projectScope } from './scope.js';
+import { trace, tracing } from '../trace.js';
 
 /**
  * The request guard: authentication, then (after the router has decoded the request) the
@@ -243,6 +244,19 @@ async function admit(settings: GuardSettings, request: Admission, base: CatalogS
     }
   }
 
+  // At debug, the guard's verdict on this request (docs/operations.md, "Logging"); the
+  // authorization lines above give each action's decision when RASK_AUTH is on.
+  if (tracing()) {
+    trace('guard', {
+      decision: 'admit',
+      operation: op.operationId,
+      principal: caller.principal,
+      auth: settings.mode,
+      ...(project ? { project } : {}),
+      ...(canWrite ? {} : { credentials: 'read-only' }),
+      ...(mayOverrideProtection ? {} : { force: 'not allowed' }),
+    });
+  }
   if (!project) return base;
   return {
     ...base,

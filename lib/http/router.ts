@@ -8,6 +8,8 @@ import { step, traced, type TraceSink } from '../trace.js';
 import { checkJsonDepth, checkProperties, DEFAULT_REQUEST_LIMITS, type RequestLimits } from './limits.js';
 import { RouteMatcher } from './match.js';
 import { errorResponse, jsonResponse, type ErrorLogger } from './respond.js';
+import type { RateLimiter } from './rate-limit.js';
+import { fingerprintOf, idempotencyKeyOf, mutates, runIdempotent, type IdempotencyOptions } from './idempotency.js';
 import { methodNotAllowed, payloadTooLarge, routeNotFound } from './transport-errors.js';
 import type { HttpRequest, HttpResponse } from '../contract/http.js';
 
@@ -34,6 +36,13 @@ export interface RouterOptions<S> {
   readonly requestLimits?: RequestLimits;
   /** Given at RASK_LOG_LEVEL=debug: each request is traced into it (lib/trace.ts). */
   readonly trace?: TraceSink;
+  /**
+   * Rates per principal (after authentication) and per project (after admission, from the
+   * services the guard scoped to it); lib/http/rate-limit.ts. Absent: no limits here.
+   */
+  readonly rateLimits?: { readonly limiter: RateLimiter; readonly projectOf: (services: S) => string | undefined };
+  /** Idempotency keys on mutating operations (lib/http/idempotency.ts); absent: the header is ignored. */
+  readonly idempotency?: IdempotencyOptions;
 }
 
 export type Router = (request: HttpRequest) => Promise<HttpResponse>;
@@ -65,13 +74,34 @@ async function dispatch<S>(matcher: RouteMatcher, options: RouterOptions<S>, req
   }
   // Each step is timed in a debug line when the request is traced (docs/operations.md).
   const caller = await step('authenticate', async () => options.guard?.authenticate(request, operation));
+  // Who is calling is known now; nothing is decoded or read for a caller over its rate.
+  options.rateLimits?.limiter.admitPrincipal(caller?.principal ?? 'anonymous');
   // Shape, after identity like every 400 (docs/governance.md, "The check order").
   checkJsonContentType(operation, request);
   const decoded = { ...decodeRequest(operation, params, request, base, options.requestLimits), ...(caller ? { caller } : {}) };
+  // A malformed key is a 400 like any other shape error, before anything is admitted or run.
+  const key = options.idempotency && mutates(operation) ? idempotencyKeyOf(request.headers) : undefined;
   const services = options.guard ? await step('admit', () => admitted(options, decoded)) : options.services;
-  const deadline = deadlineIn(options.commitDeadlineMs ?? DEFAULT_COMMIT_DEADLINE_MS, options.clock);
-  const result = await step('handler', () => withDeadline(deadline, () => handler(decoded, services)), { operation: operation.operationId });
-  return encodeResponse(operation, result);
+  const project = options.rateLimits?.projectOf(services);
+  if (project !== undefined) options.rateLimits!.limiter.admitProject(project);
+  const run = async () => {
+    const deadline = deadlineIn(options.commitDeadlineMs ?? DEFAULT_COMMIT_DEADLINE_MS, options.clock);
+    const result = await step('handler', () => withDeadline(deadline, () => handler(decoded, services)), { operation: operation.operationId });
+    return encodeResponse(operation, result);
+  };
+  if (key === undefined || !options.idempotency) return run();
+  // After admission: a caller that may not make the request cannot learn or block anyone's key.
+  return step('idempotent', () =>
+    runIdempotent(options.idempotency!, {
+      principal: caller?.principal ?? 'anonymous',
+      key,
+      fingerprint: fingerprintOf(operation, request),
+      requestId: request.requestId,
+      run,
+      answerOf: (err) => errorResponse(err, request.requestId, options.logger, { redact: options.redactPaths }),
+      log: (message, fields) => options.logger?.warn(message, fields),
+    }),
+  );
 }
 
 async function admitted<S>(options: RouterOptions<S>, request: OperationRequest): Promise<S> {

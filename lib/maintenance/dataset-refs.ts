@@ -1,6 +1,6 @@
 /**
- * What a dataset's committed manifests name, read from storage: the files and index
- * directories every version of every branch still needs. The sweep reclaims what only removed
+ * What a dataset's committed manifests name, read from storage: the files, index directories
+ * and transaction files every version of every branch still needs. The sweep reclaims what only removed
  * versions named against it (docs/maintenance.md, "What a sweep reclaims").
  */
 import { parseManifestName } from '../catalog/dataset/manifests.js';
@@ -27,9 +27,12 @@ export async function* listAll(store: ObjectStore, prefix: string): AsyncGenerat
   }
 }
 
-/** Paths (relative to the dataset root) that `refs` names: its data and deletion files and index directories. */
+/**
+ * Paths (relative to the dataset root) that `refs` names: its data and deletion files, index
+ * directories and transaction file.
+ */
 export function namedPaths(refs: ManifestRefs): string[] {
-  return [...refs.files, ...refs.indexDirs];
+  return [...refs.files, ...refs.indexDirs, ...(refs.transaction ? [refs.transaction] : [])];
 }
 
 /**

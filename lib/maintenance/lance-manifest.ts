@@ -1,6 +1,6 @@
 /**
  * What a Lance manifest references, read straight from its bytes: the data files, deletion
- * files and index directories of one dataset version, and whether the dataset has external
+ * files, index directories and transaction file of one dataset version, and whether the dataset has external
  * base paths. Only the few protobuf fields the orphan scan needs are decoded (field numbers from
  * Lance's protos/table.proto); every other field is skipped by its wire type, so fields added
  * later cannot break the reading. Anything that does not parse throws: the scan then treats the
@@ -16,6 +16,12 @@ export interface ManifestRefs {
   readonly files: string[];
   /** Index directories relative to the dataset root: `_indices/<uuid>`. */
   readonly indexDirs: string[];
+  /**
+   * The version's transaction file relative to the dataset root, `_transactions/<file>`
+   * (Manifest.transaction_file, field 12), when it has one: Lance's cleanup deletes it with the
+   * version, and so must the sweep (docs/maintenance.md, "What a sweep reclaims").
+   */
+  readonly transaction?: string;
   /** The dataset reads files from other locations (shallow clones, imported files). */
   readonly externalBases: boolean;
 }
@@ -126,5 +132,6 @@ export function readManifestRefs(file: Uint8Array): ManifestRefs {
       if (uuid) indexDirs.push(`_indices/${uuidString(uuid)}`);
     }
   }
-  return { files, indexDirs, externalBases: bytesOf(manifest, 18).length > 0 };
+  const [transaction] = bytesOf(manifest, 12).map(text).filter((name) => name.length > 0);
+  return { files, indexDirs, ...(transaction ? { transaction: `_transactions/${transaction}` } : {}), externalBases: bytesOf(manifest, 18).length > 0 };
 }

@@ -19,7 +19,7 @@
  *   staging manifests (anything in `_versions/` that is not a committed manifest) younger than
  *   the grace period (a commit may still copy one into place; older ones are candidates, since
  *   CreateTableVersion leaves them), and anything younger than the grace period (writes in flight). Any other file in a dataset directory that
- *   no manifest names is a candidate. `_transactions/*.txn` accumulate by design: counted, never candidates.
+ *   no manifest names is a candidate. `_transactions/*.txn` are counted, never candidates (the sweep removes a version's own with it).
  *
  * Refused: a dataset whose manifests name external base paths (shallow clones, imported files)
  * reads files the scan cannot attribute, so no candidate of its warehouse is reported and the

@@ -217,8 +217,8 @@ async function removeManifests(unit: TableUnit, doomed: readonly number[]): Prom
 }
 
 /**
- * Deletes the files and index directories that the manifests stage 2 removed named and that no
- * remaining manifest (any version, any branch) names. Lance's cleanup does this for the versions
+ * Deletes the files (data, deletion, transaction) and index directories that the manifests
+ * stage 2 removed named and that no remaining manifest (any version, any branch) names. Lance's cleanup does this for the versions
  * it removes itself; without it these files would wait 7 days as "unverified" (docs/maintenance.md).
  * A manifest that cannot be read leaves everything in place, for the orphan scan to report.
  */
@@ -378,18 +378,29 @@ export function makeSweep(data?: SweepData, safetyMs = CUTOFF_SAFETY_MS): Mainte
       startedAt,
       complete: walk.complete,
       cursor: walk.cursor,
-      summary: {
-        tables_visited: walk.visited,
-        // A dry run sweeps nothing; it says how many tables a real run would sweep.
-        tables_swept: options.dryRun ? 0 : swept.length,
-        ...(options.dryRun ? { tables_would_sweep: swept.length } : {}),
-        tables_skipped: items.length - swept.length,
-        fragments_before: sum((i) => i.fragments_before),
-        fragments_after: sum((i) => i.fragments_after),
-        versions_removed: sum((i) => i.versions_removed),
-        bytes_removed: sum((i) => i.bytes_removed),
-        problems: walk.problems.length,
-      },
+      // A dry run sweeps, compacts and removes nothing: its summary counts what a real run would
+      // do (`*_would_*`) instead of after-figures and removals it did not make.
+      summary: options.dryRun
+        ? {
+            tables_visited: walk.visited,
+            tables_swept: 0,
+            tables_would_sweep: swept.length,
+            tables_skipped: items.length - swept.length,
+            fragments_before: sum((i) => i.fragments_before),
+            fragments_would_compact: sum((i) => (i.steps?.compact.status === 'would-run' ? i.fragments_before : 0)),
+            versions_would_remove: sum((i) => Number(i.steps?.cleanup.versions ?? 0)),
+            problems: walk.problems.length,
+          }
+        : {
+            tables_visited: walk.visited,
+            tables_swept: swept.length,
+            tables_skipped: items.length - swept.length,
+            fragments_before: sum((i) => i.fragments_before),
+            fragments_after: sum((i) => i.fragments_after),
+            versions_removed: sum((i) => i.versions_removed),
+            bytes_removed: sum((i) => i.bytes_removed),
+            problems: walk.problems.length,
+          },
       items,
       problems: walk.problems,
     });

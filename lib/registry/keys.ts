@@ -14,6 +14,7 @@ import { InvalidInputError } from '../errors.js';
  *   p/<P>/loc/<W>/<s1>/<s2>/…/+c              claim on location s1/s2/… of warehouse W
  *   p/<P>/jobs/live/<J>                       job J while queued, running or just finished
  *   p/<P>/jobs/done/<J>                       job J once finished, until its retention ends
+ *   idem/<sha256(principal)>/<sha256(key)>    an Idempotency-Key's claim and answer (idempotency-records.ts)
  *
  * <…> is `encodeSegment(name)`. Records are always leaves and a namespace's children live in
  * its own directory (`p/<P>/t/<a>/<b>/`), so listing a namespace's children is one LIST of a
@@ -42,7 +43,8 @@ import { InvalidInputError } from '../errors.js';
  */
 
 /**
- * A namespace's drop mark (lib/catalog/namespaces/drop-marks.ts) is its record key plus `!`. `!`
+ * A namespace's drop mark (lib/catalog/namespaces/drop-marks.ts) is its record key plus `!`, and
+ * so is a table's rename mark (lib/catalog/protocols/rename-marks.ts). `!`
  * (0x21) is below every byte an encoded segment can hold (`%` is 0x25), so the mark sorts right
  * after its record and before any other name: a page of ListNamespaces sees each listed name's
  * mark in the same LIST. No name encodes to a segment with a raw `!`, so a mark is never a name.
@@ -170,6 +172,8 @@ export const keys = {
   namespaceDropMark: (project: string, id: readonly string[]) => checked(`${keys.namespace(project, id)}${DROP_MARK_SUFFIX}`),
   table: (project: string, id: readonly string[]) =>
     checked(`${keys.subtree(project, id.slice(0, -1))}+t/${seg(id[id.length - 1])}`),
+  /** Beside the table's record, while a rename touching that name may be under way (DROP_MARK_SUFFIX). */
+  tableRenameMark: (project: string, id: readonly string[]) => checked(`${keys.table(project, id)}${DROP_MARK_SUFFIX}`),
   tablesPrefix: (project: string, namespace: readonly string[]) => `${keys.subtree(project, namespace)}+t/`,
   /**
    * Protection records (lib/lifecycle/protection.ts) mirror the object tree, so every protection

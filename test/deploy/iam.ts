@@ -185,6 +185,23 @@ export function principalMatches(principal: unknown, arn: string): boolean {
   return list(aws).some((p) => p === '*' || p === arn || (account !== undefined && p === `arn:aws:iam::${account}:root`));
 }
 
+/** Whether a resource policy's `Principal` names this service principal (`cloudwatch.amazonaws.com`) or everyone. */
+export function servicePrincipalMatches(principal: unknown, service: string): boolean {
+  if (principal === '*') return true;
+  const p = principal as { Service?: string | string[]; AWS?: string | string[] } | undefined;
+  return list(p?.Service).includes(service) || list(p?.AWS).includes('*');
+}
+
+/**
+ * A resource policy's verdict for a call by a service principal (an SNS topic policy, a queue
+ * policy): only the statements whose `Principal` covers the service take part, then the usual
+ * explicit-deny-wins logic. With no Allow for it a resource policy that exists grants nothing
+ * (SNS's default policy is replaced by any topic policy).
+ */
+export function evaluateForService(statements: readonly Statement[], service: string, request: Request): Decision {
+  return evaluate(statements.filter((s) => servicePrincipalMatches(s.Principal, service)), request);
+}
+
 /** Whether `callerRoleArn` may assume the role whose trust policy is `trust`. */
 export function trustAllows(trust: readonly Statement[], callerRoleArn: string, callerTags: Readonly<Record<string, string>> = {}): boolean {
   const context = Object.fromEntries(Object.entries(callerTags).map(([k, v]) => [`aws:PrincipalTag/${k}`, v]));

@@ -98,6 +98,15 @@ describe('RASK_LOG_LEVEL and RASK_LOG_FORMAT hold for every line', () => {
     expect(ns.status).toBe(200);
     const created = await fetch(`${s.url}/v1/table/made%24t/create`, { method: 'POST', headers: admin, body: ipcRows(3) });
     expect(created.status, await created.text()).toBe(200);
+    // LanceDB warns when an overwrite finds no dataset: the server writes a new table's first
+    // version with mode create whatever mode the caller sent (lib/catalog/tables/create.ts).
+    const overwritten = await fetch(`${s.url}/v1/table/made%24o/create?mode=overwrite`, { method: 'POST', headers: admin, body: ipcRows(3) });
+    expect(overwritten.status, await overwritten.text()).toBe(200);
+    const json = { ...admin, 'content-type': 'application/json' };
+    const declared = await fetch(`${s.url}/v1/table/made%24d/declare`, { method: 'POST', headers: json, body: '{}' });
+    expect(declared.status, await declared.text()).toBe(200);
+    const first = await fetch(`${s.url}/v1/table/made%24d/insert?mode=overwrite`, { method: 'POST', headers: admin, body: ipcRows(3) });
+    expect(first.status, await first.text()).toBe(200);
     await new Promise((r) => setTimeout(r, 300));
     const lines = s.output();
     expect(lines.some((l) => /CreateTable/.test(l)), lines.join("\n")).toBe(true);
@@ -119,5 +128,34 @@ describe('RASK_LOG_LEVEL and RASK_LOG_FORMAT hold for every line', () => {
     // A write shows its key too: the key the admin's CreatePrincipal stored.
     expect(lines.some((l) => l.message === 'registry write' && typeof l.key === 'string' && String(l.key).includes('nobody'))).toBe(true);
     for (const l of lines) expect(JSON.stringify(l)).not.toContain(ADMIN);
+  });
+
+  it('debug: an admitted data request shows the guard\'s verdict and the data engine\'s share of the time', async () => {
+    const s = await start({ RASK_LOG_LEVEL: 'debug', RASK_LOG_FORMAT: 'json' });
+    const admin = { 'x-api-key': ADMIN };
+    await fetch(`${s.url}/v1/namespace/dbg/create`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{}' });
+    const created = await fetch(`${s.url}/v1/table/dbg%24t/create`, { method: 'POST', headers: admin, body: ipcRows(3) });
+    expect(created.status, await created.text()).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    const lines = s.output().map((l) => JSON.parse(l) as Record<string, unknown>);
+    const request = lines.find((l) => l.message === 'request' && String(l.path).includes('dbg%24t/create'));
+    const mine = lines.filter((l) => l.requestId === request!.requestId);
+    expect(mine.find((l) => l.message === 'guard')).toMatchObject({ level: 'DEBUG', decision: 'admit', operation: 'CreateTable', auth: 'keys' });
+    const engine = mine.filter((l) => l.message === 'step' && l.step === 'data engine');
+    expect(engine.map((l) => l.call)).toContain('createTable');
+    expect(engine.every((l) => typeof l.ms === 'number' && l.outcome === 'ok')).toBe(true);
+    const handler = mine.find((l) => l.message === 'step' && l.step === 'handler')!;
+    expect(Number(handler.ms)).toBeGreaterThanOrEqual(Math.max(...engine.map((l) => Number(l.ms))));
+  });
+
+  it('info: no debug line at all, the guard\'s and the engine\'s included', async () => {
+    const s = await start({ RASK_LOG_LEVEL: 'info', RASK_LOG_FORMAT: 'json' });
+    const admin = { 'x-api-key': ADMIN };
+    await fetch(`${s.url}/v1/namespace/inf/create`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{}' });
+    expect((await fetch(`${s.url}/v1/table/inf%24t/create`, { method: 'POST', headers: admin, body: ipcRows(3) })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    const lines = s.output().map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.some((l) => l.message === 'request')).toBe(true);
+    expect(lines.filter((l) => l.level === 'DEBUG')).toEqual([]);
   });
 });

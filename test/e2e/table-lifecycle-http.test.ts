@@ -121,10 +121,13 @@ describe('raw HTTP: table lifecycle doors', () => {
       await post('/v1/table/a%24t/rename', { new_table_name: 't moved', new_namespace_id: ['b'] });
       const all = (await s.request('GET', '/v1/table')).json().tables as string[];
       expect(all).toEqual(['a$u', 'b$t moved', 'b$z']);
-      // One LIST per page: namespace records share the walked keys, so a page may be short of the
-      // limit (an upper bound) and carries a token while keys follow (docs/protocols.md).
+      // Namespace records share the walked keys, and a table that is the last key of a LIST is
+      // left to the next (its rename mark would follow it), so a page may be short of the limit
+      // (an upper bound) and carries a token while keys follow (docs/protocols.md).
       const first = (await s.request('GET', '/v1/table?limit=2')).json();
-      expect(first).toEqual({ tables: ['a$u'], page_token: 'a$u' });
+      expect(first.tables[0]).toBe('a$u');
+      expect(first.tables.length).toBeLessThanOrEqual(2);
+      expect(first.page_token).toBe(first.tables.at(-1));
       const paged: string[] = [...first.tables];
       for (let token = first.page_token; token !== undefined; ) {
         const page = (await s.request('GET', `/v1/table?limit=2&page_token=${encodeURIComponent(token)}`)).json();

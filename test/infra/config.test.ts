@@ -64,6 +64,32 @@ describe('deployment configuration', () => {
     expect(() => resolveConfig({ functionMode: 'per-op' } as never)).toThrow(/rask:functionMode.*"grouped" or "per-operation"/);
   });
 
+  it('reads the concurrency caps from context, refusing 0 (which would stop the function) and non-numbers', () => {
+    const node = new App({ context: { 'rask:jobsReservedConcurrency': '8', 'rask:maintenanceReservedConcurrency': 'none' } }).node;
+    expect(configFromContext(node)).toMatchObject({ jobsReservedConcurrency: 8, maintenanceReservedConcurrency: 'none' });
+    expect(resolveConfig()).toMatchObject({ jobsReservedConcurrency: 5, maintenanceReservedConcurrency: 2 });
+    for (const bad of [0, '0', -1, 'many', 1001, '2.5']) {
+      expect(() => resolveConfig({ jobsReservedConcurrency: bad } as never), String(bad)).toThrow(/rask:jobsReservedConcurrency must be a whole number of concurrent executions from 1 to 1000, or "none"/);
+    }
+    expect(() => resolveConfig({ maintenanceReservedConcurrency: 0 })).toThrow(/rask:maintenanceReservedConcurrency/);
+  });
+
+  it('reads the per-IP WAF rate from context, or off', () => {
+    expect(configFromContext(new App({ context: { 'rask:wafRateLimit': '1200' } }).node)).toMatchObject({ wafRateLimit: 1200 });
+    expect(configFromContext(new App({ context: { 'rask:wafRateLimit': 'off' } }).node)).toMatchObject({ wafRateLimit: 'off' });
+    expect(resolveConfig()).toMatchObject({ wafRateLimit: 3000 });
+    for (const bad of [5, 'lots', 2.5]) expect(() => resolveConfig({ wafRateLimit: bad } as never)).toThrow(/rask:wafRateLimit must be a whole number of requests per client IP in 5 minutes/);
+  });
+
+  it('routes alarms to an e-mail or an existing topic, not both, validated', () => {
+    const topic = 'arn:aws:sns:eu-west-1:123456789012:ops-alarms';
+    expect(configFromContext(new App({ context: { 'rask:alarmEmail': 'oncall@example.com' } }).node)).toMatchObject({ alarmEmail: 'oncall@example.com' });
+    expect(configFromContext(new App({ context: { 'rask:alarmTopicArn': topic } }).node)).toMatchObject({ alarmTopicArn: topic });
+    expect(() => resolveConfig({ alarmEmail: 'not-an-address' })).toThrow(/rask:alarmEmail must be an e-mail address/);
+    expect(() => resolveConfig({ alarmTopicArn: 'ops-alarms' })).toThrow(/rask:alarmTopicArn must be an SNS topic ARN/);
+    expect(() => resolveConfig({ alarmEmail: 'oncall@example.com', alarmTopicArn: topic })).toThrow(/rask:alarmEmail only applies to the topic the stack creates/);
+  });
+
   describe('OIDC token settings (rask:jwt*)', () => {
     const JWT = { jwtIssuer: 'https://login.example.com/', jwtAudience: 'rask-api', jwtJwksUrl: 'https://login.example.com/.well-known/jwks.json' };
 

@@ -4,8 +4,11 @@
  * job failures, a failure queue for the asynchronous jobs function, a dashboard, stage tracing
  * and metrics, and a retention on the execution-log group.
  */
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MAINTENANCE_PASSES } from '../../infra/constructs/maintenance.js';
+import { FAKE_ACCOUNT, FAKE_REGION, readAssembly } from '../deploy/assembly.js';
+import { evaluateForService, type Statement } from '../deploy/iam.js';
 import { flat, logicalId, resourcesOfType, synthRask } from './helpers.js';
 
 let built: ReturnType<typeof synthRask>;
@@ -22,6 +25,44 @@ describe('alarm topic', () => {
     template().hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
     const policies = Object.values(resourcesOfType(template(), 'AWS::SNS::TopicPolicy'));
     expect(JSON.stringify(policies)).toContain('aws:SecureTransport');
+  });
+
+  it('lets CloudWatch alarms of this account publish, over TLS only (the deploy suite\'s IAM evaluator)', () => {
+    const assembly = readAssembly(built.app.outdir);
+    const stackName = built.stack.stackName;
+    const [policyId, policy] = Object.entries(assembly.stacks.find((s) => s.stackName === stackName)!.resources).find(([, r]) => r.Type === 'AWS::SNS::TopicPolicy')!;
+    const doc = assembly.resolve(stackName, policy.Properties) as { PolicyDocument: { Statement: Statement[] }; Topics: string[] };
+    const topicArn = doc.Topics[0];
+    expect(topicArn, policyId).toMatch(/^arn:aws:sns:/);
+    const statements = doc.PolicyDocument.Statement;
+    const alarmArn = `arn:aws:cloudwatch:${FAKE_REGION}:${FAKE_ACCOUNT}:alarm:RaskAlarmsApi5xx`;
+    const publish = (context: Record<string, string>, service = 'cloudwatch.amazonaws.com') =>
+      evaluateForService(statements, service, { action: 'sns:Publish', resource: topicArn, context });
+    const fromAlarm = { 'aws:SourceAccount': FAKE_ACCOUNT, 'aws:SourceArn': alarmArn, 'aws:SecureTransport': 'true' };
+    expect(publish(fromAlarm).allowed).toBe(true);
+    // TLS-only stays, and the grant is no wider than this account's alarms.
+    expect(publish({ ...fromAlarm, 'aws:SecureTransport': 'false' })).toMatchObject({ allowed: false, reason: 'explicit-deny' });
+    expect(publish({ ...fromAlarm, 'aws:SourceAccount': '999999999999', 'aws:SourceArn': alarmArn.replace(FAKE_ACCOUNT, '999999999999') })).toMatchObject({ allowed: false, reason: 'no-allow' });
+    expect(publish({ ...fromAlarm, 'aws:SourceArn': `arn:aws:events:${FAKE_REGION}:${FAKE_ACCOUNT}:rule/x` })).toMatchObject({ allowed: false, reason: 'no-allow' });
+    expect(publish(fromAlarm, 'events.amazonaws.com')).toMatchObject({ allowed: false, reason: 'no-allow' });
+    // What the topic had before (enforceSSL's Deny alone) lets nothing publish: the check can fail.
+    expect(evaluateForService(statements.filter((st) => st.Effect === 'Deny'), 'cloudwatch.amazonaws.com', { action: 'sns:Publish', resource: topicArn, context: fromAlarm }).allowed).toBe(false);
+  });
+
+  it('with a recipient configured, synth has no unrouted-alarms warning', () => {
+    Annotations.fromStack(built.stack).hasNoWarning('*', Match.stringLikeRegexp('No alarm recipient'));
+  });
+
+  it('warns at synth when no recipient is configured, and not with an existing topic', () => {
+    const bare = synthRask();
+    Annotations.fromStack(bare.stack).hasWarning('*', Match.stringLikeRegexp('No alarm recipient: set -c rask:alarmEmail'));
+    const existing = synthRask({ alarmTopicArn: `arn:aws:sns:${FAKE_REGION}:${FAKE_ACCOUNT}:ops-alarms` });
+    Annotations.fromStack(existing.stack).hasNoWarning('*', Match.stringLikeRegexp('No alarm recipient'));
+    // An existing topic's policy is its owner's: the stack writes none.
+    expect(Object.keys(resourcesOfType(existing.statelessTemplate, 'AWS::SNS::TopicPolicy'))).toEqual([]);
+    for (const a of Object.values(resourcesOfType(existing.statelessTemplate, 'AWS::CloudWatch::Alarm'))) {
+      expect(a.Properties!.AlarmActions).toEqual([`arn:aws:sns:${FAKE_REGION}:${FAKE_ACCOUNT}:ops-alarms`]);
+    }
   });
 
   it('wires every alarm to the topic, on ALARM and on OK', () => {
@@ -76,6 +117,17 @@ describe('asynchronous failures', () => {
     const rule = Object.values(resourcesOfType(template(), 'AWS::Events::Rule')).find((r) => JSON.stringify(r.Properties!.Targets).includes(jobs))!;
     expect(rule.Properties!.Targets[0].DeadLetterConfig).toEqual({ Arn: { 'Fn::GetAtt': [queue, 'Arn'] } });
     expect(alarms()).toContainEqual(expect.objectContaining({ Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 }));
+  });
+
+  it('every failure queue (the jobs function\'s and each scheduled pass\'s) has a depth alarm on the topic', () => {
+    const queues = Object.keys(resourcesOfType(built.statelessTemplate, 'AWS::SQS::Queue')).filter((id) => /Failures/.test(id));
+    expect(queues).toHaveLength(1 + MAINTENANCE_PASSES.length);
+    const depth = alarms().filter((a) => a.Namespace === 'AWS/SQS' && a.MetricName === 'ApproximateNumberOfMessagesVisible');
+    for (const queue of queues) {
+      const found = depth.filter((a) => a.Dimensions[0].Value['Fn::GetAtt']?.[0] === queue);
+      expect(found, queue).toHaveLength(1);
+      expect(found[0].Threshold).toBe(1);
+    }
   });
 });
 

@@ -434,6 +434,8 @@ describe('storage', () => {
     expect(registry.LifecycleConfiguration.Rules).toContainEqual(
       expect.objectContaining({ NoncurrentVersionExpiration: { NoncurrentDays: 30 } }),
     );
+    // Idempotency keys outlive their longest window (30 days) by a day, then S3 removes them.
+    expect(registry.LifecycleConfiguration.Rules).toContainEqual({ Id: 'expire-idempotency-keys', Prefix: 'registry/idem/', ExpirationInDays: 31, Status: 'Enabled' });
     expect(warehouse.VersioningConfiguration).toEqual({ Status: 'Enabled' });
     expect(warehouse.LifecycleConfiguration.Rules).toContainEqual(
       expect.objectContaining({ NoncurrentVersionExpiration: { NoncurrentDays: 1 }, ExpiredObjectDeleteMarker: true }),

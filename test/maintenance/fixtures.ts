@@ -5,7 +5,7 @@
  * in-process aws-sdk-client-mock fake.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FsObjectStore } from '../../lib/adapters/local/fs-object-store.js';
@@ -16,6 +16,8 @@ import { declareTable } from '../../lib/catalog/tables/declare.js';
 import { decodeIpc } from '../../lib/data/arrow.js';
 import { loadLanceDb, type Connection } from '../../lib/adapters/lance/lancedb.js';
 import { parseLocation } from '../../lib/data/location.js';
+import { isManifestKey, namedPaths } from '../../lib/maintenance/dataset-refs.js';
+import { readManifestRefs } from '../../lib/maintenance/lance-manifest.js';
 import { noCredentials } from '../../lib/ports/credential-vendor.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 import { ensureDefaults, ensureLayout } from '../../lib/registry/layout.js';
@@ -101,4 +103,34 @@ export async function tableWithAppends(
 export async function openClient(location: string) {
   const db = await clientConnection(location);
   return db.openTable(parseLocation(location).name);
+}
+
+/**
+ * A dataset's files on disk (path relative to its root → bytes) and the ones its committed
+ * manifests keep: the manifests themselves and Lance's version hint, tags and branches
+ * (`_refs/`), and everything a manifest names (data, deletion and transaction files, every file
+ * of a named index directory). After a sweep the two must be the same set (docs/maintenance.md,
+ * "What a sweep reclaims"); `missing` lists what a manifest names that is not on disk.
+ */
+export async function diskAgainstManifests(location: string): Promise<{ onDisk: Map<string, number>; kept: Set<string>; missing: string[] }> {
+  const onDisk = new Map<string, number>();
+  for (const e of await readdir(location, { recursive: true, withFileTypes: true })) {
+    if (!e.isFile()) continue;
+    const file = path.join(e.parentPath, e.name);
+    onDisk.set(path.relative(location, file), (await stat(file)).size);
+  }
+  const named = new Set<string>();
+  const kept = new Set<string>();
+  for (const rel of onDisk.keys()) {
+    if (rel.startsWith('_refs/') || /(^|\/)_versions\/latest_version_hint\.json$/.test(rel)) kept.add(rel);
+    if (!isManifestKey(rel)) continue;
+    kept.add(rel);
+    for (const p of namedPaths(readManifestRefs(await readFile(path.join(location, rel))))) named.add(p);
+  }
+  for (const rel of onDisk.keys()) {
+    const index = /^_indices\/[^/]+/.exec(rel)?.[0];
+    if (named.has(index ?? rel)) kept.add(rel);
+  }
+  const missing = [...named].filter((p) => !onDisk.has(p) && ![...onDisk.keys()].some((k) => k.startsWith(`${p}/`)));
+  return { onDisk, kept, missing };
 }

@@ -93,17 +93,23 @@ describe('the orphan scan on a real dataset', () => {
     const dir = path.join(root, 'ds/t.lance');
     const manifests = (await readdir(path.join(dir, '_versions'))).filter((n) => n.endsWith('.manifest'));
     const named = new Set<string>();
+    const transactions: string[] = [];
     for (const m of manifests) {
       const r = readManifestRefs(await readFile(path.join(dir, '_versions', m)));
       expect(r.externalBases).toBe(false);
       for (const x of [...r.files, ...r.indexDirs]) named.add(x);
+      if (r.transaction) transactions.push(r.transaction);
     }
-    const onDisk = (await readdir(dir, { recursive: true, withFileTypes: true }))
+    const all = (await readdir(dir, { recursive: true, withFileTypes: true }))
       .filter((e) => e.isFile())
-      .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+      .map((e) => path.relative(dir, path.join(e.parentPath, e.name)));
+    const onDisk = all
       .filter((p) => /^(data|_deletions|_indices)\//.test(p))
       .map((p) => (p.startsWith('_indices/') ? p.split('/').slice(0, 2).join('/') : p));
     expect([...named].sort()).toEqual([...new Set(onDisk)].sort());
+    // Each version names its own transaction file (the sweep reclaims it with the version).
+    expect(transactions.sort()).toEqual(all.filter((p) => p.startsWith('_transactions/')).sort());
+    expect(transactions).toHaveLength(manifests.length);
     expect([...named].some((p) => p.startsWith('_deletions/'))).toBe(true);
     expect([...named].some((p) => p.startsWith('_indices/'))).toBe(true);
   });

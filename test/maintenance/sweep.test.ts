@@ -1,17 +1,16 @@
 import type { RaskEvent } from '../../lib/events/cloudevent.js';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { datasetState } from '../../lib/adapters/lance/maintenance.js';
 import { decodeIpc } from '../../lib/data/arrow.js';
 import { setPolicy } from '../support/policy.js';
-import { readManifestRefs } from '../../lib/maintenance/lance-manifest.js';
 import { REPORTS_PREFIX } from '../../lib/maintenance/reports.js';
 import { makeSweep, sweep, type SweepItem } from '../../lib/maintenance/sweep.js';
 import { keys } from '../../lib/registry/keys.js';
 import type { LocationClaimRecord, TableRecord } from '../../lib/registry/records.js';
 import { ipcRows } from '../data/fixtures.js';
-import { estate, openClient, tableWithAppends, type Estate, type RegistryKind } from './fixtures.js';
+import { diskAgainstManifests, estate, openClient, tableWithAppends, type Estate, type RegistryKind } from './fixtures.js';
 
 let current: Estate | undefined;
 afterEach(async () => {
@@ -21,18 +20,6 @@ afterEach(async () => {
 
 const itemOf = (report: { items: readonly Readonly<Record<string, unknown>>[] }, name: string) =>
   report.items.find((i) => (i.table as string[]).join('.') === name) as SweepItem;
-
-/** Data and deletion files on disk, and what the dataset's remaining manifests name. */
-async function filesAndRefs(location: string): Promise<{ onDisk: string[]; referenced: string[] }> {
-  const list = async (dir: string) => (await readdir(path.join(location, dir)).catch(() => [] as string[])).map((f) => `${dir}/${f}`);
-  const onDisk = [...(await list('data')), ...(await list('_deletions'))].sort();
-  const referenced = new Set<string>();
-  for (const m of await readdir(path.join(location, '_versions'))) {
-    if (!m.endsWith('.manifest')) continue;
-    for (const f of readManifestRefs(await readFile(path.join(location, '_versions', m))).files) referenced.add(f);
-  }
-  return { onDisk, referenced: [...referenced].sort() };
-}
 
 async function storedReports(e: Estate) {
   const page = await e.registryStore.list({ prefix: REPORTS_PREFIX });
@@ -76,8 +63,9 @@ describe.each<RegistryKind>(['fs', 's3-fake'])('sweep (registry on %s, datasets 
     tagged.close();
     // The versions between the tag and the latest lost their manifests by hand (stage 2): the
     // files only they named are gone too, at once; the tag's and the latest's stay.
-    const { onDisk, referenced } = await filesAndRefs(location);
-    expect(onDisk).toEqual(referenced);
+    const disk = await diskAgainstManifests(location);
+    expect([...disk.onDisk.keys()].sort()).toEqual([...disk.kept].sort());
+    expect(disk.missing).toEqual([]);
     expect(item.steps?.cleanup.files_removed).toBeGreaterThan(0);
 
     expect(report.material).toBe(true);
@@ -120,9 +108,9 @@ describe.each<RegistryKind>(['fs', 's3-fake'])('sweep (registry on %s, datasets 
     expect(item.steps?.cleanup).toMatchObject({ status: 'done' });
     const after = await datasetState(location);
     expect(after.versions.map((v) => v.version)).toEqual([after.version]);
-    const { onDisk, referenced } = await filesAndRefs(location);
-    expect(onDisk).toEqual(referenced);
-    expect(onDisk).toHaveLength(1);
+    const disk = await diskAgainstManifests(location);
+    expect([...disk.onDisk.keys()].sort()).toEqual([...disk.kept].sort());
+    expect([...disk.onDisk.keys()].filter((k) => k.startsWith('data/'))).toHaveLength(1);
     expect(after.rows).toBe(120);
   });
 

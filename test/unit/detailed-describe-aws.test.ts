@@ -32,10 +32,12 @@ afterAll(() => lambda.restore());
  * running the data side's handler in-process, so both halves of the exchange are real code.
  */
 describe('detailed DescribeTable through the data function', () => {
+  const logged: { message: string; fields: Record<string, unknown> }[] = [];
+  const logger = { error: (message: string, fields: Record<string, unknown>) => void logged.push({ message, fields }) };
   const invokeWith = (inspector: DatasetInspector) =>
     lambda.on(InvokeCommand).callsFake(async (input: InvokeCommandInput) => {
       const event = JSON.parse(Buffer.from(input.Payload as Uint8Array).toString('utf8')) as InspectEvent;
-      return { StatusCode: 200, Payload: Buffer.from(JSON.stringify(await handleInspectEvent(event, inspector))) };
+      return { StatusCode: 200, Payload: Buffer.from(JSON.stringify(await handleInspectEvent(event, inspector, logger))) };
     });
 
   it('answers version and schema from the data side, over the S3 composition', async () => {
@@ -80,6 +82,18 @@ describe('detailed DescribeTable through the data function', () => {
     });
     const inspector = lambdaInspector(new LambdaClient({}), 'rask-data');
     await expect(inspector.inspect('s3://wh/t.lance', { version: 9 })).rejects.toMatchObject({ code: 11, message: 'no version 9' });
+  });
+
+  it('an unexpected failure on the data side is code 18, logged through the function\'s logger', async () => {
+    logged.length = 0;
+    invokeWith({
+      inspect: async () => {
+        throw new Error('disk on fire');
+      },
+    });
+    const inspector = lambdaInspector(new LambdaClient({}), 'rask-data');
+    await expect(inspector.inspect('s3://wh/t.lance', {})).rejects.toMatchObject({ code: 18 });
+    expect(logged).toEqual([{ message: 'inspection failed', fields: { err: 'Error: disk on fire' } }]);
   });
 
   it('turns a crashed data function into code 18', async () => {

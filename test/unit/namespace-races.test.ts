@@ -10,7 +10,7 @@ import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import { ConditionFailedError } from '../../lib/ports/object-store.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
 
-import { later } from '../support/table-invariants.js';
+import { later, laterMs } from '../support/table-invariants.js';
 
 const settle = (p: Promise<unknown>) =>
   p.then(
@@ -40,12 +40,15 @@ describe.each(['memory', 'fs'] as const)('namespace doors under real concurrency
     f = await servicesOver(kind, { jitterTurns: 3 });
     const s = f.services;
     const outcomes = new Set<string>();
+    // The fs store's writes take thread-pool round trips (milliseconds), against which a few
+    // microtask turns of offset do not change who starts first: offset its calls in milliseconds.
+    const offset = kind === 'fs' ? laterMs : later;
     for (let i = 0; i < 40; i++) {
       const parent = [`p${i}`];
       await createNamespace(s, { id: parent, mode: 'create', properties: {} });
       const [create, drop] = await Promise.all([
-        settle(later(() => createNamespace(s, { id: [...parent, 'c'], mode: 'create', properties: {} }))),
-        settle(later(() => dropNamespace(s, { id: parent, mode: 'fail', behavior: 'restrict' }))),
+        settle(offset(() => createNamespace(s, { id: [...parent, 'c'], mode: 'create', properties: {} }))),
+        settle(offset(() => dropNamespace(s, { id: parent, mode: 'fail', behavior: 'restrict' }))),
       ]);
       outcomes.add(`${create}/${drop}`);
       if (create === 'ok' && drop === 'ok') {

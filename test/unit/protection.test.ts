@@ -191,6 +191,25 @@ describe.each(['memory', 'fs'] as const)('DescribeNamespace and `mayBeProtected`
     expect(await describeNamespace(s, ['n'])).toEqual({ properties: { k: 'v' }, protected: false });
   });
 
+  it('the flag only spares describe a read: a protected namespace is still refused for drop, whatever its record says', async () => {
+    f = await servicesOver(kind);
+    const s = f.services;
+    await createNamespace(s, { id: ['p'], mode: 'create', properties: {} });
+    await createNamespace(s, { id: ['p', 'n'], mode: 'create', properties: {} });
+    await setProtection(s, { kind: 'namespace', id: ['p', 'n'], protected: true, principal: 'ana' });
+    for (const behavior of ['restrict', 'cascade'] as const) {
+      expect(await code(dropNamespace(s, { id: ['p', 'n'], mode: 'fail', behavior }))).toBe(19);
+    }
+    expect(await code(dropNamespace(s, { id: ['p'], mode: 'fail', behavior: 'cascade' }))).toBe(19);
+    // Even a record that (wrongly) says it cannot be protected: the drop reads the protection record itself.
+    const nsKey = keys.namespace(s.project, ['p', 'n']);
+    const found = (await s.registry.read<NamespaceRecord>(nsKey))!;
+    await s.registry.replace(nsKey, { ...found.value, mayBeProtected: false }, found.etag);
+    expect(await code(dropNamespace(s, { id: ['p', 'n'], mode: 'fail', behavior: 'restrict' }))).toBe(19);
+    expect(await code(dropNamespace(s, { id: ['p'], mode: 'fail', behavior: 'cascade' }))).toBe(19);
+    expect((await s.registry.read<NamespaceRecord>(nsKey))?.value.state).toBe('active');
+  });
+
   it('a record written before the flag existed still reads its protection record', async () => {
     f = await servicesOver(kind);
     const s = f.services;

@@ -8,6 +8,7 @@ import type { CatalogServices } from '../services.js';
 import { dropClaimId, moveClaimId, type KnownClaim } from './claims.js';
 import { putMarkersOf, removeMarkers } from './markers.js';
 import { carryProtection, readProtectionRecord } from '../protection.js';
+import { clearRenameMark, putRenameMark, withdrawRenameMarks, type PlacedMark } from './rename-marks.js';
 
 /**
  * The rename state machine (docs/protocols.md, "RenameTable"). A rename moves a table record
@@ -15,12 +16,14 @@ import { carryProtection, readProtectionRecord } from '../protection.js';
  * is a sequence of single-object conditional writes whose every intermediate state is on
  * record and can be finished or undone by whoever finds it:
  *
+ *   rename marks at S and D (rename-marks.ts)            so a listing reads those two names
  *   S active ──CAS──▶ S moving{to D, nonce}            the contended step: one rename wins
  *   D absent ──put-if-absent──▶ D arriving{from S, nonce, sourceEtag}   (together with the mark)
  *   (D's namespace re-checked: it must still be active after the arrival landed)
  *   S moving ──CAS──▶ S moved                          THE DECISION: committed
  *      or    ──CAS──▶ S active, then D arriving deleted   THE DECISION: undone
  *   D arriving ──CAS──▶ D active, claim ids S → D      then the S marker is deleted
+ *   (the marks of this nonce removed once the move is committed or undone)
  *
  * Each step reuses what the one before answered (the arrival's etag, the claim read alongside
  * the first write) instead of reading it again: six requests in a row (docs/protocols.md,
@@ -159,12 +162,18 @@ export async function beginMove(
   sourceId: readonly string[],
   source: Rec,
   destination: readonly string[],
-): Promise<{ moving: Rec; arrival?: Rec }> {
+  /** The move's nonce and its marks, when the caller placed them already (beside its first reads). */
+  placed?: { readonly nonce: string; readonly marks: readonly [PlacedMark, PlacedMark] },
+): Promise<{ moving: Rec; arrival?: Rec; marks: RenameMarks }> {
+  const nonce = placed?.nonce ?? services.newId();
   const moving: TableRecord = {
     ...liveRecord(source.value),
     state: 'moving',
-    move: { nonce: services.newId(), to: [...destination] },
+    move: { nonce, to: [...destination] },
   };
+  // The marks go first, so a listing never meets a record of this move without one beside it.
+  const [sourceMark, destinationMark] = placed?.marks ?? (await placeRenameMarks(services, sourceId, destination, nonce));
+  const marks = { source: sourceMark.etag, destination: destinationMark.etag };
   const arrival = arrivalOf(moving, sourceId, destination, source.etag);
   const destKey = tableKey(services, destination);
   const [marked, arrived] = await Promise.allSettled([
@@ -173,14 +182,37 @@ export async function beginMove(
   ]);
   if (marked.status === 'rejected') {
     if (arrived.status === 'fulfilled') await services.registry.remove(destKey, arrived.value).catch(ignoreLostRace);
+    await withdrawRenameMarks(services, [sourceMark, destinationMark]);
     throw marked.reason;
   }
   const begun = { value: moving, etag: marked.value };
   if (arrived.status === 'rejected') {
     ignoreLostRace(arrived.reason);
-    return { moving: begun };
+    return { moving: begun, marks };
   }
-  return { moving: begun, arrival: { value: arrival, etag: arrived.value } };
+  return { moving: begun, arrival: { value: arrival, etag: arrived.value }, marks };
+}
+
+/** Both marks of move `nonce` (source first), in one round trip. */
+export async function placeRenameMarks(
+  services: CatalogServices,
+  sourceId: readonly string[],
+  destination: readonly string[],
+  nonce: string,
+): Promise<[PlacedMark, PlacedMark]> {
+  return Promise.all([putRenameMark(services, sourceId, nonce), putRenameMark(services, destination, nonce)]);
+}
+
+/** The etags of the rename marks the request that began a move placed (rename-marks.ts). */
+export interface RenameMarks {
+  readonly source: string;
+  readonly destination: string;
+}
+
+/** Removes the marks of a committed or undone move at both its names (`known`: the etags its request placed them with). */
+async function clearMarksOf(services: CatalogServices, names: readonly (readonly string[])[], nonce: string, known?: RenameMarks): Promise<void> {
+  const etags = [known?.source, known?.destination];
+  await Promise.all(names.map((id, i) => clearRenameMark(services, id, nonce, etags[i])));
 }
 
 /** The destination's record while the move is undecided. */
@@ -195,6 +227,8 @@ export interface MoveHints {
   readonly arrival?: Rec;
   /** The location claim, read alongside the move's first write. */
   readonly claim?: KnownClaim;
+  /** The rename marks it placed. */
+  readonly marks?: RenameMarks;
 }
 
 /**
@@ -222,7 +256,7 @@ export async function finishMove(
     if (arrived && !ours) {
       // A live table, or one that is itself being renamed away: D is taken.
       if (isLive(arrived.value) || arrived.value.state === 'moving') {
-        return undo(services, sourceId, moving, 'destination-exists');
+        return undo(services, sourceId, moving, 'destination-exists', undefined, hints.marks);
       }
       // Someone else's arrival (another rename into D, or a stale one), or the marker of a table
       // that has left D: settle it, then look again.
@@ -241,8 +275,8 @@ export async function finishMove(
     // Read after our arrival landed: a namespace drop that marked `dropping` before this read
     // lists D afterwards and settles it; one that marks it later sees the committed table.
     const namespace = await namespaceState(services, dest.slice(0, -1));
-    if (!namespace.active) return undo(services, sourceId, moving, 'namespace-missing', arrived);
-    if (namespace.warehouse !== moving.value.warehouse) return undo(services, sourceId, moving, 'warehouse-mismatch', arrived);
+    if (!namespace.active) return undo(services, sourceId, moving, 'namespace-missing', arrived, hints.marks);
+    if (namespace.warehouse !== moving.value.warehouse) return undo(services, sourceId, moving, 'warehouse-mismatch', arrived, hints.marks);
     const moved: TableRecord = { ...moving.value, state: 'moved' };
     let movedEtag: string;
     try {
@@ -251,7 +285,7 @@ export async function finishMove(
       if (!(err instanceof ConditionFailedError)) throw err;
       return observe(services, sourceId, moving);
     }
-    await completeMoved(services, sourceId, { value: moved, etag: movedEtag }, { arrival: arrived, claim: hints.claim });
+    await completeMoved(services, sourceId, { value: moved, etag: movedEtag }, { arrival: arrived, claim: hints.claim, marks: hints.marks });
     return { kind: 'committed' };
   }
   throw new ConcurrentModificationError(`renaming table ${fmtId(sourceId)} kept colliding with concurrent requests; retry`);
@@ -267,7 +301,7 @@ async function completeMoved(
   services: CatalogServices,
   sourceId: readonly string[],
   moved: Rec,
-  known: { arrival?: Rec; claim?: KnownClaim } = {},
+  known: { arrival?: Rec; claim?: KnownClaim; marks?: RenameMarks } = {},
 ): Promise<void> {
   const { to: dest, nonce } = moved.value.move ?? {};
   if (dest && nonce) {
@@ -279,8 +313,15 @@ async function completeMoved(
       carryProtectionOf(services, moved.value, sourceId, dest),
     ]);
   }
+  // D is live: its rename mark goes beside the source marker's removal; S's only after it.
+  const destinationMark = dest && nonce ? clearRenameMark(services, dest, nonce, known.marks?.destination) : Promise.resolve();
+  destinationMark.catch(() => undefined); // settled even when the removal below throws first
   await services.registry.remove(tableKey(services, sourceId), moved.etag).catch(ignoreLostRace);
-  await removeMarkers(services, sourceId, moved.value);
+  await destinationMark;
+  await Promise.all([
+    removeMarkers(services, sourceId, moved.value),
+    nonce ? clearRenameMark(services, sourceId, nonce, known.marks?.source) : undefined,
+  ]);
 }
 
 /**
@@ -317,14 +358,21 @@ async function activate(services: CatalogServices, dest: readonly string[], nonc
 type UndoReason = 'destination-exists' | 'namespace-missing' | 'warehouse-mismatch';
 
 /** Undoes a move: the decision is the CAS back to live; the arrival is cleaned up after it. */
-async function undo(services: CatalogServices, sourceId: readonly string[], moving: Rec, reason: UndoReason, arrival?: Rec): Promise<MoveOutcome> {
+async function undo(
+  services: CatalogServices,
+  sourceId: readonly string[],
+  moving: Rec,
+  reason: UndoReason,
+  arrival?: Rec,
+  marks?: RenameMarks,
+): Promise<MoveOutcome> {
   try {
     await services.registry.replace(tableKey(services, sourceId), liveRecord(moving.value), moving.etag);
   } catch (err) {
     if (!(err instanceof ConditionFailedError)) throw err;
     return observe(services, sourceId, moving);
   }
-  await withdrawArrival(services, moving.value, arrival);
+  await withdrawArrival(services, sourceId, moving.value, arrival, marks);
   return { kind: 'undone', reason };
 }
 
@@ -333,14 +381,15 @@ async function undo(services: CatalogServices, sourceId: readonly string[], movi
  * destination before a commit, but a rename begun by an earlier version named it before its
  * arrival: drop that id too.
  */
-async function withdrawArrival(services: CatalogServices, moving: TableRecord, known?: Rec): Promise<void> {
+async function withdrawArrival(services: CatalogServices, sourceId: readonly string[], moving: TableRecord, known?: Rec, marks?: RenameMarks): Promise<void> {
   const { to: dest, nonce } = moving.move ?? {};
   if (!dest || !nonce) return;
   const arrived = known ?? (await readRaw(services, dest));
   if (arrived?.value.state === 'arriving' && arrived.value.move?.nonce === nonce) {
     await services.registry.remove(tableKey(services, dest), arrived.etag).catch(ignoreLostRace);
   }
-  await dropClaimId(services, moving, dest);
+  // The source is live again and the arrival gone: the move is over at both names.
+  await Promise.all([dropClaimId(services, moving, dest), clearMarksOf(services, [sourceId, dest], nonce, marks)]);
 }
 
 /**
@@ -357,7 +406,7 @@ async function observe(services: CatalogServices, sourceId: readonly string[], m
   const destination = await readSettled(services, dest!);
   if (destination?.value.uid === moving.value.uid) return { kind: 'committed' };
   if (source?.value.uid === moving.value.uid && isLive(source.value)) {
-    await withdrawArrival(services, moving.value);
+    await withdrawArrival(services, sourceId, moving.value);
     return { kind: 'undone', reason: 'unknown' };
   }
   return { kind: 'unknown' };
@@ -389,7 +438,8 @@ async function settleArrival(services: CatalogServices, destId: readonly string[
     await services.registry.replace(tableKey(services, src!), source.value, source.etag);
   }
   await services.registry.remove(tableKey(services, destId), arriving.etag);
-  await dropClaimId(services, arriving.value, destId);
+  // This nonce is on no record now, and (fenced, or never carried) never will be at the source.
+  await Promise.all([dropClaimId(services, arriving.value, destId), nonce && src ? clearMarksOf(services, [src, destId], nonce) : undefined]);
 }
 
 /** Whether the namespace is active, and the warehouse its tables live in (the root: the default one). */

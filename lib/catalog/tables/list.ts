@@ -1,11 +1,11 @@
 import { TableNotFoundError } from '../../errors.js';
-import { encodeSegment, keys, parseDataMarkerKey, parseTreeKey } from '../../registry/keys.js';
+import { DROP_MARK_SUFFIX, dropMarkedSegment, encodeSegment, keys, parseDataMarkerKey, parseTreeKey } from '../../registry/keys.js';
 import type { ProjectRecord } from '../../registry/records.js';
 import { requireNamespace } from '../namespaces/lookup.js';
 import { validateId } from '../ids.js';
 import type { CatalogServices } from '../services.js';
 import { findManifest } from '../dataset/manifests.js';
-import { hasData, resolveTable } from '../protocols/lookup.js';
+import { hasData, readTable, resolveTable } from '../protocols/lookup.js';
 import { putMarkers } from '../protocols/markers.js';
 
 /** Tables probed for data at once by `include_declared=false` in a namespace without has-data markers. */
@@ -21,11 +21,23 @@ export async function listTables(
   if (input.includeDeclared && input.limit !== 0) {
     // The namespace check and the LIST are independent: one round trip for both (the page is
     // thrown away if the namespace turns out not to exist).
+    const marked = new Set<string>();
     const [, page] = await Promise.all([
       requireNamespace(services, input.namespace),
-      services.registry.listNames(prefix, { startAfter: input.pageToken, limit: input.limit, encode: encodeSegment }),
+      services.registry.listNames(prefix, {
+        startAfter: input.pageToken,
+        limit: input.limit,
+        encode: encodeSegment,
+        onOther: (segment) => {
+          const name = dropMarkedSegment(segment);
+          if (name !== undefined) marked.add(name);
+        },
+      }),
     ]);
-    return page.more ? { tables: page.names, page_token: page.names[page.names.length - 1] } : { tables: page.names };
+    const tables = await withoutRenamedAway(services, page.names.map((name) => [...input.namespace, name]), (id) => marked.has(encodeSegment(id[id.length - 1])));
+    // The token is the last name the LIST passed, listed or not: the next page starts after it.
+    const names = tables.map((id) => id[id.length - 1]);
+    return page.more ? { tables: names, page_token: page.names[page.names.length - 1] } : { tables: names };
   }
   if (input.limit === 0) {
     await requireNamespace(services, input.namespace);
@@ -72,6 +84,27 @@ export async function listTables(
     if (!page.more) return { tables };
     startAfter = page.names[page.names.length - 1];
   }
+}
+
+/**
+ * The listed tables DescribeTable answers for: a name with a rename mark beside it
+ * (protocols/rename-marks.ts) is read the way describe reads it (settled: a rename a crash left
+ * half-way is finished or undone first; read-only mode answers what settling would leave), and
+ * left out when no live table is there. Only marked names cost a read (docs/protocols.md, "The
+ * rename mark").
+ */
+async function withoutRenamedAway(
+  services: CatalogServices,
+  ids: readonly (readonly string[])[],
+  isMarked: (id: readonly string[]) => boolean,
+): Promise<(readonly string[])[]> {
+  const gone = new Set<readonly string[]>();
+  await Promise.all(
+    ids.filter(isMarked).map(async (id) => {
+      if (!(await readTable(services, id))) gone.add(id);
+    }),
+  );
+  return ids.filter((id) => !gone.has(id));
 }
 
 /** A sorted name listing read one page at a time. */
@@ -220,19 +253,32 @@ export async function listAllTables(
   // the page holds the tables among those keys and may be short of `limit` (the spec's limit is
   // an upper bound), with a token whenever keys follow. Only a LIST with no table at all (a run
   // of namespace records, or tables filtered out) makes the walk take another.
+  //
+  // A table's rename mark is the key right after its record (keys.ts, DROP_MARK_SUFFIX): a table
+  // whose record is the last key of a truncated LIST may have its mark in the next one, so it is
+  // left to the next page (whose LIST starts at it), and a marked table is read as describe
+  // reads it (withoutRenamedAway).
   for (;;) {
     const want = input.limit === undefined ? 1000 : Math.min(1000, input.limit - tables.length + 1);
     const page = await services.registry.listKeys({ prefix, startAfter, limit: want });
-    for (const key of page.keys) {
+    const walked = page.truncated && page.keys.length > 1 ? page.keys.slice(0, -1) : page.keys;
+    const marks = new Set(walked.filter((key) => dropMarkedSegment(key.slice(key.lastIndexOf('/') + 1)) !== undefined));
+    const found: { id: readonly string[]; key: string }[] = [];
+    for (const key of walked) {
       const parsed = parseTreeKey(services.project, key);
-      if (parsed?.kind !== 'table') continue;
-      if (!input.includeDeclared && !(await tableHasData(services, parsed.id))) continue;
+      if (parsed?.kind === 'table') found.push({ id: parsed.id, key });
+    }
+    const markedKeys = new Set(found.filter((t) => marks.has(t.key + DROP_MARK_SUFFIX)).map((t) => t.id));
+    const live = new Set(await withoutRenamedAway(services, found.map((t) => t.id), (id) => markedKeys.has(id)));
+    for (const { id } of found) {
+      if (!live.has(id)) continue;
+      if (!input.includeDeclared && !(await tableHasData(services, id))) continue;
       if (input.limit !== undefined && tables.length === input.limit) {
         return { tables, page_token: tables[tables.length - 1] };
       }
-      tables.push(parsed.id.join(input.delimiter));
+      tables.push(id.join(input.delimiter));
     }
-    const last = page.keys[page.keys.length - 1];
+    const last = walked[walked.length - 1];
     if (!page.truncated || !last) return { tables };
     if (input.limit !== undefined && tables.length > 0) return { tables, page_token: tables[tables.length - 1] };
     startAfter = last;

@@ -13,7 +13,8 @@ import { requireNamespace } from '../namespaces/lookup.js';
 import type { CatalogServices } from '../services.js';
 import { readTable, tableKey, validateTableId } from '../protocols/lookup.js';
 import { fmtId, validateId } from '../ids.js';
-import { beginMove, finishMove } from '../protocols/move.js';
+import { beginMove, finishMove, placeRenameMarks } from '../protocols/move.js';
+import { withdrawRenameMarks } from '../protocols/rename-marks.js';
 import { readClaim } from '../protocols/claims.js';
 import { protectedError, readProtectionRecord } from '../protection.js';
 
@@ -51,31 +52,56 @@ export async function renameTable(services: CatalogServices, input: RenameInput)
   // and for the warehouse (undoing the move if either fails, which only a drop racing the
   // rename can make happen).
   const sameNamespace = sameId(namespace, input.id.slice(0, -1));
-  return services.registry.retrying(`rename table ${fmtId(input.id)}`, async () => {
-    // The reads are independent: one round trip for all, answered in the check order.
-    const [sourceRead, namespaceRead, destRead] = await Promise.allSettled([
-      readTable(services, input.id),
-      sameNamespace ? Promise.resolve(undefined) : requireNamespace(services, namespace, '; create it before moving a table into it'),
-      sameId(dest, input.id) ? Promise.resolve(undefined) : readTable(services, dest),
-    ]);
+  /** The checks on the first round trip's reads, in the check order. */
+  const checkRename = async (
+    sourceRead: PromiseSettledResult<Awaited<ReturnType<typeof readTable>>>,
+    namespaceRead: PromiseSettledResult<Awaited<ReturnType<typeof requireNamespace>>>,
+    destRead: PromiseSettledResult<Awaited<ReturnType<typeof readTable>>>,
+  ) => {
     const source = settled(sourceRead);
     if (!source) throw new TableNotFoundError(`table ${fmtId(input.id)} does not exist`);
     // The protection record, unless the table record rules protection out (protection.ts,
     // `mayBeProtected`) or the request forces (the move carries a protection itself).
     const protection = input.force || source.value.mayBeProtected === false ? undefined : await readProtectionRecord(services, 'table', input.id);
     if (protection?.uid === source.value.uid) throw protectedError('table', input.id, 'renamed');
-    if (sameId(dest, input.id)) throw new TableAlreadyExistsError(`table ${fmtId(dest)} already exists`);
     if (!sameNamespace) {
       const destNamespace = settled(namespaceRead);
       const destWarehouse = destNamespace?.value.warehouse ?? services.defaultWarehouse;
       if (destWarehouse !== source.value.warehouse) throw warehouseMismatch(input.id, namespace, destWarehouse, source.value.warehouse);
     }
     if (settled(destRead)) throw new TableAlreadyExistsError(`table ${fmtId(dest)} already exists`);
+  };
+  return services.registry.retrying(`rename table ${fmtId(input.id)}`, async () => {
+    if (sameId(dest, input.id)) {
+      // Refused whatever the reads say, in the check order (4, 19, then 5); nothing is marked.
+      const none = { status: 'fulfilled', value: undefined } as const;
+      await checkRename((await Promise.allSettled([readTable(services, input.id)]))[0], none, none);
+      throw new TableAlreadyExistsError(`table ${fmtId(dest)} already exists`);
+    }
+    // The reads are independent: one round trip for all, answered in the check order. The move's
+    // rename marks (protocols/rename-marks.ts) are placed in the same round trip, before any
+    // record of the move is written; a refused rename removes those it created.
+    const nonce = services.newId();
+    const [sourceRead, namespaceRead, destRead, marksPlaced] = await Promise.allSettled([
+      readTable(services, input.id),
+      sameNamespace ? Promise.resolve(undefined) : requireNamespace(services, namespace, '; create it before moving a table into it'),
+      readTable(services, dest),
+      placeRenameMarks(services, input.id, dest, nonce),
+    ]);
+    const marks = settled(marksPlaced);
+    try {
+      await checkRename(sourceRead, namespaceRead, destRead);
+    } catch (err) {
+      await withdrawRenameMarks(services, marks);
+      throw err;
+    }
+    const source = settled(sourceRead)!;
 
     // The claim is read alongside the first writes (the mark and the arrival): the commit
     // rewrites it (move.ts).
-    const [{ moving, arrival }, claim] = await Promise.all([beginMove(services, input.id, source, dest), readClaim(services, source.value)]);
-    const outcome = await finishMove(services, input.id, moving, 1, { arrival, claim });
+    const [begun, claim] = await Promise.all([beginMove(services, input.id, source, dest, { nonce, marks }), readClaim(services, source.value)]);
+    const { moving, arrival } = begun;
+    const outcome = await finishMove(services, input.id, moving, 1, { arrival, claim, marks: begun.marks });
     switch (outcome.kind) {
       case 'committed':
         // The move itself carried a protection along (move.ts, completeMoved).
