@@ -14,6 +14,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { FixedSizeList, Field, Float32, Int64, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, vectorFromArray } from 'apache-arrow';
 import { LanceDataEngine } from '../lib/adapters/lance/engine.js';
+import { readIndexRequest } from '../lib/data/index-request.js';
 
 const rowsList = (process.argv[2] ?? '10000,50000,100000').split(',').map(Number);
 const dim = Number(process.argv[3] ?? 128);
@@ -44,7 +45,7 @@ async function main(): Promise<void> {
       await engine.createTable(location, body);
       const create = (performance.now() - t0) / 1000;
       t0 = performance.now();
-      await engine.createIndex(location, { column: 'vec', index_type: indexType });
+      await engine.createIndex(location, readIndexRequest({ column: 'vec', index_type: indexType }));
       const index = (performance.now() - t0) / 1000;
       // Proves the build covered the table (an index that indexed nothing would time as fast).
       const { indexes } = await engine.listIndices(location);

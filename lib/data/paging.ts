@@ -1,5 +1,3 @@
-import { type Json, optInt, optString } from './validate.js';
-
 export interface Page {
   page_token?: string;
 }
@@ -14,9 +12,8 @@ export function byteCompare(a: string, b: string): number {
  * `limit` an inclusive upper bound (0 ⇒ nothing), and a token is returned only when more items
  * follow.
  */
-export function page<T>(all: readonly T[], key: (item: T) => string, body: Json): { items: T[] } & Page {
-  const after = optString(body.page_token, 'page_token') || undefined;
-  const limit = optInt(body.limit, 'limit');
+export function page<T>(all: readonly T[], key: (item: T) => string, paging: { readonly pageToken?: string; readonly limit?: number }): { items: T[] } & Page {
+  const { pageToken: after, limit } = paging;
   const sorted = [...all].sort((a, b) => byteCompare(key(a), key(b)));
   const rest = after === undefined ? sorted : sorted.filter((item) => byteCompare(key(item), after) > 0);
   if (limit === undefined || rest.length <= limit) return { items: rest };

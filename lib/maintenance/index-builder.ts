@@ -25,7 +25,9 @@ import { jobContext } from '../queue/context.js';
 import { enqueue } from '../queue/jobs.js';
 import { CREATE_INDEX } from '../catalog/data/indices.js';
 import type { DatasetState } from '../adapters/lance/maintenance.js';
+import type { IndexRequest } from '../data/index-request.js';
 import { finishReport, type MaintenancePass, type PassOptions } from './pass.js';
+import { desiredFields, desiredRequest } from './desired-index.js';
 import type { DesiredIndex } from './policy.js';
 import { writeReport } from './reports.js';
 import { skipReason } from './table-checks.js';
@@ -59,8 +61,8 @@ export interface IndexFinding {
 export interface IndexData {
   datasetState(location: string): Promise<DatasetState>;
   compactAndFold(location: string): Promise<unknown>;
-  rebuildIndex(location: string, request: Record<string, unknown>): Promise<unknown>;
-  createIndex(location: string, request: Record<string, unknown>): Promise<unknown>;
+  rebuildIndex(location: string, request: IndexRequest): Promise<unknown>;
+  createIndex(location: string, request: IndexRequest): Promise<unknown>;
 }
 
 const isVector = (type: string) => /^(IVF|HNSW)/.test(type);
@@ -135,7 +137,7 @@ export async function buildTable(unit: TableUnit, options: PassOptions, data: In
         next = { action: 'fold-blocked', reason: 'the Node SDK folds this index only inside its compaction call, which the policy disables (only scalar and FTS indices the policy declares are rebuilt instead)' };
       } else if (options.dryRun) next = { action: 'would-fold', reason: 'by a rebuild' };
       else {
-        await data.rebuildIndex(unit.location, { ...(desired.params ?? {}), column: desired.column, index_type: desired.type, name: desired.name });
+        await data.rebuildIndex(unit.location, desiredRequest(desired));
         material = true;
         next = { action: 'folded', reason: 'rebuilt over every row (the policy disables compaction)' };
       }
@@ -176,20 +178,20 @@ async function buildMissing(
   const name = desired.name;
   if (queued.has(name)) return { name, action: 'already-queued', transaction_id: queued.get(name) };
   if (rows < (desired.min_rows ?? 0)) return { name, action: 'waiting-for-rows', reason: `the table has ${rows} rows; the policy builds at ${desired.min_rows}` };
-  const request = { ...(desired.params ?? {}), column: desired.column, index_type: desired.type, name };
   const large = isVector(desired.type) && rows > maxSync;
   if (options.dryRun) return { name, action: 'would-build', ...(large ? { reason: 'would be queued as a job' } : {}) };
   if (large) {
     const job = await enqueue(jobContext(unit.services), {
       type: CREATE_INDEX,
       table: { id: unit.record.id, uid: unit.record.uid },
-      params: request,
+      params: desiredFields(desired),
       summary: { index_name: name, column: desired.column, index_type: desired.type, rows: String(rows), max_sync_rows: String(maxSync), queued_by: 'index-builder' },
     });
     return { name, action: 'queued', transaction_id: job.id };
   }
   try {
-    await data.createIndex(unit.location, request);
+    // Decoded here, so a policy's bad parameters are this index's build failure, as before.
+    await data.createIndex(unit.location, desiredRequest(desired));
     return { name, action: 'built' };
   } catch (err) {
     return { name, action: 'build-failed', reason: (err as Error).message };
@@ -200,7 +202,7 @@ async function buildMissing(
 export async function loadIndexData(): Promise<IndexData> {
   const m = await import('../adapters/lance/maintenance.js');
   const { sharedEngine } = await import('../adapters/lance/shared-engine.js');
-  return { datasetState: m.datasetState, compactAndFold: m.compactAndFold, rebuildIndex: m.rebuildIndex, createIndex: (l: string, r: Record<string, unknown>) => sharedEngine().createIndex(l, r) };
+  return { datasetState: m.datasetState, compactAndFold: m.compactAndFold, rebuildIndex: m.rebuildIndex, createIndex: (l: string, r: IndexRequest) => sharedEngine().createIndex(l, r) };
 }
 
 export function makeIndexBuilder(data?: IndexData): MaintenancePass {

@@ -38,6 +38,7 @@ import { latestEntry, readChain } from '../catalog/dataset/version-chain.js';
 import { listAll, namedPaths, unreferenced } from './dataset-refs.js';
 import { readFragmentRows, readManifestRefs } from '../catalog/dataset/lance-manifest.js';
 import { finishReport, type MaintenancePass, type PassOptions } from './pass.js';
+import { desiredRequest } from './desired-index.js';
 import type { MaintenancePolicy } from './policy.js';
 import { writeReport } from './reports.js';
 import { lastSweepKey, precheck, type LastSweepRecord, type StepReport, type SweepItem } from './table-checks.js';
@@ -83,7 +84,7 @@ async function foldByRebuild(
     } else if (VECTOR.test(desired.type)) {
       blocked.push({ name: index.index_name, reason: 'a vector index is folded only while compacting (a rebuild re-trains it), which the policy disables' });
     } else if (!options.dryRun) {
-      await data.rebuildIndex(unit.location, { ...(desired.params ?? {}), column: desired.column, index_type: desired.type, name: desired.name });
+      await data.rebuildIndex(unit.location, desiredRequest(desired));
       rebuilt.push(index.index_name);
     } else {
       rebuilt.push(index.index_name);

@@ -4,21 +4,41 @@
  * `CatalogServices.data`; lib/adapters/lance/engine.ts implements it over LanceDB, and a test
  * may stand a twin in for it (test/support/counting-engine.ts).
  *
- * Requests are the spec's decoded JSON bodies (snake_case), typed `object` so callers may pass
- * their own request interfaces: the engine validates every field it reads. Responses are the
- * spec's response objects; failures are CatalogErrors.
+ * Requests are typed (lib/ports/data-inputs.ts): the data-plane handlers decode and validate the
+ * spec's bodies in lib/operations/data and hand the engine only what they yield (issue 25 item 2,
+ * "one shape per operation"); the engine checks what needs the table (a column exists, a filter
+ * plans). Responses are the spec's response objects; failures are CatalogErrors.
  */
 import type { JsonArrowSchema } from '../data/arrow.js';
+import type {
+  AddColumnsInput,
+  AlterColumnsInput,
+  BranchInput,
+  CountInput,
+  DeleteInput,
+  DropColumnsInput,
+  ExplainInput,
+  FieldMetadataInput,
+  IndexListing,
+  IndexRequest,
+  MergeInsertInput,
+  NamedIndex,
+  NewBranchInput,
+  Paging,
+  QueryInput,
+  ReadSelection,
+  RestoreInput,
+  TagInput,
+  TagVersionInput,
+  UpdateInput,
+  VersionListing,
+  WriteTarget,
+} from './data-inputs.js';
+
+export type * from './data-inputs.js';
 
 export type CreateMode = 'create' | 'exist_ok' | 'overwrite';
 export type InsertMode = 'append' | 'overwrite';
-
-/** Which snapshot a read sees. Absent fields mean the latest version of the main branch. */
-export interface ReadSelection {
-  readonly version?: number;
-  readonly branch?: string;
-  readonly tag?: string;
-}
 
 export interface TableDescription {
   version: number;
@@ -129,56 +149,51 @@ export type Empty = Record<string, never>;
 
 export interface DataEngine {
   // ---- table lifecycle and writes (Arrow IPC bodies) ----
-  createTable(location: string, ipcBody: Buffer, mode?: CreateMode | string): Promise<{ version: number }>;
-  insert(
-    location: string,
-    ipcBody: Buffer,
-    mode?: InsertMode | string,
-    options?: { branch?: string },
-  ): Promise<{ version: number; num_inserted_rows: number }>;
-  mergeInsert(location: string, ipcBody: Buffer, request: object): Promise<MergeInsertResponse>;
-  update(location: string, request: object): Promise<{ updated_rows: number; version: number }>;
-  delete(location: string, request: object): Promise<{ version: number }>;
-  restore(location: string, request: object | number): Promise<{ version: number }>;
+  createTable(location: string, ipcBody: Buffer, mode?: CreateMode): Promise<{ version: number }>;
+  insert(location: string, ipcBody: Buffer, mode?: InsertMode, target?: WriteTarget): Promise<{ version: number; num_inserted_rows: number }>;
+  mergeInsert(location: string, ipcBody: Buffer, input: MergeInsertInput): Promise<MergeInsertResponse>;
+  update(location: string, input: UpdateInput): Promise<{ updated_rows: number; version: number }>;
+  delete(location: string, input: DeleteInput): Promise<{ version: number }>;
+  restore(location: string, input: RestoreInput): Promise<{ version: number }>;
 
   // ---- reads ----
   /** QueryTable: Arrow IPC *file* bytes; a result above `maxBytes` is refused (code 13), never cut. */
-  query(location: string, request: object, options?: { maxBytes?: number }): Promise<Buffer>;
-  explainPlan(location: string, request: object): Promise<string>;
-  analyzePlan(location: string, request: object): Promise<string>;
-  countRows(location: string, request?: object): Promise<number>;
-  stats(location: string, request?: object): Promise<TableStats>;
-  describe(location: string, request?: object): Promise<TableDescription>;
-  listVersions(location: string, request?: object): Promise<{ versions: TableVersion[]; page_token?: string }>;
+  query(location: string, input: QueryInput, options?: { maxBytes?: number }): Promise<Buffer>;
+  explainPlan(location: string, input: ExplainInput): Promise<string>;
+  analyzePlan(location: string, input: QueryInput): Promise<string>;
+  countRows(location: string, input?: CountInput): Promise<number>;
+  stats(location: string, selection?: ReadSelection): Promise<TableStats>;
+  describe(location: string, selection?: ReadSelection): Promise<TableDescription>;
+  listVersions(location: string, listing?: VersionListing): Promise<{ versions: TableVersion[]; page_token?: string }>;
 
   // ---- indexes ----
-  createIndex(location: string, request: object): Promise<Empty>;
+  createIndex(location: string, request: IndexRequest): Promise<Empty>;
   /** Validates a CreateTableIndex request against the table without building; answers the index's name. */
-  checkIndex(location: string, request: object): Promise<{ name: string }>;
-  listIndices(location: string, request?: object): Promise<{ indexes: IndexContent[]; page_token?: string }>;
-  indexStats(location: string, request: object): Promise<IndexStats>;
-  dropIndex(location: string, request: object): Promise<Empty>;
+  checkIndex(location: string, request: IndexRequest): Promise<{ name: string }>;
+  listIndices(location: string, listing?: IndexListing): Promise<{ indexes: IndexContent[]; page_token?: string }>;
+  indexStats(location: string, index: NamedIndex & ReadSelection): Promise<IndexStats>;
+  dropIndex(location: string, index: NamedIndex & WriteTarget): Promise<Empty>;
   /**
    * Builds a CreateTableIndex request over every row, replacing an index of the same name: how
    * the catalog keeps a column fill's key index covered (lib/catalog/data/column-fill.ts).
    */
-  rebuildIndex(location: string, request: object): Promise<Empty>;
+  rebuildIndex(location: string, request: IndexRequest): Promise<Empty>;
 
   // ---- tags and branches ----
-  listTags(location: string, request?: object): Promise<{ tags: Record<string, TagContents>; page_token?: string }>;
-  getTagVersion(location: string, request: object): Promise<{ version: number; branch?: string }>;
-  createTag(location: string, request: object): Promise<Empty>;
-  updateTag(location: string, request: object): Promise<Empty>;
-  deleteTag(location: string, request: object): Promise<Empty>;
-  listBranches(location: string, request?: object): Promise<{ branches: Record<string, BranchContents>; page_token?: string }>;
-  createBranch(location: string, request: object): Promise<Empty>;
-  deleteBranch(location: string, request: object): Promise<Empty>;
+  listTags(location: string, paging?: Paging): Promise<{ tags: Record<string, TagContents>; page_token?: string }>;
+  getTagVersion(location: string, tag: TagInput): Promise<{ version: number; branch?: string }>;
+  createTag(location: string, tag: TagVersionInput): Promise<Empty>;
+  updateTag(location: string, tag: TagVersionInput): Promise<Empty>;
+  deleteTag(location: string, tag: TagInput): Promise<Empty>;
+  listBranches(location: string, paging?: Paging): Promise<{ branches: Record<string, BranchContents>; page_token?: string }>;
+  createBranch(location: string, branch: NewBranchInput): Promise<Empty>;
+  deleteBranch(location: string, branch: BranchInput): Promise<Empty>;
 
   // ---- schema ----
-  addColumns(location: string, request: object): Promise<{ version: number }>;
-  alterColumns(location: string, request: object): Promise<{ version: number }>;
-  dropColumns(location: string, request: object): Promise<{ version: number }>;
-  updateFieldMetadata(location: string, request: object): Promise<{ version: number; fields: Record<string, Record<string, string>> }>;
+  addColumns(location: string, input: AddColumnsInput): Promise<{ version: number }>;
+  alterColumns(location: string, input: AlterColumnsInput): Promise<{ version: number }>;
+  dropColumns(location: string, input: DropColumnsInput): Promise<{ version: number }>;
+  updateFieldMetadata(location: string, input: FieldMetadataInput): Promise<{ version: number; fields: Record<string, Record<string, string>> }>;
   /**
    * A computed column's binding (12: no such column; 13: not computed), with `where`, when
    * given, checked as a filter the table can plan: what a backfill verifies before it is queued.

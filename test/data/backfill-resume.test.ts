@@ -31,7 +31,7 @@ it('a backfill stopped after its first fragment resumes with the rest and leaves
   await insertRows(svc, t, ipcRows(100, 100), 'append', undefined);
   await insertRows(svc, t, ipcRows(100, 200), 'append', undefined);
   const engine = svc.data!;
-  await engine.addColumns(t.location, { new_columns: [{ name: 'twice', computed: 'id * 2' }] });
+  await engine.addColumns(t.location, { columns: [{ kind: 'computed', name: 'twice', expression: 'id * 2' }] });
 
   const stop = new Error('stopped by the test after one slice');
   await expect(runBackfill(svc, t, { column: 'twice' }, { onSlice: () => { throw stop; } })).rejects.toBe(stop);

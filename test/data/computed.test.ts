@@ -7,11 +7,12 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { COMPUTED_BINDING_KEY } from '../../lib/adapters/lance/computed.js';
 import { LanceDataEngine } from '../../lib/adapters/lance/engine.js';
+import { wireEngine } from '../support/wire-engine.js';
 import { ErrorCode } from '../../lib/errors.js';
 import { decode, expectCode, ipcRows, plain, tempRoot } from './fixtures.js';
 
 const { root, cleanup } = tempRoot('rask-computed-');
-const engine = new LanceDataEngine();
+const engine = wireEngine(new LanceDataEngine());
 let seq = 0;
 afterAll(cleanup);
 

@@ -17,6 +17,7 @@ import {
   retiringSessions,
 } from '../../lib/adapters/lance/connections.js';
 import { LanceDataEngine } from '../../lib/adapters/lance/engine.js';
+import { wireEngine } from '../support/wire-engine.js';
 import type { Connection } from '../../lib/adapters/lance/lancedb.js';
 import { parseLocation } from '../../lib/data/location.js';
 import { configureLanceSession, lanceCacheUse, lanceSessionGeneration } from '../../lib/adapters/lance/session.js';
@@ -28,7 +29,7 @@ expect(configureLanceSession({ indexBytes: 8 << 20, metadataBytes: 8 << 20, item
 
 const root = mkdtempSync(path.join(tmpdir(), 'rask-retire-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-const engine = new LanceDataEngine();
+const engine = wireEngine(new LanceDataEngine());
 const loc = (t: number) => path.join(root, `p${t}`, 't.lance');
 
 /** When each connection was closed (the binding's own close, wrapped once). */

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { Table, Utf8, vectorFromArray } from 'apache-arrow';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LanceDataEngine } from '../../lib/adapters/lance/engine.js';
+import { wireEngine } from '../support/wire-engine.js';
 import { connectCached } from '../../lib/adapters/lance/connections.js';
 import { parseLocation } from '../../lib/data/location.js';
 import { CLAMP_SEARCHES_ABOVE, DEFAULT_QUERY_LIMIT } from '../../lib/adapters/lance/query.js';
@@ -27,7 +28,7 @@ import {
 } from './fixtures.js';
 
 const { root, cleanup } = tempRoot('rask-engine-');
-const engine = new LanceDataEngine();
+const engine = wireEngine(new LanceDataEngine());
 let seq = 0;
 
 /** A fresh table of `rows` rows at a new location. */
@@ -512,7 +513,7 @@ describe('countRows, stats, describe, versions, restore', () => {
     const r = await engine.restore(location, { version: 1 });
     expect(r.version).toBe(3);
     expect(await engine.countRows(location)).toBe(300);
-    expect(await engine.restore(location, 2)).toEqual({ version: 4 });
+    expect(await engine.restore(location, { version: 2 })).toEqual({ version: 4 });
     expect(await engine.countRows(location)).toBe(320);
     await expectCode(engine.restore(location, { version: 77 }), ErrorCode.TableVersionNotFound);
   });
@@ -758,12 +759,12 @@ describe('branches', () => {
   it('reads branch ref files through the configured reader', async () => {
     await dev();
     const seen: string[] = [];
-    const custom = new LanceDataEngine({
+    const custom = wireEngine(new LanceDataEngine({
       readTableFile: async (uri, rel) => {
         seen.push(`${uri}|${rel}`);
         return JSON.stringify({ createAt: 1234, metadata: { team: 'x' } });
       },
-    });
+    }));
     const { branches } = await custom.listBranches(location, { limit: 1 });
     expect(branches.dev).toMatchObject({ createAt: 1234, metadata: { team: 'x' } });
     expect(seen).toEqual([`${location}|_refs/branches/dev.json`]);

@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { cachedConnections, connectCached, MAX_CONNECTIONS } from '../../lib/adapters/lance/connections.js';
 import { computedField } from '../../lib/adapters/lance/computed.js';
 import { LanceDataEngine } from '../../lib/adapters/lance/engine.js';
+import { wireEngine } from '../support/wire-engine.js';
 import { loadLanceDb } from '../../lib/adapters/lance/lancedb.js';
 import { parseLocation } from '../../lib/data/location.js';
 import { CACHE_BYTES_SAMPLE_MS, configureLanceSession, lanceCacheUse, lanceSession } from '../../lib/adapters/lance/session.js';
@@ -25,7 +26,7 @@ expect(configureLanceSession(BUDGET)).toBe(true);
 
 const root = mkdtempSync(path.join(tmpdir(), 'rask-memory-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-const engine = new LanceDataEngine();
+const engine = wireEngine(new LanceDataEngine());
 let seq = 0;
 const location = () => path.join(root, 'tables', `p${++seq}`, 't.lance');
 /** Tables side by side in one directory share a connection: only the handle cap applies. */

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadArrow } from '../../lib/data/arrow.js';
 import { LanceDataEngine } from '../../lib/adapters/lance/engine.js';
+import { wireEngine } from '../support/wire-engine.js';
 import { type BuiltQuery, runQuery } from '../../lib/adapters/lance/query.js';
 import { ErrorCode } from '../../lib/errors.js';
 import { decode, expectCode, ipcRows, tempRoot } from './fixtures.js';
@@ -51,7 +52,7 @@ describe('the streaming check', () => {
 describe('the check after encoding (real LanceDB)', () => {
   const { root, cleanup } = tempRoot('rask-bound-');
   afterAll(cleanup);
-  const engine = new LanceDataEngine();
+  const engine = wireEngine(new LanceDataEngine());
 
   it('refuses a result whose buffers fit but whose encoded file does not', async () => {
     const location = path.join(root, 'bound.lance');

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { cachedConnections, connectCached } from '../../lib/adapters/lance/connections.js';
 import { LanceDataEngine } from '../../lib/adapters/lance/engine.js';
+import { wireEngine } from '../support/wire-engine.js';
 import { parseLocation } from '../../lib/data/location.js';
 import { configureLanceSession, lanceCacheUse, lanceSession } from '../../lib/adapters/lance/session.js';
 import { latestHandle } from '../../lib/adapters/lance/table-handles.js';
@@ -20,7 +21,7 @@ expect(configureLanceSession({ indexBytes: 8 << 20, metadataBytes: 8 << 20, item
 
 const root = mkdtempSync(path.join(tmpdir(), 'rask-renewal-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-const engine = new LanceDataEngine();
+const engine = wireEngine(new LanceDataEngine());
 
 describe('the session past its entry limit', () => {
   it('is renewed: entries stay bounded, old connections and handles are dropped and closed, tables answer', async () => {

@@ -9,6 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LanceDataEngine } from '../../lib/adapters/lance/engine.js';
+import { wireEngine } from '../support/wire-engine.js';
 import { loadLanceDb } from '../../lib/adapters/lance/lancedb.js';
 import { ErrorCode } from '../../lib/errors.js';
 import { startAwsHttpFake, type AwsHttpFake } from '../support/aws-http-fake.js';
@@ -32,7 +33,7 @@ const total = totalRequests;
 
 describe('kept table handles on s3://', () => {
   it('a warm call on the latest version reads no manifest: it reuses the handle the first call opened', async () => {
-    const engine = new LanceDataEngine({ storageOptions: storageOptions(`warm${++seq}`) });
+    const engine = wireEngine(new LanceDataEngine({ storageOptions: storageOptions(`warm${++seq}`) }));
     const location = `s3://wh/tables/${seq}/t.lance`;
     await engine.createTable(location, ipcRows(10), 'create');
     const cold = await requests(() => engine.countRows(location));
@@ -56,8 +57,8 @@ describe('kept table handles on s3://', () => {
   });
 
   it('sees what another process committed, and a dataset deleted and written anew at the same location', async () => {
-    const mine = new LanceDataEngine({ storageOptions: storageOptions(`mine${++seq}`) });
-    const theirs = new LanceDataEngine({ storageOptions: storageOptions(`theirs${seq}`) });
+    const mine = wireEngine(new LanceDataEngine({ storageOptions: storageOptions(`mine${++seq}`) }));
+    const theirs = wireEngine(new LanceDataEngine({ storageOptions: storageOptions(`theirs${seq}`) }));
     const location = `s3://wh/tables/${seq}/t.lance`;
     await mine.createTable(location, ipcRows(10), 'create');
     expect(await mine.countRows(location)).toBe(10);
@@ -76,7 +77,7 @@ describe('kept table handles on s3://', () => {
   });
 
   it('a request refused for its own input keeps the handle; a call LanceDB fails drops it', async () => {
-    const engine = new LanceDataEngine({ storageOptions: storageOptions(`bad${++seq}`) });
+    const engine = wireEngine(new LanceDataEngine({ storageOptions: storageOptions(`bad${++seq}`) }));
     const location = `s3://wh/tables/${seq}/t.lance`;
     await engine.createTable(location, ipcRows(10), 'create');
     await engine.countRows(location); // the kept handle is open
@@ -97,7 +98,7 @@ describe('kept table handles on s3://', () => {
   });
 
   it('a read of an older version opens a handle of its own: the kept one stays on the latest', async () => {
-    const engine = new LanceDataEngine({ storageOptions: storageOptions(`tt${++seq}`) });
+    const engine = wireEngine(new LanceDataEngine({ storageOptions: storageOptions(`tt${++seq}`) }));
     const location = `s3://wh/tables/${seq}/t.lance`;
     await engine.createTable(location, ipcRows(10), 'create');
     expect(await engine.countRows(location)).toBe(10);
@@ -111,7 +112,7 @@ describe('kept table handles on s3://', () => {
 
 describe('vector searches on s3://', () => {
   it('a search clamped to the row count costs no request more than a small one, and both answer the same rows', async () => {
-    const engine = new LanceDataEngine({ storageOptions: storageOptions(`search${++seq}`) });
+    const engine = wireEngine(new LanceDataEngine({ storageOptions: storageOptions(`search${++seq}`) }));
     const location = `s3://wh/tables/${seq}/t.lance`;
     await engine.createTable(location, ipcRows(20), 'create');
     const search = (k: number) => engine.query(location, { vector: vectorOf(3), k });

@@ -64,6 +64,19 @@ describe('CreateTable', () => {
     expect(rows.map((r) => Array.from(r.tags as Iterable<number>))).toEqual([[1, 2], [3]]);
   });
 
+  it('nested unnamed children (lists of lists, lists in structs, structs in lists) are created and read back, never a 5xx', async () => {
+    const bodies = {
+      grid: tableFromArrays({ id: Int32Array.from([1, 2]), grid: [[[1], [2, 3]], [[4]]] }),
+      inStruct: tableFromArrays({ id: Int32Array.from([1, 2]), s: [{ tags: [1, 2] }, { tags: [3] }] }),
+      structs: tableFromArrays({ id: Int32Array.from([1, 2]), points: [[{ x: 1 }, { x: 2 }], [{ x: 3 }]] }),
+    };
+    for (const [name, table] of Object.entries(bodies)) {
+      const a = t(`nested-${name}`);
+      expectOk(await a.arrow('create', Buffer.from(tableToIPC(table, 'stream'))));
+      expect(await a.count()).toBe(2);
+    }
+  });
+
   it('mode=create on an existing table → 409 / 5, data unchanged', async () => {
     const a = t('dup');
     expectOk(await a.arrow('create', ipcRows(5)));

@@ -176,6 +176,18 @@ describe('QueryTable order_by (spec main after 0.11.1)', () => {
     expect(res.status, res.text).toBe(200);
     expect(String(res.json())).toMatch(/Sort/i);
   });
+
+  it('analyze runs the sort; explain and analyze answer a missing column 12 and a bad entry 13, as the query does', async () => {
+    const analyzed = await t.post('analyze_plan', { k: 3, order_by: [{ column_name: 'id', ascending: false }] });
+    expect(analyzed.status, analyzed.text).toBe(200);
+    expect(String(analyzed.json())).toMatch(/Sort/i);
+    expectError(await t.post('explain_plan', { query: { k: 1, order_by: [{ column_name: 'nope' }] } }), 404, 12);
+    expectError(await t.post('analyze_plan', { k: 1, order_by: [{ column_name: 'nope' }] }), 404, 12);
+    for (const order_by of [null, [{ column_name: 'id', ascending: 'yes' }]]) {
+      expect(expectError(await t.post('explain_plan', { query: { k: 1, order_by } }), 400, 13).error).toMatch(/order_by/);
+      expect(expectError(await t.post('analyze_plan', { k: 1, order_by }), 400, 13).error).toMatch(/order_by/);
+    }
+  });
 });
 
 describe('explain and analyze', () => {

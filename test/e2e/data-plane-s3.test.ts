@@ -14,6 +14,7 @@ import { S3ObjectStore } from '../../lib/adapters/aws/s3-object-store.js';
 import { StsCredentialVendor } from '../../lib/adapters/aws/sts-vendor.js';
 import { buildApp } from '../../lib/app/build.js';
 import { LanceDataEngine } from '../../lib/adapters/lance/engine.js';
+import { wireEngine } from '../support/wire-engine.js';
 import type { Router } from '../../lib/http/router.js';
 import { metaHandlers } from '../../lib/operations/handlers-meta.js';
 import { decode, ipcRows } from '../data/fixtures.js';
@@ -82,11 +83,11 @@ async function declare(name: string) {
 }
 
 /** The data engine as a client would run it: the vended options, pointed at the fake endpoint. */
-function engineWith(options: Record<string, string>): LanceDataEngine {
+function engineWith(options: Record<string, string>): ReturnType<typeof wireEngine> {
   const { expires_at_millis: _expiry, ...credentials } = options;
-  return new LanceDataEngine({
+  return wireEngine(new LanceDataEngine({
     storageOptions: { ...credentials, aws_endpoint: s3.endpoint, allow_http: 'true', aws_virtual_hosted_style_request: 'false' },
-  });
+  }));
 }
 
 const keysUnder = (prefix: string) => s3.keys(WH).filter((k) => k.startsWith(`${prefix}/`));

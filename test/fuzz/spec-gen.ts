@@ -160,10 +160,16 @@ export class RequestGenerator {
       return Buffer.from(tableToIPC(new Table(new Schema([new Field('s', type, true)])), 'stream'));
     }
     if (r < 0.84) {
-      // Nested columns with unnamed children: a list as tableFromArrays builds it (its child has a
-      // null name), and a struct whose child has an empty or null name (a column without a name).
-      const lists = tableFromArrays({ id: Int32Array.from([1, 2]), tags: [[1, 2], [3]] });
-      if (this.chance(0.5)) return Buffer.from(tableToIPC(lists, 'stream'));
+      // Nested columns with unnamed children: lists as tableFromArrays builds them (each child has
+      // a null name) — flat, a list of lists, a list inside a struct and structs inside a list —
+      // and a struct whose child has an empty or null name (a column without a name).
+      const nested: Record<string, readonly unknown[] | Int32Array>[] = [
+        { id: Int32Array.from([1, 2]), tags: [[1, 2], [3]] },
+        { id: Int32Array.from([1, 2]), grid: [[[1], [2, 3]], [[4]]] },
+        { id: Int32Array.from([1, 2]), s: [{ tags: [1, 2] }, { tags: [3] }] },
+        { id: Int32Array.from([1, 2]), points: [[{ x: 1 }, { x: 2 }], [{ x: 3 }]] },
+      ];
+      if (this.chance(0.6)) return Buffer.from(tableToIPC(tableFromArrays(this.pick(nested)), 'stream'));
       const child = new Field(this.chance(0.5) ? '' : (null as unknown as string), new Utf8(), true);
       return Buffer.from(tableToIPC(new Table(new Schema([new Field('s', new Struct([child]), true)])), 'stream'));
     }

@@ -18,29 +18,10 @@ const EXEMPT = ['lib/operations/', 'lib/app/', 'lib/http/', 'lib/contract/'];
 
 /**
  * Files still taking raw input, each for a stated reason. The list only shrinks: an entry whose
- * file no longer has a finding fails the test, so it is removed when its file is fixed.
+ * file no longer has a finding fails the test, so it is removed when its file is fixed. Empty
+ * since the data plane decodes in lib/operations/data too (issue 25 item 2, data part).
  */
-const PENDING: Readonly<Record<string, string>> = {
-  // The data plane (issue 25 item 2, data part): the data operations' bodies are still read
-  // where they are used — by the LanceDB adapter behind the DataEngine port, and by the table
-  // layer's writes and index requests it forwards them through — not decoded in lib/operations.
-  'lib/adapters/lance/describe.ts': 'data plane',
-  'lib/adapters/lance/engine.ts': 'data plane',
-  'lib/adapters/lance/indexes.ts': 'data plane',
-  'lib/adapters/lance/maintenance.ts': 'data plane',
-  'lib/adapters/lance/query.ts': 'data plane',
-  'lib/adapters/lance/refs.ts': 'data plane',
-  'lib/adapters/lance/schema.ts': 'data plane',
-  'lib/adapters/lance/writes.ts': 'data plane',
-  'lib/catalog/data/indices.ts': 'data plane',
-  'lib/catalog/data/writes.ts': 'data plane',
-  // Reads the same merge flags mergeRows hands it (writes.ts, pending above).
-  'lib/catalog/data/column-fill.ts': 'data plane',
-  'lib/data/paging.ts': 'data plane',
-  'lib/catalog/tables/schema-metadata.ts': 'data plane: lib/operations/data/schema.ts hands it the metadata map',
-  // The engine's index request is the LanceDB engine's own untyped shape (issue 25 item 5).
-  'lib/maintenance/index-builder.ts': 'engine API',
-};
+const PENDING: Readonly<Record<string, string>> = {};
 
 /** Parameter names that, typed as a bag of unknowns, are a request body or query passed down whole. */
 const RAW_NAMES = /^(raw[A-Z]\w*|body|query|request|req|input)$/;

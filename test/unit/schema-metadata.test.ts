@@ -7,10 +7,10 @@ import {
   effectiveMetadata,
   MAX_METADATA_KEYS,
   mergeOverlay,
-  parseMetadataUpdate,
   updateSchemaMetadata,
 } from '../../lib/catalog/tables/schema-metadata.js';
 import { CatalogError } from '../../lib/errors.js';
+import { parseMetadataUpdate } from '../../lib/operations/data/schema.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
 
 describe('merge rules', () => {

@@ -2,8 +2,7 @@
 import { toJsonArrowSchema } from '../../data/arrow.js';
 import type { Table } from './lancedb.js';
 import type { TableLocation } from '../../data/location.js';
-import { asObject, optBool, optInt } from '../../data/validate.js';
-import type { TableDescription, TableStats, TableVersion } from '../../ports/data-engine.js';
+import type { TableDescription, TableStats, TableVersion, VersionListing } from '../../ports/data-engine.js';
 export type { TableDescription, TableStats, TableVersion };
 
 export async function describe(table: Table): Promise<TableDescription> {
@@ -37,14 +36,10 @@ export async function stats(table: Table): Promise<TableStats> {
 export async function listVersions(
   table: Table,
   location: TableLocation,
-  branch: string | undefined,
-  request: unknown,
+  listing: VersionListing,
 ): Promise<{ versions: TableVersion[]; page_token?: string }> {
-  const body = asObject(request);
-  const descending = optBool(body.descending, 'descending') ?? false;
-  const limit = optInt(body.limit, 'limit');
-  const tokenText = body.page_token == null || body.page_token === '' ? undefined : String(body.page_token);
-  const after = tokenText === undefined ? undefined : optInt(Number(tokenText), 'page_token');
+  const { descending, limit, after } = listing;
+  const branch = listing.branch === 'main' ? undefined : listing.branch;
   const v2 = 'usesV2ManifestPaths' in table ? await (table as { usesV2ManifestPaths(): Promise<boolean> }).usesV2ManifestPaths() : true;
   const dir = `${storePath(location.uri)}${branch ? `/tree/${branch}` : ''}/_versions`;
 

@@ -1,8 +1,9 @@
 /**
  * The data plane: spec data operations on a Lance table identified by its storage location.
  *
- * Requests are the spec's decoded JSON bodies (snake_case); responses are the spec's response
- * objects; failures are CatalogErrors. Connections are cached per (parent, storage options) for
+ * Requests are typed (lib/ports/data-inputs.ts), decoded and checked by the data-plane handlers
+ * (lib/operations/data); this engine checks only what needs the table. Responses are the spec's
+ * response objects; failures are CatalogErrors. Connections are cached per (parent, storage options) for
  * the life of the process. Calls on the latest version of the main branch that never move their
  * handle (queries, counts, describes, inserts, merges, updates, deletes) share one kept handle per
  * table (table-handles.ts), brought to the latest version once at the start of each call; every
@@ -10,7 +11,7 @@
  * call started, and its own writes.
  */
 import { readFile } from 'node:fs/promises';
-import { CatalogError, InvalidInputError } from '../../errors.js';
+import { CatalogError } from '../../errors.js';
 import { decodeIpc, encodeIpcFile } from '../../data/arrow.js';
 import { connectCached } from './connections.js';
 import { describe, listVersions, stats, type TableDescription, type TableStats, type TableVersion } from './describe.js';
@@ -23,12 +24,39 @@ import { localPathInside, parseLocation, type TableLocation } from '../../data/l
 import { buildQuery, resultTooLarge, runQuery } from './query.js';
 import { forgetHandle, latestHandle } from './table-handles.js';
 import * as refs from './refs.js';
-import { optRefName } from '../../data/names.js';
 import * as schema from './schema.js';
-import { optSql } from '../../data/sql-bounds.js';
-import { asObject, type Json, optBool, optEnum, optInt, reqInt, reqString } from '../../data/validate.js';
 import * as writes from './writes.js';
-import type { BackfillSlice, BackfillSliceRequest, CreateMode, DataEngine, Empty, ReadSelection } from '../../ports/data-engine.js';
+import type {
+  AddColumnsInput,
+  AlterColumnsInput,
+  BackfillSlice,
+  BackfillSliceRequest,
+  BackfillRequest,
+  BranchInput,
+  CountInput,
+  CreateMode,
+  DataEngine,
+  DeleteInput,
+  DropColumnsInput,
+  Empty,
+  ExplainInput,
+  FieldMetadataInput,
+  IndexListing,
+  IndexRequest,
+  InsertMode,
+  MergeInsertInput,
+  NamedIndex,
+  NewBranchInput,
+  Paging,
+  QueryInput,
+  ReadSelection,
+  RestoreInput,
+  TagInput,
+  TagVersionInput,
+  UpdateInput,
+  VersionListing,
+  WriteTarget,
+} from '../../ports/data-engine.js';
 
 export type { CreateMode, ReadSelection };
 
@@ -42,9 +70,6 @@ export interface LanceDataEngineOptions {
   readonly readTableFile?: (tableUri: string, relativePath: string) => Promise<string | undefined>;
 }
 
-// Request bodies are typed `object` (not Record<string, unknown>) so that callers can pass their
-// own request interfaces; every field is validated here anyway.
-
 /** The DataEngine port over LanceDB. */
 export class LanceDataEngine implements DataEngine {
   private readonly storageOptions: Record<string, string>;
@@ -55,8 +80,7 @@ export class LanceDataEngine implements DataEngine {
 
   // ---- table lifecycle and writes ----
 
-  async createTable(location: string, ipcBody: Buffer, mode: CreateMode | string = 'create'): Promise<{ version: number }> {
-    const m = optEnum(mode, 'mode', ['create', 'exist_ok', 'overwrite'] as const) ?? 'create';
+  async createTable(location: string, ipcBody: Buffer, m: CreateMode = 'create'): Promise<{ version: number }> {
     const data = decodeIpc(ipcBody);
     const loc = parseLocation(location);
     try {
@@ -78,31 +102,28 @@ export class LanceDataEngine implements DataEngine {
   async insert(
     location: string,
     ipcBody: Buffer,
-    mode: writes.InsertMode | string = 'append',
-    options: { branch?: string } = {},
+    mode: InsertMode = 'append',
+    target: WriteTarget = {},
   ): Promise<{ version: number; num_inserted_rows: number }> {
-    const m = writes.readInsertMode(mode);
     const data = decodeIpc(ipcBody);
-    return this.use(location, writeTarget(options), (t) => writes.insert(t, data, m), SHARED);
+    return this.use(location, target, (t) => writes.insert(t, data, mode), SHARED);
   }
 
-  async mergeInsert(location: string, ipcBody: Buffer, request: object): Promise<writes.MergeInsertResponse> {
+  async mergeInsert(location: string, ipcBody: Buffer, input: MergeInsertInput): Promise<writes.MergeInsertResponse> {
     const data = decodeIpc(ipcBody);
-    return this.use(location, writeTarget(request), (t) => writes.mergeInsert(t, data, request), SHARED);
+    return this.use(location, branchOnly(input), (t) => writes.mergeInsert(t, data, input), SHARED);
   }
 
-  async update(location: string, request: object): Promise<{ updated_rows: number; version: number }> {
-    return this.use(location, writeTarget(request), (t) => writes.update(t, request), SHARED);
+  async update(location: string, input: UpdateInput): Promise<{ updated_rows: number; version: number }> {
+    return this.use(location, branchOnly(input), (t) => writes.update(t, input), SHARED);
   }
 
-  async delete(location: string, request: object): Promise<{ version: number }> {
-    return this.use(location, writeTarget(request), (t) => writes.deleteRows(t, request), SHARED);
+  async delete(location: string, input: DeleteInput): Promise<{ version: number }> {
+    return this.use(location, branchOnly(input), (t) => writes.deleteRows(t, input.predicate), SHARED);
   }
 
-  async restore(location: string, request: object | number): Promise<{ version: number }> {
-    const body = typeof request === 'number' ? { version: request } : asObject(request);
-    const version = reqInt(body.version, 'version');
-    return this.use(location, { ...writeTarget(body), version }, async (t) => {
+  async restore(location: string, input: RestoreInput): Promise<{ version: number }> {
+    return this.use(location, { ...branchOnly(input), version: input.version }, async (t) => {
       await t.restore();
       return { version: await t.version() };
     });
@@ -114,119 +135,109 @@ export class LanceDataEngine implements DataEngine {
    * QueryTable: the result as Arrow IPC *file* bytes. A result above `maxBytes` is refused
    * (code 13), never truncated.
    */
-  async query(location: string, request: object, options: { maxBytes?: number } = {}): Promise<Buffer> {
+  async query(location: string, input: QueryInput, options: { maxBytes?: number } = {}): Promise<Buffer> {
     const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
-    return this.use(location, readSelection(request), async (t, lib) => {
-      const bytes = encodeIpcFile(await runQuery(await buildQuery(t, lib, request, { checkColumnLater: true }), maxBytes));
+    return this.use(location, selectionOf(input), async (t, lib) => {
+      const bytes = encodeIpcFile(await runQuery(await buildQuery(t, lib, input, { checkColumnLater: true }), maxBytes));
       // Buffers were counted while reading; the encoded file adds framing on top of them.
       if (bytes.length > maxBytes) throw resultTooLarge(maxBytes);
       return bytes;
     }, SHARED);
   }
 
-  async explainPlan(location: string, request: object): Promise<string> {
-    const body = asObject(request);
-    const query = asObject(body.query, 'query');
-    const verbose = optBool(body.verbose, 'verbose') ?? false;
-    const selection = readSelection({ ...query, branch: query.branch ?? body.branch });
-    return this.use(location, selection, async (t, lib) => (await buildQuery(t, lib, query)).query.explainPlan(verbose), SHARED);
+  async explainPlan(location: string, { query, verbose }: ExplainInput): Promise<string> {
+    return this.use(location, selectionOf(query), async (t, lib) => (await buildQuery(t, lib, query)).query.explainPlan(verbose), SHARED);
   }
 
   /** AnalyzeTableQueryPlan: runs the query and reports its metrics. */
-  async analyzePlan(location: string, request: object): Promise<string> {
-    return this.use(location, readSelection(request), async (t, lib) => (await buildQuery(t, lib, request)).query.analyzePlan(), SHARED);
+  async analyzePlan(location: string, input: QueryInput): Promise<string> {
+    return this.use(location, selectionOf(input), async (t, lib) => (await buildQuery(t, lib, input)).query.analyzePlan(), SHARED);
   }
 
-  async countRows(location: string, request: object = {}): Promise<number> {
-    const predicate = optSql(asObject(request).predicate, 'predicate');
-    return this.use(location, readSelection(request), (t) => t.countRows(predicate), SHARED);
+  async countRows(location: string, input: CountInput = {}): Promise<number> {
+    return this.use(location, selectionOf(input), (t) => t.countRows(input.predicate), SHARED);
   }
 
-  async stats(location: string, request: object = {}): Promise<TableStats> {
-    return this.use(location, readSelection(request), (t) => stats(t), SHARED);
+  async stats(location: string, selection: ReadSelection = {}): Promise<TableStats> {
+    return this.use(location, selectionOf(selection), (t) => stats(t), SHARED);
   }
 
-  async describe(location: string, request: object = {}): Promise<TableDescription> {
-    return this.use(location, readSelection(request), (t) => describe(t), SHARED);
+  async describe(location: string, selection: ReadSelection = {}): Promise<TableDescription> {
+    return this.use(location, selectionOf(selection), (t) => describe(t), SHARED);
   }
 
   /** The dataset's own version list (for the table's view; the catalog keeps its own records). */
-  async listVersions(location: string, request: object = {}): Promise<{ versions: TableVersion[]; page_token?: string }> {
-    const selection = readSelection({ branch: asObject(request).branch });
-    return this.use(location, selection, (t) => listVersions(t, parseLocation(location), selection.branch, request));
+  async listVersions(location: string, listing: VersionListing = { descending: false }): Promise<{ versions: TableVersion[]; page_token?: string }> {
+    const selection = branchOnly(listing);
+    return this.use(location, selection, (t) => listVersions(t, parseLocation(location), listing));
   }
 
   // ---- indexes ----
 
-  async createIndex(location: string, request: object): Promise<Empty> {
-    return this.use(location, writeTarget(request), (t, lib) => createIndex(t, lib, request));
+  async createIndex(location: string, request: IndexRequest): Promise<Empty> {
+    return this.use(location, branchOnly(request), (t, lib) => createIndex(t, lib, request));
   }
 
   /** Validates a CreateTableIndex request against the table without building (before it is queued). */
-  async checkIndex(location: string, request: object): Promise<{ name: string }> {
-    return this.use(location, writeTarget(request), (t, lib) => checkIndex(t, lib, request));
+  async checkIndex(location: string, request: IndexRequest): Promise<{ name: string }> {
+    return this.use(location, branchOnly(request), (t, lib) => checkIndex(t, lib, request));
   }
 
-  async listIndices(location: string, request: object = {}): Promise<{ indexes: IndexContent[]; page_token?: string }> {
-    return this.use(location, readSelection(request), (t) => listIndices(t, request));
+  async listIndices(location: string, listing: IndexListing = {}): Promise<{ indexes: IndexContent[]; page_token?: string }> {
+    return this.use(location, selectionOf(listing), (t) => listIndices(t, listing));
   }
 
-  async indexStats(location: string, request: object): Promise<IndexStats> {
-    const name = reqString(asObject(request).index_name, 'index_name');
-    return this.use(location, readSelection(request), (t) => indexStats(t, name));
+  async indexStats(location: string, index: NamedIndex & ReadSelection): Promise<IndexStats> {
+    return this.use(location, selectionOf(index), (t) => indexStats(t, index.indexName));
   }
 
-  async rebuildIndex(location: string, request: object): Promise<Empty> {
-    return this.use(location, writeTarget(request), (t, lib) => createIndex(t, lib, request, { replace: true }));
+  async rebuildIndex(location: string, request: IndexRequest): Promise<Empty> {
+    return this.use(location, branchOnly(request), (t, lib) => createIndex(t, lib, request, { replace: true }));
   }
 
-  async dropIndex(location: string, request: object): Promise<Empty> {
-    const name = reqString(asObject(request).index_name, 'index_name');
-    return this.use(location, writeTarget(request), (t) => dropIndex(t, name));
+  async dropIndex(location: string, index: NamedIndex & WriteTarget): Promise<Empty> {
+    return this.use(location, branchOnly(index), (t) => dropIndex(t, index.indexName));
   }
 
   // ---- tags and branches ----
 
-  async listTags(location: string, request: object = {}): Promise<{ tags: Record<string, refs.TagContents>; page_token?: string }> {
-    return this.use(location, {}, (t) => refs.listTags(t, request));
+  async listTags(location: string, paging: Paging = {}): Promise<{ tags: Record<string, refs.TagContents>; page_token?: string }> {
+    return this.use(location, {}, (t) => refs.listTags(t, paging));
   }
 
-  async getTagVersion(location: string, request: object): Promise<{ version: number; branch?: string }> {
-    return this.use(location, {}, (t) => refs.getTagVersion(t, request));
+  async getTagVersion(location: string, tag: TagInput): Promise<{ version: number; branch?: string }> {
+    return this.use(location, {}, (t) => refs.getTagVersion(t, tag.tag));
   }
 
-  async createTag(location: string, request: object): Promise<Empty> {
-    return this.use(location, {}, (t) => refs.createTag(t, request));
+  async createTag(location: string, tag: TagVersionInput): Promise<Empty> {
+    return this.use(location, {}, (t) => refs.createTag(t, tag));
   }
 
-  async updateTag(location: string, request: object): Promise<Empty> {
-    return this.use(location, {}, (t) => refs.updateTag(t, request));
+  async updateTag(location: string, tag: TagVersionInput): Promise<Empty> {
+    return this.use(location, {}, (t) => refs.updateTag(t, tag));
   }
 
-  async deleteTag(location: string, request: object): Promise<Empty> {
-    return this.use(location, {}, (t) => refs.deleteTag(t, request));
+  async deleteTag(location: string, tag: TagInput): Promise<Empty> {
+    return this.use(location, {}, (t) => refs.deleteTag(t, tag.tag));
   }
 
-  async listBranches(
-    location: string,
-    request: object = {},
-  ): Promise<{ branches: Record<string, refs.BranchContents>; page_token?: string }> {
+  async listBranches(location: string, paging: Paging = {}): Promise<{ branches: Record<string, refs.BranchContents>; page_token?: string }> {
     const uri = parseLocation(location).uri;
-    return this.use(location, {}, (t) => refs.listBranches(t, request, (rel) => this.readTableFile(uri, rel)));
+    return this.use(location, {}, (t) => refs.listBranches(t, paging, (rel) => this.readTableFile(uri, rel)));
   }
 
-  async createBranch(location: string, request: object): Promise<Empty> {
-    return this.use(location, {}, (t) => refs.createBranch(t, request), { context: { creatingBranch: true } });
+  async createBranch(location: string, branch: NewBranchInput): Promise<Empty> {
+    return this.use(location, {}, (t) => refs.createBranch(t, branch), { context: { creatingBranch: true } });
   }
 
-  async deleteBranch(location: string, request: object): Promise<Empty> {
-    return this.use(location, {}, (t) => refs.deleteBranch(t, request));
+  async deleteBranch(location: string, branch: BranchInput): Promise<Empty> {
+    return this.use(location, {}, (t) => refs.deleteBranch(t, branch.name));
   }
 
   // ---- schema ----
 
-  async addColumns(location: string, request: object): Promise<{ version: number }> {
-    return this.use(location, writeTarget(request), (t, lib) => schema.addColumns(t, lib, request));
+  async addColumns(location: string, input: AddColumnsInput): Promise<{ version: number }> {
+    return this.use(location, branchOnly(input), (t, lib) => schema.addColumns(t, lib, input.columns));
   }
 
   /**
@@ -234,8 +245,8 @@ export class LanceDataEngine implements DataEngine {
    * `where`, when given, is a filter this table can plan: what AlterTableBackfillColumns
    * verifies before it queues a backfill.
    */
-  async checkBackfill(location: string, request: { column: string; where?: string; branch?: string }): Promise<computed.Binding> {
-    return this.use(location, writeTarget(request), async (t) => {
+  async checkBackfill(location: string, request: BackfillRequest): Promise<computed.Binding> {
+    return this.use(location, branchOnly(request), async (t) => {
       const binding = await computed.computedBinding(t, request.column);
       if (request.where !== undefined) await computed.checkFilter(t, request.where);
       return binding;
@@ -243,34 +254,28 @@ export class LanceDataEngine implements DataEngine {
   }
 
   async backfillKey(location: string, request: { column: string; branch?: string }): Promise<string | undefined> {
-    return this.use(location, writeTarget(request), (t) => columnBackfill.backfillKey(t, request.column));
+    return this.use(location, branchOnly(request), (t) => columnBackfill.backfillKey(t, request.column));
   }
 
   async backfillSlice(location: string, request: BackfillSliceRequest): Promise<BackfillSlice> {
-    return this.use(location, writeTarget(request), (t) => columnBackfill.backfillSlice(t, request));
+    return this.use(location, branchOnly(request), (t) => columnBackfill.backfillSlice(t, request));
   }
 
   /** Computes a computed column's rows: those matching `where`, by default those still null. */
-  async backfill(
-    location: string,
-    request: { column: string; where?: string; branch?: string },
-  ): Promise<{ updated_rows: number; version: number; expression: string; where: string }> {
-    return this.use(location, writeTarget(request), (t) => computed.backfill(t, request));
+  async backfill(location: string, request: BackfillRequest): Promise<{ updated_rows: number; version: number; expression: string; where: string }> {
+    return this.use(location, branchOnly(request), (t) => computed.backfill(t, request));
   }
 
-  async alterColumns(location: string, request: object): Promise<{ version: number }> {
-    return this.use(location, writeTarget(request), (t) => schema.alterColumns(t, request));
+  async alterColumns(location: string, input: AlterColumnsInput): Promise<{ version: number }> {
+    return this.use(location, branchOnly(input), (t) => schema.alterColumns(t, input.alterations));
   }
 
-  async dropColumns(location: string, request: object): Promise<{ version: number }> {
-    return this.use(location, writeTarget(request), (t) => schema.dropColumns(t, request));
+  async dropColumns(location: string, input: DropColumnsInput): Promise<{ version: number }> {
+    return this.use(location, branchOnly(input), (t) => schema.dropColumns(t, input.columns));
   }
 
-  async updateFieldMetadata(
-    location: string,
-    request: object,
-  ): Promise<{ version: number; fields: Record<string, Record<string, string>> }> {
-    return this.use(location, writeTarget(request), (t) => schema.updateFieldMetadata(t, request));
+  async updateFieldMetadata(location: string, input: FieldMetadataInput): Promise<{ version: number; fields: Record<string, Record<string, string>> }> {
+    return this.use(location, branchOnly(input), (t) => schema.updateFieldMetadata(t, input.updates));
   }
 
   // ---- plumbing ----
@@ -349,19 +354,15 @@ export class LanceDataEngine implements DataEngine {
 /** For `use`: `fn` never moves its handle, so it may run on the table's kept one. */
 const SHARED = { shared: true } as const;
 
-function branchOf(body: Json): string | undefined {
-  const branch = optRefName(body.branch, 'branch');
-  return branch === 'main' ? undefined : branch;
+/** Main is the default branch: a handle opened on it is the latest handle. */
+const notMain = (branch: string | undefined) => (branch === 'main' ? undefined : branch);
+
+/** The branch a write (or a branch-scoped read) runs on, and nothing else of its input. */
+function branchOnly(input: WriteTarget): ReadSelection {
+  return { branch: notMain(input.branch) };
 }
 
-function writeTarget(request: unknown): ReadSelection {
-  return { branch: branchOf(asObject(request)) };
-}
-
-function readSelection(request: unknown): ReadSelection {
-  const body = asObject(request);
-  const version = optInt(body.version, 'version');
-  const tag = optRefName(body.tag, 'tag');
-  if (tag !== undefined && version !== undefined) throw new InvalidInputError('give either "version" or "tag", not both');
-  return { branch: branchOf(body), version, tag };
+/** The snapshot of a read, and nothing else of its input. */
+function selectionOf(input: ReadSelection): ReadSelection {
+  return { branch: notMain(input.branch), version: input.version, tag: input.tag };
 }

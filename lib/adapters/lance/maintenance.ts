@@ -22,6 +22,7 @@ import { listIndices, prepareIndex, type IndexContent } from './indexes.js';
 import { loadLanceDb, type Table } from './lancedb.js';
 import { mapLanceError } from './errors.js';
 import { parseLocation } from '../../data/location.js';
+import type { IndexRequest } from '../../data/index-request.js';
 
 export interface DatasetVersion {
   readonly version: number;
@@ -101,10 +102,11 @@ export function pruneBefore(location: string, cutoff: Date): Promise<PruneResult
 
 /**
  * Rebuilds one index over every row, replacing it: the only way the SDK can fold new rows into an
- * index without also compacting. `request` is a CreateTableIndex body (validated as there).
- * Used for scalar and FTS indices only: a vector rebuild re-trains and belongs in a job.
+ * index without also compacting. `request` is decoded as a CreateTableIndex body is
+ * (lib/data/index-request.ts). Used for scalar and FTS indices only: a vector rebuild re-trains
+ * and belongs in a job.
  */
-export function rebuildIndex(location: string, request: Record<string, unknown>): Promise<void> {
+export function rebuildIndex(location: string, request: IndexRequest): Promise<void> {
   return use(location, async (t) => {
     const { column, config, name } = await prepareIndex(t, loadLanceDb(), request);
     await t.createIndex(column, { config, name, replace: true });

@@ -1,5 +1,8 @@
 /**
- * QueryTableRequest → LanceDB query builder (node-sdk-capabilities.md §A.2).
+ * A decoded QueryTableRequest (lib/ports/data-inputs.ts, QueryInput; decoded by
+ * lib/operations/data/query-input.ts) → LanceDB query builder (node-sdk-capabilities.md §A.2).
+ * Pure translation, except for what needs the table: the vector column, `order_by`'s columns,
+ * the FTS-indexed columns a full-text query without a column searches.
  *
  * Result bound: the spec makes `k` required and gives it no default. When a client omits it
  * anyway we use DEFAULT_QUERY_LIMIT (10, LanceDB's own top-k default) rather than scanning the
@@ -12,23 +15,10 @@ import { CatalogError, InvalidInputError, TableColumnNotFoundError } from '../..
 import { type ArrowRecordBatch, type ArrowTable, emptyTable, loadArrow } from '../../data/arrow.js';
 import type { LanceDb, Table } from './lancedb.js';
 import { splitFieldPath } from '../../data/names.js';
-import {
-  asObject,
-  type Json,
-  numberArray,
-  optBool,
-  optEnum,
-  optInt,
-  optNumber,
-  optString,
-  optStringArray,
-  reqString,
-} from '../../data/validate.js';
-import { optSql, reqSql } from '../../data/sql-bounds.js';
+import { MAX_QUERY_LIMIT } from '../../data/query-limits.js';
+import type { FtsNode, FtsOccur, FtsOperator, FullTextSearch, OrderBy, QueryInput, VectorSearch } from '../../ports/data-inputs.js';
 
-export const DEFAULT_QUERY_LIMIT = 10;
-/** napi reads limits as u32 and wraps larger values (2^32 returns 0 rows), so stay below. */
-export const MAX_QUERY_LIMIT = 2 ** 31 - 1;
+export { DEFAULT_QUERY_LIMIT, MAX_QUERY_LIMIT } from '../../data/query-limits.js';
 /**
  * Searches for more rows than this (k + offset) are clamped to the table's row count first;
  * smaller ones are not worth the extra call into LanceDB (a round trip to its threads, though no
@@ -36,8 +26,6 @@ export const MAX_QUERY_LIMIT = 2 ** 31 - 1;
  * answers a k above the row count, or an offset past it, with the rows there are.
  */
 export const CLAMP_SEARCHES_ABOVE = 100_000;
-
-const DISTANCE_TYPES = ['l2', 'cosine', 'dot', 'hamming'] as const;
 
 export interface BuiltQuery {
   readonly query: Query | VectorQuery;
@@ -62,51 +50,45 @@ export interface BuildOptions {
   readonly checkColumnLater?: boolean;
 }
 
-export async function buildQuery(table: Table, lib: LanceDb, request: unknown, options: BuildOptions = {}): Promise<BuiltQuery> {
-  const body = asObject(request);
-  const k = readK(body.k);
-  const vectors = readVectors(body.vector);
-  let offset = optInt(body.offset, 'offset', { max: MAX_QUERY_LIMIT }) ?? 0;
+export async function buildQuery(table: Table, lib: LanceDb, input: QueryInput, options: BuildOptions = {}): Promise<BuiltQuery> {
+  const { k, vector } = input;
+  let offset = input.offset;
   let limit = Math.min(k, MAX_QUERY_LIMIT);
   // A large search is clamped to the row count (below): read it alongside the column check.
-  const large = (vectors.length > 0 || body.full_text_query != null) && limit + offset > CLAMP_SEARCHES_ABOVE;
+  const large = (vector !== undefined || input.fullTextGiven) && limit + offset > CLAMP_SEARCHES_ABOVE;
   const rowCount = large ? table.countRows() : undefined;
   rowCount?.catch(() => undefined); // awaited below; a check that throws first must not leave it unhandled
-  const vectorColumn = optString(body.vector_column, 'vector_column');
-  const checkColumn = vectors.length > 0 ? () => checkVectorColumn(table, vectorColumn) : undefined;
+  const checkColumn = vector ? () => checkVectorColumn(table, vector.column) : undefined;
   if (checkColumn && !options.checkColumnLater) await checkColumn();
-  const fts = await readFullText(body.full_text_query, table, lib);
+  const fts = await fullText(input.fullText, table, lib);
 
   const plain = table.query();
   let query: Query | VectorQuery = plain;
-  if (vectors.length > 0) {
-    let vq = plain.nearestTo(vectors[0]);
-    for (const v of vectors.slice(1)) vq = vq.addQueryVector(v);
-    applyVectorOptions(vq, body);
+  if (vector) {
+    let vq = plain.nearestTo([...vector.vectors[0]]);
+    for (const v of vector.vectors.slice(1)) vq = vq.addQueryVector([...v]);
+    applyVectorOptions(vq, vector);
     query = vq;
   }
-  // Vector-only knobs (nprobes, ef, …) are ignored without a vector: clients such as LanceDB's
-  // Python one send their defaults on every query.
 
-  const filter = optSql(body.filter, 'filter');
-  if (filter) query.where(filter);
+  if (input.filter) query.where(input.filter);
   if (fts) query.fullTextSearch(fts.query, fts.columns ? { columns: fts.columns } : undefined);
-  const select = readColumns(body.columns);
+  const select = input.columns as string[] | Record<string, string> | undefined;
   if (select) query.select(select);
-  const ordering = await readOrderBy(body.order_by, table);
+  const ordering = await orderingOf(input.orderBy, table);
   if (ordering.length > 0) {
     // LanceDB 0.31 silently leaves a hybrid result unsorted; the spec asks us to refuse it.
-    if (vectors.length > 0 && fts) throw new InvalidInputError('"order_by" is not supported for a hybrid (vector + full-text) query');
+    if (vector && fts) throw new InvalidInputError('"order_by" is not supported for a hybrid (vector + full-text) query');
     query.orderBy(ordering);
   }
-  const withRowId = optBool(body.with_row_id, 'with_row_id');
+  const withRowId = input.withRowId;
   // A sort under a projection fails to plan in LanceDB 0.31 ("TakeExec requires … '_rowid'")
   // unless the row id is read too; it is then dropped again if the caller did not ask for it.
   const rowIdForSort = ordering.length > 0 && select !== undefined && !withRowId;
   if (withRowId || rowIdForSort) query.withRowId();
-  if (optBool(body.fast_search, 'fast_search')) query.fastSearch();
+  if (input.fastSearch) query.fastSearch();
 
-  const isSearch = vectors.length > 0 || fts !== undefined;
+  const isSearch = vector !== undefined || fts !== undefined;
   const later = options.checkColumnLater ? checkColumn : undefined;
   const hidden = rowIdForSort ? ['_rowid'] : undefined;
   if (isSearch && rowCount) {
@@ -173,40 +155,6 @@ export function resultTooLarge(maxBytes: number): CatalogError {
   );
 }
 
-function readK(value: unknown): number {
-  if (value === undefined || value === null) return DEFAULT_QUERY_LIMIT;
-  // Not optInt: isize::MAX arrives as 9223372036854775808, which is an integer but not "safe".
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-    throw new InvalidInputError('"k" must be a non-negative integer');
-  }
-  return value;
-}
-
-function readVectors(value: unknown): number[][] {
-  if (value === undefined || value === null) return [];
-  // Older clients send the vector bare; an empty one means "no vector search".
-  if (Array.isArray(value)) {
-    if (value.length === 0) return [];
-    return Array.isArray(value[0])
-      ? value.map((v, i) => numberArray(v, `vector[${i}]`))
-      : [numberArray(value, 'vector')];
-  }
-  const v = asObject(value, 'vector');
-  const single = v.single_vector == null ? [] : numberArray(v.single_vector, 'vector.single_vector');
-  const multi = v.multi_vector == null ? [] : (v.multi_vector as unknown[]);
-  if (!Array.isArray(multi)) throw new InvalidInputError('"vector.multi_vector" must be an array of vectors');
-  if (single.length > 0 && multi.length > 0) {
-    throw new InvalidInputError('provide either vector.single_vector or vector.multi_vector, not both');
-  }
-  if (single.length > 0) return [single];
-  const vectors = multi.map((m, i) => numberArray(m, `vector.multi_vector[${i}]`));
-  // An empty or ragged multi-vector panicked inside LanceDB (500).
-  if (vectors.some((v) => v.length === 0 || v.length !== vectors[0].length)) {
-    throw new InvalidInputError('"vector.multi_vector" must hold non-empty vectors of one dimension');
-  }
-  return vectors;
-}
-
 /**
  * The column a vector search runs on must exist and hold vectors. LanceDB panics ("called
  * `Option::unwrap()` on a `None` value", a 500) when the named column is missing or when the
@@ -227,21 +175,17 @@ async function checkVectorColumn(table: Table, column: string | undefined): Prom
 }
 
 /**
- * `order_by` (spec main after 0.11.1, QueryTableOrderBy): absent or [] keeps the query's own
- * order, null is refused. Each column is resolved against the schema first: LanceDB answers a
- * missing one with a generic planning error and sorts list and struct columns without complaint.
+ * `order_by` (spec main after 0.11.1, QueryTableOrderBy; decoded by lib/operations/data): each
+ * column is resolved against the schema: LanceDB answers a missing one with a generic planning
+ * error and sorts list and struct columns without complaint.
  */
-async function readOrderBy(value: unknown, table: Table): Promise<ColumnOrdering[]> {
-  if (value === undefined) return [];
-  if (!Array.isArray(value)) throw new InvalidInputError('"order_by" must be a list of {column_name, ascending, nulls_first}; null is not allowed');
-  if (value.length === 0) return [];
+async function orderingOf(orderBy: readonly OrderBy[], table: Table): Promise<ColumnOrdering[]> {
+  if (orderBy.length === 0) return [];
   const { Type } = loadArrow();
   const unsortable = new Set<number>([Type.List, Type.FixedSizeList, Type.Struct, Type.Map, Type.Union]);
   const fields = (await table.schema()).fields;
-  return value.map((entry, i) => {
+  return orderBy.map(({ columnName, ascending, nullsFirst }, i) => {
     const at = `order_by[${i}]`;
-    const o = asObject(entry, at);
-    const columnName = reqString(o.column_name, `${at}.column_name`);
     let level = fields;
     let type: { typeId: number; children?: typeof fields } | undefined;
     for (const segment of splitFieldPath(columnName)) {
@@ -253,49 +197,20 @@ async function readOrderBy(value: unknown, table: Table): Promise<ColumnOrdering
     if (type && unsortable.has(type.typeId)) {
       throw new InvalidInputError(`${at}.column_name: column "${columnName}" holds ${type}, which cannot be sorted`);
     }
-    return {
-      columnName,
-      ascending: optBool(o.ascending, `${at}.ascending`) ?? true,
-      nullsFirst: optBool(o.nulls_first, `${at}.nulls_first`) ?? false,
-    };
+    return { columnName, ascending, nullsFirst };
   });
 }
 
-function applyVectorOptions(vq: VectorQuery, body: Json): void {
-  const column = optString(body.vector_column, 'vector_column');
-  if (column) vq.column(column);
-  const distance = optEnum(body.distance_type, 'distance_type', DISTANCE_TYPES);
+function applyVectorOptions(vq: VectorQuery, v: VectorSearch): void {
+  if (v.column) vq.column(v.column);
   // The typings omit "hamming", which the native query accepts (for binary vectors).
-  if (distance) vq.distanceType(distance as 'l2');
-  const nprobes = optInt(body.nprobes, 'nprobes', { min: 0, max: MAX_QUERY_LIMIT });
-  if (nprobes) vq.nprobes(nprobes);
-  const refine = optInt(body.refine_factor, 'refine_factor', { min: 0, max: MAX_QUERY_LIMIT });
-  if (refine) vq.refineFactor(refine);
-  const ef = optInt(body.ef, 'ef', { min: 0, max: MAX_QUERY_LIMIT });
-  if (ef) vq.ef(ef);
-  const lower = optNumber(body.lower_bound, 'lower_bound');
-  const upper = optNumber(body.upper_bound, 'upper_bound');
-  if (lower !== undefined || upper !== undefined) vq.distanceRange(lower, upper);
-  if (optBool(body.bypass_vector_index, 'bypass_vector_index')) vq.bypassVectorIndex();
-  if (optBool(body.prefilter, 'prefilter') === false) vq.postfilter();
-}
-
-function readColumns(value: unknown): string[] | Record<string, string> | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (Array.isArray(value)) return optStringArray(value, 'columns')?.length ? (value as string[]) : undefined;
-  const c = asObject(value, 'columns');
-  const names = optStringArray(c.column_names, 'columns.column_names');
-  const aliases = c.column_aliases == null ? undefined : asObject(c.column_aliases, 'columns.column_aliases');
-  if (names?.length && aliases && Object.keys(aliases).length) {
-    throw new InvalidInputError('provide either columns.column_names or columns.column_aliases, not both');
-  }
-  if (aliases && Object.keys(aliases).length) {
-    // Alias values are SQL expressions (LanceDB plans them like a filter).
-    for (const [alias, path] of Object.entries(aliases)) reqSql(path, `columns.column_aliases.${alias}`);
-    return aliases as Record<string, string>;
-  }
-  // An empty list is read as "no projection" rather than "no columns".
-  return names?.length ? names : undefined;
+  if (v.distanceType) vq.distanceType(v.distanceType as 'l2');
+  if (v.nprobes) vq.nprobes(v.nprobes);
+  if (v.refineFactor) vq.refineFactor(v.refineFactor);
+  if (v.ef) vq.ef(v.ef);
+  if (v.lowerBound !== undefined || v.upperBound !== undefined) vq.distanceRange(v.lowerBound, v.upperBound);
+  if (v.bypassVectorIndex) vq.bypassVectorIndex();
+  if (v.prefilter === false) vq.postfilter();
 }
 
 // ---- full-text search ----
@@ -305,25 +220,13 @@ interface FullText {
   readonly columns?: string[];
 }
 
-async function readFullText(value: unknown, table: Table, lib: LanceDb): Promise<FullText | undefined> {
-  if (value === undefined || value === null) return undefined;
-  const fts = asObject(value, 'full_text_query');
-  if (fts.string_query != null && fts.structured_query != null) {
-    throw new InvalidInputError('provide either full_text_query.string_query or structured_query, not both');
-  }
-  if (fts.string_query != null) {
-    const sq = asObject(fts.string_query, 'full_text_query.string_query');
-    const columns = optStringArray(sq.columns, 'full_text_query.string_query.columns');
-    return { query: reqString(sq.query, 'full_text_query.string_query.query'), columns: columns?.length ? columns : undefined };
-  }
-  if (fts.structured_query != null) {
-    const st = asObject(fts.structured_query, 'full_text_query.structured_query');
-    const builder = new FtsBuilder(table, lib);
-    return { query: await builder.build(st.query, 'full_text_query.structured_query.query') };
-  }
-  return undefined;
+async function fullText(search: FullTextSearch | undefined, table: Table, lib: LanceDb): Promise<FullText | undefined> {
+  if (search === undefined) return undefined;
+  if (search.kind === 'string') return { query: search.query, columns: search.columns?.length ? [...search.columns] : undefined };
+  return { query: await new FtsBuilder(table, lib).build(search.query) };
 }
 
+/** The spec's FtsQuery tree as LanceDB's query objects. */
 class FtsBuilder {
   private indexed?: Promise<string[]>;
 
@@ -332,96 +235,42 @@ class FtsBuilder {
     private readonly lib: LanceDb,
   ) {}
 
-  async build(value: unknown, field: string): Promise<FullTextQuery> {
-    const node = asObject(value, field);
-    const kinds = (['match', 'phrase', 'boost', 'multi_match', 'boolean'] as const).filter((k) => node[k] != null);
-    if (kinds.length !== 1) {
-      throw new InvalidInputError(`"${field}" must set exactly one of match, phrase, boost, multi_match, boolean`);
-    }
-    const kind = kinds[0];
-    const inner = asObject(node[kind], `${field}.${kind}`);
-    const at = `${field}.${kind}`;
-    switch (kind) {
-      case 'match':
-        return this.match(inner, at);
-      case 'phrase': {
-        const terms = reqString(inner.terms, `${at}.terms`);
-        const slop = optInt(inner.slop, `${at}.slop`, { max: 2 ** 31 - 1 });
-        return this.perColumn(optString(inner.column, `${at}.column`), (col) =>
-          new this.lib.PhraseQuery(terms, col, slop === undefined ? undefined : { slop }),
-        );
+  async build(node: FtsNode): Promise<FullTextQuery> {
+    const { lib } = this;
+    switch (node.kind) {
+      case 'match': {
+        const options = {
+          boost: node.boost,
+          fuzziness: node.fuzziness,
+          maxExpansions: node.maxExpansions,
+          prefixLength: node.prefixLength,
+          operator: this.operator(node.operator),
+        };
+        const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
+        return this.perColumn(node.column, (col) => new lib.MatchQuery(node.terms, col, defined));
       }
-      case 'boost': {
-        const negativeBoost = optNumber(inner.negative_boost, `${at}.negative_boost`);
-        return new this.lib.BoostQuery(
-          await this.build(inner.positive, `${at}.positive`),
-          await this.build(inner.negative, `${at}.negative`),
-          negativeBoost === undefined ? undefined : { negativeBoost },
+      case 'phrase':
+        return this.perColumn(node.column, (col) => new lib.PhraseQuery(node.terms, col, node.slop === undefined ? undefined : { slop: node.slop }));
+      case 'boost':
+        return new lib.BoostQuery(
+          await this.build(node.positive),
+          await this.build(node.negative),
+          node.negativeBoost === undefined ? undefined : { negativeBoost: node.negativeBoost },
         );
+      case 'multi_match': {
+        const operator = this.operator(node.operator);
+        return new lib.MultiMatchQuery(node.terms, [...node.columns], { boosts: [...node.boosts], ...(operator ? { operator } : {}) });
       }
-      case 'multi_match':
-        return this.multiMatch(inner, at);
-      case 'boolean':
-        return this.boolean(inner, at);
+      case 'boolean': {
+        const occur: Record<FtsOccur, Occur> = { must: lib.Occur.Must, should: lib.Occur.Should, must_not: lib.Occur.MustNot };
+        const clauses: [Occur, FullTextQuery][] = [];
+        for (const [o, q] of node.clauses) clauses.push([occur[o], await this.build(q)]);
+        return new lib.BooleanQuery(clauses);
+      }
     }
   }
 
-  private async match(m: Json, at: string): Promise<FullTextQuery> {
-    const terms = reqString(m.terms, `${at}.terms`);
-    const options = {
-      boost: optNumber(m.boost, `${at}.boost`),
-      fuzziness: optInt(m.fuzziness, `${at}.fuzziness`, { max: 2 ** 31 - 1 }),
-      maxExpansions: optInt(m.max_expansions, `${at}.max_expansions`, { max: 2 ** 31 - 1 }),
-      prefixLength: optInt(m.prefix_length, `${at}.prefix_length`, { max: 2 ** 31 - 1 }),
-      operator: this.operator(m.operator, `${at}.operator`),
-    };
-    const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
-    return this.perColumn(optString(m.column, `${at}.column`), (col) => new this.lib.MatchQuery(terms, col, defined));
-  }
-
-  private async multiMatch(m: Json, at: string): Promise<FullTextQuery> {
-    const entries = m.match_queries;
-    if (!Array.isArray(entries) || entries.length === 0) {
-      throw new InvalidInputError(`"${at}.match_queries" must be a non-empty array`);
-    }
-    const parsed = entries.map((e, i) => asObject(e, `${at}.match_queries[${i}]`));
-    // LanceDB's MultiMatchQuery is one text over several columns with per-column boosts; any
-    // other combination is the same as OR-ing the individual match queries.
-    const simple =
-      parsed.every((p) => typeof p.column === 'string' && p.terms === parsed[0].terms && p.operator === parsed[0].operator) &&
-      parsed.every((p) => p.fuzziness == null && p.max_expansions == null && p.prefix_length == null);
-    if (simple) {
-      const terms = reqString(parsed[0].terms, `${at}.match_queries[0].terms`);
-      const boosts = parsed.map((p, i) => optNumber(p.boost, `${at}.match_queries[${i}].boost`) ?? 1);
-      const operator = this.operator(parsed[0].operator, `${at}.match_queries[0].operator`);
-      return new this.lib.MultiMatchQuery(terms, parsed.map((p) => p.column as string), {
-        boosts,
-        ...(operator ? { operator } : {}),
-      });
-    }
-    const should = await Promise.all(parsed.map((p, i) => this.match(p, `${at}.match_queries[${i}]`)));
-    return new this.lib.BooleanQuery(should.map((q) => [this.lib.Occur.Should, q]));
-  }
-
-  private async boolean(b: Json, at: string): Promise<FullTextQuery> {
-    const clauses: [Occur, FullTextQuery][] = [];
-    const groups = [
-      ['must', this.lib.Occur.Must],
-      ['should', this.lib.Occur.Should],
-      ['must_not', this.lib.Occur.MustNot],
-    ] as const;
-    for (const [key, occur] of groups) {
-      const list = b[key];
-      if (list == null) continue;
-      if (!Array.isArray(list)) throw new InvalidInputError(`"${at}.${key}" must be an array`);
-      for (const [i, q] of list.entries()) clauses.push([occur, await this.build(q, `${at}.${key}[${i}]`)]);
-    }
-    if (clauses.length === 0) throw new InvalidInputError(`"${at}" has no clauses`);
-    return new this.lib.BooleanQuery(clauses);
-  }
-
-  private operator(value: unknown, field: string) {
-    const op = optEnum(value, field, ['and', 'or'] as const);
+  private operator(op: FtsOperator | undefined) {
     if (op === undefined) return undefined;
     return op === 'and' ? this.lib.Operator.And : this.lib.Operator.Or;
   }

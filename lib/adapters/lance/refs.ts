@@ -9,9 +9,7 @@
 import { TableBranchAlreadyExistsError } from '../../errors.js';
 import type { Table } from './lancedb.js';
 import { page, type Page } from '../../data/paging.js';
-import { optRefName, reqRefName } from '../../data/names.js';
-import { asObject, optInt, reqInt } from '../../data/validate.js';
-import type { TagContents, BranchContents } from '../../ports/data-engine.js';
+import type { BranchContents, NewBranchInput, Paging, TagContents, TagVersionInput } from '../../ports/data-engine.js';
 export type { TagContents, BranchContents };
 
 /** Reads a small file inside the table directory; undefined when it cannot be read. */
@@ -20,10 +18,9 @@ export type TableFileReader = (relativePath: string) => Promise<string | undefin
 const MAIN = 'main';
 const isMain = (branch: string | undefined): boolean => !branch || branch === MAIN;
 
-export async function listTags(table: Table, request: unknown): Promise<{ tags: Record<string, TagContents> } & Page> {
-  const body = asObject(request);
+export async function listTags(table: Table, paging: Paging): Promise<{ tags: Record<string, TagContents> } & Page> {
   const all = Object.entries(await (await table.tags()).list());
-  const { items, page_token } = page(all, ([name]) => name, body);
+  const { items, page_token } = page(all, ([name]) => name, paging);
   const tags: Record<string, TagContents> = {};
   for (const [name, contents] of items) {
     // TagContents is a class instance; JSON.stringify would print {}.
@@ -46,32 +43,25 @@ async function tagBranch(table: Table, tag: string): Promise<string | undefined>
   }
 }
 
-export async function getTagVersion(table: Table, request: unknown): Promise<{ version: number; branch?: string }> {
-  const tag = reqRefName(asObject(request).tag, 'tag');
+export async function getTagVersion(table: Table, tag: string): Promise<{ version: number; branch?: string }> {
   const version = await (await table.tags()).getVersion(tag);
   const branch = await tagBranch(table, tag);
   return branch === undefined || isMain(branch) ? { version } : { version, branch };
 }
 
-export async function createTag(table: Table, request: unknown): Promise<Record<string, never>> {
-  const body = asObject(request);
-  const tag = reqRefName(body.tag, 'tag');
-  const version = reqInt(body.version, 'version');
+export async function createTag(table: Table, { tag, version, branch }: TagVersionInput): Promise<Record<string, never>> {
   // A tag records the branch of the handle that creates it.
-  await onBranch(table, optRefName(body.branch, 'branch'), async (t) => (await t.tags()).create(tag, version));
+  await onBranch(table, branch, async (t) => (await t.tags()).create(tag, version));
   return {};
 }
 
-export async function updateTag(table: Table, request: unknown): Promise<Record<string, never>> {
-  const body = asObject(request);
-  const tag = reqRefName(body.tag, 'tag');
-  const version = reqInt(body.version, 'version');
-  await onBranch(table, optRefName(body.branch, 'branch'), async (t) => (await t.tags()).update(tag, version));
+export async function updateTag(table: Table, { tag, version, branch }: TagVersionInput): Promise<Record<string, never>> {
+  await onBranch(table, branch, async (t) => (await t.tags()).update(tag, version));
   return {};
 }
 
-export async function deleteTag(table: Table, request: unknown): Promise<Record<string, never>> {
-  await (await table.tags()).delete(reqRefName(asObject(request).tag, 'tag'));
+export async function deleteTag(table: Table, tag: string): Promise<Record<string, never>> {
+  await (await table.tags()).delete(tag);
   return {};
 }
 
@@ -94,12 +84,11 @@ interface BranchRefFile {
 
 export async function listBranches(
   table: Table,
-  request: unknown,
+  paging: Paging,
   readFile: TableFileReader,
 ): Promise<{ branches: Record<string, BranchContents> } & Page> {
-  const body = asObject(request);
   const all = Object.entries(await (await table.branches()).list());
-  const { items, page_token } = page(all, ([name]) => name, body);
+  const { items, page_token } = page(all, ([name]) => name, paging);
   const branches: Record<string, BranchContents> = {};
   for (const [name, contents] of items) {
     const ref = await readBranchRef(readFile, name);
@@ -124,11 +113,7 @@ async function readBranchRef(readFile: TableFileReader, name: string): Promise<B
   }
 }
 
-export async function createBranch(table: Table, request: unknown): Promise<Record<string, never>> {
-  const body = asObject(request);
-  const name = reqRefName(body.name, 'name');
-  const fromBranch = optRefName(body.from_branch, 'from_branch');
-  const fromVersion = optInt(body.from_version, 'from_version');
+export async function createBranch(table: Table, { name, fromBranch, fromVersion }: NewBranchInput): Promise<Record<string, never>> {
   const branches = await table.branches();
   const exists = async () => name === MAIN || name in (await branches.list());
   // Lance 8 has no clean error for a duplicate name: it reports an internal error, or a missing
@@ -147,7 +132,7 @@ export async function createBranch(table: Table, request: unknown): Promise<Reco
   return {};
 }
 
-export async function deleteBranch(table: Table, request: unknown): Promise<Record<string, never>> {
-  await (await table.branches()).delete(reqRefName(asObject(request).name, 'name'));
+export async function deleteBranch(table: Table, name: string): Promise<Record<string, never>> {
+  await (await table.branches()).delete(name);
   return {};
 }

@@ -1,16 +1,10 @@
 /** InsertIntoTable / MergeInsertIntoTable / UpdateTable / DeleteFromTable on an open table. */
-import { InvalidInputError, TableSchemaValidationError } from '../../errors.js';
+import { TableSchemaValidationError } from '../../errors.js';
 import { type ArrowDataType, type ArrowSchema, type ArrowTable, loadArrow, toJsonArrowType } from '../../data/arrow.js';
 import type * as ArrowModule from 'apache-arrow';
 import type { Table } from './lancedb.js';
-import { optSql, reqSql } from '../../data/sql-bounds.js';
-import { asObject, optBool, optEnum, parseDuration, reqString } from '../../data/validate.js';
-import type { InsertMode, MergeInsertResponse } from '../../ports/data-engine.js';
+import type { InsertMode, MergeInsertInput, MergeInsertResponse, UpdateInput } from '../../ports/data-engine.js';
 export type { InsertMode, MergeInsertResponse };
-
-export function readInsertMode(value: unknown): InsertMode {
-  return optEnum(value, 'mode', ['append', 'overwrite'] as const) ?? 'append';
-}
 
 export async function insert(
   table: Table,
@@ -107,30 +101,15 @@ function sameType(a: ArrowDataType, b: ArrowDataType): boolean {
   return JSON.stringify(shape(a)) === JSON.stringify(shape(b));
 }
 
-export async function mergeInsert(table: Table, data: ArrowTable, request: unknown): Promise<MergeInsertResponse> {
-  const body = asObject(request);
-  const on = readOn(body.on);
-  const updateFilter = optSql(body.when_matched_update_all_filt, 'when_matched_update_all_filt');
-  const deleteFilter = optSql(body.when_not_matched_by_source_delete_filt, 'when_not_matched_by_source_delete_filt');
-  // A filter on its own means its clause: a client that sends one wants the conditional action.
-  const update = optBool(body.when_matched_update_all, 'when_matched_update_all') || updateFilter !== undefined;
-  const insertAll = optBool(body.when_not_matched_insert_all, 'when_not_matched_insert_all') ?? false;
-  const deleteBySource =
-    optBool(body.when_not_matched_by_source_delete, 'when_not_matched_by_source_delete') || deleteFilter !== undefined;
-  if (!update && !insertAll && !deleteBySource) {
-    throw new InvalidInputError(
-      'merge insert needs at least one of when_matched_update_all, when_not_matched_insert_all, when_not_matched_by_source_delete',
-    );
-  }
-  const useIndex = optBool(body.use_index, 'use_index');
-  const timeoutMs = parseDuration(body.timeout, 'timeout');
-
-  let builder = table.mergeInsert(on);
-  if (update) builder = builder.whenMatchedUpdateAll(updateFilter ? { where: updateFilter } : undefined);
-  if (insertAll) builder = builder.whenNotMatchedInsertAll();
-  if (deleteBySource) builder = builder.whenNotMatchedBySourceDelete(deleteFilter ? { where: deleteFilter } : undefined);
-  if (useIndex !== undefined) builder = builder.useIndex(useIndex);
-  const r = await builder.execute(data, timeoutMs === undefined ? undefined : { timeoutMs });
+export async function mergeInsert(table: Table, data: ArrowTable, input: MergeInsertInput): Promise<MergeInsertResponse> {
+  let builder = table.mergeInsert([...input.on]);
+  const updateFilter = input.whenMatchedUpdateAllFilt;
+  const deleteFilter = input.whenNotMatchedBySourceDeleteFilt;
+  if (input.whenMatchedUpdateAll) builder = builder.whenMatchedUpdateAll(updateFilter ? { where: updateFilter } : undefined);
+  if (input.whenNotMatchedInsertAll) builder = builder.whenNotMatchedInsertAll();
+  if (input.whenNotMatchedBySourceDelete) builder = builder.whenNotMatchedBySourceDelete(deleteFilter ? { where: deleteFilter } : undefined);
+  if (input.useIndex !== undefined) builder = builder.useIndex(input.useIndex);
+  const r = await builder.execute(data, input.timeoutMs === undefined ? undefined : { timeoutMs: input.timeoutMs });
   return {
     version: r.version,
     num_updated_rows: r.numUpdatedRows,
@@ -139,36 +118,14 @@ export async function mergeInsert(table: Table, data: ArrowTable, request: unkno
   };
 }
 
-/** The spec types `on` as one string; the REST client repeats `on=` per key column. */
-function readOn(value: unknown): string[] {
-  const list = Array.isArray(value) ? value : [value];
-  const on = list.map((v, i) => reqString(v, Array.isArray(value) ? `on[${i}]` : 'on'));
-  if (on.length === 0) throw new InvalidInputError('"on" must name at least one column');
-  return on;
-}
-
-export async function update(table: Table, request: unknown): Promise<{ updated_rows: number; version: number }> {
-  const body = asObject(request);
-  const updates = body.updates;
-  if (!Array.isArray(updates) || updates.length === 0) {
-    throw new InvalidInputError('"updates" must be a non-empty array of [column, expression] pairs');
-  }
-  const valuesSql = new Map<string, string>();
-  for (const [i, pair] of updates.entries()) {
-    if (!Array.isArray(pair) || pair.length !== 2) {
-      throw new InvalidInputError(`"updates[${i}]" must be a [column, expression] pair`);
-    }
-    const column = reqString(pair[0], `updates[${i}][0]`);
-    if (valuesSql.has(column)) throw new InvalidInputError(`column "${column}" is updated twice`);
-    valuesSql.set(column, reqSql(pair[1], `updates[${i}][1]`));
-  }
-  const where = optSql(body.predicate, 'predicate');
+export async function update(table: Table, input: UpdateInput): Promise<{ updated_rows: number; version: number }> {
+  const valuesSql = new Map(input.updates);
+  const where = input.predicate;
   const r = await table.update(where === undefined ? { valuesSql } : { valuesSql, where });
   return { updated_rows: r.rowsUpdated, version: r.version };
 }
 
-export async function deleteRows(table: Table, request: unknown): Promise<{ version: number }> {
-  const predicate = reqSql(asObject(request).predicate, 'predicate');
+export async function deleteRows(table: Table, predicate: string): Promise<{ version: number }> {
   const { version } = await table.delete(predicate);
   return { version };
 }

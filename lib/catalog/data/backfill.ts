@@ -80,7 +80,13 @@ export async function runBackfill(
     if (!slice.ipc || slice.rows === 0) break;
     const ipc = slice.ipc;
     const merged = await serializedWrite(t.location, () =>
-      trackedMerge(svc, t, ipc, { on: [key], when_matched_update_all: true, ...(request.branch ? { branch: request.branch } : {}) }),
+      trackedMerge(svc, t, ipc, {
+        on: [key],
+        whenMatchedUpdateAll: true,
+        whenNotMatchedInsertAll: false,
+        whenNotMatchedBySourceDelete: false,
+        ...(request.branch ? { branch: request.branch } : {}),
+      }),
     );
     updated += merged.num_updated_rows;
     bytes += merged.bytes_written ?? 0;

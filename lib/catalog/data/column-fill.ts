@@ -17,8 +17,8 @@
  * added) and `index_effects` (the indices it dropped or uncovered: write-effects.ts).
  */
 import { decodeIpc, type JsonArrowDataType, type JsonArrowField, toJsonArrowType } from '../../data/arrow.js';
-import { parseDuration } from '../../data/validate.js';
-import type { DataEngine, MergeInsertResponse } from '../../ports/data-engine.js';
+import type { IndexRequest } from '../../data/index-request.js';
+import type { DataEngine, MergeInsertInput, MergeInsertResponse } from '../../ports/data-engine.js';
 import { type CatalogServices, dataEngineOf } from '../services.js';
 import type { ResolvedTable } from '../protocols/lookup.js';
 import { bytesWritten, type Coverage, type IndexEffect, indexEffects, readCoverage } from './write-effects.js';
@@ -44,15 +44,14 @@ export interface TrackedMerge extends MergeInsertResponse {
  * source), one key column, and a source carrying the key plus a strict subset of the table's
  * other columns. Undefined for every other merge.
  */
-export function fillKey(request: Record<string, unknown>, source: readonly JsonArrowField[], table: readonly JsonArrowField[]): string | undefined {
-  const on = Array.isArray(request.on) ? request.on : [request.on];
-  if (on.length !== 1 || typeof on[0] !== 'string') return undefined;
+export function fillKey(input: MergeInsertInput, source: readonly JsonArrowField[], table: readonly JsonArrowField[]): string | undefined {
+  if (input.on.length !== 1) return undefined;
   // A filtered update (when_matched_update_all_filt) on the column-only path panics inside
   // Lance 8.0.0, so only the plain update-only merge is a fill.
-  const updates = request.when_matched_update_all === true && request.when_matched_update_all_filt === undefined;
-  const others = request.when_not_matched_insert_all === true || request.when_not_matched_by_source_delete === true || request.when_not_matched_by_source_delete_filt !== undefined;
+  const updates = input.whenMatchedUpdateAll && input.whenMatchedUpdateAllFilt === undefined;
+  const others = input.whenNotMatchedInsertAll || input.whenNotMatchedBySourceDelete || input.whenNotMatchedBySourceDeleteFilt !== undefined;
   if (!updates || others) return undefined;
-  const key = on[0];
+  const key = input.on[0];
   const columns = new Map(table.map((f) => [f.name, f.type]));
   // A source the merge will refuse (an unknown column, another type) is left to the merge, so a
   // refused request builds no key index either: nothing changes (docs/rules.md rule 1).
@@ -65,17 +64,15 @@ function sameShape(a: JsonArrowDataType | undefined, b: JsonArrowDataType): bool
 }
 
 /** MergeInsertIntoTable on a table with data: a column-only fill when it can be one; its cost and index effects answered either way. */
-export async function trackedMerge(svc: CatalogServices, t: ResolvedTable, ipc: Buffer, request: Record<string, unknown>): Promise<TrackedMerge> {
+export async function trackedMerge(svc: CatalogServices, t: ResolvedTable, ipc: Buffer, input: MergeInsertInput): Promise<TrackedMerge> {
   const engine = dataEngineOf(svc);
-  const branch = branchOf(request);
+  const branch = branchOf(input);
   const selection = branch ? { branch } : {};
   const [described, before] = await Promise.all([engine.describe(t.location, selection), readCoverage(engine, t.location, branch)]);
-  // Refused now rather than by the merge after a key index was built for it.
-  parseDuration(request.timeout, 'timeout');
   const source = decodeIpc(ipc).schema.fields.map((f) => ({ name: f.name, nullable: f.nullable, type: toJsonArrowType(f.type) }));
-  const key = fillKey(request, source, described.schema.fields);
+  const key = fillKey(input, source, described.schema.fields);
   const keyIndex = key === undefined ? undefined : await ensureKeyIndex(engine, t.location, key, before, branch);
-  const merged = await engine.mergeInsert(t.location, ipc, request);
+  const merged = await engine.mergeInsert(t.location, ipc, input);
   // The fill rewrote the key's column in the fragments it touched, so its index no longer covers
   // them: re-covered now, or the next fill would take the full-row path.
   if (keyIndex) await engine.rebuildIndex(t.location, keyIndexRequest(keyIndex, branch));
@@ -111,10 +108,10 @@ async function ensureKeyIndex(engine: DataEngine, location: string, key: string,
   return index;
 }
 
-function keyIndexRequest(index: KeyIndex, branch?: string): Record<string, unknown> {
-  return { column: index.column, index_type: 'BTREE', name: index.index_name, ...(branch ? { branch } : {}) };
+function keyIndexRequest(index: KeyIndex, branch?: string): IndexRequest {
+  return { column: index.column, indexType: 'BTREE', name: index.index_name, ...(branch ? { branch } : {}) };
 }
 
-function branchOf(request: Record<string, unknown>): string | undefined {
-  return typeof request.branch === 'string' && request.branch !== 'main' ? request.branch : undefined;
+export function branchOf(target: { readonly branch?: string }): string | undefined {
+  return target.branch !== undefined && target.branch !== 'main' ? target.branch : undefined;
 }

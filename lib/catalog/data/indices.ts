@@ -10,6 +10,7 @@
  * request and answer `{}` as before.
  */
 import type { JsonArrowSchema } from '../../data/arrow.js';
+import { type IndexRequest, indexRequestFields, isVectorIndex } from '../../data/index-request.js';
 import { jobContext } from '../../queue/context.js';
 import { enqueue } from '../../queue/jobs.js';
 import { type CatalogServices, dataEngineOf } from '../services.js';
@@ -23,8 +24,8 @@ export const CREATE_INDEX = 'create_index';
  * CreateTableIndex / CreateTableScalarIndex on `t`: built now, or, for a vector build above the
  * synchronous limit, checked and queued (answering its `transaction_id`).
  */
-export async function createIndex(svc: CatalogServices, t: ResolvedTable, request: Record<string, unknown>): Promise<unknown> {
-  if (isVectorIndex(request.index_type)) {
+export async function createIndex(svc: CatalogServices, t: ResolvedTable, request: IndexRequest): Promise<unknown> {
+  if (isVectorIndex(request.indexType)) {
     const cost = await buildCost(svc, t.location, request);
     const limit = dataLimitsOf(svc).maxSyncVectorIndexRows;
     if (cost && cost.cost > limit) return queueBuild(svc, t, request, { ...cost, limit });
@@ -54,56 +55,52 @@ interface BuildCost {
   readonly cost: number;
 }
 
-async function buildCost(svc: CatalogServices, location: string, request: Record<string, unknown>): Promise<BuildCost | undefined> {
-  const selection = typeof request.branch === 'string' ? { branch: request.branch } : {};
+async function buildCost(svc: CatalogServices, location: string, request: IndexRequest): Promise<BuildCost | undefined> {
+  const selection = request.branch === undefined ? {} : { branch: request.branch };
   const [rows, described] = await Promise.all([dataEngineOf(svc).countRows(location, selection), dataEngineOf(svc).describe(location, selection)]);
   const dim = vectorDimension(described.schema, request.column);
   // An unknown column is left to the engine, which answers 12.
   if (dim === undefined) return undefined;
-  const type = String(request.index_type).toUpperCase().replace(/[^A-Z]/g, '');
+  const type = request.indexType.replace(/[^A-Z]/g, '');
   return { rows, dim, cost: rows * Math.max(1, dim / REFERENCE_DIM) * (COST_WEIGHT[type] ?? 1) };
 }
 
 /**
  * Queues a build too large for a request. Everything the build would refuse at once (bad
  * parameters, a missing column, a taken name) is checked first and answered now; what is
- * queued is the request's index fields only (never `identity` or `context`, which may hold
- * credentials), with the index name fixed, so the job and DescribeTransaction can name it.
+ * queued is the decoded request as the spec's index fields (indexRequestFields: never
+ * `identity` or `context`, which may hold credentials), with the index name fixed, so the job
+ * and DescribeTransaction can name it; the runner decodes them again.
  */
 async function queueBuild(
   svc: CatalogServices,
   t: ResolvedTable,
-  request: Record<string, unknown>,
+  request: IndexRequest,
   cost: BuildCost & { limit: number },
 ): Promise<{ transaction_id: string }> {
-  const { id: _id, identity: _identity, context: _context, ...params } = request;
-  const { name } = await dataEngineOf(svc).checkIndex(t.location, params);
+  const { name } = await dataEngineOf(svc).checkIndex(t.location, request);
+  const params = indexRequestFields(request);
   const job = await enqueue(jobContext(svc), {
     type: CREATE_INDEX,
     table: { id: t.record.id, uid: t.record.uid },
     params: { ...params, name },
     summary: {
       index_name: name,
-      column: String(params.column),
-      index_type: String(params.index_type),
+      column: request.column,
+      index_type: request.indexType,
       // Why it was queued: the guard's arithmetic (docs/index-builds.md).
       rows: String(cost.rows),
       dimension: String(cost.dim),
       cost_rows: String(Math.round(cost.cost)),
       max_sync_rows: String(cost.limit),
-      ...(typeof params.branch === 'string' ? { branch: params.branch } : {}),
+      ...(request.branch === undefined ? {} : { branch: request.branch }),
     },
   });
   return { transaction_id: job.id };
 }
 
 /** The list size of a fixed-size-list column (a vector column), from the JSON Arrow schema. */
-function vectorDimension(schema: JsonArrowSchema, column: unknown): number | undefined {
+function vectorDimension(schema: JsonArrowSchema, column: string): number | undefined {
   const field = schema.fields.find((f) => f.name === column);
   return field?.type.type === 'fixed_size_list' ? field.type.length : undefined;
-}
-
-/** IVF_* and HNSW variants train over the whole column; scalar and FTS builds are one pass. */
-function isVectorIndex(type: unknown): boolean {
-  return typeof type === 'string' && /^(IVF|HNSW)/i.test(type.replace(/[-_\s]/g, ''));
 }

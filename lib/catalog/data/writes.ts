@@ -4,12 +4,12 @@
  * merges into a table that is only declared write its first version (declared.ts).
  */
 import { decodeIpc, emptyTable, encodeIpcFile } from '../../data/arrow.js';
-import { InvalidInputError, TableBranchNotFoundError, TableColumnNotFoundError } from '../../errors.js';
-import type { InsertMode, MergeInsertResponse } from '../../ports/data-engine.js';
+import { TableBranchNotFoundError, TableColumnNotFoundError } from '../../errors.js';
+import type { DeleteInput, InsertMode, MergeInsertInput, MergeInsertResponse, UpdateInput } from '../../ports/data-engine.js';
 import { type CatalogServices, dataEngineOf } from '../services.js';
 import { type CreateTableInput, createTable } from '../tables/create.js';
 import type { ResolvedTable } from '../protocols/lookup.js';
-import { trackedMerge } from './column-fill.js';
+import { branchOf, trackedMerge } from './column-fill.js';
 import { writeOrCreate } from './declared.js';
 import { withEffects } from './write-effects.js';
 import { serializedWrite } from './write-queue.js';
@@ -26,7 +26,7 @@ export function insertRows(svc: CatalogServices, t: ResolvedTable, ipc: Buffer, 
     writeOrCreate(
       svc,
       t,
-      () => engine.insert(t.location, ipc, mode, { branch }),
+      () => engine.insert(t.location, ipc, mode, branch === undefined || branch === 'main' ? {} : { branch }),
       async (location) => {
         noBranchYet(branch);
         const { version } = await engine.createTable(location, ipc, 'create');
@@ -37,34 +37,29 @@ export function insertRows(svc: CatalogServices, t: ResolvedTable, ipc: Buffer, 
 }
 
 /**
- * MergeInsertIntoTable: `request` holds the merge flags (`on` at least once). Into rows, a
+ * MergeInsertIntoTable: `input` holds the merge flags (`on` at least once). Into rows, a
  * column-only fill when it can be one, answering its cost and index effects (column-fill.ts).
  */
-export function mergeRows(svc: CatalogServices, t: ResolvedTable, ipc: Buffer, request: Record<string, unknown>) {
+export function mergeRows(svc: CatalogServices, t: ResolvedTable, ipc: Buffer, input: MergeInsertInput) {
   return serializedWrite(t.location, () =>
     writeOrCreate(
       svc,
       t,
-      () => trackedMerge(svc, t, ipc, request),
-      (location) => mergeIntoDeclared(svc, location, ipc, request),
+      () => trackedMerge(svc, t, ipc, input),
+      (location) => mergeIntoDeclared(svc, location, ipc, input),
     ),
   );
 }
 
 /** UpdateTable: whole rows rewritten (LanceDB 0.31), so the answer names the indices it cost (write-effects.ts). */
-export function updateRows(svc: CatalogServices, t: ResolvedTable, request: object) {
+export function updateRows(svc: CatalogServices, t: ResolvedTable, input: UpdateInput) {
   const engine = dataEngineOf(svc);
-  return serializedWrite(t.location, () => withEffects(engine, t, branchOf(request), () => engine.update(t.location, request)));
+  return serializedWrite(t.location, () => withEffects(engine, t, branchOf(input), () => engine.update(t.location, input)));
 }
 
-export function deleteRows(svc: CatalogServices, t: ResolvedTable, request: object) {
+export function deleteRows(svc: CatalogServices, t: ResolvedTable, input: DeleteInput) {
   const engine = dataEngineOf(svc);
-  return serializedWrite(t.location, () => withEffects(engine, t, branchOf(request), () => engine.delete(t.location, request)));
-}
-
-function branchOf(request: object): string | undefined {
-  const branch = (request as { branch?: unknown }).branch;
-  return typeof branch === 'string' && branch !== 'main' ? branch : undefined;
+  return serializedWrite(t.location, () => withEffects(engine, t, branchOf(input), () => engine.delete(t.location, input)));
 }
 
 /**
@@ -76,20 +71,14 @@ async function mergeIntoDeclared(
   svc: CatalogServices,
   location: string,
   bytes: Buffer,
-  request: Record<string, unknown>,
+  input: MergeInsertInput,
 ): Promise<MergeInsertResponse> {
-  noBranchYet(request.branch as string | undefined);
+  noBranchYet(input.branch);
   const data = decodeIpc(bytes);
-  const on = request.on as string[];
-  const missing = on.filter((c) => !data.schema.fields.some((f) => f.name === c));
+  const missing = input.on.filter((c) => !data.schema.fields.some((f) => f.name === c));
   if (missing.length > 0) throw new TableColumnNotFoundError(`merge key column(s) not in the data: ${missing.join(', ')}`);
-  // The same rule the engine applies to a merge into existing rows (a filter implies its clause).
-  const clauses = ['when_matched_update_all', 'when_not_matched_insert_all', 'when_not_matched_by_source_delete'];
-  const filters = ['when_matched_update_all_filt', 'when_not_matched_by_source_delete_filt'];
-  if (!clauses.some((c) => request[c] === true) && !filters.some((f) => request[f])) {
-    throw new InvalidInputError(`merge insert needs at least one of ${clauses.join(', ')}`);
-  }
-  const insertAll = request.when_not_matched_insert_all === true;
+  // That the merge has a clause at all was checked when it was decoded (lib/operations/data/writes.ts).
+  const insertAll = input.whenNotMatchedInsertAll;
   const { version } = await dataEngineOf(svc).createTable(location, insertAll ? bytes : encodeIpcFile(emptyTable(data.schema)), 'create');
   return { version, num_updated_rows: 0, num_inserted_rows: insertAll ? data.numRows : 0, num_deleted_rows: 0 };
 }

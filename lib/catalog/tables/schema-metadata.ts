@@ -32,22 +32,6 @@ export const MAX_DESCRIPTION_CHARS = 4096;
 export const MAX_METADATA_KEYS = 256;
 export const MAX_METADATA_BYTES = 64 * 1024;
 
-/** A bare JSON map of string or null values, as the REST binding sends it. */
-export function parseMetadataUpdate(body: Readonly<Record<string, unknown>>): MetadataUpdate {
-  const update: MetadataUpdate = {};
-  for (const [key, value] of Object.entries(body)) {
-    if (key === '') throw new InvalidInputError('schema metadata keys must not be empty');
-    if (value !== null && typeof value !== 'string') {
-      throw new InvalidInputError(`schema metadata value for ${JSON.stringify(key)} must be a string or null`);
-    }
-    if (key === DESCRIPTION_KEY && value !== null && value.length > MAX_DESCRIPTION_CHARS) {
-      throw new InvalidInputError(`"${DESCRIPTION_KEY}" is the table's human description; keep it under ${MAX_DESCRIPTION_CHARS} characters`);
-    }
-    update[key] = value;
-  }
-  return update;
-}
-
 /** The overlay after applying `update`; refuses a map that would outgrow the record. */
 export function mergeOverlay(current: Readonly<Record<string, string | null>>, update: MetadataUpdate): Record<string, string | null> {
   const next: Record<string, string | null> = { ...current, ...update };

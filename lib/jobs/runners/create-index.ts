@@ -1,8 +1,11 @@
 /**
  * `create_index`: a CreateTableIndex request too large to build inside an HTTP request
- * (docs/index-builds.md), built by the worker with exactly the call the request would have made.
+ * (docs/index-builds.md), built by the worker with exactly the call the request would have made:
+ * the job records the request's index fields (lib/catalog/data/indices.ts), decoded again here
+ * as the handler decodes a body.
  */
 import { CatalogError, ErrorCode } from '../../errors.js';
+import { readIndexRequest } from '../../data/index-request.js';
 import { CREATE_INDEX } from '../../catalog/data/indices.js';
 import { dataEngineOf } from '../../catalog/services.js';
 import type { JobRunner } from '../runner.js';
@@ -12,21 +15,20 @@ export { CREATE_INDEX };
 
 export const createIndexRunner: JobRunner = async (job, { services, signal }): Promise<Record<string, string>> => {
   const table = await jobTable(services, job);
+  const request = readIndexRequest(job.params);
   const name = String(job.params.name);
   signal.throwIfAborted();
   try {
-    await dataEngineOf(services).createIndex(table.location, job.params);
+    await dataEngineOf(services).createIndex(table.location, request);
   } catch (err) {
     // The build commits atomically at its end. An earlier attempt whose worker died after that
     // commit but before it could report leaves the index behind: finding it on a retry is success.
     if (job.attempts > 1 && err instanceof CatalogError && err.code === ErrorCode.TableIndexAlreadyExists) {
-      const listed = await dataEngineOf(services).listIndices(table.location, branchOf(job.params));
-      const built = listed.indexes.find((i) => i.index_name === name && i.columns.includes(String(job.params.column)));
+      const listed = await dataEngineOf(services).listIndices(table.location, request.branch === undefined ? {} : { branch: request.branch });
+      const built = listed.indexes.find((i) => i.index_name === name && i.columns.includes(request.column));
       if (built) return { index_name: name, note: 'built by an earlier attempt that stopped before reporting it' };
     }
     throw err;
   }
   return { index_name: name };
 };
-
-const branchOf = (params: Readonly<Record<string, unknown>>) => (typeof params.branch === 'string' ? { branch: params.branch } : {});

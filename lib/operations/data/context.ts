@@ -20,11 +20,6 @@ export function table(req: OperationRequest, services: CatalogServices): Promise
   return resolveTable(services, req.id);
 }
 
-/** The JSON body as a plain object the engine may read (it ignores `id`, `identity`, `context`). */
-export function body(req: OperationRequest, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { ...req.body, ...extra };
-}
-
 // ---- query parameters ----
 
 /** One value or none; a parameter given twice is ambiguous and refused. */
@@ -73,7 +68,4 @@ export function queryJsonMap(query: URLSearchParams, name: string): Record<strin
   return value as Record<string, string>;
 }
 
-/** Drops undefined entries, so the engine sees only what the caller set. */
-export function defined(obj: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined));
-}
+export { defined } from './inputs.js';
