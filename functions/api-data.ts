@@ -5,6 +5,8 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { lanceDataPlane } from '../lib/adapters/lance/data-plane.js';
 import { memoryStats } from '../lib/adapters/lance/memory-stats.js';
 import { lambdaHandler } from '../lib/http/apigw-adapter.js';
+import { initContainer } from '../lib/app/container-init.js';
+import { preparePolicyEngine } from '../lib/governance/policy-engine.js';
 import { apiObserver } from '../lib/observability/api-metrics.js';
 import { lambdaObservability } from '../lib/observability/lambda.js';
 import { apiRequestId, withPowertools } from '../lib/observability/middy.js';
@@ -21,8 +23,13 @@ const { logger, metrics, instrument } = observability;
 
 const observeApi = apiObserver(logger, metrics);
 
+const router = lazyAwsRouter(allHandlers, lanceDataPlane, { logger, instrument });
+// During init (lib/app/container-init.ts): the app's first registry reads, then the policy
+// engine (only non-administrators need it).
+initContainer(router, [preparePolicyEngine]);
+
 const api = lambdaHandler(
-  lazyAwsRouter(allHandlers, lanceDataPlane, { logger, instrument }),
+  router,
   logger,
   (request, response, ms) => {
     observeApi(request, response, ms);

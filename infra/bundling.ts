@@ -2,6 +2,7 @@ import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
+import { assertPolicyTextCurrent } from '../scripts/policy-text.js';
 
 /**
  * The esbuild settings of the Lambda bundles, and the one function that builds a function's
@@ -158,6 +159,9 @@ export function assetOptions(external: string[], outdir: string) {
  * against, with no network. Synchronous, as CDK's local bundling hook is.
  */
 export function bundleFunction(kind: BundleKind, outdir: string): { metafile: Metafile } {
+  // The bundles carry the policies as rendered text, validated against the schema here, at
+  // build time: a policy the schema rejects fails synth (scripts/policy-text.ts).
+  if (installedModules(kind).includes(POLICY_ENGINE_MODULE)) assertPolicyTextCurrent();
   return writeAsset(esbuildOptions(kind, outdir), installedModules(kind), outdir);
 }
 
