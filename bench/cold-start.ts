@@ -43,6 +43,8 @@ const { values } = parseArgs({
     only: { type: 'string' },
     rows: { type: 'string', default: '1000' },
     dim: { type: 'string', default: '32' },
+    /** Writes a V8 CPU profile of every rask cold start into this directory (node --cpu-prof). */
+    profile: { type: 'string' },
   },
 });
 const ROUNDS = Number(values.rounds);
@@ -93,7 +95,7 @@ async function coldStart(world: World, launch: Launch, scratch: string): Promise
   const s3AtSpawn = s3Calls(world);
   let s3First = -1;
   const spawnAt = performance.timeOrigin + performance.now();
-  const child = spawn(process.execPath, [RUNNER, launch.layout.taskRoot, launch.handler, eventsFile], {
+  const child = spawn(process.execPath, [...(values.profile && launch.layout.taskRoot.endsWith(path.join('var', 'task')) ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values.profile)}`] : []), RUNNER, launch.layout.taskRoot, launch.handler, eventsFile], {
     cwd: launch.layout.taskRoot,
     env: launch.layout.env,
     stdio: ['ignore', 'pipe', 'pipe'],

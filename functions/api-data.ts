@@ -6,6 +6,7 @@ import { lanceDataPlane } from '../lib/adapters/lance/data-plane.js';
 import { memoryStats } from '../lib/adapters/lance/memory-stats.js';
 import { lambdaHandler } from '../lib/http/apigw-adapter.js';
 import { initContainer } from '../lib/app/container-init.js';
+import { loadLanceDb } from '../lib/adapters/lance/lancedb.js';
 import { preparePolicyEngine } from '../lib/governance/policy-engine.js';
 import { apiObserver } from '../lib/observability/api-metrics.js';
 import { lambdaObservability } from '../lib/observability/lambda.js';
@@ -24,9 +25,9 @@ const { logger, metrics, instrument } = observability;
 const observeApi = apiObserver(logger, metrics);
 
 const router = lazyAwsRouter(allHandlers, lanceDataPlane, { logger, instrument });
-// During init (lib/app/container-init.ts): the app's first registry reads, then the policy
-// engine (only non-administrators need it).
-initContainer(router, [preparePolicyEngine]);
+// During init (lib/app/container-init.ts): the app's first registry reads, then LanceDB (the
+// first data call needs it), then the policy engine (only non-administrators need it).
+initContainer(router, [loadLanceDb, preparePolicyEngine]);
 
 const api = lambdaHandler(
   router,

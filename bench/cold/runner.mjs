@@ -33,8 +33,11 @@ const module = await import(pathToFileURL(file).href);
 const loaded = at();
 const fn = module[handler.slice(dot + 1)];
 const calls = [];
+const hex = (n) => Array.from({ length: n }, () => Math.floor(Math.random() * 16).toString(16)).join('');
 for (const [i, event] of events.entries()) {
   const start = at();
+  // As Lambda's runtime does for a function with active tracing: each invocation's trace header.
+  process.env._X_AMZN_TRACE_ID = `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${hex(24)};Parent=${hex(16)};Sampled=1`;
   // The parent stamps S3 requests by time, so it can tell the first call's from the warm one's.
   process.stdout.write(`\n@@CALL@@${i}\n`);
   const value = await fn(event, context(i + 1));
