@@ -32,11 +32,26 @@ vi.mock('node:fs', async (importOriginal) => {
     };
   const wrapped = {
     ...real,
-    linkSync: failing('linkSync', real.linkSync),
-    renameSync: failing('renameSync', real.renameSync),
     openSync: failing('openSync', real.openSync),
     readSync: failing('readSync', real.readSync),
   };
+  return { ...wrapped, default: wrapped };
+});
+
+// Calls that change a directory run off the event loop (fs-files.ts, inDirAsync).
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:fs/promises')>();
+  const failing =
+    <F extends (...args: never[]) => Promise<unknown>>(name: string, fn: F) =>
+    async (...args: Parameters<F>) => {
+      const i = planned.findIndex((p) => p.fn === name && p.match(args[0]));
+      if (i >= 0) {
+        const { code } = planned.splice(i, 1)[0];
+        throw Object.assign(new Error(`${code}: simulated, ${name} ${String(args[0])}`), { code, syscall: name });
+      }
+      return fn(...args);
+    };
+  const wrapped = { ...real, link: failing('link', real.link), rename: failing('rename', real.rename) };
   return { ...wrapped, default: wrapped };
 });
 
@@ -55,7 +70,7 @@ describe('FsObjectStore on a failing disk', () => {
   it.each(['EIO', 'ENOSPC', 'EMFILE', 'ENFILE', 'EBUSY', 'EAGAIN'])('throws StorageUnavailableError for %s, on writes and reads', async (code) => {
     root = await mkdtemp(path.join(tmpdir(), 'rask-fs-fail-'));
     const store = new FsObjectStore(root);
-    fail('linkSync', code);
+    fail('link', code);
     const write = await store.putIfAbsent('k', 'v').catch((e: unknown) => e);
     expect(write).toBeInstanceOf(StorageUnavailableError);
     expect(write).not.toBeInstanceOf(ConditionFailedError);
@@ -69,7 +84,7 @@ describe('FsObjectStore on a failing disk', () => {
   it('passes other errors through unchanged', async () => {
     root = await mkdtemp(path.join(tmpdir(), 'rask-fs-fail-'));
     const store = new FsObjectStore(root);
-    fail('linkSync', 'EACCES');
+    fail('link', 'EACCES');
     await expect(store.putIfAbsent('k', 'v')).rejects.toMatchObject({ code: 'EACCES' });
   });
 });
@@ -79,7 +94,7 @@ describe('the local server on a failing disk', () => {
     const server = await startTestServer({ RASK_LOG_LEVEL: 'silent' });
     try {
       // The namespace record's put-if-absent: a hard link into the registry's tree.
-      fail('linkSync', code, (p) => String(p).includes(`${path.sep}registry${path.sep}`));
+      fail('link', code, (p) => String(p).includes(`${path.sep}registry${path.sep}`));
       const res = await server.request('POST', '/v1/namespace/disk/create', JSON.stringify({ id: ['disk'] }), { 'content-type': 'application/json' });
       expect(res.status).toBe(503);
       expect(res.json()).toMatchObject({ code: 17 });

@@ -14,7 +14,7 @@ import { computedField } from '../../lib/adapters/lance/computed.js';
 import { LanceDataEngine } from '../../lib/adapters/lance/engine.js';
 import { loadLanceDb } from '../../lib/adapters/lance/lancedb.js';
 import { parseLocation } from '../../lib/data/location.js';
-import { configureLanceSession, lanceCacheUse, lanceSession } from '../../lib/adapters/lance/session.js';
+import { CACHE_BYTES_SAMPLE_MS, configureLanceSession, lanceCacheUse, lanceSession } from '../../lib/adapters/lance/session.js';
 import { keptHandles, latestHandle, MAX_KEPT_HANDLES } from '../../lib/adapters/lance/table-handles.js';
 import { ipcRows } from './fixtures.js';
 
@@ -64,13 +64,38 @@ describe('one LanceDB session per process', () => {
         await engine.insert(loc, ipcRows(5, 100 + v * 5));
         await engine.countRows(loc);
       }
-      peak = Math.max(peak, lanceCacheUse()!.bytes);
+      peak = Math.max(peak, lanceCacheUse({ fresh: true })!.bytes);
     }
     // The engine's reads are what fills it (~23 KB a version, 144 versions: several times the
     // metadata budget), and eviction kept it there.
     expect(peak).toBeGreaterThan(BUDGET.metadataBytes / 2);
     // LanceDB's cache evicts as it inserts, so a moment's overshoot is an entry or two, not more.
     expect(peak).toBeLessThanOrEqual(budget * 1.1);
+  });
+});
+
+describe('reading the cache use', () => {
+  // sizeBytes() walks every entry on the event loop (tens of ms at 30,000 entries), and the data
+  // function reads the use after every request: the byte figure is a sample, the count is live.
+  it(`reads the byte size at most once per ${CACHE_BYTES_SAMPLE_MS} ms unless asked for a fresh one`, async () => {
+    const loc = location();
+    await engine.createTable(loc, ipcRows(5), 'create');
+    const sizeBytes = vi.spyOn(lanceSession(), 'sizeBytes');
+    try {
+      const t0 = 1_000_000_000_000;
+      lanceCacheUse({ now: t0 + CACHE_BYTES_SAMPLE_MS * 10 });
+      const after = sizeBytes.mock.calls.length;
+      for (let i = 0; i < 50; i++) lanceCacheUse({ now: t0 + CACHE_BYTES_SAMPLE_MS * 10 + i });
+      expect(sizeBytes.mock.calls.length).toBe(after);
+      await engine.insert(loc, ipcRows(5, 10));
+      const later = lanceCacheUse({ now: t0 + CACHE_BYTES_SAMPLE_MS * 11 });
+      expect(sizeBytes.mock.calls.length).toBe(after + 1);
+      expect(later?.bytes).toBe(Number(lanceSession().sizeBytes()));
+      lanceCacheUse({ now: t0 + CACHE_BYTES_SAMPLE_MS * 11, fresh: true });
+      expect(sizeBytes.mock.calls.length).toBe(after + 3);
+    } finally {
+      sizeBytes.mockRestore();
+    }
   });
 });
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, statSync, type BigIntStats } from 'node:fs';
+import { lstatSync, statSync, type BigIntStats } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 
 /**
  * The file facts the filesystem object store's mechanisms share (fs-object-store.ts, the locks,
@@ -42,16 +43,19 @@ export function statOrAbsent(file: string, options: { follow?: boolean } = {}): 
 
 /**
  * Runs a write into `dir`, creating the directory when missing. Retries because a concurrent
- * delete (another process's) may prune the momentarily empty directory between our mkdir and our write.
+ * delete (another process's) may prune the momentarily empty directory between our mkdir and our
+ * write. Off the event loop: a call that changes a directory (create, link, rename, unlink) waits
+ * for the filesystem journal, which a concurrent fsync can hold for milliseconds, and on the loop
+ * that wait stalled every other request (issue #36, the memory soak's p99).
  */
-export function inDir<T>(dir: string, write: () => T): T {
+export async function inDirAsync<T>(dir: string, write: () => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return write();
+      return await write();
     } catch (error) {
       if (code(error) !== 'ENOENT' || attempt === 5) throw error;
     }
-    mkdirSync(dir, { recursive: true });
+    await mkdir(dir, { recursive: true });
   }
 }
 

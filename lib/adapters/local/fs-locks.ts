@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { closeSync, fstatSync, linkSync, openSync, renameSync, rmSync, statSync, type BigIntStats } from 'node:fs';
+import { linkSync, renameSync, rmSync, statSync, type BigIntStats } from 'node:fs';
+import { open, rm } from 'node:fs/promises';
 import * as path from 'node:path';
-import { code, inDir, isAbsent, statOrAbsent } from './fs-files.js';
+import { code, inDirAsync, isAbsent, statOrAbsent } from './fs-files.js';
 
 /**
  * Per-key lock files of the filesystem object store. Everything that replaces or removes an
@@ -10,6 +11,8 @@ import { code, inDir, isAbsent, statOrAbsent } from './fs-files.js';
  * created with `wx` in `.locks/`, which works across processes without a lock server; a process
  * that crashes while holding one leaves it behind, so a lock older than the stale age is broken.
  * This module owns taking, releasing and breaking those files, apart from the store's operations.
+ * Taking and releasing one run off the event loop (creating and removing a file waits for the
+ * journal; see inDirAsync); breaking a stale one, rare, stays synchronous.
  */
 export class KeyLocks {
   readonly #lockDir: string;
@@ -25,26 +28,26 @@ export class KeyLocks {
     return path.join(this.#lockDir, `${createHash('sha256').update(key).digest('hex')}.lock`);
   }
 
-  async withLock<T>(key: string, critical: () => T): Promise<T> {
+  async withLock<T>(key: string, critical: () => T | Promise<T>): Promise<T> {
     const lock = this.lockPath(key);
     const ours = await this.#acquire(lock);
     try {
-      return critical();
+      return await critical();
     } finally {
       // If our lock was broken as stale and someone else now holds the path, it is theirs.
       const current = statOrAbsent(lock, { follow: true });
-      if (current !== undefined && sameFile(current, ours)) rmSync(lock, { force: true });
+      if (current !== undefined && sameFile(current, ours)) await rm(lock, { force: true });
     }
   }
 
   async #acquire(lock: string): Promise<BigIntStats> {
     for (let attempt = 0; ; attempt++) {
       try {
-        const fd = inDir(this.#lockDir, () => openSync(lock, 'wx'));
+        const handle = await inDirAsync(this.#lockDir, () => open(lock, 'wx'));
         try {
-          return fstatSync(fd, { bigint: true });
+          return await handle.stat({ bigint: true });
         } finally {
-          closeSync(fd);
+          await handle.close();
         }
       } catch (error) {
         if (code(error) !== 'EEXIST') throw error;

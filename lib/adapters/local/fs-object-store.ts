@@ -1,23 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import {
-  closeSync,
-  constants as fsConstants,
-  fstatSync,
-  fsync,
-  futimesSync,
-  linkSync,
-  openSync,
-  readSync,
-  renameSync,
-  rmdirSync,
-  rmSync,
-  unlinkSync,
-  write,
-  writeSync,
-  type BigIntStats,
-} from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, openSync, readSync, write, writeSync, type BigIntStats } from 'node:fs';
 import { promisify } from 'node:util';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -33,7 +17,7 @@ import {
 } from '../../ports/object-store.js';
 import { checkLimit } from '../memory/object-store.js';
 import { onDisk } from './fs-errors.js';
-import { code, fileEtag, inDir, isAbsent, RESERVED_ROOT_DIRS, statIdentity, statOrAbsent } from './fs-files.js';
+import { code, fileEtag, inDirAsync, isAbsent, RESERVED_ROOT_DIRS, statIdentity, statOrAbsent } from './fs-files.js';
 import { LinkGuard } from './fs-links.js';
 import { LISTING_CACHE_CHILDREN, ListingCache } from './fs-listing-cache.js';
 import { KeyLocks } from './fs-locks.js';
@@ -50,16 +34,17 @@ export interface FsObjectStoreOptions {
 }
 
 /**
- * Objects up to this size are read and staged with synchronous calls, as are the metadata calls
- * around them (lstat, realpath, link, rename, unlink, lock files). A registry record or a
- * manifest is a few KiB: each such call takes microseconds, while each step through libuv's
- * thread pool costs a wake-up and a hop back to the event loop — most of a metadata request's
- * time on the local server. Larger bodies are read and written off the loop, so one big object
- * never stalls other requests; so is the fsync that makes a staged write durable.
+ * Objects up to this size are read and staged with synchronous calls, as are the metadata reads
+ * around them (lstat, realpath). A registry record or a manifest is a few KiB: each such call
+ * takes microseconds, while each step through libuv's thread pool costs a wake-up and a hop back
+ * to the event loop — most of a metadata request's time on the local server. Larger bodies are
+ * read and written off the loop, so one big object never stalls other requests; so is the fsync
+ * that makes a staged write durable, and so is every call that changes a directory (create,
+ * link, rename, unlink, rmdir, lock files): those wait for the filesystem journal, which a
+ * concurrent fsync holds, and on the loop they stalled every request for 1–180 ms each under
+ * the memory soak (issue #36; docs/benchmarks.md).
  */
 const SYNC_IO_MAX_BYTES = 256 * 1024;
-
-const fsyncFd = promisify(fsync);
 
 /**
  * Objects as plain files under a root directory (`root/<key>`), so Lance can use the same
@@ -169,14 +154,14 @@ export class FsObjectStore implements ObjectStore {
     // link keeps the inode and mtime, so the staged file's etag is the stored object's.
     const { staged, etag } = await this.#stage(body);
     try {
-      inDir(path.dirname(target), () => linkSync(staged, target));
+      await inDirAsync(path.dirname(target), () => fs.link(staged, target));
     } catch (error) {
       if (code(error) !== 'EEXIST') throw error;
       // Checked loosely: the winner may already have been deleted again, which is still a lost race.
       if (statOrAbsent(target)?.isDirectory()) throw new Error(`key ${JSON.stringify(key)} is a directory of other keys`);
       throw new ConditionFailedError(key, 'exists');
     } finally {
-      rmSync(staged, { force: true });
+      await fs.rm(staged, { force: true });
     }
     return { etag };
   }
@@ -201,7 +186,7 @@ export class FsObjectStore implements ObjectStore {
       throw new ConditionFailedError(source, 'etag-mismatch');
     }
     try {
-      inDir(path.dirname(target), () => linkSync(from, target));
+      await inDirAsync(path.dirname(target), () => fs.link(from, target));
     } catch (error) {
       if (isAbsent(error)) return undefined; // the source went between the stat and the link
       if (code(error) !== 'EEXIST') throw error;
@@ -289,12 +274,12 @@ export class FsObjectStore implements ObjectStore {
     // Stage before locking, so the lock is held only for the check and the rename.
     const { staged, etag: newEtag } = await this.#stage(body);
     try {
-      await this.#locks.withLock(key, () => {
+      await this.#locks.withLock(key, async () => {
         if (etag !== undefined) this.#expect(key, etag);
-        inDir(path.dirname(target), () => renameSync(staged, target));
+        await inDirAsync(path.dirname(target), () => fs.rename(staged, target));
       });
     } finally {
-      rmSync(staged, { force: true });
+      await fs.rm(staged, { force: true });
     }
     return { etag: newEtag };
   }
@@ -302,15 +287,15 @@ export class FsObjectStore implements ObjectStore {
   async #remove(key: string, etag: string | undefined): Promise<void> {
     // A link itself may be removed (unlink never follows the last component); a link on the way may not.
     const target = this.#checkedPath(key);
-    await this.#locks.withLock(key, () => {
+    await this.#locks.withLock(key, async () => {
       if (etag !== undefined) this.#expect(key, etag);
       try {
-        unlinkSync(target);
+        await fs.unlink(target);
       } catch (error) {
         if (!isAbsent(error)) throw error;
         return;
       }
-      this.#pruneEmptyDirs(path.dirname(target));
+      await this.#pruneEmptyDirs(path.dirname(target));
     });
   }
 
@@ -334,7 +319,8 @@ export class FsObjectStore implements ObjectStore {
   async #stage(body: Buffer | string): Promise<{ staged: string; etag: string }> {
     const data = typeof body === 'string' ? Buffer.from(body) : body;
     const staged = path.join(this.#tmpDir, `${process.pid}-${randomUUID()}`);
-    const fd = inDir(this.#tmpDir, () => openSync(staged, 'wx'));
+    const handle = await inDirAsync(this.#tmpDir, () => fs.open(staged, 'wx'));
+    const fd = handle.fd;
     try {
       if (data.length <= SYNC_IO_MAX_BYTES) {
         for (let written = 0; written < data.length; ) written += writeSync(fd, data, written, data.length - written, written);
@@ -342,20 +328,20 @@ export class FsObjectStore implements ObjectStore {
         await writeAllOffLoop(fd, data);
       }
       const stamp = uniqueStamp();
-      futimesSync(fd, stamp, stamp);
+      await handle.utimes(stamp, stamp);
       // Flushed before it becomes visible under its key, so a crash cannot expose a torn file.
-      await fsyncFd(fd);
+      await handle.sync();
       return { staged, etag: fileEtag(fstatSync(fd, { bigint: true })) };
     } finally {
-      closeSync(fd);
+      await handle.close();
     }
   }
 
   /** Keeps directories from outliving their last key, so they never show up as common prefixes. */
-  #pruneEmptyDirs(dir: string): void {
+  async #pruneEmptyDirs(dir: string): Promise<void> {
     for (let current = dir; current.startsWith(this.#root + path.sep); current = path.dirname(current)) {
       try {
-        rmdirSync(current);
+        await fs.rmdir(current);
       } catch {
         return; // not empty, so neither is anything above it (or a concurrent delete is pruning it)
       }
