@@ -5,6 +5,8 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { lanceDataPlane } from '../lib/adapters/lance/data-plane.js';
 import { memoryStats } from '../lib/adapters/lance/memory-stats.js';
 import { lambdaHandler } from '../lib/http/apigw-adapter.js';
+import { initContainer } from '../lib/app/container-init.js';
+import { loadLanceDb } from '../lib/adapters/lance/lancedb.js';
 import { apiObserver } from '../lib/observability/api-metrics.js';
 import { lambdaObservability } from '../lib/observability/lambda.js';
 import { apiRequestId, withPowertools } from '../lib/observability/middy.js';
@@ -21,8 +23,16 @@ const { logger, metrics, instrument } = observability;
 
 const observeApi = apiObserver(logger, metrics);
 
+const router = lazyAwsRouter(allHandlers, lanceDataPlane, { logger, instrument });
+// During init (lib/app/container-init.ts): the app's first registry reads, then LanceDB (the
+// first data call needs it). Not the policy engine: the inspection events and a platform
+// administrator's requests never need it, and compiling it took the CPU from their first answer
+// (docs/benchmarks.md, "Cold starts against the floor"); a request that needs it starts it
+// beside its own registry reads (lib/governance/guard.ts).
+initContainer(router, [loadLanceDb]);
+
 const api = lambdaHandler(
-  lazyAwsRouter(allHandlers, lanceDataPlane, { logger, instrument }),
+  router,
   logger,
   (request, response, ms) => {
     observeApi(request, response, ms);

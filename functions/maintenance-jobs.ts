@@ -8,6 +8,8 @@ import { maintenanceRunners } from '../lib/maintenance/table-jobs.js';
 import { recordJobMetrics } from '../lib/observability/jobs-metrics.js';
 import { lambdaObservability } from '../lib/observability/lambda.js';
 import { withPowertools } from '../lib/observability/middy.js';
+import { initContainer } from '../lib/app/container-init.js';
+import { loadLanceDb } from '../lib/adapters/lance/lancedb.js';
 
 /**
  * Scheduled maintenance: runs queued jobs (large index builds, backfills, per-table sweeps and
@@ -32,6 +34,10 @@ function servicesOnce(): Promise<CatalogServices> {
   services.catch(() => (services = undefined));
   return services;
 }
+
+// During init (lib/app/container-init.ts): the services' first reads, then LanceDB (index builds
+// and backfills need it).
+initContainer(servicesOnce, [loadLanceDb]);
 
 const run = jobsHandler({
   services: servicesOnce,

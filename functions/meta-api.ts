@@ -7,6 +7,8 @@ import { apiRequestId, withPowertools } from '../lib/observability/middy.js';
 import type { HandlerMap } from '../lib/contract/request.js';
 import type { DatasetInspector } from '../lib/ports/dataset-inspector.js';
 import { lazyPort } from '../lib/ports/lazy.js';
+import { initContainer } from '../lib/app/container-init.js';
+import { preparePolicyEngine } from '../lib/governance/policy-engine.js';
 
 /**
  * The metadata functions' composition (no LanceDB), shared by the grouped function
@@ -26,6 +28,9 @@ export function metaApi(service: string, handlers: HandlerMap<CatalogServices>) 
       return lambdaInspector(instrument(new LambdaClient({ region: config.AWS_REGION })), functionName);
     }, { inspect: true });
   };
-  const api = lambdaHandler(lazyAwsRouter(handlers, (config) => ({ inspector: inspector(config) }), { logger, instrument }), logger, apiObserver(logger, metrics));
+  const router = lazyAwsRouter(handlers, (config) => ({ inspector: inspector(config) }), { logger, instrument });
+  // During init (lib/app/container-init.ts): the first registry reads, then the policy engine.
+  initContainer(router, [preparePolicyEngine]);
+  const api = lambdaHandler(router, logger, apiObserver(logger, metrics));
   return { observability, handler: withPowertools(api, observability, { correlationId: apiRequestId }) };
 }

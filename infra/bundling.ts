@@ -2,6 +2,7 @@ import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
+import { assertPolicyTextCurrent } from '../scripts/policy-text.js';
 
 /**
  * The esbuild settings of the Lambda bundles, and the one function that builds a function's
@@ -109,10 +110,11 @@ export const SHARED = {
   /** Minified but with readable function names in stack traces. */
   keepNames: true,
   /**
-   * No source maps: `--enable-source-maps` costs cold-start time on every invocation of a
-   * function whose errors are already reported with request ids and readable names.
+   * Source maps written beside each file (`index.mjs.map`, linked by a comment) for reading a
+   * minified stack trace offline; the functions do not run with `--enable-source-maps`, which
+   * costs cold-start time on every invocation, so at run time they cost nothing (issue #37).
    */
-  sourcemap: false,
+  sourcemap: 'linked',
   banner: ESM_REQUIRE_BANNER,
 } as const;
 
@@ -158,6 +160,9 @@ export function assetOptions(external: string[], outdir: string) {
  * against, with no network. Synchronous, as CDK's local bundling hook is.
  */
 export function bundleFunction(kind: BundleKind, outdir: string): { metafile: Metafile } {
+  // The bundles carry the policies as rendered text, validated against the schema here, at
+  // build time: a policy the schema rejects fails synth (scripts/policy-text.ts).
+  if (installedModules(kind).includes(POLICY_ENGINE_MODULE)) assertPolicyTextCurrent();
   return writeAsset(esbuildOptions(kind, outdir), installedModules(kind), outdir);
 }
 

@@ -132,7 +132,8 @@ export function staticClosure(metafile: Metafile, entry: string): string[] {
 
 /** Prints an asset's sizes (entry, what a cold start loads, everything) and largest parts; returns its forbidden inputs. */
 function describeAsset(label: string, entry: string, metafile: Metafile): string[] {
-  const outputs = Object.keys(metafile.outputs);
+  // Source maps are beside the code, never loaded.
+  const outputs = Object.keys(metafile.outputs).filter((o) => !o.endsWith('.map'));
   const eager = staticClosure(metafile, entry);
   const size = (rel: string) => statSync(path.join(REPO_ROOT, rel)).size;
   const eagerBytes = eager.reduce((n, o) => n + size(o), 0);

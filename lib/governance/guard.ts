@@ -20,7 +20,7 @@ import { CREATE_HINT, notFound, q } from '../catalog/control/errors.js';
 import { boundGrants, grantsIn, readGrants } from '../catalog/control/grants.js';
 import type { Grant } from '../registry/principal-records.js';
 import type { GuardSettings } from './settings.js';
-import { authorize, type AuthzDecision, type ResourceChain } from './policy-engine.js';
+import { authorize, preparePolicyEngine, type AuthzDecision, type ResourceChain } from './policy-engine.js';
 import { readPrincipal } from '../catalog/control/principals.js';
 import { identify } from './identify.js';
 import { destinationOf } from './destinations.js';
@@ -173,6 +173,9 @@ async function admit(settings: GuardSettings, request: Admission, base: CatalogS
   // (docs/governance.md, "Destinations, force and tenants"). A platform administrator is
   // allowed everything: no grants to read.
   const readsGrants = settings.mode !== 'off' && project !== undefined && !caller.platformAdmin;
+  // A caller the engine decides: its compilation (once per process; usually done during init,
+  // lib/app/container-init.ts) overlaps the reads below instead of following them.
+  if (settings.mode !== 'off' && !caller.platformAdmin) void preparePolicyEngine();
   const [record, stored] = await Promise.all([
     project ? cachedProject(base.registry, project) : undefined,
     readsGrants ? readGrants(base.registry, project!, caller.principal) : undefined,

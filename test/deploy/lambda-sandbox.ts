@@ -33,7 +33,15 @@ export interface SandboxOptions {
   readonly env?: Readonly<Record<string, string>>;
 }
 
-export function createSandbox(fn: FunctionArtifact, options: SandboxOptions): Sandbox {
+/** A function's files laid out as Lambda lays them out: the asset as task root, its layers merged under an `/opt` stand-in. */
+export interface LambdaLayout {
+  readonly root: string;
+  readonly taskRoot: string;
+  /** The process environment Lambda's Node runtime would give it (PATH, NODE_PATH, the template's variables, AWS endpoints at the fake). */
+  readonly env: Record<string, string>;
+}
+
+export function layOutFunction(fn: FunctionArtifact, options: SandboxOptions): LambdaLayout {
   const root = mkdtempSync(path.join(tmpdir(), `rask-lambda-${fn.logicalId}-`));
   const taskRoot = path.join(root, 'var', 'task');
   const opt = path.join(root, 'opt');
@@ -42,17 +50,23 @@ export function createSandbox(fn: FunctionArtifact, options: SandboxOptions): Sa
   for (const dropped of options.dropFromLayers ?? []) {
     rmSync(path.join(opt, 'nodejs', 'node_modules', dropped), { recursive: true, force: true });
   }
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: taskRoot,
+    LAMBDA_TASK_ROOT: taskRoot,
+    // As Lambda's Node runtime sets it (runtime directories omitted: they hold nothing of ours).
+    NODE_PATH: [path.join(opt, 'nodejs', 'node22', 'node_modules'), path.join(opt, 'nodejs', 'node_modules'), taskRoot].join(':'),
+    ...sandboxEnv(fn, options),
+    ...options.env,
+  };
+  return { root, taskRoot, env };
+}
+
+export function createSandbox(fn: FunctionArtifact, options: SandboxOptions): Sandbox {
+  const { root, taskRoot, env } = layOutFunction(fn, options);
   const child = spawn(process.execPath, [RUNNER, taskRoot, fn.handler, String(fn.timeoutSeconds * 1000)], {
     cwd: taskRoot,
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: taskRoot,
-      LAMBDA_TASK_ROOT: taskRoot,
-      // As Lambda's Node runtime sets it (runtime directories omitted: they hold nothing of ours).
-      NODE_PATH: [path.join(opt, 'nodejs', 'node22', 'node_modules'), path.join(opt, 'nodejs', 'node_modules'), taskRoot].join(':'),
-      ...sandboxEnv(fn, options),
-      ...options.env,
-    },
+    env,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let logs = '';

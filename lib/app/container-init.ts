@@ -1,0 +1,29 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
+/**
+ * What a Lambda container does during init, before its first event (issue #37;
+ * docs/benchmarks.md, "Cold starts against the floor"): Lambda runs the handler module's top level
+ * with full CPU before the first request, so the entries start the app (its first registry reads
+ * go out at once) and then, one turn of the event loop each while those reads are in flight, the
+ * slow synchronous loads the first call would otherwise wait for: LanceDB's native module in the
+ * data and jobs functions, the policy engine in the API functions. Nothing here is awaited by
+ * the module: a request that needs a step finds it done or joins it (each step is idempotent),
+ * and one that needs none (a platform administrator's, for the policy engine) never waits.
+ *
+ * Only inside Lambda (AWS_LAMBDA_FUNCTION_NAME set): a test importing an entry starts nothing.
+ */
+export function initContainer(start: () => Promise<unknown>, steps: readonly (() => unknown)[], env: NodeJS.ProcessEnv = process.env): void {
+  if (!env.AWS_LAMBDA_FUNCTION_NAME) return;
+  // A failed start is retried by the first request (lib/app/aws.ts, lazyAwsRouter).
+  start().catch(() => undefined);
+  void (async () => {
+    for (const step of steps) {
+      await nextTurn();
+      try {
+        await step();
+      } catch {
+        // Left for the request that needs it to report.
+      }
+    }
+  })();
+}
