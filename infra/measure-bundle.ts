@@ -161,7 +161,7 @@ async function main(): Promise<void> {
   const deployed = bundle(args.kind);
   const bad = describeAsset(`${args.kind} asset (stack settings: bundleFunction, split) in ${deployed.outdir}`, deployed.entry, deployed.metafile);
 
-  const chunks = readdirSync(path.join(deployed.outdir, 'chunks')).map((f) => path.join(deployed.outdir, 'chunks', f));
+  const chunks = readdirSync(path.join(deployed.outdir, 'chunks')).filter((f) => f.endsWith('.mjs')).map((f) => path.join(deployed.outdir, 'chunks', f));
   const engineFile = path.join(deployed.outdir, 'node_modules/@cedar-policy/cedar-wasm/nodejs/cedar_wasm.js');
   const withEngine = args.kind === 'meta' || args.kind === 'data';
   const variants: Variant[] = [{ label: 'deployed entry (split)', files: [deployed.entry], times: [] }];
