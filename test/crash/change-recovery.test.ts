@@ -8,33 +8,13 @@
  * the change's id; if the kill came before it (only the location claim written), the feed holds
  * none. A second restart adds nothing (the mark moved; the ids are there).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { callUnlessKilled, spawnServer, type SpawnedServer } from './spawn-server.js';
+import { describe, expect, it } from 'vitest';
+import { callUnlessKilled, killSwitchServers } from './spawn-server.js';
 
-const dirs: string[] = [];
-const children: SpawnedServer[] = [];
-afterAll(async () => {
-  for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
-  await Promise.all(children.map((c) => c.exited));
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
-});
-
-async function start(dataDir: string, killAfter?: string): Promise<SpawnedServer> {
-  const env: Record<string, string | undefined> = { ...process.env, RASK_DATA_DIR: dataDir, RASK_LOG_LEVEL: 'silent' };
-  if (killAfter) env.RASK_TEST_KILL_AFTER = killAfter;
-  else delete env.RASK_TEST_KILL_AFTER;
-  const child = await spawnServer(path.join(import.meta.dirname, 'kill-switch-server.ts'), env);
-  children.push(child);
-  return child;
-}
-
-async function stop(child: SpawnedServer): Promise<void> {
-  if (child.proc.exitCode === null && child.proc.signalCode === null) child.proc.kill('SIGKILL');
-  await child.exited;
-}
+const { dirs, start, stop } = killSwitchServers();
 
 async function feed(url: string): Promise<{ id: string; subject: string; data: { operation: string; details?: Record<string, unknown> } }[]> {
   const res = await fetch(`${url}/v1/changes?limit=1000`);

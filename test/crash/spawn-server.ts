@@ -1,4 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll } from 'vitest';
 
 /** A local server in a child process (so a test can SIGKILL it), ready once it printed `READY <url>`. */
 export interface SpawnedServer {
@@ -42,4 +45,40 @@ export async function callUnlessKilled(url: string, method: string, p: string, b
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Kill-switch servers (kill-switch-server.ts) on data directories of the test's own: `start` one
+ * (SIGKILLed by itself after the registry write `killAfter` names, when given), `stop` one, and
+ * push each data directory on `dirs`; every child is killed and every directory removed after
+ * the file's tests.
+ */
+export function killSwitchServers(): {
+  dirs: string[];
+  start: (dataDir: string, killAfter?: string) => Promise<SpawnedServer>;
+  stop: (child: SpawnedServer) => Promise<void>;
+} {
+  const dirs: string[] = [];
+  const children: SpawnedServer[] = [];
+  const alive = (c: SpawnedServer) => c.proc.exitCode === null && c.proc.signalCode === null;
+  afterAll(async () => {
+    for (const c of children) if (alive(c)) c.proc.kill('SIGKILL');
+    await Promise.all(children.map((c) => c.exited));
+    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+  });
+  return {
+    dirs,
+    async start(dataDir, killAfter) {
+      const env: Record<string, string | undefined> = { ...process.env, RASK_DATA_DIR: dataDir, RASK_LOG_LEVEL: 'silent' };
+      if (killAfter) env.RASK_TEST_KILL_AFTER = killAfter;
+      else delete env.RASK_TEST_KILL_AFTER;
+      const child = await spawnServer(path.join(import.meta.dirname, 'kill-switch-server.ts'), env);
+      children.push(child);
+      return child;
+    },
+    async stop(child) {
+      if (alive(child)) child.proc.kill('SIGKILL');
+      await child.exited;
+    },
+  };
 }

@@ -10,34 +10,14 @@
  * on a busy machine), so `npm test` kills at the first six writes and `npm run soak` (RASK_SOAK=1)
  * at every one; test/unit/namespace-listing-after-crash.test.ts kills at every one in-process.
  */
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
-import { afterAll, describe, expect, it } from 'vitest';
-import { callUnlessKilled, spawnServer, type SpawnedServer } from '../crash/spawn-server.js';
+import { describe, expect, it } from 'vitest';
+import { callUnlessKilled, killSwitchServers } from '../crash/spawn-server.js';
 
-const dirs: string[] = [];
-const children: SpawnedServer[] = [];
-afterAll(async () => {
-  for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
-  await Promise.all(children.map((c) => c.exited));
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
-});
-
-async function start(dataDir: string, killAfter?: string): Promise<SpawnedServer> {
-  const env: Record<string, string | undefined> = { ...process.env, RASK_DATA_DIR: dataDir, RASK_LOG_LEVEL: 'silent' };
-  if (killAfter) env.RASK_TEST_KILL_AFTER = killAfter;
-  else delete env.RASK_TEST_KILL_AFTER;
-  const child = await spawnServer(path.join(import.meta.dirname, '../crash/kill-switch-server.ts'), env);
-  children.push(child);
-  return child;
-}
-
-async function stop(child: SpawnedServer): Promise<void> {
-  if (child.proc.exitCode === null && child.proc.signalCode === null) child.proc.kill('SIGKILL');
-  await child.exited;
-}
+const { dirs, start, stop } = killSwitchServers();
 
 const call = callUnlessKilled;
 
