@@ -10,10 +10,10 @@
  * The column-only path does not move rows, so the cursor (the last address done) stays valid
  * across the slices' own commits.
  */
-import { loadArrow } from '../../data/arrow.js';
-import { encodeIpcFile } from '../../data/arrow.js';
+import { encodeIpcFile, loadArrow } from '../../data/arrow.js';
 import { defaultBackfillFilter, quoteIdentifier } from '../../data/backfill-filter.js';
 import { computedBinding } from './computed.js';
+import type { BackfillSlice, BackfillSliceRequest } from '../../ports/data-engine.js';
 import type { Table } from './lancedb.js';
 
 /** Columns that can identify rows: integers and strings. */
@@ -47,20 +47,10 @@ async function identifiesRows(table: Table, column: string): Promise<boolean> {
   return true;
 }
 
-export interface BackfillSlice {
-  /** Arrow IPC of `key` + the computed column; absent when nothing is left. */
-  readonly ipc?: Buffer;
-  readonly rows: number;
-  /** The address of the slice's last row: where the next slice starts. */
-  readonly last?: string;
-  readonly expression: string;
-  readonly where: string;
-}
-
 /** The next slice to compute: rows matching `where` after address `after`, in one fragment, at most `maxRows`. */
 export async function backfillSlice(
   table: Table,
-  request: { column: string; key: string; where?: string; after?: string; maxRows: number },
+  request: BackfillSliceRequest,
 ): Promise<BackfillSlice> {
   const { column, expression } = await computedBinding(table, request.column);
   const where = request.where ?? defaultBackfillFilter(column);
