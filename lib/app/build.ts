@@ -26,6 +26,8 @@ import { tracedStore } from '../observability/traced-store.js';
 import { ObjectStoreIdempotency } from '../registry/idempotency-records.js';
 import { DEFAULT_COMMIT_DEADLINE_MS } from '../deadline.js';
 import { RateLimiter, type RateLimits } from '../http/rate-limit.js';
+import { quotaAdmission } from '../operations/quota-admission.js';
+import { NO_QUOTAS, type QuotaDefaults } from '../catalog/quotas.js';
 
 /**
  * What a process brings of the data plane, each bundle its own (docs/architecture.md): the data
@@ -80,6 +82,8 @@ export interface BuildOptions {
   readonly readOnly?: boolean;
   /** How long an Idempotency-Key's answer is kept (RASK_IDEMPOTENCY_TTL_SECONDS); absent: keys are ignored. */
   readonly idempotencyTtlSeconds?: number;
+  /** Object quotas per project (RASK_QUOTA_*; lib/catalog/quotas.ts); absent: none by default (a project's own still apply). */
+  readonly quotas?: QuotaDefaults;
   /** Request rates per principal and per project (RASK_RATE_*); absent or 0: off. */
   readonly rateLimits?: RateLimits;
   /** The clock of idempotency keys and rate limits (tests); default the system's. */
@@ -133,6 +137,8 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
       ? auditDenied(options.events, options.project, async (project) => (await cachedProject(registry, project)) !== undefined)
       : undefined,
     ...(options.redactPaths ? { redactPaths: options.redactPaths } : {}),
+    // Always on: a platform administrator may give any project a quota at run time (one read per create).
+    quotas: quotaAdmission(options.quotas ?? NO_QUOTAS),
     ...(options.rateLimits && (options.rateLimits.principal.perSecond > 0 || options.rateLimits.project.perSecond > 0)
       ? {
           rateLimits: {

@@ -43,6 +43,12 @@ export interface RouterOptions<S> {
   readonly rateLimits?: { readonly limiter: RateLimiter; readonly projectOf: (services: S) => string | undefined };
   /** Idempotency keys on mutating operations (lib/http/idempotency.ts); absent: the header is ignored. */
   readonly idempotency?: IdempotencyOptions;
+  /**
+   * Object quotas (lib/operations/quota-admission.ts): a create door's slot is reserved after
+   * admission and before its handler writes anything, and handed back if the handler refuses.
+   * Absent: no quotas.
+   */
+  readonly quotas?: (request: OperationRequest, services: S) => Promise<{ failed(err: unknown): Promise<void> } | undefined>;
 }
 
 export type Router = (request: HttpRequest) => Promise<HttpResponse>;
@@ -86,7 +92,18 @@ async function dispatch<S>(matcher: RouteMatcher, options: RouterOptions<S>, req
   if (project !== undefined) options.rateLimits!.limiter.admitProject(project);
   const run = async () => {
     const deadline = deadlineIn(options.commitDeadlineMs ?? DEFAULT_COMMIT_DEADLINE_MS, options.clock);
-    const result = await step('handler', () => withDeadline(deadline, () => handler(decoded, services)), { operation: operation.operationId });
+    const result = await step('handler', () =>
+      withDeadline(deadline, async () => {
+        // Inside the idempotent run: a replayed answer takes no second slot.
+        const hold = await options.quotas?.(decoded, services);
+        try {
+          return await handler(decoded, services);
+        } catch (err) {
+          await hold?.failed(err).catch((e: unknown) => options.logger?.warn('quota slot not released', { requestId: request.requestId, err: String(e) }));
+          throw err;
+        }
+      }),
+    { operation: operation.operationId });
     return encodeResponse(operation, result);
   };
   if (key === undefined || !options.idempotency) return run();
