@@ -201,7 +201,7 @@ const common = {
   /**
    * Object quotas per project (lib/catalog/quotas.ts; docs/operations.md, "Object quotas"):
    * namespaces and tables a project may hold, 0 = no quota (the default). A platform
-   * administrator sets a project's own through POST /v1/quotas.
+   * administrator sets a project's own through POST /v1/limits.
    */
   RASK_QUOTA_NAMESPACES: withDefault(integer(0, 100_000_000), 0),
   RASK_QUOTA_TABLES: withDefault(integer(0, 100_000_000), 0),

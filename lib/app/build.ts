@@ -25,7 +25,7 @@ import { tracedEngine } from '../observability/traced-engine.js';
 import { tracedStore } from '../observability/traced-store.js';
 import { ObjectStoreIdempotency } from '../registry/idempotency-records.js';
 import { DEFAULT_COMMIT_DEADLINE_MS } from '../deadline.js';
-import { RateLimiter, type RateLimits } from '../http/rate-limit.js';
+import { NO_RATES, RateLimiter, type RateLimits } from '../http/rate-limit.js';
 import { quotaAdmission } from '../operations/quota-admission.js';
 import { NO_QUOTAS, type QuotaDefaults } from '../catalog/quotas.js';
 
@@ -120,6 +120,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     ...(options.storage ? { storage: { ...options.storage, platformWarehouse: warehouse.storage } } : {}),
     ...(options.fileRootBase === undefined ? {} : { fileRootBase: options.fileRootBase }),
     ...(options.readOnly ? { readOnly: true } : {}),
+    limits: { quotas: options.quotas ?? NO_QUOTAS, projectRate: options.rateLimits?.project ?? { perSecond: 0, burst: 1 } },
     now: () => new Date(),
     newId: () => randomUUID(),
   };
@@ -138,15 +139,14 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
       : undefined,
     ...(options.redactPaths ? { redactPaths: options.redactPaths } : {}),
     // Always on: a platform administrator may give any project a quota at run time (one read per create).
-    quotas: quotaAdmission(options.quotas ?? NO_QUOTAS),
-    ...(options.rateLimits && (options.rateLimits.principal.perSecond > 0 || options.rateLimits.project.perSecond > 0)
-      ? {
-          rateLimits: {
-            limiter: new RateLimiter(options.rateLimits, options.now ? () => options.now!().getTime() : Date.now),
-            projectOf: (scoped: CatalogServices) => scoped.project,
-          },
-        }
-      : {}),
+    quotas: quotaAdmission,
+    // Always on, like quotas: a project may have its own rate (POST /v1/limits), read from the
+    // project record the guard has just read (cached), so a request pays nothing for it.
+    rateLimits: {
+      limiter: new RateLimiter(options.rateLimits ?? NO_RATES, options.now ? () => options.now!().getTime() : Date.now),
+      projectOf: (scoped: CatalogServices) => scoped.project,
+      projectRate: async (scoped: CatalogServices) => (await cachedProject(registry, scoped.project))?.limits?.rate,
+    },
     // Kept beside the registry's records (a directory locally, the registry bucket on AWS). A
     // read-only process writes nothing, so it keeps no keys (its writes are refused anyway).
     ...(options.idempotencyTtlSeconds && !options.readOnly

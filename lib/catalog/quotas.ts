@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { CatalogError, ErrorCode, QuotaExceededError } from '../errors.js';
 import type { Versioned } from '../ports/object-store.js';
 import { keys, parseTreeKey } from '../registry/keys.js';
+import type { ProjectLimits } from '../registry/records.js';
+import { cachedProject, PROJECT_CACHE_MS } from './control/project-cache.js';
 import type { CatalogServices } from './services.js';
 
 /**
@@ -46,8 +48,6 @@ interface Reservation {
 }
 
 export interface UsageRecord {
-  /** The project's own quota, set by a platform administrator; absent or null: the deployment's default. */
-  readonly limit?: number | null;
   readonly used: number;
   readonly pending: readonly Reservation[];
   /** Epoch ms of the last recount. */
@@ -57,6 +57,12 @@ export interface UsageRecord {
    * record written under none (or never under one) is stale once a quota applies: recounted first.
    */
   readonly countedUnder?: number;
+  /**
+   * Set when a project's own quota is set: until then (the project cache's lifetime plus
+   * SETTLE_MS) other processes may still be creating under the old setting without counting, so
+   * every create recounts; the first recount after it makes the count exact.
+   */
+  readonly exactAfter?: number;
 }
 
 /** What a create holds between its reservation and its answer. */
@@ -68,8 +74,7 @@ export interface QuotaHold {
 const usageKey = (services: CatalogServices, kind: QuotaKind) => keys.quota(services.project, kind);
 
 /** The quota that applies: the project's own, else the default; 0 = none. */
-export const limitOf = (record: UsageRecord | undefined, kind: QuotaKind, defaults: QuotaDefaults): number =>
-  record?.limit ?? defaults[kind];
+export const limitOf = (own: ProjectLimits | undefined, kind: QuotaKind, defaults: QuotaDefaults): number => own?.[kind] ?? defaults[kind];
 
 const inUse = (record: UsageRecord) => record.used + record.pending.length;
 
@@ -85,8 +90,11 @@ export async function reserveQuota(
   defaults: QuotaDefaults,
 ): Promise<QuotaHold | undefined> {
   const key = usageKey(services, kind);
+  // The guard has just read the project record, so this is the cache's (docs/governance.md).
+  const own = (await cachedProject(services.registry, services.project, services.now().getTime()))?.limits;
+  const limit = limitOf(own, kind, defaults);
+  if (limit <= 0) return undefined;
   const first = await services.registry.read<UsageRecord>(key);
-  if (limitOf(first?.value, kind, defaults) <= 0) return undefined;
   const id = randomUUID();
   let scan: Scan | undefined;
   let attempt = 0;
@@ -96,9 +104,7 @@ export async function reserveQuota(
       const found = attempt++ === 0 ? first : await services.registry.read<UsageRecord>(key);
       const now = services.now().getTime();
       let record = found?.value ? settled(found.value, now) : undefined;
-      const limit = limitOf(record, kind, defaults);
-      if (limit <= 0) return;
-      const stale = !record || (record.countedUnder ?? 0) <= 0;
+      const stale = !record || (record.countedUnder ?? 0) <= 0 || record.recountedAt < (record.exactAfter ?? 0);
       if (stale || (inUse(record!) >= limit && now - lastRecount(services, key, record!) >= RECOUNT_INTERVAL_MS)) {
         // No count yet (the first create under a quota) or the quota looks full: count what exists.
         // A scan older than a lost race is still valid: recounted() keeps every reservation made since.
@@ -215,46 +221,51 @@ function refusal(services: CatalogServices, kind: QuotaKind, limit: number, used
     kind,
     limit,
     used,
-    `project ${JSON.stringify(services.project)} has reached its quota of ${limit} ${kind} (${used} in use or being created), so this ${singular} was not created; drop some, or ask a platform administrator to raise the quota (POST /v1/quotas {"${kind}": <n>})`,
+    `project ${JSON.stringify(services.project)} has reached its quota of ${limit} ${kind} (${used} in use or being created), so this ${singular} was not created; drop some, or ask a platform administrator to raise the quota (POST /v1/limits {"${kind}": <n>} on the project)`,
   );
 }
 
-/** Usage and quota of every kind, as the quota door shows them (a recount is not forced). */
-export async function readQuotas(
-  services: CatalogServices,
-  defaults: QuotaDefaults,
-): Promise<Record<QuotaKind, { limit: number | null; source: 'project' | 'default'; in_use: number | null }>> {
+export interface QuotaView {
+  /** The quota in force; null: none. */
+  readonly limit: number | null;
+  /** Whose it is: the project's own (POST /v1/limits) or the deployment's default (RASK_QUOTA_*). */
+  readonly source: 'project' | 'default';
+  /** Objects counted (as of the last recount, with the reservations since); null while nothing is counted. */
+  readonly in_use: number | null;
+}
+
+/** Usage and quota of every kind, as the limits door shows them (a recount is not forced). */
+export async function readQuotas(services: CatalogServices, own: ProjectLimits | undefined, defaults: QuotaDefaults): Promise<Record<QuotaKind, QuotaView>> {
   const records = await Promise.all(QUOTA_KINDS.map((kind) => services.registry.read<UsageRecord>(usageKey(services, kind))));
   const now = services.now().getTime();
   return Object.fromEntries(
     QUOTA_KINDS.map((kind, i) => {
       const record = records[i]?.value;
-      const own = record?.limit ?? undefined;
-      const limit = own ?? defaults[kind];
+      const limit = limitOf(own, kind, defaults);
       const counted = record !== undefined && limit > 0 && (record.countedUnder ?? 0) > 0;
-      return [kind, { limit: limit > 0 ? limit : null, source: own !== undefined ? 'project' : 'default', in_use: counted ? inUse(settled(record, now)) : null }];
+      return [kind, { limit: limit > 0 ? limit : null, source: own?.[kind] !== undefined ? 'project' : 'default', in_use: counted ? inUse(settled(record, now)) : null }];
     }),
-  ) as Record<QuotaKind, { limit: number | null; source: 'project' | 'default'; in_use: number | null }>;
+  ) as Record<QuotaKind, QuotaView>;
 }
 
 /**
- * Sets (a number; 0 = no quota) or clears (null: back to the default) the project's own quotas,
- * recounting every kind it sets so the record starts exact. One CAS per kind.
+ * After a project's own quotas changed (`limits` now in force): recounts every kind under a
+ * quota so its record starts from what exists, and marks it to be recounted by every create
+ * until no process can still be creating under the old setting (`exactAfter`).
  */
-export async function setQuotas(services: CatalogServices, input: Partial<Record<QuotaKind, number | null>>, defaults: QuotaDefaults) {
+export async function recountUsage(services: CatalogServices, limits: ProjectLimits | undefined, defaults: QuotaDefaults): Promise<void> {
   const now = services.now().getTime();
   const scan = await scanTree(services, now);
   for (const kind of QUOTA_KINDS) {
-    if (!(kind in input)) continue;
-    const limit = input[kind];
+    const limit = limitOf(limits, kind, defaults);
+    if (limit <= 0) continue;
     const key = usageKey(services, kind);
-    await services.registry.retrying(`set the ${kind} quota of project ${JSON.stringify(services.project)}`, async () => {
+    await services.registry.retrying(`recount the ${kind} of project ${JSON.stringify(services.project)}`, async () => {
       const found: Versioned<UsageRecord> | undefined = await services.registry.read<UsageRecord>(key);
       const base = recounted(found?.value ? settled(found.value, now) : { used: 0, pending: [], recountedAt: 0 }, kind, scan);
-      const next: UsageRecord = { ...base, limit: limit === null ? null : limit, countedUnder: limit ?? defaults[kind] };
+      const next: UsageRecord = { ...base, countedUnder: limit, exactAfter: now + PROJECT_CACHE_MS + SETTLE_MS };
       if (found) await services.registry.replace(key, next, found.etag);
       else await services.registry.create(key, next);
     });
   }
-  return readQuotas(services, defaults);
 }

@@ -8,7 +8,7 @@ import { step, traced, type TraceSink } from '../trace.js';
 import { checkJsonDepth, checkProperties, DEFAULT_REQUEST_LIMITS, type RequestLimits } from './limits.js';
 import { RouteMatcher } from './match.js';
 import { errorResponse, jsonResponse, type ErrorLogger } from './respond.js';
-import type { RateLimiter } from './rate-limit.js';
+import type { Rate, RateLimiter } from './rate-limit.js';
 import { fingerprintOf, idempotencyKeyOf, mutates, runIdempotent, type IdempotencyOptions } from './idempotency.js';
 import { methodNotAllowed, payloadTooLarge, routeNotFound } from './transport-errors.js';
 import type { HttpRequest, HttpResponse } from '../contract/http.js';
@@ -40,7 +40,12 @@ export interface RouterOptions<S> {
    * Rates per principal (after authentication) and per project (after admission, from the
    * services the guard scoped to it); lib/http/rate-limit.ts. Absent: no limits here.
    */
-  readonly rateLimits?: { readonly limiter: RateLimiter; readonly projectOf: (services: S) => string | undefined };
+  readonly rateLimits?: {
+    readonly limiter: RateLimiter;
+    readonly projectOf: (services: S) => string | undefined;
+    /** The project's own rate (set through POST /v1/limits), when it has one. */
+    readonly projectRate?: (services: S) => Promise<Rate | undefined>;
+  };
   /** Idempotency keys on mutating operations (lib/http/idempotency.ts); absent: the header is ignored. */
   readonly idempotency?: IdempotencyOptions;
   /**
@@ -89,7 +94,7 @@ async function dispatch<S>(matcher: RouteMatcher, options: RouterOptions<S>, req
   const key = options.idempotency && mutates(operation) ? idempotencyKeyOf(request.headers) : undefined;
   const services = options.guard ? await step('admit', () => admitted(options, decoded)) : options.services;
   const project = options.rateLimits?.projectOf(services);
-  if (project !== undefined) options.rateLimits!.limiter.admitProject(project);
+  if (project !== undefined) options.rateLimits!.limiter.admitProject(project, await options.rateLimits!.projectRate?.(services));
   const run = async () => {
     const deadline = deadlineIn(options.commitDeadlineMs ?? DEFAULT_COMMIT_DEADLINE_MS, options.clock);
     const result = await step('handler', () =>

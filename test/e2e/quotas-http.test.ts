@@ -27,7 +27,7 @@ it('16 concurrent CreateNamespace against a quota of 10: exactly 10 created, 6 r
   for (const r of refused) {
     expect(r.json()).toMatchObject({
       code: 15,
-      error: expect.stringMatching(/has reached its quota of 10 namespaces.*ask a platform administrator to raise the quota \(POST \/v1\/quotas/),
+      error: expect.stringMatching(/has reached its quota of 10 namespaces.*ask a platform administrator to raise the quota \(POST \/v1\/limits/),
       detail: expect.stringMatching(/^quota: namespaces; limit: 10; in use: 10$/),
     });
   }

@@ -11,7 +11,9 @@ import type { CatalogServices } from '../../lib/catalog/services.js';
 import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import { dropNamespace } from '../../lib/catalog/namespaces/drop.js';
 import { listNamespaces } from '../../lib/catalog/namespaces/list.js';
-import { readQuotas, RECOUNT_INTERVAL_MS, reserveQuota, SETTLE_MS, setQuotas, type QuotaDefaults } from '../../lib/catalog/quotas.js';
+import { readQuotas, RECOUNT_INTERVAL_MS, reserveQuota, SETTLE_MS, type QuotaDefaults } from '../../lib/catalog/quotas.js';
+import { PROJECT_CACHE_MS } from '../../lib/catalog/control/project-cache.js';
+import { setProjectLimits } from '../../lib/catalog/control/limits.js';
 import { keys } from '../../lib/registry/keys.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
 
@@ -69,7 +71,7 @@ describe('object quotas', () => {
       const outcomes = await Promise.all(Array.from({ length: 16 }, (_, i) => create(services, `n${i}`, { namespaces: 10, tables: 0 })));
       expect(outcomes.filter((o) => o === 'created').length, String(outcomes)).toBe(10);
       expect(await count(direct)).toBe(10);
-      expect((await readQuotas(direct, { namespaces: 10, tables: 0 })).namespaces).toMatchObject({ limit: 10, source: 'default', in_use: 10 });
+      expect((await readQuotas(direct, undefined, { namespaces: 10, tables: 0 })).namespaces).toMatchObject({ limit: 10, source: 'default', in_use: 10 });
     }
   });
 
@@ -82,7 +84,7 @@ describe('object quotas', () => {
     const before = await services.registry.store.get(usage);
     const refused = await reserveQuota(services, 'namespaces', keys.namespace('default', ['d']), q).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(QuotaExceededError);
-    expect((refused as QuotaExceededError).message).toMatch(/project "default" has reached its quota of 3 namespaces \(3 in use or being created\).*POST \/v1\/quotas/);
+    expect((refused as QuotaExceededError).message).toMatch(/project "default" has reached its quota of 3 namespaces \(3 in use or being created\).*POST \/v1\/limits/);
     expect((refused as QuotaExceededError).code).toBe(15);
     expect((await services.registry.store.get(usage))?.etag).toBe(before?.etag);
 
@@ -137,15 +139,21 @@ describe('object quotas', () => {
 
   it("a project's own quota overrides the default, counts what exists when set, and null goes back to the default", async () => {
     const f = await fixture('memory');
-    const { services } = clocked(f.services);
+    const { services, advance } = clocked(f.services);
     const none = { namespaces: 0, tables: 0 };
     // Created under no quota: nothing counted, nothing written.
     for (const n of ['a', 'b']) expect(await create(services, n, none)).toBe('created');
     expect(await services.registry.store.get(keys.quota('default', 'namespaces'))).toBeUndefined();
-    expect((await setQuotas(services, { namespaces: 3 }, none)).namespaces).toEqual({ limit: 3, source: 'project', in_use: 2 });
+    expect((await setProjectLimits(services, { namespaces: 3 })).namespaces).toEqual({ limit: 3, source: 'project', in_use: 2 });
     expect(await create(services, 'c', none)).toBe('created');
     expect(await create(services, 'd', none)).toBe('quota');
-    expect((await setQuotas(services, { namespaces: null }, none)).namespaces).toEqual({ limit: null, source: 'default', in_use: null });
+    // Until no process can still hold the old setting, every create recounts: one made meanwhile
+    // without a slot (another process under no quota) is seen at once.
+    await createNamespace(services, { id: ['uncounted'], mode: 'create', properties: {} });
+    await dropNamespace(services, { id: ['a'], mode: 'fail', behavior: 'restrict' });
+    advance(PROJECT_CACHE_MS + SETTLE_MS);
+    expect(await create(services, 'd', none)).toBe('quota');
+    expect((await setProjectLimits(services, { namespaces: null })).namespaces).toEqual({ limit: null, source: 'default', in_use: null });
     expect(await create(services, 'd', none)).toBe('created');
     // A default that comes into force later starts from a recount, never from a stale count.
     expect(await create(services, 'e', { namespaces: 5, tables: 0 })).toBe('created');
