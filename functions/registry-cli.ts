@@ -5,10 +5,13 @@
  * default when stdout is not a terminal); progress on stderr when it is a terminal.
  * Exit status: 0 done, 1 done with problems (or refused), 2 bad usage.
  */
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { CatalogServices } from '../lib/catalog/services.js';
 import { ConfigError, loadLocalConfig } from '../lib/config.js';
+import { exportRegistry, importRegistry } from '../lib/maintenance/registry/export-file.js';
 import { inspect, type Inspection } from '../lib/maintenance/registry/inspect.js';
+import type { Scope } from '../lib/maintenance/registry/state-at.js';
 import type { RegistryHistory } from '../lib/ports/registry-history.js';
 import { s3History, s3Services } from './cli-services.js';
 
@@ -186,8 +189,14 @@ export async function registryMain(argv: readonly string[]): Promise<number> {
   }
 }
 
-async function run(args: Args, target: RegistryTarget, _progress: ReturnType<typeof progressLine>): Promise<number> {
+function needHistory(target: RegistryTarget): NonNullable<RegistryTarget['history']> {
+  if (!target.history) throw new Error('this registry keeps no history (RASK_REGISTRY_HISTORY_DAYS=0), so no consistent instant can be read');
+  return target.history;
+}
+
+async function run(args: Args, target: RegistryTarget, progress: ReturnType<typeof progressLine>): Promise<number> {
   const store = target.services.registry.store;
+  const scope: Scope = args.all ? { all: true } : { project: args.project };
   switch (args.command) {
     case 'inspect': {
       const id = args.positional!.split(args.delimiter);
@@ -196,6 +205,29 @@ async function run(args: Args, target: RegistryTarget, _progress: ReturnType<typ
       const report = await inspect(store, args.project, id, args.history && target.history ? { history: target.history } : {});
       if (args.json) console.log(JSON.stringify(report, null, 2));
       else printInspection(report);
+      return 0;
+    }
+    case 'export': {
+      const file = args.positional!;
+      const fd = file === '-' ? 1 : openSync(file, 'w');
+      try {
+        const summary = await exportRegistry(needHistory(target), scope, args.at ?? new Date(), (line) => void writeSync(fd, line), {
+          onProgress: (n) => progress.show(`export: ${n} keys`),
+        });
+        progress.done();
+        if (file === '-') console.error(JSON.stringify({ exported: summary }));
+        else if (args.json) console.log(JSON.stringify({ exported: { ...summary, file } }, null, 2));
+        else console.log(`exported ${summary.keys} keys (${summary.bytes} bytes) of ${'all' in scope ? 'the whole registry' : `project ${args.project}`} as at ${summary.at} to ${file}`);
+      } finally {
+        if (fd !== 1) closeSync(fd);
+      }
+      return 0;
+    }
+    case 'import': {
+      const summary = await importRegistry(store, readFileSync(args.positional!, 'utf8'), { onProgress: (n) => progress.show(`import: ${n} keys`) });
+      progress.done();
+      if (args.json) console.log(JSON.stringify({ imported: summary }, null, 2));
+      else console.log(`imported ${summary.keys} keys (${summary.created} created, ${summary.replaced} start-up records replaced) as at ${summary.at} into ${store.url}`);
       return 0;
     }
     default:
