@@ -11,6 +11,7 @@ import type { CatalogServices } from '../lib/catalog/services.js';
 import { ConfigError, loadLocalConfig } from '../lib/config.js';
 import { exportRegistry, importRegistry } from '../lib/maintenance/registry/export-file.js';
 import { inspect, type Inspection } from '../lib/maintenance/registry/inspect.js';
+import { manifestsPresent, restoreRegistry, type RestoreResult } from '../lib/maintenance/registry/restore.js';
 import type { Scope } from '../lib/maintenance/registry/state-at.js';
 import type { RegistryHistory } from '../lib/ports/registry-history.js';
 import { s3History, s3Services } from './cli-services.js';
@@ -159,6 +160,18 @@ function printInspection(r: Inspection): void {
   }
 }
 
+function printRestore(r: RestoreResult): void {
+  const scope = 'all' in r.scope ? 'the whole registry' : `project ${r.scope.project}`;
+  console.log(`${r.dryRun ? 'would restore' : 'restored'} ${scope} to ${r.at}: ${r.changes.length} of ${r.keysInScope} keys differ`);
+  for (const c of r.changes) console.log(`  ${c.change.padEnd(7)} ${c.what.padEnd(28)} ${c.key}`);
+  if (r.tablesRestored.length > 0) console.log(`tables back: ${r.tablesRestored.join(', ')}`);
+  if (r.tablesRemoved.length > 0) console.log(`tables whose records go (created or renamed in after ${r.at}; their files stay): ${r.tablesRemoved.join(', ')}`);
+  for (const g of r.dataGone) console.log(`NOT restored, data gone: ${g.table} (was at ${g.location})`);
+  for (const k of r.conflicts) console.log(`conflict, left as it is (changed meanwhile): ${k}`);
+  if (r.dryRun) console.log('dry run: nothing was changed');
+  else console.log(`${r.applied} keys written`);
+}
+
 export async function registryMain(argv: readonly string[]): Promise<number> {
   let args: Args | 'help';
   try {
@@ -229,6 +242,17 @@ async function run(args: Args, target: RegistryTarget, progress: ReturnType<type
       if (args.json) console.log(JSON.stringify({ imported: summary }, null, 2));
       else console.log(`imported ${summary.keys} keys (${summary.created} created, ${summary.replaced} start-up records replaced) as at ${summary.at} into ${store.url}`);
       return 0;
+    }
+    case 'restore': {
+      const result = await restoreRegistry(store, needHistory(target), scope, args.at!, {
+        dryRun: args.dryRun,
+        dataExists: manifestsPresent(target.services),
+        onProgress: (done, total, phase) => progress.show(`restore: ${phase} ${done}${total === undefined ? '' : `/${total}`}`),
+      });
+      progress.done();
+      if (args.json) console.log(JSON.stringify({ restore: result }, null, 2));
+      else printRestore(result);
+      return result.conflicts.length === 0 && result.dataGone.length === 0 ? 0 : 1;
     }
     default:
       throw new UsageError(`registry ${args.command} is not available in this build`);

@@ -132,4 +132,47 @@ describe('rask registry (CLI)', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('restore --at --dry-run --json reports the plan and changes nothing; restore then undoes a drop; a bad --at is a usage error', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'rask-restore-cli-'));
+    const env = { ...process.env };
+    process.env.RASK_DATA_DIR = dir;
+    process.env.RASK_LOG_LEVEL = 'error';
+    const run = async (args: string[]) => {
+      const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+      const err = vi.spyOn(console, 'error').mockImplementation(() => {});
+      const code = await main(args);
+      const out = log.mock.calls.map((c) => String(c[0])).join('\n');
+      log.mockRestore();
+      err.mockRestore();
+      return { code, out };
+    };
+    try {
+      const { createLocalApp } = await import('../../lib/app/local.js');
+      const app = await createLocalApp((await import('../../lib/config.js')).loadLocalConfig(process.env));
+      await createNamespace(app.services, { id: ['ns'], mode: 'create', properties: {} });
+      await declareTable(app.services, { id: ['ns', 't'], properties: {}, identity: {} });
+      await new Promise((r) => setTimeout(r, 5));
+      const at = new Date().toISOString();
+      await new Promise((r) => setTimeout(r, 5));
+      await (await import('../../lib/catalog/tables/drop.js')).dropTable(app.services, ['ns', 't']);
+      app.history?.close();
+      const before = (await app.services.registry.store.list({})).objects.map((o) => `${o.key} ${o.etag}`);
+      const dry = await run(['registry', 'restore', '--at', at, '--dry-run', '--json']);
+      expect(dry.code).toBe(0);
+      const plan = JSON.parse(dry.out).restore;
+      expect(plan.dryRun).toBe(true);
+      expect(plan.tablesRestored).toEqual(['ns.t']);
+      expect((await app.services.registry.store.list({})).objects.map((o) => `${o.key} ${o.etag}`)).toEqual(before);
+      const done = await run(['registry', 'restore', '--at', at, '--json']);
+      expect(done.code).toBe(0);
+      expect(JSON.parse(done.out).restore.applied).toBe(plan.changes.length);
+      expect(await readTable(app.services, ['ns', 't'])).toBeDefined();
+      expect((await run(['registry', 'restore', '--at', 'yesterday'])).code).toBe(2);
+      expect((await run(['registry', 'restore', '--at', '2000-01-01T00:00:00Z', '--json'])).out).toMatch(/older than the registry's retained history/);
+    } finally {
+      process.env = env;
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -74,10 +74,19 @@ export function s3RegistryHistory(options: S3RegistryHistoryOptions): RegistryHi
   }
 }
 
-/** Newest first; S3 marks the latest, which wins a tie of whole seconds. */
+/**
+ * Newest first. The listing's LastModified has whole seconds, and the SDK hands object versions
+ * and delete markers over as two lists (each newest first), so within one second it cannot say
+ * whether a deletion came before or after a write of the same key. S3 marks the latest, which
+ * wins; otherwise the deletion is taken as the later: the registry's doors delete a key at the
+ * end of its life (a rename's source, a mark, a claim), and re-create one within the same second
+ * only rarely (docs/operations.md, "Registry backup and restore", names this limit).
+ */
 function byNewest(a: KeyVersion, b: KeyVersion): number {
   if (a.current !== b.current) return a.current ? -1 : 1;
-  return b.time.getTime() - a.time.getTime();
+  const t = b.time.getTime() - a.time.getTime();
+  if (t !== 0) return t;
+  return a.deleted === b.deleted ? 0 : a.deleted ? -1 : 1;
 }
 
 async function failing<T>(io: () => Promise<T>): Promise<T> {
