@@ -9,7 +9,7 @@ import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { CatalogServices } from '../lib/catalog/services.js';
 import { ConfigError, loadLocalConfig } from '../lib/config.js';
-import { exportRegistry, importRegistry } from '../lib/maintenance/registry/export-file.js';
+import { exportRegistry, importRegistry, parseStorageRoot, type StorageMapping } from '../lib/maintenance/registry/export-file.js';
 import { inspect, type Inspection } from '../lib/maintenance/registry/inspect.js';
 import { manifestsPresent, restoreRegistry, type RestoreResult } from '../lib/maintenance/registry/restore.js';
 import type { Scope } from '../lib/maintenance/registry/state-at.js';
@@ -35,6 +35,7 @@ options:
   --registry-bucket B      use the S3 registry in bucket B instead of RASK_DATA_DIR
   --registry-prefix P      key prefix of the S3 registry (default "registry/")
   --region R               AWS region of the S3 registry
+  --map-storage FROM=TO    import: rewrite a warehouse root (file:<path> or s3://bucket/prefix/), e.g. to move local → AWS
   --retained-days N        S3: days the bucket keeps noncurrent versions (the stack's prop; default 30)
 `;
 
@@ -58,6 +59,7 @@ interface Args {
   readonly dryRun: boolean;
   readonly s3?: { bucket: string; prefix: string; region?: string };
   readonly retainedDays: number;
+  readonly mapStorage: readonly StorageMapping[];
 }
 
 function parse(argv: readonly string[]): Args | 'help' {
@@ -77,6 +79,7 @@ function parse(argv: readonly string[]): Args | 'help' {
       'registry-prefix': { type: 'string', default: 'registry/' },
       region: { type: 'string' },
       'retained-days': { type: 'string', default: '30' },
+      'map-storage': { type: 'string', multiple: true, default: [] },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -112,6 +115,15 @@ function parse(argv: readonly string[]): Args | 'help' {
     dryRun: values['dry-run'],
     s3: values['registry-bucket'] ? { bucket: values['registry-bucket'], prefix: values['registry-prefix']!, region: values.region } : undefined,
     retainedDays: Number(values['retained-days']),
+    mapStorage: (values['map-storage'] as string[]).map((m) => {
+      const cut = m.indexOf('=');
+      if (cut <= 0) throw new UsageError(`--map-storage is FROM=TO (got ${JSON.stringify(m)})`);
+      try {
+        return { from: parseStorageRoot(m.slice(0, cut)), to: parseStorageRoot(m.slice(cut + 1)) };
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+    }),
   };
 }
 
@@ -237,10 +249,13 @@ async function run(args: Args, target: RegistryTarget, progress: ReturnType<type
       return 0;
     }
     case 'import': {
-      const summary = await importRegistry(store, readFileSync(args.positional!, 'utf8'), { onProgress: (n) => progress.show(`import: ${n} keys`) });
+      const summary = await importRegistry(store, readFileSync(args.positional!, 'utf8'), {
+        mapStorage: args.mapStorage,
+        onProgress: (n) => progress.show(`import: ${n} keys`),
+      });
       progress.done();
       if (args.json) console.log(JSON.stringify({ imported: summary }, null, 2));
-      else console.log(`imported ${summary.keys} keys (${summary.created} created, ${summary.replaced} start-up records replaced) as at ${summary.at} into ${store.url}`);
+      else console.log(`imported ${summary.keys} keys (${summary.created} created, ${summary.replaced} start-up records replaced, ${summary.remapped} storage roots rewritten) as at ${summary.at} into ${store.url}`);
       return 0;
     }
     case 'restore': {

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { InvalidInputError } from '../../errors.js';
 import { compareKeys, ConditionFailedError, type ObjectStore } from '../../ports/object-store.js';
 import type { RegistryHistory } from '../../ports/registry-history.js';
+import type { StorageRoot } from '../../ports/storage-root.js';
 import { LAYOUT_VERSION } from '../../registry/layout.js';
+import type { StorageClaimsRecord, WarehouseRecord } from '../../registry/records.js';
 import { checkInstant, keysAt, scopeRanges, type Scope } from './state-at.js';
 
 /**
@@ -126,18 +128,32 @@ export interface ImportSummary {
   readonly keys: number;
   readonly created: number;
   readonly replaced: number;
+  /** Records whose storage root `mapStorage` rewrote (warehouses, the storage-claims index). */
+  readonly remapped: number;
   readonly scope: Scope;
   readonly at: string;
 }
 
 /**
- * Loads an export into an empty registry (see START_UP), byte for byte: a key the target does
+ * Loads an export into an empty registry (see START_UP), byte for byte (except the storage
+ * roots `mapStorage` rewrites, for a move between local and AWS): a key the target does
  * not hold is created (put-if-absent), a start-up record is replaced (put-if-match on the etag
  * just read). Refused, before anything is written, when the file is incomplete or the target
  * holds anything else in the scope.
  */
-export async function importRegistry(store: ObjectStore, text: string, options: { onProgress?: (keys: number) => void } = {}): Promise<ImportSummary> {
-  const { header, records } = readExport(text);
+export async function importRegistry(
+  store: ObjectStore,
+  text: string,
+  options: { onProgress?: (keys: number) => void; mapStorage?: readonly StorageMapping[] } = {},
+): Promise<ImportSummary> {
+  const { header, records: read } = readExport(text);
+  let remapped = 0;
+  const records = read.map((r) => {
+    const body = options.mapStorage?.length ? remap(r, options.mapStorage) : undefined;
+    if (!body) return r;
+    remapped++;
+    return { key: r.key, body };
+  });
   const existing = new Map<string, string>();
   for (const range of scopeRanges(header.scope)) {
     let startAfter: string | undefined;
@@ -175,5 +191,42 @@ export async function importRegistry(store: ObjectStore, text: string, options: 
     }
     options.onProgress?.(created + replaced);
   }
-  return { keys: records.length, created, replaced, scope: header.scope, at: header.at };
+  return { keys: records.length, created, replaced, remapped, scope: header.scope, at: header.at };
+}
+
+/** `--map-storage FROM=TO`: a warehouse root as it is in the file, and what it becomes. */
+export interface StorageMapping {
+  readonly from: StorageRoot;
+  readonly to: StorageRoot;
+}
+
+/** `file:<path>` or `s3://<bucket>/<prefix>` as a storage root. */
+export function parseStorageRoot(text: string): StorageRoot {
+  const s3 = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/(.*)$/.exec(text);
+  if (s3) return { kind: 's3', bucket: s3[1]!, prefix: s3[2]! === '' || s3[2]!.endsWith('/') ? s3[2]! : `${s3[2]}/` };
+  if (text.startsWith('file:') && text.length > 'file:'.length) return { kind: 'file', path: text.slice('file:'.length) };
+  throw new InvalidInputError(`a storage root is file:<path> or s3://<bucket>/<prefix> (got ${JSON.stringify(text)})`);
+}
+
+const sameRoot = (a: StorageRoot, b: StorageRoot) =>
+  a.kind === b.kind && (a.kind === 'file' ? a.path === (b as typeof a).path : a.bucket === (b as typeof a).bucket && a.prefix === (b as typeof a).prefix);
+
+/**
+ * The record with its storage root rewritten, or undefined when no mapping applies: warehouse
+ * records and the storage-claims index (lib/catalog/storage-claims.ts) name roots; table
+ * locations are relative to them and stay as they are.
+ */
+function remap(r: ExportedRecord, mappings: readonly StorageMapping[]): Buffer | undefined {
+  const to = (root: StorageRoot) => mappings.find((m) => sameRoot(m.from, root))?.to;
+  if (/^p\/[^/]+\/w\/[^/]+$/.test(r.key)) {
+    const rec = JSON.parse(r.body.toString('utf8')) as WarehouseRecord;
+    const next = to(rec.storage);
+    return next ? Buffer.from(JSON.stringify({ ...rec, storage: next })) : undefined;
+  }
+  if (r.key === 'storage/claims') {
+    const rec = JSON.parse(r.body.toString('utf8')) as StorageClaimsRecord;
+    if (!rec.claims.some((c) => to(c.storage))) return undefined;
+    return Buffer.from(JSON.stringify({ ...rec, claims: rec.claims.map((c) => ({ ...c, storage: to(c.storage) ?? c.storage })) }));
+  }
+  return undefined;
 }
