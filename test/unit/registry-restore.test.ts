@@ -29,7 +29,7 @@ import { manifestsPresent, restoreRegistry } from '../../lib/maintenance/registr
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 import { HistoryUnavailableError } from '../../lib/ports/registry-history.js';
 import { keys, parseTreeKey } from '../../lib/registry/keys.js';
-import type { LocationClaimRecord, NamespaceRecord, TableRecord } from '../../lib/registry/records.js';
+import { assertCrashInvariants } from '../support/crash-invariants.js';
 import { historied, type HistoriedFixture, type HistoryKind } from '../support/historied.js';
 import { prng } from '../support/prng.js';
 import { writeFakeDataset } from '../support/table-invariants.js';
@@ -117,33 +117,8 @@ async function readEverything(s: CatalogServices): Promise<void> {
   for (const ns of ids.filter((x) => x.kind === 'namespace')) await tolerate(listTables(s, { namespace: ns.id, includeDeclared: true }));
 }
 
-/** The crash test's registry invariants (test/crash/crash-consistency.test.ts, checkAll). */
-async function assertCrashInvariants(s: CatalogServices, where: string): Promise<number> {
-  const listed = await s.registry.store.list({ prefix: keys.subtree(s.project, []) });
-  const tables: TableRecord[] = [];
-  for (const o of listed.objects) {
-    const kind = parseTreeKey(s.project, o.key)?.kind;
-    const rec = (await s.registry.read<NamespaceRecord | TableRecord>(o.key))?.value;
-    if (!rec) continue;
-    if (kind === 'namespace') expect((rec as NamespaceRecord).state, `${where}: zombie namespace ${rec.id.join('.')}`).toBe('active');
-    if (kind === 'table') tables.push(rec as TableRecord);
-  }
-  const locations = new Set<string>();
-  const uids = new Set<string>();
-  for (const t of tables) {
-    expect(t.state ?? 'active', `${where}: ${t.id.join('.')} left mid-rename`).toBe('active');
-    const parent = await s.registry.read<NamespaceRecord>(keys.namespace(s.project, t.id.slice(0, -1)));
-    expect(parent?.value.state, `${where}: table ${t.id.join('.')} without a live namespace`).toBe('active');
-    expect(locations.has(t.path), `${where}: two live tables on ${t.path}`).toBe(false);
-    expect(uids.has(t.uid), `${where}: two live records of ${t.uid}`).toBe(false);
-    locations.add(t.path);
-    uids.add(t.uid);
-    const claim = await s.registry.read<LocationClaimRecord>(keys.locationClaim(s.project, t.warehouse, t.path));
-    expect(claim?.value.uid, `${where}: claim of ${t.id.join('.')}`).toBe(t.uid);
-    expect(['held', 'pending'], `${where}: claim state of ${t.id.join('.')}`).toContain(claim?.value.state);
-  }
-  return tables.length;
-}
+/** The crash test's registry invariants (test/support/crash-invariants.ts); answers how many tables there are. */
+const crashInvariants = async (s: CatalogServices, where: string) => (await assertCrashInvariants(s.registry, s.project, where)).length;
 
 describe.each(KINDS)('%s registry: restore to random instants of a seeded concurrent workload', (kind) => {
   it(`${INSTANTS} instants, seed ${SEED}: the crash invariants hold after one read of each object`, { timeout: 240_000 }, async () => {
@@ -167,7 +142,7 @@ describe.each(KINDS)('%s registry: restore to random instants of a seeded concur
       const result = await restoreRegistry(f.store, f.history, { project: 'default' }, at, { dataExists: manifestsPresent(s) });
       expect(result.conflicts, `instant ${n}`).toEqual([]);
       await readEverything(s);
-      const count = await assertCrashInvariants(s, `${kind}, instant ${n} (${at.toISOString()})`);
+      const count = await crashInvariants(s, `${kind}, instant ${n} (${at.toISOString()})`);
       shapes.add(`${count}:${result.changes.length}`);
     }
     // The restores did something: different instants gave different catalogs.
@@ -175,7 +150,7 @@ describe.each(KINDS)('%s registry: restore to random instants of a seeded concur
     // Back to the end of the workload: the state then, on which the invariants hold too.
     await restoreRegistry(f.store, f.history, { project: 'default' }, end, { dataExists: manifestsPresent(s) });
     await readEverything(s);
-    await assertCrashInvariants(s, `${kind}, back to the end`);
+    await crashInvariants(s, `${kind}, back to the end`);
   });
 });
 
@@ -264,7 +239,7 @@ describe.each(KINDS)('%s registry: a script dropped 50 tables (trash grace 0)', 
     const back = (await listTables(s, { namespace: ['mass'], includeDeclared: true })).tables.sort();
     expect(back).toEqual(result.tablesRestored.map((t) => t.slice('mass.'.length)));
     for (const t of back) expect((await readTable(s, ['mass', t]))?.value.properties).toEqual({ n: t });
-    expect(await assertCrashInvariants(s, 'after the mass-drop restore')).toBe(30);
+    expect(await crashInvariants(s, 'after the mass-drop restore')).toBe(30);
   });
 });
 
