@@ -4,7 +4,7 @@
  * the crash points of test/unit/table-listing-after-crash.test.ts), is named by the inspection
  * of the object, with the repair the next reader makes. Read off the store itself, not off
  * inspect's output: each unsettled record (a table not `active`, a namespace `dropping`, a mark)
- * must have a finding of its state with a repair. Memory and filesystem registries.
+ * must have a finding of its state with a repair. Memory, filesystem and S3-fake registries.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,12 +21,13 @@ import { inspect } from '../../lib/maintenance/registry/inspect.js';
 import { keys } from '../../lib/registry/keys.js';
 import { Registry } from '../../lib/registry/registry.js';
 import { crashAfterWrites, SimulatedCrash } from '../support/jittery-store.js';
+import { historied, type HistoriedFixture } from '../support/historied.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
 import { warehouseStore, writeFakeDataset } from '../support/table-invariants.js';
 
 const over = (s: CatalogServices, store: CatalogServices['registry']['store']): CatalogServices => ({ ...s, registry: new Registry(store) });
 
-let f: ServicesFixture | undefined;
+let f: ServicesFixture | HistoriedFixture | undefined;
 afterEach(async () => {
   await f?.cleanup();
   f = undefined;
@@ -55,13 +56,13 @@ async function unsettled(s: CatalogServices, id: string[]): Promise<string[]> {
   return out;
 }
 
-describe.each(['memory', 'fs'] as const)('%s registry: inspect after a crash at each write of a door', (kind) => {
+describe.each(['memory', 'fs', 's3'] as const)('%s registry: inspect after a crash at each write of a door', (kind) => {
   it.each(Object.keys(DOORS))('%s: every intermediate state is named with its repair', async (name) => {
     const { door, ids } = DOORS[name]!;
     let completed = false;
     const seen = new Set<string>();
     for (let n = 1; n < 40 && !completed; n++) {
-      f = await servicesOver(kind);
+      f = kind === 's3' ? await historied('s3') : await servicesOver(kind);
       const s = f.services;
       const store = await warehouseStore(s);
       for (const ns of [['a'], ['b']]) await createNamespace(s, { id: ns, mode: 'create', properties: {} });
