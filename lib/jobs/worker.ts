@@ -11,6 +11,7 @@ import { type Claim, claimNext, complete, failAttempt, heartbeat, prune, release
 import type { JobRunner, JobRunners } from './runner.js';
 import { type Failure, LeaseLostError } from '../queue/transitions.js';
 import { encodeSegment, keys } from '../registry/keys.js';
+import type { WorkerTier } from '../ports/job-record.js';
 
 export type WorkerLog = (entry: Record<string, unknown>) => void;
 
@@ -28,12 +29,22 @@ export interface WorkerOptions {
   readonly log?: WorkerLog;
   /** Milliseconds since the epoch, for the start budget (tests inject a manual clock); default Date.now. */
   readonly clock?: () => number;
+  /** Where this worker runs and how long it may run a job: written into each lease (docs/jobs.md, "Tiers"). */
+  readonly tier?: WorkerTier;
+  readonly limitMs?: number;
+  /** Only this job (a task is started for one job). */
+  readonly only?: string;
+  /**
+   * Called as soon as each job's outcome is known, before the next job starts: the Jobs
+   * function flushes its metrics here, so a later job that outlives the invocation loses none.
+   */
+  readonly onOutcome?: (entry: WorkerReport['ran'][number]) => void;
 }
 
 export type Outcome = 'succeeded' | 'retrying' | 'failed' | 'lost' | 'released';
 
 export interface WorkerReport {
-  readonly ran: { id: string; project: string; type: string; outcome: Outcome; error?: string }[];
+  readonly ran: { id: string; project: string; type: string; outcome: Outcome; error?: string; code?: number }[];
   /** Unreadable job records, as `<project>/<id>`. */
   readonly unreadable: string[];
   /** Projects whose queue could not be read this pass (the others still ran). */
@@ -75,7 +86,7 @@ export async function runJobsOnce(services: CatalogServices, options: WorkerOpti
       if (stop()) break;
       let scan;
       try {
-        scan = await claimNext(q.ctx, options.owner, kinds);
+        scan = await claimNext(q.ctx, options.owner, kinds, { tier: options.tier, limitMs: options.limitMs, only: options.only });
       } catch (err) {
         // One project's unreadable queue must not keep every other project's jobs waiting.
         report.problems.push(`project ${JSON.stringify(q.project)}: ${String(err)}`);
@@ -86,13 +97,25 @@ export async function runJobsOnce(services: CatalogServices, options: WorkerOpti
         const named = `${q.project}/${id}`;
         if (!report.unreadable.includes(named)) report.unreadable.push(named);
       }
+      for (const a of scan.abandoned) {
+        log({ message: 'job abandoned', id: a.id, project: q.project, type: a.type, attempt: a.attempt, owner: a.owner, outcome: a.outcome });
+      }
+      // A job the walk failed (abandoned, out of attempts) is a failure like any other: counted, alarmed on.
+      for (const job of scan.ended) {
+        const entry = { id: job.id, project: q.project, type: job.type, outcome: 'failed' as const, error: job.error?.message ?? 'failed', ...(job.error?.code === undefined ? {} : { code: job.error.code }) };
+        log({ message: 'job failed', ...entry });
+        report.ran.push(entry);
+        options.onOutcome?.(entry);
+      }
       if (!scan.claim) continue;
       stillBusy.push(q);
       const { job } = scan.claim;
       log({ message: 'job claimed', id: job.id, project: q.project, type: job.type, attempt: job.attempts, owner: options.owner });
       const result = await runClaimed(q.ctx, q.services, scan.claim, runners[job.type], options.signal, log);
       log({ message: `job ${result.outcome}`, id: job.id, project: q.project, type: job.type, ...(result.error ? { error: result.error } : {}) });
-      report.ran.push({ id: job.id, project: q.project, type: job.type, ...result });
+      const entry = { id: job.id, project: q.project, type: job.type, ...result };
+      report.ran.push(entry);
+      options.onOutcome?.(entry);
     }
     rotation = stillBusy;
   }
@@ -129,7 +152,7 @@ async function runClaimed(
   runner: JobRunner | undefined,
   shutdown: AbortSignal | undefined,
   log: WorkerLog,
-): Promise<{ outcome: Outcome; error?: string }> {
+): Promise<{ outcome: Outcome; error?: string; code?: number }> {
   const abort = new AbortController();
   const onShutdown = () => abort.abort('shutdown');
   shutdown?.addEventListener('abort', onShutdown);
@@ -190,7 +213,7 @@ async function runClaimed(
     }
     const f = classify(failure, held.job.id, log);
     const after = await failAttempt(ctx, held, f);
-    return { outcome: after.status === 'Failed' ? 'failed' : 'retrying', error: f.message };
+    return { outcome: after.status === 'Failed' ? 'failed' : 'retrying', error: f.message, ...(f.code === undefined ? {} : { code: f.code }) };
   } catch (err) {
     if (err instanceof LeaseLostError) return { outcome: 'lost', error: err.reason };
     throw err;

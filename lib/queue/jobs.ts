@@ -12,7 +12,7 @@ import { applyActions, type AlterAction } from './alter.js';
 import type { JobContext } from './context.js';
 import { isJobId, jobIdTime, newJobId } from './ids.js';
 import { isTerminal, type JobRecord, type JobTable } from '../ports/job-record.js';
-import { claim, claimable, fail, type Failure, LeaseLostError, release, renew, succeed } from './transitions.js';
+import { claim, claimable, fail, type Failure, LeaseLostError, release, renew, succeed, type WorkerInfo } from './transitions.js';
 import { toTransaction, type TransactionView } from './view.js';
 
 export interface NewJob {
@@ -92,6 +92,25 @@ export interface ClaimScan {
   readonly claim?: Claim;
   /** Ids of live records that could not be read (reported, never claimed). */
   readonly unreadable: readonly string[];
+  /** Jobs this walk found abandoned (lease lapsed): reclaimed, escalated or failed. */
+  readonly abandoned: readonly AbandonedJob[];
+  /** Jobs this walk ended Failed (abandoned with no attempt left): each counts as `failed`. */
+  readonly ended: readonly JobRecord[];
+}
+
+export interface AbandonedJob {
+  readonly id: string;
+  readonly type: string;
+  /** The worker whose lease lapsed, and the attempt it was on. */
+  readonly owner: string;
+  readonly attempt: number;
+  readonly outcome: 'reclaimed' | 'escalated' | 'failed';
+}
+
+/** Which jobs a worker takes, and what it writes into their leases. */
+export interface ClaimOptions extends WorkerInfo {
+  /** Only this job (a task runs the one job it was started for). */
+  readonly only?: string;
 }
 
 const PAGE = 100;
@@ -100,10 +119,13 @@ const PAGE = 100;
  * Walks the due jobs (WorkQueue.listDue) and takes the first claimable one of the given types with a
  * compare-and-swap. Losing that race just means another worker took it (or it changed): the
  * walk moves on. Finished jobs met on the way are retired, abandoned jobs out of attempts are
- * failed (transitions.claim).
+ * failed (transitions.claim) and reported in `ended`.
  */
-export async function claimNext(ctx: JobContext, owner: string, types: readonly string[]): Promise<ClaimScan> {
+export async function claimNext(ctx: JobContext, owner: string, types: readonly string[], options: ClaimOptions = {}): Promise<ClaimScan> {
   const unreadable: string[] = [];
+  const abandoned: AbandonedJob[] = [];
+  const ended: JobRecord[] = [];
+  const scan = (claimed?: Claim): ClaimScan => ({ ...(claimed ? { claim: claimed } : {}), unreadable, abandoned, ended });
   let startAfter: string | undefined;
   do {
     const page = await ctx.queue.listDue(ctx.now(), { startAfter, limit: PAGE });
@@ -114,9 +136,11 @@ export async function claimNext(ctx: JobContext, owner: string, types: readonly 
         continue;
       }
       const now = ctx.now();
-      if (!types.includes(job.type) || !claimable(job, now)) continue;
+      if (options.only !== undefined && job.id !== options.only) continue;
+      const state = claimable(job, now);
+      if (!types.includes(job.type) || !state) continue;
       const token = randomUUID();
-      const next = claim(job, owner, token, now, ctx.policy);
+      const next = claim(job, owner, token, now, ctx.policy, options);
       let newEtag: string;
       try {
         newEtag = await ctx.queue.replace(next, etag);
@@ -124,12 +148,16 @@ export async function claimNext(ctx: JobContext, owner: string, types: readonly 
         if (err instanceof ConditionFailedError) continue;
         throw err;
       }
-      if (next.status === 'Running') return { claim: { job: next, etag: newEtag, token }, unreadable };
+      if (state === 'abandoned') {
+        abandoned.push({ id: job.id, type: job.type, owner: job.lease?.owner ?? '?', attempt: job.attempts, outcome: next.status === 'Running' ? 'reclaimed' : 'failed' });
+      }
+      if (next.status === 'Running') return scan({ job: next, etag: newEtag, token });
+      ended.push(next);
       await retireQuietly(ctx, next.id);
     }
     startAfter = page.next;
   } while (startAfter !== undefined);
-  return { unreadable };
+  return scan();
 }
 
 /**
