@@ -12,6 +12,7 @@ import type { JobRunner, JobRunners } from './runner.js';
 import { type Failure, LeaseLostError } from '../queue/transitions.js';
 import { encodeSegment, keys } from '../registry/keys.js';
 import type { WorkerTier } from '../ports/job-record.js';
+import { TIMEOUT_CODE, timeoutMessage } from '../queue/tiers.js';
 
 export type WorkerLog = (entry: Record<string, unknown>) => void;
 
@@ -34,6 +35,14 @@ export interface WorkerOptions {
   readonly limitMs?: number;
   /** Only this job (a task is started for one job). */
   readonly only?: string;
+  /** Only this project's queue (a task knows its job's project); default: every project's. */
+  readonly project?: string;
+  /**
+   * Stop a job at `limitMs` (the task tier's maximum duration): its signal is aborted, the worker
+   * stops waiting for it and fails the attempt with the timeout code; the caller then exits,
+   * which ends a step still inside LanceDB. The function tier's limit is Lambda's to enforce.
+   */
+  readonly enforceLimit?: boolean;
   /**
    * Called as soon as each job's outcome is known, before the next job starts: the Jobs
    * function flushes its metrics here, so a later job that outlives the invocation loses none.
@@ -73,7 +82,8 @@ export async function runJobsOnce(services: CatalogServices, options: WorkerOpti
   const clock = options.clock ?? Date.now;
   const deadline = clock() + options.budgetMs;
   const report: WorkerReport = { ran: [], unreadable: [], problems: [], pruned: 0 };
-  const queues: ProjectQueue[] = (await projectsWithQueues(services)).map((project) => {
+  const projects = options.project !== undefined ? [options.project] : await projectsWithQueues(services);
+  const queues: ProjectQueue[] = projects.map((project) => {
     const scoped = project === services.project ? services : { ...services, project };
     return { project, services: scoped, ctx: jobContext(scoped) };
   });
@@ -111,7 +121,8 @@ export async function runJobsOnce(services: CatalogServices, options: WorkerOpti
       stillBusy.push(q);
       const { job } = scan.claim;
       log({ message: 'job claimed', id: job.id, project: q.project, type: job.type, attempt: job.attempts, owner: options.owner });
-      const result = await runClaimed(q.ctx, q.services, scan.claim, runners[job.type], options.signal, log);
+      const limit = options.enforceLimit && options.limitMs !== undefined && options.tier ? { tier: options.tier, ms: options.limitMs } : undefined;
+      const result = await runClaimed(q.ctx, q.services, scan.claim, runners[job.type], options.signal, log, limit);
       log({ message: `job ${result.outcome}`, id: job.id, project: q.project, type: job.type, ...(result.error ? { error: result.error } : {}) });
       const entry = { id: job.id, project: q.project, type: job.type, ...result };
       report.ran.push(entry);
@@ -152,6 +163,7 @@ async function runClaimed(
   runner: JobRunner | undefined,
   shutdown: AbortSignal | undefined,
   log: WorkerLog,
+  limit?: { tier: WorkerTier; ms: number },
 ): Promise<{ outcome: Outcome; error?: string; code?: number }> {
   const abort = new AbortController();
   const onShutdown = () => abort.abort('shutdown');
@@ -186,16 +198,32 @@ async function runClaimed(
 
   let output: Record<string, string> | undefined;
   let failure: unknown;
+  let timedOut: JobTimeout | undefined;
+  let limitTimer: NodeJS.Timeout | undefined;
   try {
     if (!runner) throw new CatalogError(ErrorCode.Unsupported, `no runner for job type ${JSON.stringify(held.job.type)}`);
-    output = await runner(held.job, {
+    const running = runner(held.job, {
       services,
       signal: abort.signal,
       progress: (o) => void (pending = { ...pending, ...o }),
     });
+    // At the limit the signal is aborted and the worker stops waiting: a step inside LanceDB
+    // cannot be interrupted, so the caller exits after the failure is written.
+    const atLimit = limit
+      ? new Promise<never>((_, reject) => {
+          limitTimer = setTimeout(() => {
+            timedOut = new JobTimeout(limit.tier, limit.ms);
+            abort.abort(timedOut);
+            reject(timedOut);
+          }, limit.ms);
+        })
+      : undefined;
+    running.catch(() => undefined);
+    output = await (atLimit ? Promise.race([running, atLimit]) : running);
   } catch (err) {
     failure = err;
   } finally {
+    clearTimeout(limitTimer);
     clearInterval(timer);
     await beating;
     shutdown?.removeEventListener('abort', onShutdown);
@@ -211,12 +239,25 @@ async function runClaimed(
       await releaseJob(ctx, held);
       return { outcome: 'released' };
     }
-    const f = classify(failure, held.job.id, log);
+    const f: Failure = timedOut
+      ? { message: timeoutMessage(timedOut.tier, timedOut.limitMs), code: TIMEOUT_CODE, kind: 'timeout', permanent: true }
+      : classify(failure, held.job.id, log);
     const after = await failAttempt(ctx, held, f);
     return { outcome: after.status === 'Failed' ? 'failed' : 'retrying', error: f.message, ...(f.code === undefined ? {} : { code: f.code }) };
   } catch (err) {
     if (err instanceof LeaseLostError) return { outcome: 'lost', error: err.reason };
     throw err;
+  }
+}
+
+/** A job stopped at its tier's limit (WorkerOptions.enforceLimit). */
+export class JobTimeout extends Error {
+  constructor(
+    readonly tier: WorkerTier,
+    readonly limitMs: number,
+  ) {
+    super(timeoutMessage(tier, limitMs));
+    this.name = 'JobTimeout';
   }
 }
 

@@ -17,6 +17,7 @@ const TIER_NAME: Readonly<Record<WorkerTier, string>> = {
 };
 
 export function formatLimit(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
   if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
   if (ms % 60_000 === 0) return `${ms / 60_000} min`;
   return `${Math.round(ms / 1000)} s`;
