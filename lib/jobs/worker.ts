@@ -11,7 +11,8 @@ import { type Claim, claimNext, complete, failAttempt, heartbeat, prune, release
 import type { JobRunner, JobRunners } from './runner.js';
 import { type Failure, LeaseLostError } from '../queue/transitions.js';
 import { encodeSegment, keys } from '../registry/keys.js';
-import type { WorkerTier } from '../ports/job-record.js';
+import type { JobRecord, WorkerTier } from '../ports/job-record.js';
+import { dispatchTasks } from '../queue/dispatch.js';
 import { TIMEOUT_CODE, timeoutMessage } from '../queue/tiers.js';
 
 export type WorkerLog = (entry: Record<string, unknown>) => void;
@@ -88,6 +89,26 @@ export async function runJobsOnce(services: CatalogServices, options: WorkerOpti
     return { project, services: scoped, ctx: jobContext(scoped) };
   });
   const stop = () => Boolean(options.signal?.aborted) || clock() >= deadline;
+  const failedByWalk = (project: string, job: JobRecord) => {
+    const entry = { id: job.id, project, type: job.type, outcome: 'failed' as const, error: job.error?.message ?? 'failed', ...(job.error?.code === undefined ? {} : { code: job.error.code }) };
+    log({ message: 'job failed', ...entry });
+    report.ran.push(entry);
+    options.onOutcome?.(entry);
+  };
+  // The function tier starts the task-tier jobs' tasks (lib/queue/dispatch.ts); a task never does.
+  const tasks = options.tier !== 'task' ? queues[0]?.ctx.tasks : undefined;
+  const dispatch = async () => {
+    if (!tasks) return;
+    try {
+      const d = await dispatchTasks(queues, tasks, options.owner, log);
+      for (const { project, job } of d.ended) failedByWalk(project, job);
+    } catch (err) {
+      report.problems.push(`dispatch: ${String(err)}`);
+      log({ message: 'job dispatch failed', error: String(err) });
+    }
+  };
+  await dispatch();
+  let escalated = false;
 
   let rotation = queues;
   while (rotation.length > 0 && !stop()) {
@@ -109,14 +130,10 @@ export async function runJobsOnce(services: CatalogServices, options: WorkerOpti
       }
       for (const a of scan.abandoned) {
         log({ message: 'job abandoned', id: a.id, project: q.project, type: a.type, attempt: a.attempt, owner: a.owner, outcome: a.outcome });
+        if (a.outcome === 'escalated') escalated = true;
       }
       // A job the walk failed (abandoned, out of attempts) is a failure like any other: counted, alarmed on.
-      for (const job of scan.ended) {
-        const entry = { id: job.id, project: q.project, type: job.type, outcome: 'failed' as const, error: job.error?.message ?? 'failed', ...(job.error?.code === undefined ? {} : { code: job.error.code }) };
-        log({ message: 'job failed', ...entry });
-        report.ran.push(entry);
-        options.onOutcome?.(entry);
-      }
+      for (const job of scan.ended) failedByWalk(q.project, job);
       if (!scan.claim) continue;
       stillBusy.push(q);
       const { job } = scan.claim;
@@ -130,6 +147,8 @@ export async function runJobsOnce(services: CatalogServices, options: WorkerOpti
     }
     rotation = stillBusy;
   }
+  // A job escalated by this pass gets its task now rather than a minute later.
+  if (escalated) await dispatch();
   if (report.unreadable.length > 0) log({ message: 'unreadable job records skipped', ids: report.unreadable });
   for (const q of queues) {
     try {

@@ -14,6 +14,8 @@ import { isJobId, jobIdTime, newJobId } from './ids.js';
 import { isTerminal, type JobRecord, type JobTable } from '../ports/job-record.js';
 import { claim, claimable, fail, type Failure, LeaseLostError, release, renew, succeed, type WorkerInfo } from './transitions.js';
 import { toTransaction, type TransactionView } from './view.js';
+import { stopTaskOf } from './dispatch.js';
+import { DEFAULT_TIER_LIMITS, escalate, type JobEstimate, type Route, routeByEstimate } from './tiers.js';
 
 export interface NewJob {
   readonly type: string;
@@ -22,15 +24,24 @@ export interface NewJob {
   readonly summary?: Record<string, string>;
   /** A job id the caller made with newJobId (so it could record it before the job exists); default: a new one. */
   readonly id?: string;
+  /** What the job is expected to cost: routes it to the task tier above the limits (lib/queue/tiers.ts). */
+  readonly estimate?: JobEstimate;
+  /** A tier decided before (a table escalated on an earlier pass: lib/maintenance/fan-out.ts); wins over the estimate. */
+  readonly route?: Route;
 }
 
 export async function enqueue(ctx: JobContext, spec: NewJob): Promise<JobRecord> {
   const now = ctx.now();
   const at = now.toISOString();
   if (spec.id !== undefined && !isJobId(spec.id)) throw new Error(`not a job id: ${JSON.stringify(spec.id)}`);
+  const route = spec.route ?? routeByEstimate(spec.type, spec.estimate, ctx.tasks?.limits ?? DEFAULT_TIER_LIMITS);
+  // Without a task tier everything runs on the function tier; the estimate's verdict is still shown.
+  const tier = ctx.tasks && route?.tier === 'task' ? 'task' : undefined;
   const job: JobRecord = {
     kind: 'job',
     id: spec.id ?? newJobId(now),
+    ...(tier ? { tier } : {}),
+    ...(route ? { tierReason: tier || route.tier === 'function' ? route.reason : `${route.reason}, but no task tier is configured` } : {}),
     type: spec.type,
     ...(spec.table ? { table: { id: [...spec.table.id], uid: spec.table.uid } } : {}),
     params: spec.params,
@@ -62,14 +73,18 @@ export async function describeJob(ctx: JobContext, id: string): Promise<Transact
  * actions are parsed by the door (parseActions, lib/queue/alter.ts) before anything is read.
  */
 export async function alterJob(ctx: JobContext, id: string, actions: readonly AlterAction[]): Promise<TransactionView> {
+  let stopped = false;
   const altered = await ctx.retrying(`altering transaction ${id}`, async () => {
     const current = await readJob(ctx, id);
     const next = applyActions(current.value, actions, ctx.now());
     await ctx.queue.replace(next, current.etag);
+    stopped = isTerminal(next.status) && !isTerminal(current.value.status);
     return next;
   });
   // A job stopped by request leaves the live set now rather than at the next worker pass.
   if (isTerminal(altered.status)) await retireQuietly(ctx, altered.id);
+  // Its task (if it has one) is stopped too: a step inside LanceDB would not see the cancel.
+  if (stopped) await stopTaskOf(ctx.tasks, altered, (e) => console.error(JSON.stringify({ level: 'warn', component: 'jobs', ...e })));
   return toTransaction(altered);
 }
 
@@ -111,6 +126,8 @@ export interface AbandonedJob {
 export interface ClaimOptions extends WorkerInfo {
   /** Only this job (a task runs the one job it was started for). */
   readonly only?: string;
+  /** How often an `only` walk has looked again after a lost race. */
+  readonly retried?: number;
 }
 
 const PAGE = 100;
@@ -126,6 +143,7 @@ export async function claimNext(ctx: JobContext, owner: string, types: readonly 
   const abandoned: AbandonedJob[] = [];
   const ended: JobRecord[] = [];
   const scan = (claimed?: Claim): ClaimScan => ({ ...(claimed ? { claim: claimed } : {}), unreadable, abandoned, ended });
+  let retries = options.retried ?? 0;
   let startAfter: string | undefined;
   do {
     const page = await ctx.queue.listDue(ctx.now(), { startAfter, limit: PAGE });
@@ -137,20 +155,28 @@ export async function claimNext(ctx: JobContext, owner: string, types: readonly 
       }
       const now = ctx.now();
       if (options.only !== undefined && job.id !== options.only) continue;
+      // The function tier never claims a task-tier job: the dispatcher starts a task for it.
+      if (job.tier === 'task' && options.tier !== 'task') continue;
       const state = claimable(job, now);
       if (!types.includes(job.type) || !state) continue;
       const token = randomUUID();
-      const next = claim(job, owner, token, now, ctx.policy, options);
+      const escalating = state === 'abandoned' && ctx.tasks !== undefined && job.tier !== 'task' && job.attempts < job.maxAttempts && options.tier !== 'task';
+      const next = escalating ? escalate(job, now) : claim(job, owner, token, now, ctx.policy, options);
       let newEtag: string;
       try {
         newEtag = await ctx.queue.replace(next, etag);
       } catch (err) {
-        if (err instanceof ConditionFailedError) continue;
-        throw err;
+        if (!(err instanceof ConditionFailedError)) throw err;
+        // A task's one job changed under it (the dispatcher noting the task's handle, a property):
+        // look again rather than exit with its job unclaimed.
+        if (options.only !== undefined && retries++ < 5) return claimNext(ctx, owner, types, { ...options, retried: retries });
+        continue;
       }
       if (state === 'abandoned') {
-        abandoned.push({ id: job.id, type: job.type, owner: job.lease?.owner ?? '?', attempt: job.attempts, outcome: next.status === 'Running' ? 'reclaimed' : 'failed' });
+        const outcome = escalating ? 'escalated' : next.status === 'Running' ? 'reclaimed' : 'failed';
+        abandoned.push({ id: job.id, type: job.type, owner: job.lease?.owner ?? '?', attempt: job.attempts, outcome });
       }
+      if (escalating) continue;
       if (next.status === 'Running') return scan({ job: next, etag: newEtag, token });
       ended.push(next);
       await retireQuietly(ctx, next.id);

@@ -5,7 +5,7 @@
  * the `JobsFailed` alarm tell the same story.
  */
 import { ErrorCode } from '../errors.js';
-import type { JobLease, WorkerTier } from '../ports/job-record.js';
+import type { JobLease, JobRecord, JobTier, WorkerTier } from '../ports/job-record.js';
 
 /** The code of a timeout: the spec's ServiceUnavailable (17), a transient condition. */
 export const TIMEOUT_CODE = ErrorCode.ServiceUnavailable;
@@ -46,4 +46,70 @@ export function abandonedMessage(lease: JobLease | undefined): string {
 /** A worker that stopped its own job at its limit (the task's maximum duration). */
 export function timeoutMessage(tier: WorkerTier, limitMs: number): string {
   return `the job ran past the ${tier} tier's limit of ${formatLimit(limitMs)} and was stopped; ${remedy(tier)}`;
+}
+
+// ---- routing (docs/jobs.md, "Routing") ----
+
+/**
+ * What a job is estimated to cost when it is queued. `costRows`: rows of a 128-d IVF_PQ build
+ * (lib/catalog/data/indices.ts); `bytes`: what a backfill or sweep rewrites.
+ */
+export interface JobEstimate {
+  readonly costRows?: number;
+  readonly bytes?: number;
+}
+
+/** Above these a job starts on the task tier. */
+export interface TierLimits {
+  readonly createIndexCostRows: number;
+  readonly rewriteBytes: number;
+}
+
+/**
+ * `createIndexCostRows` from the measured slope with a 2× margin (docs/index-builds.md,
+ * "Ceilings per tier"): IVF_PQ at 128-d builds 100k rows in 30.1 s on 2 CPUs, so the function's
+ * 10 guaranteed minutes hold ~2M cost-rows; half of that is the limit. `rewriteBytes` has no
+ * measured slope yet (compaction and backfill MB/s on S3 are not measured): it is a placeholder
+ * to set from that measurement, and escalation by experience covers a table it lets through.
+ */
+export const DEFAULT_TIER_LIMITS: TierLimits = {
+  createIndexCostRows: 1_000_000,
+  rewriteBytes: 16 * 1024 ** 3,
+};
+
+export interface Route {
+  readonly tier: JobTier;
+  readonly reason: string;
+}
+
+/** The tier a new job starts on, by its estimate; undefined when there is no estimate to go by. */
+export function routeByEstimate(type: string, estimate: JobEstimate | undefined, limits: TierLimits): Route | undefined {
+  if (!estimate) return undefined;
+  if (estimate.costRows !== undefined) {
+    const over = estimate.costRows > limits.createIndexCostRows;
+    return { tier: over ? 'task' : 'function', reason: `estimate: ${Math.round(estimate.costRows)} cost-rows ${over ? '>' : '≤'} ${limits.createIndexCostRows} (${type})` };
+  }
+  if (estimate.bytes !== undefined) {
+    const over = estimate.bytes > limits.rewriteBytes;
+    return { tier: over ? 'task' : 'function', reason: `estimate: ${Math.round(estimate.bytes)} bytes ${over ? '>' : '≤'} ${limits.rewriteBytes} (${type})` };
+  }
+  return undefined;
+}
+
+/**
+ * By experience: a function attempt whose lease lapsed goes to the task tier, keeping the
+ * attempt it spent and sparing the others (the job is Queued again at once, for the dispatcher).
+ */
+export function escalate(job: JobRecord, now: Date): JobRecord {
+  const at = now.toISOString();
+  const { lease: _lease, dispatch: _dispatch, ...rest } = job;
+  return {
+    ...rest,
+    status: 'Queued',
+    tier: 'task',
+    tierReason: `escalated: attempt ${job.attempts} on the ${job.lease?.tier ?? 'function'} tier stopped renewing its lease (worker ${job.lease?.owner ?? '?'})`,
+    error: { message: abandonedMessage(job.lease), code: TIMEOUT_CODE, kind: 'timeout', at },
+    notBefore: at,
+    updatedAt: at,
+  };
 }

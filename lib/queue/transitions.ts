@@ -137,7 +137,7 @@ export function fail(job: JobRecord, token: string, now: Date, policy: JobPolicy
   };
   if (failure.permanent || job.attempts >= job.maxAttempts) return finished({ ...job, error }, 'Failed', now);
   return {
-    ...withoutLease(job),
+    ...withoutDispatch(withoutLease(job)),
     status: 'Queued',
     error,
     notBefore: iso(now.getTime() + backoffMs(job.attempts, policy, random)),
@@ -149,7 +149,7 @@ export function fail(job: JobRecord, token: string, now: Date, policy: JobPolicy
 export function release(job: JobRecord, token: string, now: Date): JobRecord {
   requireLease(job, token);
   return {
-    ...withoutLease(job),
+    ...withoutDispatch(withoutLease(job)),
     status: 'Queued',
     attempts: Math.max(0, job.attempts - 1),
     notBefore: now.toISOString(),
@@ -184,6 +184,12 @@ export function backoffMs(attempt: number, policy: JobPolicy, random = Math.rand
 export function finished(job: JobRecord, status: 'Succeeded' | 'Failed' | 'Canceled', now: Date): JobRecord {
   const at = now.toISOString();
   return { ...withoutLease(job), status, finishedAt: at, updatedAt: at };
+}
+
+/** A job going back to the queue needs a new task when it is due again: its old stamp must not look in flight. */
+export function withoutDispatch(job: JobRecord): JobRecord {
+  const { dispatch: _dispatch, ...rest } = job;
+  return rest;
 }
 
 function withoutLease(job: JobRecord): JobRecord {
