@@ -29,7 +29,11 @@ async function services(): Promise<CatalogServices> {
     return (await createAwsApp(loadAwsConfig(), {}, undefined, { engine: lanceDataPlane().engine })).services;
   }
   const [{ createLocalApp }, { loadLocalConfig }] = await Promise.all([import('../lib/app/local.js'), import('../lib/config.js')]);
-  return (await createLocalApp(loadLocalConfig(), { handlers: {} })).services;
+  // The local server hands its own configuration over whole (lib/app/server.ts), so the child
+  // opens exactly the server's data directory whatever the server was started with.
+  const handed = process.env.RASK_TASK_CONFIG_JSON;
+  const config = handed ? (JSON.parse(handed) as ReturnType<typeof loadLocalConfig>) : loadLocalConfig();
+  return (await createLocalApp(config, { handlers: {} })).services;
 }
 
 async function main(): Promise<number> {

@@ -29,7 +29,7 @@ export function remedy(tier: WorkerTier | undefined): string {
     case 'function':
       return 'run it on the task tier (a deployment with the job task, docs/deploy.md; a function attempt whose lease lapses is escalated there)';
     case 'task':
-      return 'give the task more CPU or a longer maximum duration (rask:jobsTaskCpu, rask:jobsTaskMemoryMb, rask:jobsTaskMaxMinutes; docs/deploy.md), or build beside rask (docs/index-builds.md, "Beyond the largest task")';
+      return 'give the task more CPU or a longer maximum duration (its task definition, RASK_JOB_TASK_MAX_MS; docs/jobs.md, "Tiers"), or build beside rask (docs/index-builds.md, "Beyond the largest task")';
     default:
       return "look in the worker's log for why it stopped";
   }
@@ -76,6 +76,14 @@ export const DEFAULT_TIER_LIMITS: TierLimits = {
   createIndexCostRows: 1_000_000,
   rewriteBytes: 16 * 1024 ** 3,
 };
+
+/**
+ * How long a dispatched job may wait for its task's claim before it is dispatched again: a
+ * Fargate task takes ~30–60 s to pull and start (docs/deploy.md); ten minutes leaves room for a
+ * slow pull without keeping a lost task's job waiting long. A local child starts in seconds.
+ */
+export const DEFAULT_TASK_GRACE_MS = 10 * 60_000;
+export const LOCAL_TASK_GRACE_MS = 60_000;
 
 export interface Route {
   readonly tier: JobTier;
