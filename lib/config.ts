@@ -332,6 +332,9 @@ const localSchema = z.object({
   RASK_JOBS_TASK_TIER: withDefault(z.enum(['child', 'off'], { error: 'must be child or off' }), 'child'),
   /** At most this many task-tier jobs at once (children locally, Fargate tasks on AWS). */
   RASK_JOBS_TASK_CONCURRENCY: withDefault(integer(1, 1000), 2),
+  /** A job's lease and its renewal period (docs/jobs.md, the policy table); the crash tests shorten them. */
+  RASK_JOBS_LEASE_MS: withDefault(integer(1000), 120_000),
+  RASK_JOBS_HEARTBEAT_MS: withDefault(integer(100), 20_000),
   ...common,
 });
 

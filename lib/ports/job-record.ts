@@ -41,7 +41,7 @@ export type JobErrorKind = 'timeout' | 'task_stopped';
 
 /** The dispatch stamp (docs/jobs.md, "Dispatch"): compare-and-swapped on before the task is started. */
 export interface JobDispatch {
-  /** 1 for the first dispatch; each re-dispatch after the grace period adds one (and its own idempotency token). */
+  /** Which dispatch this is (the record's `dispatches` when it was stamped): the token is `<id>-<count>`. */
   readonly count: number;
   readonly at: string;
   readonly by: string;
@@ -79,6 +79,8 @@ export interface JobRecord {
   readonly tierReason?: string;
   /** Set while a task-tier job is being started (and kept while it runs). */
   readonly dispatch?: JobDispatch;
+  /** Dispatches so far, never reset: each one's idempotency token is new (`<id>-<n>`). */
+  readonly dispatches?: number;
   /** Claims so far: a claim is an attempt, whether it ends in success, failure or a crash. */
   readonly attempts: number;
   readonly maxAttempts: number;

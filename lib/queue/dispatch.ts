@@ -105,8 +105,15 @@ export async function dispatchTasks(queues: readonly DispatchQueue[], tier: Task
       error = { message: `the task started for this job (dispatch ${record.dispatch.count}) never claimed it${reason ? `: ${reason}` : ''}; dispatched again`, kind: 'task_stopped', at: now.toISOString() };
       log({ message: 'job task lost before its claim', id: record.id, project: q.project, dispatch: record.dispatch.count, reason: reason ?? 'unknown' });
     }
-    const count = (record.dispatch?.count ?? 0) + 1;
-    const stamped: JobRecord = { ...record, ...(error ? { error } : {}), dispatch: { count, at: now.toISOString(), by: owner }, updatedAt: now.toISOString() };
+    // Never reused, even after the stamp was taken back: ECS returns the first task for a repeated clientToken.
+    const count = Math.max(record.dispatches ?? 0, record.dispatch?.count ?? 0) + 1;
+    const stamped: JobRecord = {
+      ...record,
+      ...(error ? { error } : {}),
+      dispatch: { count, at: now.toISOString(), by: owner },
+      dispatches: count,
+      updatedAt: now.toISOString(),
+    };
     const stampedEtag = await swap(ctx, stamped, etag);
     // Another pass stamped it (or it changed): that pass starts its task.
     if (!stampedEtag) continue;

@@ -35,7 +35,7 @@ export function toTransaction(job: JobRecord): TransactionView {
     tier: job.tier ?? 'function',
     tier_reason: job.tierReason,
     dispatched_at: job.dispatch?.at,
-    dispatches: job.dispatch ? String(job.dispatch.count) : undefined,
+    dispatches: job.dispatches === undefined ? undefined : String(job.dispatches),
     task: job.dispatch?.task,
   };
   const properties: Record<string, string> = { ...job.properties };

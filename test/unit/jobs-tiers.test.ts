@@ -86,8 +86,8 @@ describe('dispatch (ECS mocked)', () => {
     const pass = () => runJobsOnce(s, { owner: 'lambda:p', tier: 'function', budgetMs: 1000, log: quiet, clock: clock.ms, runners: {} });
     await pass();
     let v = await describeJob(jobContext(s), job.id);
-    expect(v.properties).toMatchObject({ 'rask.attempts': '0' });
-    expect(v.properties['rask.dispatches']).toBeUndefined();
+    expect(v.properties).toMatchObject({ 'rask.attempts': '0', 'rask.dispatches': '1' });
+    expect(v.properties['rask.task']).toBeUndefined();
     expect(v.properties['rask.error']).toMatch(/ThrottlingException: Rate exceeded\); no attempt was spent/);
     // Not before the short wait…
     await pass();
@@ -96,7 +96,9 @@ describe('dispatch (ECS mocked)', () => {
     await pass();
     expect(ecs.commandCalls(RunTaskCommand)).toHaveLength(2);
     v = await describeJob(jobContext(s), job.id);
-    expect(v.properties).toMatchObject({ 'rask.attempts': '0', 'rask.dispatches': '1', 'rask.task': 'ecs:arn:task/1' });
+    // A new token for the second call: a refused one is never reused.
+    expect(ecs.commandCalls(RunTaskCommand).map((c) => c.args[0].input.clientToken)).toEqual([`${job.id}-1`, `${job.id}-2`]);
+    expect(v.properties).toMatchObject({ 'rask.attempts': '0', 'rask.dispatches': '2', 'rask.task': 'ecs:arn:task/1' });
   });
 
   it("a task lost before its claim is dispatched again after the grace period, with its stop reason in rask.error", async () => {
