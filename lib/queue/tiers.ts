@@ -27,9 +27,9 @@ export function formatLimit(ms: number): string {
 export function remedy(tier: WorkerTier | undefined): string {
   switch (tier) {
     case 'function':
-      return 'run it on the task tier (a deployment with the job task, docs/deploy.md; a function attempt whose lease lapses is escalated there)';
+      return 'run it on the task tier (-c rask:jobsTaskTier=on, docs/deploy.md; a function attempt whose lease lapses is then escalated there)';
     case 'task':
-      return 'give the task more CPU or a longer maximum duration (its task definition, RASK_JOB_TASK_MAX_MS; docs/jobs.md, "Tiers"), or build beside rask (docs/index-builds.md, "Beyond the largest task")';
+      return 'give the task more CPU or a longer maximum duration (rask:jobsTaskCpu, rask:jobsTaskMemoryMb, rask:jobsTaskMaxMinutes; docs/deploy.md), or build beside rask (docs/index-builds.md, "Beyond the largest task")';
     default:
       return "look in the worker's log for why it stopped";
   }
