@@ -376,7 +376,7 @@ const awsSchema = z.object({
    * `load_detailed_metadata` (it cannot open datasets itself); absent = that flag answers code 0.
    */
   RASK_DATA_FUNCTION_NAME: z.optional(text()),
-  /** The EventBridge bus change events go to (docs/events.md); absent = no events. */
+  /** The EventBridge bus the change relay puts change events on (docs/events.md, "The relay"); absent = the log only. */
   RASK_EVENT_BUS_NAME: z.optional(text()),
   /** The stack's DynamoDB work-queue table; absent = jobs live in the registry (lib/queue/store.ts). */
   RASK_WORK_QUEUE_TABLE: z.optional(text(3)),
