@@ -125,3 +125,37 @@ describe('commits straight to storage', () => {
     expect(Date.now() - committed).toBeLessThan(3_000);
   }, 60_000);
 });
+
+describe('the catalog’s own commits are never announced as storage commits', () => {
+  let s: TestServer | undefined;
+  afterEach(async () => {
+    await s?.stop();
+    s = undefined;
+  });
+
+  it('inserts, merges, updates, deletes, column changes and index builds through the catalog: no via-storage event', async () => {
+    s = await startTestServer({ RASK_JOBS_INTERVAL_MS: '0', RASK_CHANGES_SCAN_INTERVAL_MS: '0', RASK_CHANGES_SETTLE_MS: '100' });
+    const settle = () => new Promise((r) => setTimeout(r, 250));
+    await settle();
+    await s.changeRelay.runOnce();
+    const client = await lancedb.connectNamespace('rest', { uri: s.url });
+    await client.createNamespace(['w']);
+    const t = await client.createTable('k', Array.from({ length: 300 }, (_, i) => ({ id: i, name: `n${i}` })), ['w']);
+    await t.add([{ id: 1000, name: 'x' }]);
+    await t.update({ where: 'id = 1000', values: { name: 'y' } });
+    await t.delete('id = 1000');
+    await t.mergeInsert('id').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute([{ id: 1, name: 'm' }]);
+    await t.createIndex('id');
+    await t.addColumns([{ name: 'extra', valueSql: "'e'" }]);
+    await t.dropColumns(['extra']);
+    // The catalog's own maintenance: a sweep compacts the fragments (new versions of the table).
+    const before = await t.version();
+    const swept = await s.maintenance.runOnce('sweep');
+    expect(swept?.complete).toBe(true);
+    await settle();
+    await s.changeRelay.runOnce();
+    const found = storageEvents(await feed(s));
+    expect(found.map((e) => [e.subject, e.data.version])).toEqual([]);
+    expect(await (await client.openTable('k', ['w'])).version(), 'the sweep committed').toBeGreaterThan(before);
+  }, 60_000);
+});
