@@ -115,6 +115,7 @@ export class RaskStack extends Stack {
     for (const [name, pass] of Object.entries(this.maintenance.passes)) {
       if (pass) m.addFailureQueue(`Maintenance${name.charAt(0).toUpperCase()}${name.slice(1)}`, pass.failures);
     }
+    m.addFailureQueue('ChangeRelay', this.changeRelay.failures);
     m.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Jobs: outcomes per 5 minutes',
