@@ -10,6 +10,7 @@ import { ChangeRelay } from './constructs/change-relay.js';
 import { AdminKeyAuth } from './constructs/auth.js';
 import { CatalogFunctions } from './constructs/functions.js';
 import { JobsSchedule } from './constructs/jobs-schedule.js';
+import { JobTasks, jobTaskSettingsFromContext } from './constructs/job-tasks.js';
 import { Maintenance, maintenanceSettingsFromContext } from './constructs/maintenance.js';
 import { Monitoring, raskMetric } from './constructs/monitoring.js';
 import { OperationFunctions } from './constructs/operation-functions.js';
@@ -44,6 +45,8 @@ export class RaskStack extends Stack {
   readonly changeRelay: ChangeRelay;
   /** `rask:functionMode=per-operation` only. */
   readonly operations?: OperationFunctions;
+  /** `rask:jobsTaskTier=on` only. */
+  readonly jobTasks?: JobTasks;
 
   constructor(scope: Construct, id: string, props: RaskStackProps) {
     super(scope, id, props);
@@ -57,6 +60,9 @@ export class RaskStack extends Stack {
     // subscription are code, here.
     this.changeEvents = new ChangeEvents(this, 'ChangeEvents', { bus: state.eventBus, logRetentionDays: config.logRetentionDays, removalPolicy: config.removalPolicy });
     for (const f of [this.functions.meta, this.functions.data, this.functions.jobs]) this.changeEvents.grantPublish(f.fn);
+    // The job task tier (#34), only with -c rask:jobsTaskTier=on (docs/deploy.md, "The job task tier").
+    const jobTasks = jobTaskSettingsFromContext(this.node);
+    if (jobTasks) this.jobTasks = new JobTasks(this, 'JobTasks', { settings: jobTasks, jobs: this.functions.jobs, logRetentionDays: config.logRetentionDays, removalPolicy: config.removalPolicy });
     this.jobsFailures = failureQueue(this, 'JobsFailures');
     this.jobsSchedule = new JobsSchedule(this, 'JobsSchedule', { fn: this.functions.jobs.fn, failures: this.jobsFailures });
     this.monitoring = new Monitoring(this, 'Alarms', {

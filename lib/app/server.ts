@@ -7,6 +7,12 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { lanceCacheBudgets, type LocalConfig } from '../config.js';
 import { startJobLoop, type JobLoop } from '../jobs/loop.js';
+import type { CatalogServices } from '../catalog/services.js';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { ChildTaskRunner } from '../adapters/local/child-task-runner.js';
+import type { TaskTier } from '../queue/context.js';
+import { DEFAULT_TIER_LIMITS, LOCAL_TASK_GRACE_MS } from '../queue/tiers.js';
 import { dataRunners } from '../jobs/runners/index.js';
 import { maintenanceRunners } from '../maintenance/table-jobs.js';
 import { startMaintenanceTimers, type MaintenanceTimers } from '../maintenance/timers.js';
@@ -104,7 +110,7 @@ export async function startLocalServer(
     onResponse: accessLog(logger),
   });
   listener = api;
-  const jobs = startJobLoop(app.services, {
+  const jobs = startJobLoop(withLocalTaskTier(app.services, config), {
     intervalMs: config.RASK_JOBS_INTERVAL_MS,
     owner: `local:${hostname()}:${process.pid}`,
     runners: { ...dataRunners, ...maintenanceRunners },
@@ -193,4 +199,23 @@ async function memoryStatsLine(intervalMs: number, logger: Logger, server: Serve
   }, intervalMs);
   timer.unref();
   return timer;
+}
+
+/**
+ * The local task tier (docs/jobs.md, "Tiers"; RASK_JOBS_TASK_TIER): task-tier jobs run in a
+ * child process from the container's entry, with this server's configuration, so a large build
+ * or a native crash ends the child and never the server. Only from a source tree (the entry is
+ * TypeScript, run with tsx); elsewhere every job stays in the server's loop.
+ */
+function withLocalTaskTier(services: CatalogServices, config: LocalConfig): CatalogServices {
+  if (config.RASK_JOBS_TASK_TIER !== 'child') return services;
+  const entry = fileURLToPath(new URL('../../functions/job-task.ts', import.meta.url));
+  if (!existsSync(entry)) return services;
+  const runner = new ChildTaskRunner({
+    command: [process.execPath, '--import', 'tsx', entry],
+    cwd: path.dirname(path.dirname(entry)),
+    env: { ...process.env, RASK_TASK_CONFIG_JSON: JSON.stringify(config) },
+  });
+  const tasks: TaskTier = { runner, concurrency: config.RASK_JOBS_TASK_CONCURRENCY, graceMs: LOCAL_TASK_GRACE_MS, limits: DEFAULT_TIER_LIMITS };
+  return { ...services, jobs: { ...services.jobs, tasks } };
 }

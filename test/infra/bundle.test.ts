@@ -35,7 +35,7 @@ describe('Lambda bundles', () => {
     expect(text.startsWith("import { createRequire as __raskCreateRequire } from 'node:module';")).toBe(true);
   });
 
-  it('metadata entry loads the S3 client at cold start, leaves the Lambda, DynamoDB and STS clients to lazily loaded chunks, and carries no EventBridge client (the relay publishes)', async () => {
+  it('metadata entry loads the S3 client at cold start, leaves the Lambda, DynamoDB, STS and ECS clients to lazily loaded chunks, and carries no EventBridge client (the relay publishes)', async () => {
     const { metafile } = await bundle('meta');
     const eager = staticClosure(metafile, '/tmp/rask-meta/index.mjs');
     expect(eager[0]).toMatch(/index\.mjs$/);
@@ -43,7 +43,8 @@ describe('Lambda bundles', () => {
       new Set(outputs.flatMap((o) => Object.keys(metafile.outputs[o].inputs)).map((i) => /node_modules\/(@aws-sdk\/client-[^/]+)/.exec(i)?.[1]).filter(Boolean));
     expect([...packagesIn(eager)]).toEqual(['@aws-sdk/client-s3']);
     const lazy = Object.keys(metafile.outputs).filter((o) => !eager.includes(o));
-    expect([...packagesIn(lazy)].sort()).toEqual(['@aws-sdk/client-dynamodb', '@aws-sdk/client-lambda', '@aws-sdk/client-sts']);
+    // ECS: a cancel of a task-tier job stops its task (lib/app/aws-jobs.ts), loaded only then.
+    expect([...packagesIn(lazy)].sort()).toEqual(['@aws-sdk/client-dynamodb', '@aws-sdk/client-ecs', '@aws-sdk/client-lambda', '@aws-sdk/client-sts']);
     // Only what the adapters use is kept (a dynamic import of the SDK package would keep all its commands).
     const lazyInputs = lazy.flatMap((o) => Object.keys(metafile.outputs[o].inputs));
     expect(lazyInputs.some((i) => i.includes('client-dynamodb') && /ScanCommand|CreateTableCommand/.test(i))).toBe(false);
