@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { call, signIn, signOut, signedIn } from './api.js';
 import { Namespace, Project, Projects, Warehouse } from './browse.js';
 import { href, parseRoute, type Route } from './route.js';
+import { Table } from './table.js';
 
 /**
  * The rask console (docs/console.md): Preact + htm, served by rask at /console, calling the
@@ -70,6 +71,8 @@ function Page({ route }: { route: Route }) {
       return html`<${Warehouse} project=${route.project} warehouse=${route.warehouse} />`;
     case 'namespace':
       return html`<${Namespace} project=${route.project} id=${route.id} />`;
+    case 'table':
+      return html`<${Table} project=${route.project} id=${route.id} />`;
   }
 }
 
