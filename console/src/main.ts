@@ -2,6 +2,7 @@ import { html, render } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { call, signIn, signOut, signedIn } from './api.js';
 import { Namespace, Project, Projects, Warehouse } from './browse.js';
+import { Admin, Changes, Jobs, Reports, Trash } from './operations.js';
 import { href, parseRoute, type Route } from './route.js';
 import { Table } from './table.js';
 
@@ -55,7 +56,10 @@ function Nav({ route }: { route: Route }) {
       <ul>
         ${item({ view: 'projects' }, 'Projects')}
         ${project
-          ? html`${item({ view: 'project', project }, `Browse ${project}`)}`
+          ? html`${item({ view: 'project', project }, `Browse ${project}`)}${item({ view: 'trash', project }, 'Trash')}${item({ view: 'jobs', project }, 'Jobs')}${item(
+              { view: 'reports', project },
+              'Maintenance',
+            )}${item({ view: 'changes', project }, 'Changes')}${item({ view: 'admin', project }, 'Access')}`
           : ''}
       </ul>
     </nav>`;
@@ -73,6 +77,16 @@ function Page({ route }: { route: Route }) {
       return html`<${Namespace} project=${route.project} id=${route.id} />`;
     case 'table':
       return html`<${Table} project=${route.project} id=${route.id} />`;
+    case 'trash':
+      return html`<${Trash} project=${route.project} />`;
+    case 'jobs':
+      return html`<${Jobs} project=${route.project} />`;
+    case 'reports':
+      return html`<${Reports} project=${route.project} />`;
+    case 'changes':
+      return html`<${Changes} project=${route.project} />`;
+    case 'admin':
+      return html`<${Admin} project=${route.project} />`;
   }
 }
 
