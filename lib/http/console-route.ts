@@ -28,8 +28,8 @@ const CONSOLE_PATH = /^(.*)\/console(?:\/([A-Za-z0-9._-]*))?$/;
 /**
  * Answers `GET /console/…` from the bundle and hands everything else to the API's router:
  * the console is served by rask itself, on the API's origin, so it needs no CORS and no CDN
- * (issue #31). `/console` redirects to `/console/` so the page's relative asset URLs resolve
- * under any base path (an API Gateway stage, a custom domain's base path). Deep links are the
+ * (issue #31). `/console` and `/console/` both serve the page, whose file names are relative,
+ * so it works under any base path (an API Gateway stage, a custom domain's base path). Deep links are the
  * URL's fragment, which never reaches a server; every other name is a 404 in the API's shape.
  */
 export function withConsole(router: Router, assets: ConsoleAssets): Router {
@@ -45,13 +45,15 @@ export async function consoleAnswer(request: HttpRequest, assets: ConsoleAssets)
   if (method !== 'GET' && method !== 'HEAD') return undefined;
   const m = CONSOLE_PATH.exec(request.rawPath);
   if (!m || m[1]!.includes('/v1')) return undefined;
-  if (m[2] === undefined) return { status: 302, headers: { location: 'console/', 'cache-control': 'no-store' }, body: Buffer.alloc(0) };
   const files = await assets();
-  const asset = files.get(m[2] === '' ? 'index.html' : m[2]);
+  const asset = files.get(m[2] === undefined || m[2] === '' ? 'index.html' : m[2]);
   if (!asset) return undefined;
+  // At `/console` (no slash) the page's relative file names would resolve beside it, so they
+  // are given the `console/` step; a redirect would need API Gateway to route `/console/`.
+  const body = m[2] === undefined ? Buffer.from(asset.body.toString('utf8').replaceAll('="app.', '="console/app.')) : asset.body;
   return {
     status: 200,
     headers: { ...CONSOLE_HEADERS, 'content-type': asset.type, 'cache-control': 'no-cache' },
-    body: method === 'HEAD' ? Buffer.alloc(0) : asset.body,
+    body: method === 'HEAD' ? Buffer.alloc(0) : body,
   };
 }

@@ -25,12 +25,14 @@ describe('the console route', () => {
     expect(page).not.toMatch(/<script>[^<]/);
   });
 
-  it('redirects /console to /console/ relatively, so any base path works', async () => {
+  it('serves the page at /console too, its files named through console/, under any base path', async () => {
     for (const p of ['/console', '/prod/console']) {
       const r = await router(req('GET', p));
-      expect(r.status).toBe(302);
-      expect(r.headers.location).toBe('console/');
+      expect(r.status).toBe(200);
+      expect(r.body.toString('utf8')).toContain('src="console/app.js"');
+      expect(r.body.toString('utf8')).toContain('href="console/app.css"');
     }
+    expect((await router(req('GET', '/console/'))).body.toString('utf8')).toContain('src="app.js"');
   });
 
   it('serves the page and its files with a strict policy', async () => {
