@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { HttpRequest, HttpResponse } from '../contract/http.js';
 import type { Router } from './router.js';
 
@@ -56,4 +58,26 @@ export async function consoleAnswer(request: HttpRequest, assets: ConsoleAssets)
     headers: { ...CONSOLE_HEADERS, 'content-type': asset.type, 'cache-control': 'no-cache' },
     body: method === 'HEAD' ? Buffer.alloc(0) : body,
   };
+}
+
+const TYPES: Readonly<Record<string, string>> = {
+  'index.html': 'text/html; charset=utf-8',
+  'app.js': 'text/javascript; charset=utf-8',
+  'app.css': 'text/css; charset=utf-8',
+};
+
+/**
+ * The bundle as files in `dir`, read once on first use: what the metadata function serves on AWS,
+ * where infra/bundling.ts writes the built console beside the function's code. A missing
+ * directory serves nothing (every /console path falls through to the API's 404).
+ */
+export function consoleAssetsIn(dir: string): ConsoleAssets {
+  let read: Promise<ReadonlyMap<string, ConsoleAsset>> | undefined;
+  return () =>
+    (read ??= Promise.all(
+      Object.entries(TYPES).map(async ([name, type]) => [name, { type, body: await readFile(path.join(dir, name)) }] as const),
+    ).then(
+      (entries) => new Map(entries),
+      () => new Map(),
+    ));
 }
