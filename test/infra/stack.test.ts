@@ -218,6 +218,7 @@ describe('functions', () => {
         RASK_TRASH_GRACE_DAYS: '0',
         RASK_PROJECT: 'default',
         RASK_WAREHOUSE: 'default',
+        MALLOC_ARENA_MAX: '2',
       });
       expect(flat(env.RASK_REGISTRY_BUCKET)).toMatch(/^<StorageRegistry/);
       expect(flat(env.RASK_WAREHOUSE_BUCKET)).toMatch(/^<StorageWarehouse/);

@@ -17,6 +17,7 @@ import {
   RUNTIME_BASELINE_BYTES,
   unknownLocalVariables,
 } from '../../lib/config.js';
+import { MIN_SESSION_ITEMS, SESSION_BYTES_PER_ITEM, sessionItemLimit } from '../../lib/adapters/lance/session.js';
 
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
@@ -71,5 +72,17 @@ describe('LanceDB cache budgets', () => {
       expect(() => loadLocalConfig({ RASK_LANCE_INDEX_CACHE_MB: bad })).toThrow(/RASK_LANCE_INDEX_CACHE_MB/);
     }
     expect(unknownLocalVariables({ ...env, RASK_MEMORY_STATS_MS: '1000' })).toEqual([]);
+  });
+});
+
+describe('the session entry limit', () => {
+  // Each entry past the byte budget costs ~3–4 KiB of real memory (bench/session-entries.ts), so
+  // the limit keeps that uncounted part near the metadata budget: 64 MiB allows 16,384 entries.
+  it('is the metadata budget over 4 KiB, at least MIN_SESSION_ITEMS, unless set', () => {
+    expect(SESSION_BYTES_PER_ITEM).toBe(4096);
+    expect(sessionItemLimit({ metadataBytes: 64 * MIB })).toBe(16_384);
+    expect(sessionItemLimit({ metadataBytes: 128 * MIB })).toBe(32_768);
+    expect(sessionItemLimit({ metadataBytes: 4 * MIB })).toBe(MIN_SESSION_ITEMS);
+    expect(sessionItemLimit({ metadataBytes: 64 * MIB, itemLimit: 40 })).toBe(40);
   });
 });
