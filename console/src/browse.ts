@@ -130,7 +130,10 @@ function TableList({ project, namespace }: { project: string; namespace: readonl
   const [tokens, setTokens] = useState<(string | undefined)[]>([undefined]);
   const at = tokens[tokens.length - 1];
   const { answer } = useAnswer(() => tablePage(project, namespace, search, at), [project, namespace.join('\0'), search, at]);
+  // A new search text starts again at page 1, once typing pauses; an unchanged text (the first
+  // render) leaves the pages alone, or a quick "Next page" would be undone.
   useEffect(() => {
+    if (typed === search) return;
     const t = setTimeout(() => {
       setSearch(typed);
       setTokens([undefined]);
