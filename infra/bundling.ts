@@ -46,7 +46,8 @@ export type BundleKind =
   | 'maintenance-reconcile'
   | 'maintenance-orphans'
   | 'maintenance-sweep'
-  | 'maintenance-index';
+  | 'maintenance-index'
+  | 'change-relay';
 
 export const ENTRY_POINTS: Readonly<Record<BundleKind, string>> = {
   meta: path.join(REPO_ROOT, 'functions', 'api-meta.ts'),
@@ -57,6 +58,7 @@ export const ENTRY_POINTS: Readonly<Record<BundleKind, string>> = {
   'maintenance-orphans': path.join(REPO_ROOT, 'functions', 'maintenance-orphans.ts'),
   'maintenance-sweep': path.join(REPO_ROOT, 'functions', 'maintenance-sweep.ts'),
   'maintenance-index': path.join(REPO_ROOT, 'functions', 'maintenance-index.ts'),
+  'change-relay': path.join(REPO_ROOT, 'functions', 'change-relay.ts'),
 };
 
 /**
@@ -96,6 +98,8 @@ export function externalModules(kind: BundleKind): string[] {
     case 'maintenance-orphans':
     case 'maintenance-sweep':
     case 'maintenance-index':
+    // The change relay reads the registry and manifests' names: no dataset is opened.
+    case 'change-relay':
       return [];
   }
 }

@@ -7,6 +7,7 @@ import type { RaskConfig } from './config.js';
 import { CatalogApi } from './constructs/api.js';
 import { addConsoleRoutes } from './constructs/console-routes.js';
 import { ChangeEvents } from './constructs/change-events.js';
+import { ChangeRelay } from './constructs/change-relay.js';
 import { AdminKeyAuth } from './constructs/auth.js';
 import { CatalogFunctions } from './constructs/functions.js';
 import { JobsSchedule } from './constructs/jobs-schedule.js';
@@ -41,6 +42,7 @@ export class RaskStack extends Stack {
   readonly jobsSchedule: JobsSchedule;
   readonly changeEvents: ChangeEvents;
   readonly maintenance: Maintenance;
+  readonly changeRelay: ChangeRelay;
   /** `rask:functionMode=per-operation` only. */
   readonly operations?: OperationFunctions;
 
@@ -71,6 +73,7 @@ export class RaskStack extends Stack {
       settings: maintenanceSettingsFromContext(this.node),
       alarmTopic: this.monitoring.topic,
     });
+    this.changeRelay = new ChangeRelay(this, 'ChangeRelay', { config, storage: this.storage, bus: state.eventBus, alarmTopic: this.monitoring.topic });
     this.auth = new AdminKeyAuth(this, 'Auth', {
       config,
       secret: state.adminKey,
@@ -114,6 +117,7 @@ export class RaskStack extends Stack {
     for (const [name, pass] of Object.entries(this.maintenance.passes)) {
       if (pass) m.addFailureQueue(`Maintenance${name.charAt(0).toUpperCase()}${name.slice(1)}`, pass.failures);
     }
+    m.addFailureQueue('ChangeRelay', this.changeRelay.failures);
     m.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Jobs: outcomes per 5 minutes',

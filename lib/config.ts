@@ -313,6 +313,10 @@ const localSchema = z.object({
   RASK_INDEX_INTERVAL_MS: withDefault(integer(0), DEFAULT_MAINTENANCE_INTERVALS_MS.index),
   RASK_RECONCILE_INTERVAL_MS: withDefault(integer(0), DEFAULT_MAINTENANCE_INTERVALS_MS.reconcile),
   RASK_ORPHANS_INTERVAL_MS: withDefault(integer(0), DEFAULT_MAINTENANCE_INTERVALS_MS.orphans),
+  /** Milliseconds between scans for commits made straight to storage (lib/maintenance/change-relay.ts); 0 disables them. */
+  RASK_CHANGES_SCAN_INTERVAL_MS: withDefault(integer(0), 30_000),
+  /** How old a manifest must be before the scan judges it (longer than a door takes from its commit to its event). */
+  RASK_CHANGES_SETTLE_MS: withDefault(integer(0), 5_000),
   ...serverLimits,
   ...driveBy,
   /** Also print each change event on stdout (they are always appended to events/ in the data directory). */
@@ -372,7 +376,7 @@ const awsSchema = z.object({
    * `load_detailed_metadata` (it cannot open datasets itself); absent = that flag answers code 0.
    */
   RASK_DATA_FUNCTION_NAME: z.optional(text()),
-  /** The EventBridge bus change events go to (docs/events.md); absent = no events. */
+  /** The EventBridge bus the change relay puts change events on (docs/events.md, "The relay"); absent = the log only. */
   RASK_EVENT_BUS_NAME: z.optional(text()),
   /** The stack's DynamoDB work-queue table; absent = jobs live in the registry (lib/queue/store.ts). */
   RASK_WORK_QUEUE_TABLE: z.optional(text(3)),

@@ -21,6 +21,7 @@ import { createLogger } from '../observability/logger.js';
 import { listenOrExplain } from './listen.js';
 import { createLocalApp } from './local.js';
 import { recoverChanges } from './change-recovery.js';
+import { startRelayTimer, type RelayTimer } from './relay-timer.js';
 import { startupCleanup, type StartupSummary } from './startup-cleanup.js';
 
 export interface RunningServer {
@@ -31,6 +32,8 @@ export interface RunningServer {
   readonly jobs: JobLoop;
   /** The maintenance passes on timers (docs/maintenance.md); RASK_*_INTERVAL_MS=0 disables one. */
   readonly maintenance: MaintenanceTimers;
+  /** The change relay's scan for commits made straight to storage (RASK_CHANGES_SCAN_INTERVAL_MS). */
+  readonly changeRelay: RelayTimer;
   /** What the start-up cleanup removed and found (lib/app/startup-cleanup.ts). */
   readonly startup: StartupSummary;
   /** Request-body bytes buffered right now (bounded by RASK_MAX_INFLIGHT_BODY_BYTES). */
@@ -124,6 +127,9 @@ export async function startLocalServer(
     // Per-table jobs only when this process runs the job loop; otherwise nobody would run them.
     { fanOut: config.RASK_JOBS_INTERVAL_MS > 0 },
   );
+  const changeRelay = startRelayTimer(app.services, config.RASK_CHANGES_SCAN_INTERVAL_MS, { settleMs: config.RASK_CHANGES_SETTLE_MS }, (level, message, fields) =>
+    level === 'error' ? logger.error(message, fields) : logger.info(message, fields),
+  );
   const memory = await memoryStatsLine(config.RASK_MEMORY_STATS_MS, logger, server);
   const host = config.RASK_HOST.includes(':') ? `[${config.RASK_HOST}]` : config.RASK_HOST;
   return {
@@ -132,6 +138,7 @@ export async function startLocalServer(
     dataDir: app.dataDir,
     jobs,
     maintenance,
+    changeRelay,
     startup,
     inflightBodyBytes: () => api.stats().inflightBodyBytes,
     notices: app.notices,
@@ -139,6 +146,7 @@ export async function startLocalServer(
     close: async () => {
       clearInterval(memory);
       await maintenance.stop();
+      await changeRelay.stop();
       // First the worker: a job it has not finished goes back to the queue for the next start.
       await jobs.stop();
       await new Promise<void>((resolve, reject) => {

@@ -104,7 +104,7 @@ describe('API routes come from the operation table', () => {
     expect(byApi).toHaveLength(3); // meta, data, authorizer
     // The only other invokers: the schedules of the jobs function and of each maintenance pass.
     const others = permissions.filter((p) => p.Properties!.Principal !== 'apigateway.amazonaws.com');
-    expect(others.length).toBe(1 + MAINTENANCE_PASSES.length);
+    expect(others.length).toBe(1 + MAINTENANCE_PASSES.length + 1); // jobs, the passes, the change relay
     for (const p of others) expect(p.Properties!.Principal).toBe('events.amazonaws.com');
   });
 
@@ -187,7 +187,7 @@ describe('API settings', () => {
 describe('functions', () => {
   it('run nodejs22.x from ESM bundles', () => {
     const fns = Object.values(resourcesOfType(template(), 'AWS::Lambda::Function'));
-    expect(fns).toHaveLength(4 + MAINTENANCE_PASSES.length); // meta, data, jobs, authorizer, maintenance passes
+    expect(fns).toHaveLength(4 + MAINTENANCE_PASSES.length + 1); // meta, data, jobs, authorizer, maintenance passes, change relay
     for (const fn of fns) expect(fn.Properties).toMatchObject({ Runtime: 'nodejs22.x', Handler: 'index.handler' });
   });
 
@@ -323,8 +323,9 @@ describe('IAM', () => {
           continue;
         }
         // The maintenance passes may also write their own reports under registry/reports/<pass>/,
-        // and the fan-out passes their pending markers under registry/p/*/maint/pending/<pass>/.
-        const own = '(reports\\/[a-z]+\\/|p\\/\\*\\/maint\\/pending\\/(sweep|index)\\/)?';
+        // and the fan-out passes their pending markers under registry/p/*/maint/pending/<pass>/;
+        // the change relay appends to the change log and keeps its state (registry/changes/, changes-relay/).
+        const own = '(reports\\/[a-z]+\\/|p\\/\\*\\/maint\\/pending\\/(sweep|index)\\/|changes\\/|changes-relay\\/)?';
         expect(resource, owner).toMatch(new RegExp(`^<Storage(Registry|Warehouse)[A-Z0-9]+\\.Arn>\\/(registry|warehouse)\\/${own}\\*$`));
         if (resource.includes('Registry')) expect(resource).toMatch(new RegExp(`\\/registry\\/${own}\\*$`));
         if (resource.includes('Warehouse')) expect(resource).toMatch(/\/warehouse\/\*$/);
@@ -488,7 +489,7 @@ describe('alarms', () => {
     const alarms = Object.values(resourcesOfType(template(), 'AWS::CloudWatch::Alarm')).map((a) => a.Properties!);
     expect(alarms).toContainEqual(expect.objectContaining({ Namespace: 'AWS/ApiGateway', MetricName: '5XXError' }));
     const errorAlarms = alarms.filter((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === 'Errors');
-    expect(errorAlarms).toHaveLength(4 + MAINTENANCE_PASSES.length);
+    expect(errorAlarms).toHaveLength(4 + MAINTENANCE_PASSES.length + 1); // … and the change relay
     for (const a of alarms) expect(a.TreatMissingData).toBe('notBreaching');
   });
 });
