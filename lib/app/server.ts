@@ -18,6 +18,7 @@ import { maintenanceRunners } from '../maintenance/table-jobs.js';
 import { startMaintenanceTimers, type MaintenanceTimers } from '../maintenance/timers.js';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { accessLog } from '../http/access-log.js';
+import { withConsole, type ConsoleAssets } from '../http/console-route.js';
 import { localGate } from '../http/local-gate.js';
 import { nodeListener } from '../http/node-adapter.js';
 import { errorResponse } from '../http/respond.js';
@@ -52,7 +53,11 @@ export interface RunningServer {
 /** Starts the local catalog server; used by `npm start` and by the end-to-end tests. */
 export async function startLocalServer(
   config: LocalConfig,
-  options: { logger?: Logger } = {},
+  options: {
+    logger?: Logger;
+    /** The web console's bundle, served at /console (docs/console.md); `npm start` passes console/build.ts. */
+    console?: ConsoleAssets;
+  } = {},
 ): Promise<RunningServer> {
   const logger =
     options.logger ?? createLogger({ service: 'rask', level: config.RASK_LOG_LEVEL, format: config.RASK_LOG_FORMAT });
@@ -102,7 +107,7 @@ export async function startLocalServer(
   }
   logger.info('start-up cleanup', { ...startup });
   const { port } = server.address() as AddressInfo;
-  const api = nodeListener(app.router, {
+  const api = nodeListener(options.console ? withConsole(app.router, options.console) : app.router, {
     gate: localGate({ port, host: config.RASK_HOST, allowedHosts: config.RASK_ALLOWED_HOSTS, allowedOrigins: config.RASK_ALLOWED_ORIGINS }),
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     maxInflightBodyBytes: config.RASK_MAX_INFLIGHT_BODY_BYTES,

@@ -284,6 +284,18 @@ describe('IAM coverage: every recorded call is allowed by its function role', ()
     return calls;
   };
 
+  it('the metadata function serves the web console from its own asset (docs/console.md)', async () => {
+    const page = await call('ConsolePage', '/console');
+    expect(page.statusCode).toBe(200);
+    expect(page.headers?.['content-security-policy']).toContain("script-src 'self'");
+    const html = Buffer.from(page.body, page.isBase64Encoded ? 'base64' : 'utf8').toString('utf8');
+    expect(html).toContain('src="console/app.js"');
+    const js = await call('ConsoleFile', '/console/app.js');
+    expect([js.statusCode, js.headers?.['content-type']]).toEqual([200, 'text/javascript; charset=utf-8']);
+    expect(Buffer.from(js.body, 'base64').length).toBeGreaterThan(10_000);
+    expect((await call('ConsoleFile', '/console/nothing.js')).statusCode).toBe(404);
+  });
+
   it('the runs above exercised every function and recorded calls for each', () => {
     const calls = byFunction();
     // An assembly synthesized with rask:functionMode=per-operation (RASK_CDK_OUT; docs/deploy.md)

@@ -1,3 +1,4 @@
+import { CONSOLE_OPERATIONS } from '../../infra/constructs/console-routes.js';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_ERRORS, errorTemplate } from '../../infra/constructs/api.js';
@@ -47,12 +48,15 @@ describe('API routes come from the operation table', () => {
   const expected = OPERATIONS.flatMap((op) => op.methods.map((m) => ({ key: `${m} ${op.path}`, op })));
   // Project base URIs: one proxy resource to the data function (every handler), not a copy per method.
   const proxied = ['GET /projects/{project}/{proxy+}', 'POST /projects/{project}/{proxy+}'];
+  // The web console's files (docs/console.md): served by the metadata function, without the authorizer.
+  const console = ['GET /console', 'GET /console/{file}'];
 
   it('has exactly one method per (path, method) of the table, and nothing else', () => {
     const routes = deployedRoutes();
     expect(expected.length).toBeGreaterThanOrEqual(54);
-    expect([...routes.keys()].sort()).toEqual([...expected.map((e) => e.key), ...proxied].sort());
+    expect([...routes.keys()].sort()).toEqual([...expected.map((e) => e.key), ...proxied, ...console].sort());
     for (const key of proxied) expect(routes.get(key)!.functionId).toBe(fnId('FunctionsDataFunction'));
+    for (const key of console) expect(routes.get(key)!.functionId).toBe(fnId('FunctionsMetaFunction'));
   });
 
   it('sends each operation to the function of its bundle, as a Lambda proxy', () => {
@@ -71,6 +75,11 @@ describe('API routes come from the operation table', () => {
     const methods = Object.entries(resourcesOfType(template(), 'AWS::ApiGateway::Method'));
     expect(methods.length).toBeGreaterThan(0);
     for (const [id, method] of methods) {
+      if ((CONSOLE_OPERATIONS as readonly string[]).includes(method.Properties!.OperationName)) {
+        // The console's static files: public, no secret in them; the calls they make are authorized.
+        expect(method.Properties!.AuthorizationType, id).toBe('NONE');
+        continue;
+      }
       expect(method.Properties!.AuthorizationType, id).toBe('CUSTOM');
       expect(method.Properties!.AuthorizerId, id).toEqual({ Ref: authorizerId });
     }
