@@ -76,13 +76,13 @@ describe('LanceDB cache budgets', () => {
 });
 
 describe('the session entry limit', () => {
-  // Each entry past the byte budget costs ~3–4 KiB of real memory (bench/session-entries.ts), so
-  // the limit keeps that uncounted part near the metadata budget: 64 MiB allows 16,384 entries.
-  it('is the metadata budget over 4 KiB, at least MIN_SESSION_ITEMS, unless set', () => {
-    expect(SESSION_BYTES_PER_ITEM).toBe(4096);
-    expect(sessionItemLimit({ metadataBytes: 64 * MIB })).toBe(16_384);
-    expect(sessionItemLimit({ metadataBytes: 128 * MIB })).toBe(32_768);
-    expect(sessionItemLimit({ metadataBytes: 4 * MIB })).toBe(MIN_SESSION_ITEMS);
+  // Entries past the byte budget cost ~3–4 KiB each, and each renewal leaves memory behind
+  // (bench/session-entries.ts): metadata / 2 KiB weighs the two (lib/adapters/lance/session.ts).
+  it('is the metadata budget over 2 KiB, at least MIN_SESSION_ITEMS, unless set', () => {
+    expect(SESSION_BYTES_PER_ITEM).toBe(2048);
+    expect(sessionItemLimit({ metadataBytes: 64 * MIB })).toBe(32_768);
+    expect(sessionItemLimit({ metadataBytes: 128 * MIB })).toBe(65_536);
+    expect(sessionItemLimit({ metadataBytes: 6 * MIB })).toBe(MIN_SESSION_ITEMS);
     expect(sessionItemLimit({ metadataBytes: 64 * MIB, itemLimit: 40 })).toBe(40);
   });
 });
