@@ -321,6 +321,11 @@ const localSchema = z.object({
   ...driveBy,
   /** Also print each change event on stdout (they are always appended to events/ in the data directory). */
   RASK_EVENTS_STDOUT: withDefault(bool, false),
+  /**
+   * Days the registry journal keeps history for `rask registry restore --at` and `inspect
+   * --history` (lib/adapters/local/registry-journal.ts); 0 turns the journal off.
+   */
+  RASK_REGISTRY_HISTORY_DAYS: withDefault(integer(0, 3650), 7),
   /** off (default, with a start-up warning), keys (API keys) or jwt (API keys and OIDC tokens). */
   RASK_AUTH: withDefault(z.enum(['off', 'keys', 'jwt'], { error: 'must be off, keys or jwt' }), 'off'),
   /** The bootstrap admin key; absent with auth on: one is generated at first start and printed once. */
