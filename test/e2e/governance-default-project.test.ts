@@ -38,7 +38,7 @@ const BASES = ['/v1', '/projects/default/v1'] as const;
 
 beforeAll(async () => {
   server = await startTestServer({ RASK_AUTH: 'keys', RASK_ADMIN_KEY: ADMIN });
-  for (const ns of ['pg', 'ng', 'tg', 'other']) {
+  for (const ns of ['pg', 'ng', 'tg', 'wg', 'other']) {
     await ok('POST', `/v1/namespace/${ns}/create`, {});
     await ok('POST', `/v1/table/${ns}%24t/declare${Q}`, {});
   }
@@ -83,6 +83,17 @@ describe('a reader grant in the default project', () => {
       expect((await call('POST', `${base}/table/tg%24t/describe${Q}`, key, {})).status, base).toBe(200);
       expect((await call('POST', `${base}/table/other%24t/describe${Q}`, key, {})).status, base).toBe(403);
     }
+  });
+
+  it('a writer grant on a namespace: declares inside it through both path forms, not outside', async () => {
+    const key = await principal('n_writer');
+    await ok('POST', '/v1/grants', { principal: 'n_writer', role: 'writer', namespace: ['wg'] });
+    for (const [i, base] of BASES.entries()) {
+      const declared = await call('POST', `${base}/table/wg%24made${i}/declare${Q}`, key, {});
+      expect(declared.status, `${base}: ${JSON.stringify(declared.body)}`).toBe(200);
+      expect((await call('POST', `${base}/table/other%24made${i}/declare${Q}`, key, {})).status, base).toBe(403);
+    }
+    expect((await ok('GET', `/v1/namespace/wg/table/list${Q}`)).tables.sort()).toEqual(['made0', 'made1', 't']);
   });
 
   it('a grant made on /projects/default/v1/grants is the same grant, listed once', async () => {
