@@ -91,6 +91,7 @@ export async function createLocalApp(
     auth,
     reservedRoots,
     storage: { roots: storageRoots },
+    jobs: { policy: { leaseMs: config.RASK_JOBS_LEASE_MS, heartbeatMs: config.RASK_JOBS_HEARTBEAT_MS } },
   });
   await adoptLocalWarehouseRoot(app.services.registry, { project: config.RASK_PROJECT, warehouse: config.RASK_WAREHOUSE, dataDir });
   const notices = await localAuthNotices(config.RASK_AUTH, config, app.services.registry);

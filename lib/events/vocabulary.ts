@@ -112,6 +112,8 @@ export const OPERATION_EVENTS: Readonly<Record<OperationId, string | null>> = {
   UndropNamespace: 'dev.rask.namespace.undropped',
   ListNamespaceTasks: null,
   ListChanges: null,
+  ListMaintenanceReports: null,
+  ListJobs: null,
 };
 
 /** Emitted for a request refused for lack of permission (403 / code 15): the audit trail. */
