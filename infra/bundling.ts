@@ -104,6 +104,13 @@ export function externalModules(kind: BundleKind): string[] {
   }
 }
 
+/**
+ * Packages replaced by a stub in every bundle (issue #37): `semver`, whose only importer is the
+ * X-Ray SDK's AWS SDK v2 patcher, which no rask code calls (infra/bundle-stubs/semver.cjs says
+ * why; test/infra/bundle.test.ts checks that nothing else imports it).
+ */
+export const BUNDLE_ALIASES: Readonly<Record<string, string>> = { semver: './infra/bundle-stubs/semver.cjs' };
+
 /** Settings common to every bundle. */
 export const SHARED = {
   format: 'esm',
@@ -151,6 +158,7 @@ export function assetOptions(external: string[], outdir: string) {
     sourcemap: SHARED.sourcemap,
     banner: { js: SHARED.banner },
     external,
+    alias: { ...BUNDLE_ALIASES },
     outExtension: { '.js': '.mjs' },
     ...SPLITTING,
     outdir,
