@@ -13,9 +13,17 @@
  * the rounds, and the ratio's spread is given per round.
  *
  *   npm run bench:cold -- [--rounds 9] [--synth] [--only data-query,data-inspect,meta-describe]
+ *       [--against OTHER_CDK_OUT] [--profile DIR]
+ *
+ * `--against` runs a second build's data and metadata assets (e.g. `npm run synth` in an export
+ * of another commit) in the same rounds, in the same world, with the same layers and environment
+ * (only the function's own asset differs): an A/B in one run, so a busy machine slows both
+ * alike. The order of rask, the other build and the floor rotates from round to round.
  *
  * Phases per cold start: node up (spawn → the runner's first line), module load (import of the
- * handler: Lambda's init), first call, warm call; start → first answer is spawn → first response.
+ * handler: Lambda's init), first call, warm call; start → first answer is spawn → first response;
+ * CPU to first answer is the process's user + system time (all threads) until then, which other
+ * processes on a busy machine move far less than the wall-clock figures.
  * S3 requests are those the fake answered from spawn to the first answer (init included).
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -25,7 +33,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { FixedSizeList, Field, Float32, Int64, makeData, RecordBatch, Schema, Struct, Table, tableFromIPC, tableToIPC, vectorFromArray } from 'apache-arrow';
-import type { FunctionArtifact } from '../test/deploy/assembly.js';
+import { readAssembly, type FunctionArtifact } from '../test/deploy/assembly.js';
 import { apiEvent } from '../test/deploy/api-events.js';
 import { layOutFunction, type LambdaLayout } from '../test/deploy/lambda-sandbox.js';
 import { startWorld, type World } from '../test/deploy/world.js';
@@ -34,16 +42,23 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..');
 const RUNNER = path.join(HERE, 'cold', 'runner.mjs');
 const FLOOR = path.join(HERE, 'cold', 'floor.mjs');
+const PROFILED_RUNNER = path.join(HERE, 'cold', 'profiled-runner.mjs');
 
 const { values } = parseArgs({
   options: {
     rounds: { type: 'string', default: '9' },
     synth: { type: 'boolean', default: false },
     'cdk-out': { type: 'string', default: path.join(REPO, 'cdk.out') },
+    /** Another build's cdk.out, whose data and metadata assets run in the same rounds (an A/B). */
+    against: { type: 'string' },
     only: { type: 'string' },
     rows: { type: 'string', default: '1000' },
     dim: { type: 'string', default: '32' },
-    /** Writes a V8 CPU profile of every rask cold start into this directory (node --cpu-prof). */
+    /**
+     * Writes a V8 CPU profile of every rask cold start into this directory, taken through
+     * node:inspector inside the cold process (bench/cold/profiled-runner.mjs); read one with
+     * `node bench/cold/profile-summary.mjs FILE`. Profiled runs are slower: not for the figures.
+     */
     profile: { type: 'string' },
   },
 });
@@ -56,7 +71,7 @@ interface Marks {
   up: number;
   beforeImport: number;
   loaded: number;
-  calls: { start: number; end: number; status: number; bytes: number }[];
+  calls: { start: number; end: number; cpuMs: number; status: number; bytes: number }[];
   rssMiB: number;
 }
 
@@ -66,6 +81,8 @@ interface Run {
   firstCall: number;
   warmCall: number;
   toFirstAnswer: number;
+  /** CPU time (user + system, all threads) from process start to the first answer. */
+  cpuToFirstAnswer: number;
   s3First: number;
   rssMiB: number;
   answer?: unknown;
@@ -76,6 +93,8 @@ interface Scenario {
   readonly label: string;
   readonly rask: Launch;
   readonly floor?: Launch;
+  /** The same cold path on the `--against` build. */
+  readonly against?: Launch;
 }
 
 interface Launch {
@@ -89,15 +108,18 @@ interface Launch {
 const s3Calls = (world: World) => world.fake.calls.filter((c) => c.action.startsWith('s3:')).length;
 
 /** One cold start in a fresh process. */
-async function coldStart(world: World, launch: Launch, scratch: string): Promise<Run> {
+async function coldStart(world: World, launch: Launch, scratch: string, tag = 'probe'): Promise<Run> {
   const eventsFile = path.join(scratch, `events-${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(eventsFile, JSON.stringify(launch.events));
   const s3AtSpawn = s3Calls(world);
   let s3First = -1;
   const spawnAt = performance.timeOrigin + performance.now();
-  const child = spawn(process.execPath, [...(values.profile && launch.layout.taskRoot.endsWith(path.join('var', 'task')) ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values.profile)}`] : []), RUNNER, launch.layout.taskRoot, launch.handler, eventsFile], {
+  // Only rask's cold starts are profiled (the floor's task root is var/floor).
+  const profiled = values.profile && launch.layout.taskRoot.endsWith(path.join('var', 'task'));
+  const runner = profiled ? [PROFILED_RUNNER, path.resolve(values.profile!)] : [RUNNER];
+  const child = spawn(process.execPath, [...runner, launch.layout.taskRoot, launch.handler, eventsFile], {
     cwd: launch.layout.taskRoot,
-    env: launch.layout.env,
+    env: profiled ? { ...launch.layout.env, COLD_PROFILE_TAG: tag } : launch.layout.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -128,6 +150,7 @@ async function coldStart(world: World, launch: Launch, scratch: string): Promise
     firstCall: first.end - first.start,
     warmCall: warm ? warm.end - warm.start : Number.NaN,
     toFirstAnswer: first.end - spawnAt,
+    cpuToFirstAnswer: first.cpuMs,
     s3First,
     rssMiB: marks.rssMiB,
     answer,
@@ -167,6 +190,7 @@ async function main(): Promise<void> {
     console.log('synthesizing (npm run synth) …');
     execFileSync('npm', ['run', 'synth'], { cwd: REPO, stdio: 'inherit' });
   }
+  if (values.profile) mkdirSync(values.profile, { recursive: true });
   const world = await startWorld({ cdkOut: CDK_OUT });
   const scratch = mkdtempSync(path.join(tmpdir(), 'rask-cold-'));
   const layouts: LambdaLayout[] = [];
@@ -200,6 +224,16 @@ async function main(): Promise<void> {
     };
     const dataLayout = layout(data);
     const metaLayout = layout(meta);
+    // The other build: its asset, everything else (layers, environment, world) this build's.
+    const other = values.against ? readAssembly(path.resolve(values.against)) : undefined;
+    const againstLayout = (f: FunctionArtifact, prefix: string): LambdaLayout | undefined => {
+      const theirs = other?.functions.find((g) => g.logicalId.startsWith(prefix));
+      if (!other) return undefined;
+      if (!theirs) throw new Error(`${values.against} has no ${prefix} function`);
+      return layout({ ...f, assetDir: theirs.assetDir });
+    };
+    const dataAgainst = againstLayout(data, 'FunctionsData');
+    const metaAgainst = againstLayout(meta, 'FunctionsMeta');
     // The floor: its own task root beside the data function's, the same /opt and environment.
     const floorRoot = path.join(dataLayout.root, 'var', 'floor');
     mkdirSync(floorRoot, { recursive: true });
@@ -227,12 +261,14 @@ async function main(): Promise<void> {
         name: 'data-query',
         label: `data: QueryTable k=10 on a ${ROWS.toLocaleString('en')}-row ${DIM}-d table`,
         rask: { layout: dataLayout, handler: data.handler, events: [queryEvent(), queryEvent()], check: expectStatus(200, 'QueryTable') },
+        against: dataAgainst && { layout: dataAgainst, handler: data.handler, events: [queryEvent(), queryEvent()], check: expectStatus(200, 'QueryTable (--against)') },
         floor: { layout: floorLayout, handler: 'index.handler', events: [{ kind: 'query', vector, k: 10 }, { kind: 'query', vector, k: 10 }], check: expectStatus(200, 'the floor') },
       },
       {
         name: 'data-inspect',
         label: 'data: the inspection event DescribeTable sends',
         rask: { layout: dataLayout, handler: data.handler, events: [inspectEvent, inspectEvent], check: okInspect },
+        against: dataAgainst && { layout: dataAgainst, handler: data.handler, events: [inspectEvent, inspectEvent], check: okInspect },
         floor: { layout: floorLayout, handler: 'index.handler', events: [{ kind: 'inspect' }, { kind: 'inspect' }], check: okInspect },
       },
       {
@@ -243,6 +279,12 @@ async function main(): Promise<void> {
           handler: meta.handler,
           events: [apiEvent('POST', '/v1/table/cold%24items/describe', { json: {} }), apiEvent('POST', '/v1/table/cold%24items/describe', { json: {} })],
           check: expectStatus(200, 'DescribeTable'),
+        },
+        against: metaAgainst && {
+          layout: metaAgainst,
+          handler: meta.handler,
+          events: [apiEvent('POST', '/v1/table/cold%24items/describe', { json: {} }), apiEvent('POST', '/v1/table/cold%24items/describe', { json: {} })],
+          check: expectStatus(200, 'DescribeTable (--against)'),
         },
       },
     ].filter((s) => !values.only || values.only.split(',').includes(s.name));
@@ -261,34 +303,44 @@ async function main(): Promise<void> {
     }
 
     console.log(`node ${process.version}; ${ROUNDS} alternating rounds; each run a fresh process`);
-    const results = new Map<string, { rask: Run[]; floor: Run[] }>(scenarios.map((s) => [s.name, { rask: [], floor: [] }]));
+    type Who = 'rask' | 'floor' | 'against';
+    const results = new Map<string, Record<Who, Run[]>>(scenarios.map((s) => [s.name, { rask: [], floor: [], against: [] }]));
     for (let round = 0; round < ROUNDS; round++) {
       for (const s of scenarios) {
         const r = results.get(s.name)!;
-        const order: ('rask' | 'floor')[] = s.floor ? (round % 2 ? ['floor', 'rask'] : ['rask', 'floor']) : ['rask'];
-        for (const who of order) r[who].push(await coldStart(world, who === 'rask' ? s.rask : s.floor!, scratch));
+        // Who goes first rotates from round to round.
+        const present = (['rask', 'floor', 'against'] as const).filter((w) => s[w]);
+        const order = present.map((_, i) => present[(i + round) % present.length]);
+        for (const who of order) r[who].push(await coldStart(world, s[who]!, scratch, `${s.name}-${who}-${round + 1}`));
       }
       process.stdout.write(`round ${round + 1}/${ROUNDS}\r`);
     }
     console.log('');
-    console.log('| cold path | who | node up | module load | first call | warm call | start → first answer | S3 requests to first answer | RSS | ratio (per round: min–max) |');
-    console.log('|---|---|---|---|---|---|---|---|---|---|');
+    console.log('| cold path | who | node up | module load | first call | warm call | start → first answer | CPU to first answer | S3 requests to first answer | RSS | ratio (per round: min–max) |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|');
     for (const s of scenarios) {
       const r = results.get(s.name)!;
       const row = (who: string, runs: Run[], ratio = '') =>
         console.log(
-          `| ${s.label} | ${who} | ${ms(median(runs.map((x) => x.nodeUp)))} | ${ms(median(runs.map((x) => x.moduleLoad)))} | ${ms(median(runs.map((x) => x.firstCall)))} | ${ms(median(runs.map((x) => x.warmCall)))} | **${ms(median(runs.map((x) => x.toFirstAnswer)))}** | ${median(runs.map((x) => x.s3First))} | ${Math.round(median(runs.map((x) => x.rssMiB)))} MiB | ${ratio} |`,
+          `| ${s.label} | ${who} | ${ms(median(runs.map((x) => x.nodeUp)))} | ${ms(median(runs.map((x) => x.moduleLoad)))} | ${ms(median(runs.map((x) => x.firstCall)))} | ${ms(median(runs.map((x) => x.warmCall)))} | **${ms(median(runs.map((x) => x.toFirstAnswer)))}** | ${ms(median(runs.map((x) => x.cpuToFirstAnswer)))} | ${median(runs.map((x) => x.s3First))} | ${Math.round(median(runs.map((x) => x.rssMiB)))} MiB | ${ratio} |`,
         );
-      if (r.floor.length) {
-        const ratios = r.rask.map((x, i) => x.toFirstAnswer / r.floor[i].toFirstAnswer);
-        const ratio = `**${(median(r.rask.map((x) => x.toFirstAnswer)) / median(r.floor.map((x) => x.toFirstAnswer))).toFixed(2)}×** (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
-        row('rask', r.rask, ratio);
-        row('floor', r.floor);
-      } else {
-        row('rask', r.rask);
+      const ratioTo = (runs: Run[], base: Run[]) => {
+        const ratios = runs.map((x, i) => x.toFirstAnswer / base[i].toFirstAnswer);
+        return `**${(median(runs.map((x) => x.toFirstAnswer)) / median(base.map((x) => x.toFirstAnswer))).toFixed(2)}×** (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
+      };
+      row('rask', r.rask, r.floor.length ? ratioTo(r.rask, r.floor) : '');
+      if (r.against.length) row('--against', r.against, r.floor.length ? ratioTo(r.against, r.floor) : '');
+      if (r.floor.length) row('floor', r.floor);
+      const spread = (who: string, runs: Run[]) =>
+        console.log(`|  | ${who} start → first answer, all rounds sorted: ${runs.map((x) => Math.round(x.toFirstAnswer)).sort((a, b) => a - b).join(', ')} ms |||||||||`);
+      spread('rask', r.rask);
+      if (r.against.length) {
+        spread('--against', r.against);
+        const cpu = (runs: Run[]) => runs.map((x) => Math.round(x.cpuToFirstAnswer)).sort((a, b) => a - b).join(', ');
+        console.log(`|  | CPU to first answer, all rounds sorted: rask ${cpu(r.rask)} ms; --against ${cpu(r.against)} ms |||||||||`);
+        const cpuRatio = (median(r.rask.map((x) => x.cpuToFirstAnswer)) / median(r.against.map((x) => x.cpuToFirstAnswer))).toFixed(2);
+        console.log(`|  | rask / --against: start → first answer ${ratioTo(r.rask, r.against)}; CPU to first answer **${cpuRatio}×**; module load ${ms(median(r.rask.map((x) => x.moduleLoad)))} vs ${ms(median(r.against.map((x) => x.moduleLoad)))} |||||||||`);
       }
-      const spread = r.rask.map((x) => x.toFirstAnswer).sort((a, b) => a - b);
-      console.log(`|  | rask start → first answer, all rounds sorted: ${spread.map((x) => Math.round(x)).join(', ')} ms |||||||||`);
     }
   } finally {
     for (const l of layouts) rmSync(l.root, { recursive: true, force: true });

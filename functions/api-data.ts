@@ -10,20 +10,21 @@ import { loadLanceDb } from '../lib/adapters/lance/lancedb.js';
 import { apiObserver } from '../lib/observability/api-metrics.js';
 import { lambdaObservability } from '../lib/observability/lambda.js';
 import { apiRequestId, withPowertools } from '../lib/observability/middy.js';
-import { allHandlers } from '../lib/operations/handlers-all.js';
+import { lazyAllHandlers } from '../lib/operations/handlers-all-lazy.js';
 
 /**
  * Data-plane operations (Arrow IPC, query, index, schema): runs with the LanceDB layer. Also
  * answers the metadata function's direct inspection requests (lib/app/inspect-event.ts). It
  * carries every handler: requests through a project base URI (`/projects/{project}/v1/…`) reach
- * it through one proxy resource whatever the operation (infra/constructs/api.ts).
+ * it through one proxy resource whatever the operation (infra/constructs/api.ts). Each handler
+ * module is loaded on its first request (lib/operations/handlers-lazy.ts, issue #37).
  */
 export const observability = lambdaObservability('data');
 const { logger, metrics, instrument } = observability;
 
 const observeApi = apiObserver(logger, metrics);
 
-const router = lazyAwsRouter(allHandlers, lanceDataPlane, { logger, instrument });
+const router = lazyAwsRouter(lazyAllHandlers(), lanceDataPlane, { logger, instrument });
 // During init (lib/app/container-init.ts): the app's first registry reads, then LanceDB (the
 // first data call needs it). Not the policy engine: the inspection events and a platform
 // administrator's requests never need it, and compiling it took the CPU from their first answer

@@ -5,6 +5,7 @@
  *        [--dry-run] [--json] [--older-than-days N] [--retain-versions N] [--repair] [--delete]
  *        [--cursor C] [--deadline-seconds N]
  *        [--registry-bucket B [--registry-prefix P] [--region R]] [--project P]
+ *   rask registry inspect|export|import|restore …   (functions/registry-cli.ts)
  *
  * Against the local data directory (RASK_DATA_DIR, as for the server) by default; with
  * --registry-bucket, against an S3 registry (credentials from the usual AWS environment).
@@ -13,17 +14,14 @@
  * 3 the pass is not available in this build.
  */
 import { parseArgs } from 'node:util';
-import { randomUUID } from 'node:crypto';
 import { createLocalApp } from '../lib/app/local.js';
-import type { CatalogServices } from '../lib/catalog/services.js';
 import { ConfigError, loadLocalConfig } from '../lib/config.js';
 import type { PassName, PassOptions, PassReport } from '../lib/maintenance/pass.js';
 import { isPassName, loadPass, PASS_NAMES } from '../lib/maintenance/passes.js';
-import { noCredentials } from '../lib/ports/credential-vendor.js';
-import type { StorageRoot } from '../lib/ports/storage-root.js';
-import { Registry } from '../lib/registry/registry.js';
+import { s3Services } from './cli-services.js';
 
 const USAGE = `usage: rask maintenance <${PASS_NAMES.join('|')}> [options]
+       rask registry <inspect|export|import|restore> [options]   (rask registry --help)
 
   --namespace a.b          only tables under this namespace (parts split on --delimiter)
   --table a.b.t            only this table
@@ -110,26 +108,6 @@ function parse(argv: readonly string[]) {
   };
 }
 
-/** Services over the S3 registry: warehouses' storage is reached as their records say. */
-async function s3Services(s3: { bucket: string; prefix: string; region?: string }, project: string, warehouse: string): Promise<CatalogServices> {
-  const { S3Client } = await import('@aws-sdk/client-s3');
-  const { S3ObjectStore } = await import('../lib/adapters/aws/s3-object-store.js');
-  const { FsObjectStore } = await import('../lib/adapters/local/fs-object-store.js');
-  const client = new S3Client(s3.region ? { region: s3.region } : {});
-  return {
-    registry: new Registry(new S3ObjectStore({ client, bucket: s3.bucket, prefix: s3.prefix })),
-    project,
-    defaultWarehouse: warehouse,
-    storageFor: (root: StorageRoot) =>
-      root.kind === 's3' ? new S3ObjectStore({ client, bucket: root.bucket, prefix: root.prefix }) : new FsObjectStore(root.path),
-    vendor: noCredentials,
-    // The registry is never a warehouse's (the orphan scan's backstop, lib/catalog/storage-claims.ts).
-    reservedRoots: [{ kind: 's3', bucket: s3.bucket, prefix: s3.prefix }],
-    now: () => new Date(),
-    newId: () => randomUUID(),
-  };
-}
-
 /** A step's report as words: `compact done (fragments_removed=21 …)`; lists and objects left out. */
 function stepLine(name: string, step: Record<string, unknown>): string {
   const details = Object.entries(step)
@@ -208,6 +186,7 @@ export async function terminalProgress(pass: PassName, stream: NodeJS.WritableSt
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
+  if (argv[0] === 'registry') return (await import('./registry-cli.js')).registryMain(argv.slice(1));
   let args;
   try {
     args = parse(argv);

@@ -1,16 +1,18 @@
 import { startLocalServer } from '../lib/app/server.js';
 import { ConfigError, loadLocalConfig, unknownLocalVariables } from '../lib/config.js';
+import { consoleAssets } from '../console/build.js';
 
 /** `npm start`: the catalog on http://127.0.0.1:2333 with its data under ./.rask. */
 async function main(): Promise<void> {
   const config = loadLocalConfig();
-  const running = await startLocalServer(config);
+  const running = await startLocalServer(config, { console: consoleAssets() });
   const log = running.logger;
   for (const { name, suggestion } of unknownLocalVariables()) {
     log.warn(`unknown configuration variable ${name} is ignored${suggestion ? `; did you mean ${suggestion}?` : ''}`);
   }
   for (const notice of running.notices) log.warn(notice);
   log.info(`rask listening on ${running.url}`, { dataDir: running.dataDir });
+  log.info(`web console: ${running.url}/console/`);
   log.info(`try: connectNamespace('rest', { uri: '${running.url}' }) from @lancedb/lancedb`);
   const stop = (signal: string) => {
     log.info(`${signal}: shutting down`);

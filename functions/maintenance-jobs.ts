@@ -5,7 +5,7 @@ import { loadAwsConfig } from '../lib/config.js';
 import { jobsHandler, type InvocationContext } from '../lib/jobs/lambda.js';
 import { dataRunners } from '../lib/jobs/runners/index.js';
 import { maintenanceRunners } from '../lib/maintenance/table-jobs.js';
-import { recordJobMetrics } from '../lib/observability/jobs-metrics.js';
+import { publishJobOutcome, recordJobMetrics } from '../lib/observability/jobs-metrics.js';
 import { lambdaObservability } from '../lib/observability/lambda.js';
 import { withPowertools } from '../lib/observability/middy.js';
 import { initContainer } from '../lib/app/container-init.js';
@@ -45,11 +45,14 @@ const run = jobsHandler({
   runners: { ...dataRunners, ...maintenanceRunners },
   reserveMs: RESERVE_MS,
   log: ({ message, ...fields }) => logger.info(String(message ?? 'job'), fields),
+  // Per job, so that a later job killed with the invocation costs none of the earlier counts.
+  onOutcome: (entry) => publishJobOutcome(metrics, entry.outcome),
 });
 
 export const handler = withPowertools(async (event: unknown, context: InvocationContext) => {
   const result = await run(event, context);
-  recordJobMetrics(metrics, result);
+  // The outcomes were published one by one (onOutcome); zeros keep every series continuous.
+  recordJobMetrics(metrics, { ...result, outcomes: {} });
   logger.info('jobs invocation', { ...result });
   return result;
 }, observability);

@@ -1,6 +1,9 @@
 import { lazyAwsRouter } from '../lib/app/aws.js';
 import type { CatalogServices } from '../lib/catalog/services.js';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { lambdaHandler } from '../lib/http/apigw-adapter.js';
+import { consoleAssetsIn, withConsole } from '../lib/http/console-route.js';
 import { apiObserver } from '../lib/observability/api-metrics.js';
 import { lambdaObservability } from '../lib/observability/lambda.js';
 import { apiRequestId, withPowertools } from '../lib/observability/middy.js';
@@ -31,6 +34,8 @@ export function metaApi(service: string, handlers: HandlerMap<CatalogServices>) 
   const router = lazyAwsRouter(handlers, (config) => ({ inspector: inspector(config) }), { logger, instrument });
   // During init (lib/app/container-init.ts): the first registry reads, then the policy engine.
   initContainer(router, [preparePolicyEngine]);
-  const api = lambdaHandler(router, logger, apiObserver(logger, metrics));
+  // The web console's files, written beside this bundle by infra/bundling.ts (docs/console.md).
+  const consoleFiles = consoleAssetsIn(path.join(path.dirname(fileURLToPath(import.meta.url)), 'console'));
+  const api = lambdaHandler(async () => withConsole(await router(), consoleFiles), logger, apiObserver(logger, metrics));
   return { observability, handler: withPowertools(api, observability, { correlationId: apiRequestId }) };
 }

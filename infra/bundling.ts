@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
 import { assertPolicyTextCurrent } from '../scripts/policy-text.js';
+import { writeConsole } from './console-assets.js';
 
 /**
  * The esbuild settings of the Lambda bundles, and the one function that builds a function's
@@ -45,7 +46,8 @@ export type BundleKind =
   | 'maintenance-reconcile'
   | 'maintenance-orphans'
   | 'maintenance-sweep'
-  | 'maintenance-index';
+  | 'maintenance-index'
+  | 'change-relay';
 
 export const ENTRY_POINTS: Readonly<Record<BundleKind, string>> = {
   meta: path.join(REPO_ROOT, 'functions', 'api-meta.ts'),
@@ -56,6 +58,7 @@ export const ENTRY_POINTS: Readonly<Record<BundleKind, string>> = {
   'maintenance-orphans': path.join(REPO_ROOT, 'functions', 'maintenance-orphans.ts'),
   'maintenance-sweep': path.join(REPO_ROOT, 'functions', 'maintenance-sweep.ts'),
   'maintenance-index': path.join(REPO_ROOT, 'functions', 'maintenance-index.ts'),
+  'change-relay': path.join(REPO_ROOT, 'functions', 'change-relay.ts'),
 };
 
 /**
@@ -95,9 +98,18 @@ export function externalModules(kind: BundleKind): string[] {
     case 'maintenance-orphans':
     case 'maintenance-sweep':
     case 'maintenance-index':
+    // The change relay reads the registry and manifests' names: no dataset is opened.
+    case 'change-relay':
       return [];
   }
 }
+
+/**
+ * Packages replaced by a stub in every bundle (issue #37): `semver`, whose only importer is the
+ * X-Ray SDK's AWS SDK v2 patcher, which no rask code calls (infra/bundle-stubs/semver.cjs says
+ * why; test/infra/bundle.test.ts checks that nothing else imports it).
+ */
+export const BUNDLE_ALIASES: Readonly<Record<string, string>> = { semver: './infra/bundle-stubs/semver.cjs' };
 
 /** Settings common to every bundle. */
 export const SHARED = {
@@ -146,6 +158,7 @@ export function assetOptions(external: string[], outdir: string) {
     sourcemap: SHARED.sourcemap,
     banner: { js: SHARED.banner },
     external,
+    alias: { ...BUNDLE_ALIASES },
     outExtension: { '.js': '.mjs' },
     ...SPLITTING,
     outdir,
@@ -163,7 +176,10 @@ export function bundleFunction(kind: BundleKind, outdir: string): { metafile: Me
   // The bundles carry the policies as rendered text, validated against the schema here, at
   // build time: a policy the schema rejects fails synth (scripts/policy-text.ts).
   if (installedModules(kind).includes(POLICY_ENGINE_MODULE)) assertPolicyTextCurrent();
-  return writeAsset(esbuildOptions(kind, outdir), installedModules(kind), outdir);
+  const written = writeAsset(esbuildOptions(kind, outdir), installedModules(kind), outdir);
+  // The metadata function also serves the web console at /console (docs/console.md).
+  if (kind === 'meta') writeConsole(path.join(outdir, 'console'));
+  return written;
 }
 
 /** Runs esbuild with `options` into `outdir` (emptied first) and copies `installed` packages next to the bundle. */

@@ -24,6 +24,10 @@ export interface RaskConfig {
   readonly warehouseVersioning: boolean;
   /** Default trash grace period for drops (0 = drops are immediate). */
   readonly trashGraceDays: number;
+  /** Days the registry bucket keeps noncurrent versions: how far back `rask registry restore` reaches (docs/operations.md). */
+  readonly registryNoncurrentDays: number;
+  /** An existing versioned bucket (ARN) the registry is replicated to (infra/constructs/registry-backup.ts). */
+  readonly registryReplicaBucketArn?: string;
   /** Whether the default warehouse lets the catalog arbitrate commits (managed versioning). */
   readonly managedVersioning: boolean;
   /** Names of the default project and warehouse that the catalog bootstraps. */
@@ -112,6 +116,7 @@ export const DEFAULT_CONFIG: RaskConfig = {
   removalPolicy: RemovalPolicy.RETAIN,
   warehouseVersioning: true,
   trashGraceDays: 0,
+  registryNoncurrentDays: 30,
   managedVersioning: true,
   project: 'default',
   warehouse: 'default',
@@ -146,7 +151,7 @@ type Raw = Readonly<Record<string, unknown>>;
 const CONTEXT_PREFIX = 'rask:';
 
 /** Settings with no default (absent means "not used"). */
-const OPTIONAL_KEYS = ['warehouseBucketName', 'alarmTopicArn', 'alarmEmail', 'webAclArn', 'jwtIssuer', 'jwtAudience', 'jwtJwksUrl', 'jwtPrincipalClaim', 'jwtMaxAgeSeconds', 'storagePrefixes', 'domainName', 'certificateArn', 'hostedZoneId', 'hostedZoneName', 'domainBasePath'];
+const OPTIONAL_KEYS = ['registryReplicaBucketArn', 'warehouseBucketName', 'alarmTopicArn', 'alarmEmail', 'webAclArn', 'jwtIssuer', 'jwtAudience', 'jwtJwksUrl', 'jwtPrincipalClaim', 'jwtMaxAgeSeconds', 'storagePrefixes', 'domainName', 'certificateArn', 'hostedZoneId', 'hostedZoneName', 'domainBasePath'];
 
 /** Reads every `rask:*` context key from a construct node (the App's, normally). */
 export function configFromContext(node: Node): RaskConfig {
@@ -174,6 +179,8 @@ export function resolveConfig(raw: Raw = {}): RaskConfig {
     removalPolicy: removal(raw),
     warehouseVersioning: bool(raw, 'warehouseVersioning', d.warehouseVersioning),
     trashGraceDays: int(raw, 'trashGraceDays', d.trashGraceDays, 0, 3650),
+    registryNoncurrentDays: int(raw, 'registryNoncurrentDays', d.registryNoncurrentDays, 1, 3650),
+    registryReplicaBucketArn: optStr(raw, 'registryReplicaBucketArn', /^arn:aws[a-z-]*:s3:::[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket ARN (arn:aws:s3:::name)'),
     managedVersioning: bool(raw, 'managedVersioning', d.managedVersioning),
     project: str(raw, 'project', d.project, /^[A-Za-z0-9_.-]{1,128}$/, 'letters, digits, "_", "." and "-"'),
     warehouse: str(raw, 'warehouse', d.warehouse, /^[A-Za-z0-9_.-]{1,128}$/, 'letters, digits, "_", "." and "-"'),

@@ -5,10 +5,13 @@ import { JOB_OUTCOMES, jobMetricName } from '../lib/observability/jobs-metrics.j
 import type { Construct } from 'constructs';
 import type { RaskConfig } from './config.js';
 import { CatalogApi } from './constructs/api.js';
+import { addConsoleRoutes } from './constructs/console-routes.js';
 import { ChangeEvents } from './constructs/change-events.js';
+import { ChangeRelay } from './constructs/change-relay.js';
 import { AdminKeyAuth } from './constructs/auth.js';
 import { CatalogFunctions } from './constructs/functions.js';
 import { JobsSchedule } from './constructs/jobs-schedule.js';
+import { JobTasks, jobTaskSettingsFromContext } from './constructs/job-tasks.js';
 import { Maintenance, maintenanceSettingsFromContext } from './constructs/maintenance.js';
 import { Monitoring, raskMetric } from './constructs/monitoring.js';
 import { OperationFunctions } from './constructs/operation-functions.js';
@@ -40,8 +43,11 @@ export class RaskStack extends Stack {
   readonly jobsSchedule: JobsSchedule;
   readonly changeEvents: ChangeEvents;
   readonly maintenance: Maintenance;
+  readonly changeRelay: ChangeRelay;
   /** `rask:functionMode=per-operation` only. */
   readonly operations?: OperationFunctions;
+  /** `rask:jobsTaskTier=on` only. */
+  readonly jobTasks?: JobTasks;
 
   constructor(scope: Construct, id: string, props: RaskStackProps) {
     super(scope, id, props);
@@ -55,6 +61,9 @@ export class RaskStack extends Stack {
     // subscription are code, here.
     this.changeEvents = new ChangeEvents(this, 'ChangeEvents', { bus: state.eventBus, logRetentionDays: config.logRetentionDays, removalPolicy: config.removalPolicy });
     for (const f of [this.functions.meta, this.functions.data, this.functions.jobs]) this.changeEvents.grantPublish(f.fn);
+    // The job task tier (#34), only with -c rask:jobsTaskTier=on (docs/deploy.md, "The job task tier").
+    const jobTasks = jobTaskSettingsFromContext(this.node);
+    if (jobTasks) this.jobTasks = new JobTasks(this, 'JobTasks', { settings: jobTasks, jobs: this.functions.jobs, logRetentionDays: config.logRetentionDays, removalPolicy: config.removalPolicy });
     this.jobsFailures = failureQueue(this, 'JobsFailures');
     this.jobsSchedule = new JobsSchedule(this, 'JobsSchedule', { fn: this.functions.jobs.fn, failures: this.jobsFailures });
     this.monitoring = new Monitoring(this, 'Alarms', {
@@ -70,6 +79,7 @@ export class RaskStack extends Stack {
       settings: maintenanceSettingsFromContext(this.node),
       alarmTopic: this.monitoring.topic,
     });
+    this.changeRelay = new ChangeRelay(this, 'ChangeRelay', { config, storage: this.storage, bus: state.eventBus, alarmTopic: this.monitoring.topic });
     this.auth = new AdminKeyAuth(this, 'Auth', {
       config,
       secret: state.adminKey,
@@ -91,6 +101,7 @@ export class RaskStack extends Stack {
       operationHandlers: this.operations && new Map([...this.operations.functions].map(([id, f]) => [id, f.fn])),
       authorizer: this.auth.authorizer.fn,
     });
+    addConsoleRoutes(this.api.api, this.functions.meta.fn);
     const m = this.monitoring;
     m.addApi(this.api.api);
     m.addFunction('Meta', this.functions.meta.fn, { timeout: Duration.seconds(25) });
@@ -112,6 +123,7 @@ export class RaskStack extends Stack {
     for (const [name, pass] of Object.entries(this.maintenance.passes)) {
       if (pass) m.addFailureQueue(`Maintenance${name.charAt(0).toUpperCase()}${name.slice(1)}`, pass.failures);
     }
+    m.addFailureQueue('ChangeRelay', this.changeRelay.failures);
     m.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Jobs: outcomes per 5 minutes',

@@ -8,8 +8,10 @@ import type { Construct } from 'constructs';
 import type { RaskConfig } from './config.js';
 import { AdminKeySecret } from './constructs/auth.js';
 import { ChangeEventBus } from './constructs/change-events.js';
+import { expireChangeLog } from './constructs/change-relay.js';
 import { WorkQueue } from './constructs/queue.js';
 import { Storage } from './constructs/storage.js';
+import { RegistryBackup } from './constructs/registry-backup.js';
 
 export interface RaskStateStackProps extends StackProps {
   readonly config: RaskConfig;
@@ -32,6 +34,10 @@ export class RaskStateStack extends Stack {
     super(scope, id, props);
     const { config } = props;
     this.storage = new Storage(this, 'Storage', { config });
+    if (config.registryReplicaBucketArn) {
+      new RegistryBackup(this, 'RegistryBackup', { registryBucket: this.storage.registryBucket, registryPrefix: config.registryPrefix, replicaBucketArn: config.registryReplicaBucketArn });
+    }
+    expireChangeLog(this.storage.registryBucket, this.storage.registryPrefix);
     this.queue = new WorkQueue(this, 'WorkQueue', { removalPolicy: config.removalPolicy });
     // Same construct path as before the split ("Auth/AdminKey"), so the logical id is unchanged.
     this.adminKey = new AdminKeySecret(this, 'Auth', { removalPolicy: config.removalPolicy });

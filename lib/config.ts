@@ -326,10 +326,19 @@ const localSchema = z.object({
   RASK_INDEX_INTERVAL_MS: withDefault(integer(0), DEFAULT_MAINTENANCE_INTERVALS_MS.index),
   RASK_RECONCILE_INTERVAL_MS: withDefault(integer(0), DEFAULT_MAINTENANCE_INTERVALS_MS.reconcile),
   RASK_ORPHANS_INTERVAL_MS: withDefault(integer(0), DEFAULT_MAINTENANCE_INTERVALS_MS.orphans),
+  /** Milliseconds between scans for commits made straight to storage (lib/maintenance/change-relay.ts); 0 disables them. */
+  RASK_CHANGES_SCAN_INTERVAL_MS: withDefault(integer(0), 30_000),
+  /** How old a manifest must be before the scan judges it (longer than a door takes from its commit to its event). */
+  RASK_CHANGES_SETTLE_MS: withDefault(integer(0), 5_000),
   ...serverLimits,
   ...driveBy,
   /** Also print each change event on stdout (they are always appended to events/ in the data directory). */
   RASK_EVENTS_STDOUT: withDefault(bool, false),
+  /**
+   * Days the registry journal keeps history for `rask registry restore --at` and `inspect
+   * --history` (lib/adapters/local/registry-journal.ts); 0 turns the journal off.
+   */
+  RASK_REGISTRY_HISTORY_DAYS: withDefault(integer(0, 3650), 7),
   /** off (default, with a start-up warning), keys (API keys) or jwt (API keys and OIDC tokens). */
   RASK_AUTH: withDefault(z.enum(['off', 'keys', 'jwt'], { error: 'must be off, keys or jwt' }), 'off'),
   /** The bootstrap admin key; absent with auth on: one is generated at first start and printed once. */
@@ -338,6 +347,16 @@ const localSchema = z.object({
   RASK_LOG_FORMAT: withDefault(z.enum(['pretty', 'json'], { error: 'must be pretty or json' }), 'pretty'),
   /** Milliseconds between `memory` log lines (RSS, heap, LanceDB cache use; docs/operations.md); 0: none. */
   RASK_MEMORY_STATS_MS: withDefault(integer(0), 0),
+  /**
+   * The local task tier (docs/jobs.md, "Tiers"): `child` runs each task-tier job in a child
+   * process of the server (functions/job-task.ts), `off` runs every job in the server's loop.
+   */
+  RASK_JOBS_TASK_TIER: withDefault(z.enum(['child', 'off'], { error: 'must be child or off' }), 'child'),
+  /** At most this many task-tier jobs at once (children locally, Fargate tasks on AWS). */
+  RASK_JOBS_TASK_CONCURRENCY: withDefault(integer(1, 1000), 2),
+  /** A job's lease and its renewal period (docs/jobs.md, the policy table); the crash tests shorten them. */
+  RASK_JOBS_LEASE_MS: withDefault(integer(1000), 120_000),
+  RASK_JOBS_HEARTBEAT_MS: withDefault(integer(100), 20_000),
   ...common,
 });
 
@@ -385,7 +404,7 @@ const awsSchema = z.object({
    * `load_detailed_metadata` (it cannot open datasets itself); absent = that flag answers code 0.
    */
   RASK_DATA_FUNCTION_NAME: z.optional(text()),
-  /** The EventBridge bus change events go to (docs/events.md); absent = no events. */
+  /** The EventBridge bus the change relay puts change events on (docs/events.md, "The relay"); absent = the log only. */
   RASK_EVENT_BUS_NAME: z.optional(text()),
   /** The stack's DynamoDB work-queue table; absent = jobs live in the registry (lib/queue/store.ts). */
   RASK_WORK_QUEUE_TABLE: z.optional(text(3)),
@@ -394,6 +413,17 @@ const awsSchema = z.object({
    * write: read paths then answer without repairing what they meet (docs/protocols.md).
    */
   RASK_READ_ONLY: withDefault(bool, false),
+  /**
+   * The job task tier on ECS Fargate (docs/jobs.md, "Tiers"; infra/constructs/job-tasks.ts sets
+   * them): absent cluster = no task tier, every job runs on the Jobs function.
+   */
+  RASK_JOBS_TASK_CLUSTER: z.optional(text(1)),
+  RASK_JOBS_TASK_DEFINITION: z.optional(text(1)),
+  RASK_JOBS_TASK_CONTAINER: withDefault(text(1), 'worker'),
+  RASK_JOBS_TASK_SUBNETS: withDefault(commaList((v) => /^subnet-[0-9a-f]+$/.test(v), 'must be a comma-separated list of subnet ids'), []),
+  RASK_JOBS_TASK_SECURITY_GROUPS: withDefault(commaList((v) => /^sg-[0-9a-f]+$/.test(v), 'must be a comma-separated list of security group ids'), []),
+  RASK_JOBS_TASK_PUBLIC_IP: withDefault(bool, true),
+  RASK_JOBS_TASK_CONCURRENCY: withDefault(integer(1, 1000), 4),
   ...s3Settings,
   ...common,
 });

@@ -42,9 +42,12 @@ for (const [i, event] of events.entries()) {
   process.stdout.write(`\n@@CALL@@${i}\n`);
   const value = await fn(event, context(i + 1));
   const end = at();
+  // CPU time of the whole process (every thread) since it started: unlike wall time, barely
+  // moved by other processes on a busy machine (bench/cold-start.ts reports it beside the wall).
+  const { user, system } = process.cpuUsage();
   // The bench's one check that rask and the floor answer the same rows (not part of any timing).
   if (process.env.COLD_PRINT_ANSWER && i === 0) process.stdout.write(`\n@@ANSWER@@${JSON.stringify(value)}\n`);
-  calls.push({ start, end, status: value?.statusCode ?? (value?.ok === false ? 500 : 200), bytes: typeof value?.body === 'string' ? value.body.length : JSON.stringify(value ?? null).length });
+  calls.push({ start, end, cpuMs: (user + system) / 1000, status: value?.statusCode ?? (value?.ok === false ? 500 : 200), bytes: typeof value?.body === 'string' ? value.body.length : JSON.stringify(value ?? null).length });
 }
 const rssMiB = process.memoryUsage().rss / 1048576;
 process.stdout.write(`\n@@COLD@@${JSON.stringify({ up, beforeImport, loaded, calls, rssMiB })}\n`);

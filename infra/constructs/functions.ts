@@ -25,6 +25,9 @@ export function catalogEnvironment(config: RaskConfig, storage: StorageRefs): Re
     RASK_TRASH_GRACE_DAYS: String(config.trashGraceDays),
     RASK_PROJECT: config.project,
     RASK_WAREHOUSE: config.warehouse,
+    // Two glibc arenas, not 8 per core: LanceDB's threads otherwise keep memory freed in one arena
+    // from being reused by another (docs/operations.md, "Memory"; read when the process starts).
+    MALLOC_ARENA_MAX: '2',
     // The declared storage (docs/governance.md, "Storage allotment"), inside the warehouse prefix.
     ...(config.storagePrefixes
       ? { RASK_STORAGE_ROOTS: config.storagePrefixes.map((p) => `s3://${storage.warehouseBucket.bucketName}/${storage.warehousePrefix}${p}`).join(',') }

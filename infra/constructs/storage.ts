@@ -67,7 +67,8 @@ export class Storage extends Construct {
         { id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
         {
           id: 'expire-noncurrent-registry-versions',
-          noncurrentVersionExpiration: Duration.days(30),
+          // `rask:registryNoncurrentDays` (default 30): how far back `rask registry restore` reaches.
+          noncurrentVersionExpiration: Duration.days(config.registryNoncurrentDays),
           // Deletes leave markers; expiring lone markers keeps LIST pages (one per request) dense.
           expiredObjectDeleteMarker: true,
         },

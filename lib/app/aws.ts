@@ -13,7 +13,7 @@ import { awsJobSettings } from './aws-jobs.js';
 import { createS3Client } from './aws-s3.js';
 import { lazyPort } from '../ports/lazy.js';
 import { buildApp, consoleLogger, type DataPlane, decisionLog } from './build.js';
-import { lazyPublisher } from '../ports/event-publisher.js';
+import { logPublisher } from '../ports/event-publisher.js';
 import { awsStorage } from './storage.js';
 
 /**
@@ -43,10 +43,12 @@ export async function createAwsApp(
   };
   const { reservedRoots, warehouseRoot, storageRoots } = awsStorage(config);
   const registryStore = new S3ObjectStore({ client: s3, bucket: config.RASK_REGISTRY_BUCKET, prefix: config.RASK_REGISTRY_PREFIX, conflictAttempts });
+  const changes = objectChangeLog({ store: registryStore, retentionDays: config.RASK_CHANGES_RETENTION_DAYS });
   return buildApp({
     registryStore,
-    // The feed pages the log in the registry bucket; the doors never write it (docs/events.md).
-    changes: objectChangeLog({ store: registryStore, retentionDays: config.RASK_CHANGES_RETENTION_DAYS }),
+    // One log in the registry bucket: the doors append to it, the feed pages it, and the relay
+    // (functions/change-relay.ts) takes it to the bus; no answer waits for EventBridge (docs/events.md, "Delivery").
+    changes,
     storageFor,
     project: config.RASK_PROJECT,
     warehouse: config.RASK_WAREHOUSE,
@@ -63,7 +65,7 @@ export async function createAwsApp(
     idempotencyTtlSeconds: config.RASK_IDEMPOTENCY_TTL_SECONDS,
     rateLimits: rateLimitsOf(config),
     quotas: quotaDefaultsOf(config),
-    events: config.RASK_EVENT_BUS_NAME ? busPublisher(config.RASK_EVENT_BUS_NAME, config.AWS_REGION, logger) : undefined,
+    events: logPublisher(changes, (message, fields) => logger.error(message, fields)),
     dataLimits: {
       maxResultBytes: config.RASK_MAX_RESULT_BYTES,
       maxSyncVectorIndexRows: config.RASK_MAX_SYNC_VECTOR_INDEX_ROWS,
@@ -124,13 +126,4 @@ export function lazyAwsRouter(
     app.catch(() => (app = undefined));
     return app;
   };
-}
-
-/** The EventBridge client is loaded on the first event, not on a cold start that may only read. */
-/** A failed publish is logged through the app's logger, so RASK_LOG_LEVEL and format hold for it. */
-function busPublisher(busName: string, region: string | undefined, logger: ErrorLogger) {
-  return lazyPublisher(async () => {
-    const { EventBridgeClient, eventBridgePublisher } = await import('../adapters/aws/eventbridge-publisher.js');
-    return eventBridgePublisher({ client: new EventBridgeClient({ region }), busName, onError: (message, fields) => logger.error(message, fields) });
-  });
 }

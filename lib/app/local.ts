@@ -10,6 +10,7 @@ import type { StorageRoot } from '../ports/storage-root.js';
 import { noCredentials } from '../ports/credential-vendor.js';
 import type { DataEngine } from '../ports/data-engine.js';
 import { ndjsonChangeLog } from '../adapters/local/ndjson-change-log.js';
+import { journaled, RegistryJournal } from '../adapters/local/registry-journal.js';
 import { logPublisher } from '../ports/event-publisher.js';
 import { buildApp, consoleLogger, decisionLog } from './build.js';
 import { adoptLocalWarehouseRoot, localWarehouseRoot } from './local-root.js';
@@ -54,13 +55,19 @@ export async function createLocalApp(
   // The platform's own locations (never a warehouse's), by both spellings of the data directory.
   const realDataDir = await realpath(dataDir);
   const reservedRoots: StorageRoot[] = [...new Set([dataDir, realDataDir])].flatMap((dir) =>
-    ['registry', 'events'].map((sub) => ({ kind: 'file' as const, path: path.join(dir, sub) })),
+    ['registry', 'events', 'registry-journal'].map((sub) => ({ kind: 'file' as const, path: path.join(dir, sub) })),
   );
   const storageRoots = await realLocalRoots(declaredRoots(config.RASK_STORAGE_ROOTS, localStorageDefault(dataDir), 'file', reservedRoots));
   const changes = ndjsonChangeLog({ dir: path.join(dataDir, 'events'), retentionDays: config.RASK_CHANGES_RETENTION_DAYS, stdout: config.RASK_EVENTS_STDOUT });
   const auth = guardSettings(config.RASK_AUTH, config, decisionLog(logger));
+  // The registry's history (docs/operations.md, "Registry backup and restore"): every write journaled.
+  const registryStore = new FsObjectStore(path.join(dataDir, 'registry'));
+  const history =
+    config.RASK_REGISTRY_HISTORY_DAYS > 0
+      ? await RegistryJournal.open(registryStore, { dir: path.join(dataDir, 'registry-journal'), retentionMs: config.RASK_REGISTRY_HISTORY_DAYS * 86_400_000 })
+      : undefined;
   const app = await buildApp({
-    registryStore: new FsObjectStore(path.join(dataDir, 'registry')),
+    registryStore: history ? journaled(registryStore, history) : registryStore,
     storageFor,
     project: config.RASK_PROJECT,
     warehouse: config.RASK_WAREHOUSE,
@@ -92,8 +99,9 @@ export async function createLocalApp(
     auth,
     reservedRoots,
     storage: { roots: storageRoots },
+    jobs: { policy: { leaseMs: config.RASK_JOBS_LEASE_MS, heartbeatMs: config.RASK_JOBS_HEARTBEAT_MS } },
   });
   await adoptLocalWarehouseRoot(app.services.registry, { project: config.RASK_PROJECT, warehouse: config.RASK_WAREHOUSE, dataDir });
   const notices = await localAuthNotices(config.RASK_AUTH, config, app.services.registry);
-  return { ...app, dataDir, notices, changes };
+  return { ...app, dataDir, notices, changes, history };
 }

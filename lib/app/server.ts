@@ -7,11 +7,18 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { lanceCacheBudgets, type LocalConfig } from '../config.js';
 import { startJobLoop, type JobLoop } from '../jobs/loop.js';
+import type { CatalogServices } from '../catalog/services.js';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { ChildTaskRunner } from '../adapters/local/child-task-runner.js';
+import type { TaskTier } from '../queue/context.js';
+import { DEFAULT_TIER_LIMITS, LOCAL_TASK_GRACE_MS } from '../queue/tiers.js';
 import { dataRunners } from '../jobs/runners/index.js';
 import { maintenanceRunners } from '../maintenance/table-jobs.js';
 import { startMaintenanceTimers, type MaintenanceTimers } from '../maintenance/timers.js';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { accessLog } from '../http/access-log.js';
+import { withConsole, type ConsoleAssets } from '../http/console-route.js';
 import { localGate } from '../http/local-gate.js';
 import { nodeListener } from '../http/node-adapter.js';
 import { errorResponse } from '../http/respond.js';
@@ -20,6 +27,7 @@ import { createLogger } from '../observability/logger.js';
 import { listenOrExplain } from './listen.js';
 import { createLocalApp } from './local.js';
 import { recoverChanges } from './change-recovery.js';
+import { startRelayTimer, type RelayTimer } from './relay-timer.js';
 import { startupCleanup, type StartupSummary } from './startup-cleanup.js';
 
 export interface RunningServer {
@@ -30,6 +38,8 @@ export interface RunningServer {
   readonly jobs: JobLoop;
   /** The maintenance passes on timers (docs/maintenance.md); RASK_*_INTERVAL_MS=0 disables one. */
   readonly maintenance: MaintenanceTimers;
+  /** The change relay's scan for commits made straight to storage (RASK_CHANGES_SCAN_INTERVAL_MS). */
+  readonly changeRelay: RelayTimer;
   /** What the start-up cleanup removed and found (lib/app/startup-cleanup.ts). */
   readonly startup: StartupSummary;
   /** Request-body bytes buffered right now (bounded by RASK_MAX_INFLIGHT_BODY_BYTES). */
@@ -43,7 +53,11 @@ export interface RunningServer {
 /** Starts the local catalog server; used by `npm start` and by the end-to-end tests. */
 export async function startLocalServer(
   config: LocalConfig,
-  options: { logger?: Logger } = {},
+  options: {
+    logger?: Logger;
+    /** The web console's bundle, served at /console (docs/console.md); `npm start` passes console/build.ts. */
+    console?: ConsoleAssets;
+  } = {},
 ): Promise<RunningServer> {
   const logger =
     options.logger ?? createLogger({ service: 'rask', level: config.RASK_LOG_LEVEL, format: config.RASK_LOG_FORMAT });
@@ -93,7 +107,7 @@ export async function startLocalServer(
   }
   logger.info('start-up cleanup', { ...startup });
   const { port } = server.address() as AddressInfo;
-  const api = nodeListener(app.router, {
+  const api = nodeListener(options.console ? withConsole(app.router, options.console) : app.router, {
     gate: localGate({ port, host: config.RASK_HOST, allowedHosts: config.RASK_ALLOWED_HOSTS, allowedOrigins: config.RASK_ALLOWED_ORIGINS }),
     maxBodyBytes: config.RASK_MAX_BODY_BYTES,
     maxInflightBodyBytes: config.RASK_MAX_INFLIGHT_BODY_BYTES,
@@ -101,7 +115,7 @@ export async function startLocalServer(
     onResponse: accessLog(logger),
   });
   listener = api;
-  const jobs = startJobLoop(app.services, {
+  const jobs = startJobLoop(withLocalTaskTier(app.services, config), {
     intervalMs: config.RASK_JOBS_INTERVAL_MS,
     owner: `local:${hostname()}:${process.pid}`,
     runners: { ...dataRunners, ...maintenanceRunners },
@@ -119,6 +133,9 @@ export async function startLocalServer(
     // Per-table jobs only when this process runs the job loop; otherwise nobody would run them.
     { fanOut: config.RASK_JOBS_INTERVAL_MS > 0 },
   );
+  const changeRelay = startRelayTimer(app.services, config.RASK_CHANGES_SCAN_INTERVAL_MS, { settleMs: config.RASK_CHANGES_SETTLE_MS }, (level, message, fields) =>
+    level === 'error' ? logger.error(message, fields) : logger.info(message, fields),
+  );
   const memory = await memoryStatsLine(config.RASK_MEMORY_STATS_MS, logger, server);
   const host = config.RASK_HOST.includes(':') ? `[${config.RASK_HOST}]` : config.RASK_HOST;
   return {
@@ -127,6 +144,7 @@ export async function startLocalServer(
     dataDir: app.dataDir,
     jobs,
     maintenance,
+    changeRelay,
     startup,
     inflightBodyBytes: () => api.stats().inflightBodyBytes,
     notices: app.notices,
@@ -134,6 +152,7 @@ export async function startLocalServer(
     close: async () => {
       clearInterval(memory);
       await maintenance.stop();
+      await changeRelay.stop();
       // First the worker: a job it has not finished goes back to the queue for the next start.
       await jobs.stop();
       await new Promise<void>((resolve, reject) => {
@@ -185,4 +204,23 @@ async function memoryStatsLine(intervalMs: number, logger: Logger, server: Serve
   }, intervalMs);
   timer.unref();
   return timer;
+}
+
+/**
+ * The local task tier (docs/jobs.md, "Tiers"; RASK_JOBS_TASK_TIER): task-tier jobs run in a
+ * child process from the container's entry, with this server's configuration, so a large build
+ * or a native crash ends the child and never the server. Only from a source tree (the entry is
+ * TypeScript, run with tsx); elsewhere every job stays in the server's loop.
+ */
+function withLocalTaskTier(services: CatalogServices, config: LocalConfig): CatalogServices {
+  if (config.RASK_JOBS_TASK_TIER !== 'child') return services;
+  const entry = fileURLToPath(new URL('../../functions/job-task.ts', import.meta.url));
+  if (!existsSync(entry)) return services;
+  const runner = new ChildTaskRunner({
+    command: [process.execPath, '--import', 'tsx', entry],
+    cwd: path.dirname(path.dirname(entry)),
+    env: { ...process.env, RASK_TASK_CONFIG_JSON: JSON.stringify(config) },
+  });
+  const tasks: TaskTier = { runner, concurrency: config.RASK_JOBS_TASK_CONCURRENCY, graceMs: LOCAL_TASK_GRACE_MS, limits: DEFAULT_TIER_LIMITS };
+  return { ...services, jobs: { ...services.jobs, tasks } };
 }

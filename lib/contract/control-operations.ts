@@ -56,4 +56,7 @@ export const CONTROL_ROWS = [
   control('SetProjectLimits', 'limits:manage', POST, '/v1/limits', 'lib/operations/handlers-control.ts'),
   // The change feed (docs/events.md, "The feed"): each event is decided on its own object.
   control('ListChanges', 'project:read', GET, '/v1/changes', 'lib/operations/handlers-control.ts', { scope: 'events' }),
+  // The console's operations views (docs/console.md): reads only, each item decided as the feed's.
+  control('ListMaintenanceReports', 'project:read', GET, '/v1/maintenance/reports', 'lib/operations/handlers-maintenance.ts', { scope: 'events' }),
+  control('ListJobs', 'project:read', GET, '/v1/jobs', 'lib/operations/handlers-control.ts', { scope: 'events' }),
 ] as const;

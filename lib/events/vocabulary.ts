@@ -115,6 +115,8 @@ export const OPERATION_EVENTS: Readonly<Record<OperationId, string | null>> = {
   GetProjectLimits: null,
   // The limits live on the project record: the project changed.
   SetProjectLimits: 'dev.rask.project.updated',
+  ListMaintenanceReports: null,
+  ListJobs: null,
 };
 
 /** Emitted for a request refused for lack of permission (403 / code 15): the audit trail. */

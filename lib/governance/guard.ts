@@ -182,7 +182,7 @@ async function admit(settings: GuardSettings, request: Admission, base: CatalogS
   ]);
   const effectiveDefault = record?.defaultWarehouse ?? (project === base.project ? base.defaultWarehouse : '');
   const destination = project ? destinationOf(request.destination, project) : undefined;
-  const held = readsGrants && record ? heldGrants(record, caller.principal, grantsIn(stored, record.uid)) : [];
+  const held = readsGrants && record ? heldGrants(record, caller.principal, grantsIn(stored, record)) : [];
   // A caller who holds nothing in the project (no grant there, or no project at all) is decided by
   // authorization before anything about the project is looked up, so a create door tells it
   // nothing about what exists there.

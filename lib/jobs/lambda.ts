@@ -9,7 +9,7 @@
  * Failed (docs/jobs.md).
  */
 import type { CatalogServices } from '../catalog/services.js';
-import { runJobsOnce, type WorkerLog } from './worker.js';
+import { runJobsOnce, type WorkerLog, type WorkerOptions } from './worker.js';
 import type { JobRunners } from './runner.js';
 
 /** What the handler reads from the Lambda context. */
@@ -25,7 +25,12 @@ export interface JobsHandlerOptions {
   readonly log?: WorkerLog;
   /** The worker's clock for its start budget (tests inject a manual one); default Date.now. */
   readonly clock?: () => number;
+  /** Each job's outcome as soon as it is known (the entry point flushes its metrics there). */
+  readonly onOutcome?: WorkerOptions['onOutcome'];
 }
+
+/** Lambda's longest timeout: what a function-tier lease records as its limit. */
+export const FUNCTION_LIMIT_MS = 15 * 60_000;
 
 export interface JobsInvocationResult {
   readonly ran: number;
@@ -46,6 +51,9 @@ export function jobsHandler(options: JobsHandlerOptions) {
       runners: options.runners,
       log: options.log,
       clock: options.clock,
+      tier: 'function',
+      limitMs: FUNCTION_LIMIT_MS,
+      onOutcome: options.onOutcome,
     });
     const outcomes: Record<string, number> = {};
     for (const r of report.ran) outcomes[r.outcome] = (outcomes[r.outcome] ?? 0) + 1;

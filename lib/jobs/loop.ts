@@ -38,6 +38,7 @@ export function startJobLoop(services: CatalogServices, options: JobLoopOptions)
         runners: options.runners,
         signal: abort.signal,
         log: options.log,
+        tier: 'local',
       }),
     );
     // A failed pass (e.g. the store was unreachable) must not stop the passes after it.

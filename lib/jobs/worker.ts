@@ -11,6 +11,9 @@ import { type Claim, claimNext, complete, failAttempt, heartbeat, prune, release
 import type { JobRunner, JobRunners } from './runner.js';
 import { type Failure, LeaseLostError } from '../queue/transitions.js';
 import { encodeSegment, keys } from '../registry/keys.js';
+import type { JobRecord, WorkerTier } from '../ports/job-record.js';
+import { dispatchTasks } from '../queue/dispatch.js';
+import { TIMEOUT_CODE, timeoutMessage } from '../queue/tiers.js';
 
 export type WorkerLog = (entry: Record<string, unknown>) => void;
 
@@ -28,12 +31,30 @@ export interface WorkerOptions {
   readonly log?: WorkerLog;
   /** Milliseconds since the epoch, for the start budget (tests inject a manual clock); default Date.now. */
   readonly clock?: () => number;
+  /** Where this worker runs and how long it may run a job: written into each lease (docs/jobs.md, "Tiers"). */
+  readonly tier?: WorkerTier;
+  readonly limitMs?: number;
+  /** Only this job (a task is started for one job). */
+  readonly only?: string;
+  /** Only this project's queue (a task knows its job's project); default: every project's. */
+  readonly project?: string;
+  /**
+   * Stop a job at `limitMs` (the task tier's maximum duration): its signal is aborted, the worker
+   * stops waiting for it and fails the attempt with the timeout code; the caller then exits,
+   * which ends a step still inside LanceDB. The function tier's limit is Lambda's to enforce.
+   */
+  readonly enforceLimit?: boolean;
+  /**
+   * Called as soon as each job's outcome is known, before the next job starts: the Jobs
+   * function flushes its metrics here, so a later job that outlives the invocation loses none.
+   */
+  readonly onOutcome?: (entry: WorkerReport['ran'][number]) => void;
 }
 
 export type Outcome = 'succeeded' | 'retrying' | 'failed' | 'lost' | 'released';
 
 export interface WorkerReport {
-  readonly ran: { id: string; project: string; type: string; outcome: Outcome; error?: string }[];
+  readonly ran: { id: string; project: string; type: string; outcome: Outcome; error?: string; code?: number }[];
   /** Unreadable job records, as `<project>/<id>`. */
   readonly unreadable: string[];
   /** Projects whose queue could not be read this pass (the others still ran). */
@@ -62,11 +83,32 @@ export async function runJobsOnce(services: CatalogServices, options: WorkerOpti
   const clock = options.clock ?? Date.now;
   const deadline = clock() + options.budgetMs;
   const report: WorkerReport = { ran: [], unreadable: [], problems: [], pruned: 0 };
-  const queues: ProjectQueue[] = (await projectsWithQueues(services)).map((project) => {
+  const projects = options.project !== undefined ? [options.project] : await projectsWithQueues(services);
+  const queues: ProjectQueue[] = projects.map((project) => {
     const scoped = project === services.project ? services : { ...services, project };
     return { project, services: scoped, ctx: jobContext(scoped) };
   });
   const stop = () => Boolean(options.signal?.aborted) || clock() >= deadline;
+  const failedByWalk = (project: string, job: JobRecord) => {
+    const entry = { id: job.id, project, type: job.type, outcome: 'failed' as const, error: job.error?.message ?? 'failed', ...(job.error?.code === undefined ? {} : { code: job.error.code }) };
+    log({ message: 'job failed', ...entry });
+    report.ran.push(entry);
+    options.onOutcome?.(entry);
+  };
+  // The function tier starts the task-tier jobs' tasks (lib/queue/dispatch.ts); a task never does.
+  const tasks = options.tier !== 'task' ? queues[0]?.ctx.tasks : undefined;
+  const dispatch = async () => {
+    if (!tasks) return;
+    try {
+      const d = await dispatchTasks(queues, tasks, options.owner, log);
+      for (const { project, job } of d.ended) failedByWalk(project, job);
+    } catch (err) {
+      report.problems.push(`dispatch: ${String(err)}`);
+      log({ message: 'job dispatch failed', error: String(err) });
+    }
+  };
+  await dispatch();
+  let escalated = false;
 
   let rotation = queues;
   while (rotation.length > 0 && !stop()) {
@@ -75,7 +117,7 @@ export async function runJobsOnce(services: CatalogServices, options: WorkerOpti
       if (stop()) break;
       let scan;
       try {
-        scan = await claimNext(q.ctx, options.owner, kinds);
+        scan = await claimNext(q.ctx, options.owner, kinds, { tier: options.tier, limitMs: options.limitMs, only: options.only });
       } catch (err) {
         // One project's unreadable queue must not keep every other project's jobs waiting.
         report.problems.push(`project ${JSON.stringify(q.project)}: ${String(err)}`);
@@ -86,16 +128,27 @@ export async function runJobsOnce(services: CatalogServices, options: WorkerOpti
         const named = `${q.project}/${id}`;
         if (!report.unreadable.includes(named)) report.unreadable.push(named);
       }
+      for (const a of scan.abandoned) {
+        log({ message: 'job abandoned', id: a.id, project: q.project, type: a.type, attempt: a.attempt, owner: a.owner, outcome: a.outcome });
+        if (a.outcome === 'escalated') escalated = true;
+      }
+      // A job the walk failed (abandoned, out of attempts) is a failure like any other: counted, alarmed on.
+      for (const job of scan.ended) failedByWalk(q.project, job);
       if (!scan.claim) continue;
       stillBusy.push(q);
       const { job } = scan.claim;
       log({ message: 'job claimed', id: job.id, project: q.project, type: job.type, attempt: job.attempts, owner: options.owner });
-      const result = await runClaimed(q.ctx, q.services, scan.claim, runners[job.type], options.signal, log);
+      const limit = options.enforceLimit && options.limitMs !== undefined && options.tier ? { tier: options.tier, ms: options.limitMs } : undefined;
+      const result = await runClaimed(q.ctx, q.services, scan.claim, runners[job.type], options.signal, log, limit);
       log({ message: `job ${result.outcome}`, id: job.id, project: q.project, type: job.type, ...(result.error ? { error: result.error } : {}) });
-      report.ran.push({ id: job.id, project: q.project, type: job.type, ...result });
+      const entry = { id: job.id, project: q.project, type: job.type, ...result };
+      report.ran.push(entry);
+      options.onOutcome?.(entry);
     }
     rotation = stillBusy;
   }
+  // A job escalated by this pass gets its task now rather than a minute later.
+  if (escalated) await dispatch();
   if (report.unreadable.length > 0) log({ message: 'unreadable job records skipped', ids: report.unreadable });
   for (const q of queues) {
     try {
@@ -129,7 +182,8 @@ async function runClaimed(
   runner: JobRunner | undefined,
   shutdown: AbortSignal | undefined,
   log: WorkerLog,
-): Promise<{ outcome: Outcome; error?: string }> {
+  limit?: { tier: WorkerTier; ms: number },
+): Promise<{ outcome: Outcome; error?: string; code?: number }> {
   const abort = new AbortController();
   const onShutdown = () => abort.abort('shutdown');
   shutdown?.addEventListener('abort', onShutdown);
@@ -163,16 +217,32 @@ async function runClaimed(
 
   let output: Record<string, string> | undefined;
   let failure: unknown;
+  let timedOut: JobTimeout | undefined;
+  let limitTimer: NodeJS.Timeout | undefined;
   try {
     if (!runner) throw new CatalogError(ErrorCode.Unsupported, `no runner for job type ${JSON.stringify(held.job.type)}`);
-    output = await runner(held.job, {
+    const running = runner(held.job, {
       services,
       signal: abort.signal,
       progress: (o) => void (pending = { ...pending, ...o }),
     });
+    // At the limit the signal is aborted and the worker stops waiting: a step inside LanceDB
+    // cannot be interrupted, so the caller exits after the failure is written.
+    const atLimit = limit
+      ? new Promise<never>((_, reject) => {
+          limitTimer = setTimeout(() => {
+            timedOut = new JobTimeout(limit.tier, limit.ms);
+            abort.abort(timedOut);
+            reject(timedOut);
+          }, limit.ms);
+        })
+      : undefined;
+    running.catch(() => undefined);
+    output = await (atLimit ? Promise.race([running, atLimit]) : running);
   } catch (err) {
     failure = err;
   } finally {
+    clearTimeout(limitTimer);
     clearInterval(timer);
     await beating;
     shutdown?.removeEventListener('abort', onShutdown);
@@ -188,12 +258,25 @@ async function runClaimed(
       await releaseJob(ctx, held);
       return { outcome: 'released' };
     }
-    const f = classify(failure, held.job.id, log);
+    const f: Failure = timedOut
+      ? { message: timeoutMessage(timedOut.tier, timedOut.limitMs), code: TIMEOUT_CODE, kind: 'timeout', permanent: true }
+      : classify(failure, held.job.id, log);
     const after = await failAttempt(ctx, held, f);
-    return { outcome: after.status === 'Failed' ? 'failed' : 'retrying', error: f.message };
+    return { outcome: after.status === 'Failed' ? 'failed' : 'retrying', error: f.message, ...(f.code === undefined ? {} : { code: f.code }) };
   } catch (err) {
     if (err instanceof LeaseLostError) return { outcome: 'lost', error: err.reason };
     throw err;
+  }
+}
+
+/** A job stopped at its tier's limit (WorkerOptions.enforceLimit). */
+export class JobTimeout extends Error {
+  constructor(
+    readonly tier: WorkerTier,
+    readonly limitMs: number,
+  ) {
+    super(timeoutMessage(tier, limitMs));
+    this.name = 'JobTimeout';
   }
 }
 

@@ -17,6 +17,7 @@ import { ConcurrentModificationError } from '../errors.js';
 import { jobContext } from '../queue/context.js';
 import { newJobId } from '../queue/ids.js';
 import { enqueue } from '../queue/jobs.js';
+import type { Route } from '../queue/tiers.js';
 import { isTerminal } from '../ports/job-record.js';
 import { ConditionFailedError } from '../ports/object-store.js';
 import { encodeSegment } from '../registry/keys.js';
@@ -41,6 +42,12 @@ interface PendingRecord {
   readonly uid: string;
   readonly job: string;
   readonly at: string;
+  /**
+   * Set once a job of this table ran on the task tier (escalated after a lapsed function
+   * attempt, or routed there): the table's next jobs start there too (docs/jobs.md, "Routing").
+   */
+  readonly tier?: 'task';
+  readonly tierReason?: string;
 }
 
 export const pendingKey = (project: string, pass: FanOutPass, uid: string) =>
@@ -67,13 +74,24 @@ export async function queueTableJob(unit: TableUnit, pass: FanOutPass, params: T
   for (let attempt = 0; attempt < 5; attempt++) {
     const marker = await registry.read<PendingRecord>(key);
     const now = ctx.now();
+    let sticky: Route | undefined;
     if (marker) {
       const job = await ctx.queue.read(marker.value.job);
       const pending = job ? !isTerminal(job.value.status) : now.getTime() - Date.parse(marker.value.at) < IN_FLIGHT_MS;
       if (pending) return { ...base, job: 'already-queued', transaction_id: marker.value.job };
+      // A table whose last job went to the task tier stays there: no function attempt is spent finding out again.
+      if (job?.value.tier === 'task') sticky = { tier: 'task', reason: `table on the task tier since job ${job.value.id} (${job.value.tierReason ?? 'task tier'})` };
+      else if (marker.value.tier === 'task') sticky = { tier: 'task', reason: marker.value.tierReason ?? 'table on the task tier' };
     }
     const id = newJobId(now);
-    const record: PendingRecord = { kind: 'pending-maintenance', pass, uid: unit.record.uid, job: id, at: now.toISOString() };
+    const record: PendingRecord = {
+      kind: 'pending-maintenance',
+      pass,
+      uid: unit.record.uid,
+      job: id,
+      at: now.toISOString(),
+      ...(sticky ? { tier: 'task', tierReason: sticky.reason } : {}),
+    };
     try {
       if (marker) await registry.replace(key, record, marker.etag);
       else await registry.create(key, record);
@@ -88,6 +106,7 @@ export async function queueTableJob(unit: TableUnit, pass: FanOutPass, params: T
       table: { id: unit.record.id, uid: unit.record.uid },
       params: { ...params },
       summary: { pass, queued_by: `maintenance-${pass}` },
+      ...(sticky ? { route: sticky } : {}),
     });
     return { ...base, job: 'queued', transaction_id: id };
   }

@@ -344,6 +344,8 @@ export async function sweepTable(
       ...meta,
       rows_before: before.rows,
       rows_after: after.rows,
+      version_before: before.version,
+      version_after: after.version,
       fragments_before: before.fragments,
       fragments_after: after.fragments,
       versions_removed: versionsRemoved,

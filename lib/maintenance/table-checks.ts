@@ -32,6 +32,9 @@ export type SweepItem = {
   readonly fragments_after?: number;
   readonly versions_removed?: number;
   readonly bytes_removed?: number;
+  /** The table's latest version before and after the sweep: the versions it committed lie between (docs/events.md, "Commits straight to storage"). */
+  readonly version_before?: number;
+  readonly version_after?: number;
   readonly steps?: { readonly compact: StepReport; readonly optimize_indices: StepReport; readonly cleanup: StepReport };
 };
 

@@ -17,3 +17,14 @@ export function recordJobMetrics(metrics: Metrics, result: JobsInvocationResult)
   }
   metrics.addMetric('JobRecordsUnreadable', MetricUnit.Count, result.unreadable);
 }
+
+/**
+ * One job's outcome, published at once (docs/jobs.md, "Honest failures"): an invocation killed
+ * at its timeout by a later job has already written the counts of the jobs it finished. The
+ * end-of-invocation record then carries zeros for the outcomes (a quiet minute is data) and the
+ * unreadable count.
+ */
+export function publishJobOutcome(metrics: Metrics, outcome: string): void {
+  metrics.addMetric(jobMetricName(outcome), MetricUnit.Count, 1);
+  metrics.publishStoredMetrics();
+}

@@ -1,6 +1,8 @@
 import * as z from 'zod/mini';
 import type { CatalogServices } from '../catalog/services.js';
 import { listChanges } from '../catalog/control/changes.js';
+import { jobContext } from '../queue/context.js';
+import { listJobs } from '../queue/list.js';
 import { grantRole, listGrants, revokeRole, type GrantInput } from '../catalog/control/grants.js';
 import {
   createApiKey,
@@ -58,6 +60,8 @@ const storageRoots: Schema<StorageRoot[] | undefined> = z.optional(
 );
 
 /** `GET /v1/changes?since=&limit=` (docs/events.md, "The feed"). */
+const jobsQuery = z.object({ limit: optionalInteger('limit', { min: 1 }) });
+
 const changesQuery = z.object({
   since: optionalString('since'),
   limit: optionalInteger('limit', { min: 1 }),
@@ -205,6 +209,8 @@ export const controlHandlers: HandlersOf<'lib/operations/handlers-control.ts', C
     return setProjectLimits(svc, decode(setLimitsInput, body(req, { namespaces: 'namespaces', tables: 'tables', rate: 'rate' })));
   },
   ListChanges: async (req, svc) => listChanges(svc, svc.project, decode(changesQuery, queryFields(req, 'since', 'limit'))),
+  ListJobs: async (req, svc) =>
+    listJobs(jobContext(svc), decode(jobsQuery, queryFields(req, 'limit')), svc.mayRead ? (table) => svc.mayRead!('table', table) : undefined),
   DescribeWarehouse: async (req, svc) => describeWarehouse(svc, svc.project, pathParam(req, 'warehouse')),
   UpdateWarehouse: async (req, svc) => {
     const warehouse = pathParam(req, 'warehouse');

@@ -2,8 +2,9 @@ import * as z from 'zod/mini';
 import type { CatalogServices } from '../catalog/services.js';
 import { parsePolicyFields } from '../maintenance/policy.js';
 import { getMaintenancePolicy, setMaintenancePolicy, type PolicyTarget } from '../maintenance/policy-doors.js';
+import { recentReports } from '../maintenance/report-reader.js';
 import type { HandlersOf, OperationRequest } from '../contract/request.js';
-import { checkedBy, decode } from './decode.js';
+import { checkedBy, decode, optionalInteger, optionalString, queryFields } from './decode.js';
 
 /**
  * The maintenance-policy doors (control plane, ours; docs/maintenance.md). Registry records only,
@@ -24,6 +25,8 @@ const set = (target: (req: OperationRequest) => PolicyTarget) => async (req: Ope
   return setMaintenancePolicy(svc, target(req), policy);
 };
 
+const reportsQuery = z.object({ pass: optionalString('pass'), table: optionalString('table'), limit: optionalInteger('limit', { min: 1 }) });
+
 export const maintenanceHandlers: HandlersOf<'lib/operations/handlers-maintenance.ts', CatalogServices> = {
   GetProjectMaintenancePolicy: async (_req, svc) => getMaintenancePolicy(svc, { level: 'project' }),
   SetProjectMaintenancePolicy: set(() => ({ level: 'project' })),
@@ -31,4 +34,10 @@ export const maintenanceHandlers: HandlersOf<'lib/operations/handlers-maintenanc
   SetNamespaceMaintenancePolicy: set((req) => ({ level: 'namespace', id: req.id })),
   GetTableMaintenancePolicy: async (req, svc) => getMaintenancePolicy(svc, { level: 'table', id: req.id }),
   SetTableMaintenancePolicy: set((req) => ({ level: 'table', id: req.id })),
+  ListMaintenanceReports: async (req, svc) => {
+    const { pass, table, limit } = decode(reportsQuery, queryFields(req, 'pass', 'table', 'limit'));
+    // `table` is an object id joined by the request's delimiter, like a path id (already decoded:
+    // it is a query value).
+    return recentReports(svc, { pass, limit, ...(table === undefined ? {} : { table: table.split(req.delimiter).filter((p) => p !== '') }) });
+  },
 };

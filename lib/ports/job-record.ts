@@ -22,6 +22,31 @@ export interface JobLease {
   readonly owner: string;
   readonly token: string;
   readonly until: string;
+  /** Where this attempt runs (docs/jobs.md, "Tiers"): named in the message if it lapses. */
+  readonly tier?: WorkerTier;
+  /** How long this worker may run one job (the function's timeout, the task's maximum duration). */
+  readonly limitMs?: number;
+}
+
+/**
+ * Where a job is routed: `function` (the Jobs function, or the local server's own loop) or
+ * `task` (a container task per job, started by the dispatcher: docs/jobs.md, "Tiers").
+ */
+export type JobTier = 'function' | 'task';
+/** Where an attempt ran: the local loop is the function tier's stand-in, named apart in messages. */
+export type WorkerTier = JobTier | 'local';
+
+/** What distinguishes a failure the worker did not report itself. */
+export type JobErrorKind = 'timeout' | 'task_stopped';
+
+/** The dispatch stamp (docs/jobs.md, "Dispatch"): compare-and-swapped on before the task is started. */
+export interface JobDispatch {
+  /** Which dispatch this is (the record's `dispatches` when it was stamped): the token is `<id>-<count>`. */
+  readonly count: number;
+  readonly at: string;
+  readonly by: string;
+  /** The runner's handle of the started task (an ECS task ARN, a child's pid), once known. */
+  readonly task?: string;
 }
 
 /** The table a job works on. The uid pins the creation: a table dropped and re-created under
@@ -47,7 +72,15 @@ export interface JobRecord {
   /** What the runner reported: progress while running, its result once done. */
   readonly output: Readonly<Record<string, string>>;
   /** The last failure, kept after a retry succeeds so that flakiness stays visible. */
-  readonly error?: { readonly message: string; readonly code?: number; readonly at: string };
+  readonly error?: { readonly message: string; readonly code?: number; readonly at: string; readonly kind?: JobErrorKind };
+  /** Absent: the function tier. Set at enqueue (by estimate) or by escalation, shown as `rask.tier`. */
+  readonly tier?: JobTier;
+  /** Why the job is on its tier, shown as `rask.tier_reason`. */
+  readonly tierReason?: string;
+  /** Set while a task-tier job is being started (and kept while it runs). */
+  readonly dispatch?: JobDispatch;
+  /** Dispatches so far, never reset: each one's idempotency token is new (`<id>-<n>`). */
+  readonly dispatches?: number;
   /** Claims so far: a claim is an attempt, whether it ends in success, failure or a crash. */
   readonly attempts: number;
   readonly maxAttempts: number;

@@ -12,8 +12,10 @@ import { applyActions, type AlterAction } from './alter.js';
 import type { JobContext } from './context.js';
 import { isJobId, jobIdTime, newJobId } from './ids.js';
 import { isTerminal, type JobRecord, type JobTable } from '../ports/job-record.js';
-import { claim, claimable, fail, type Failure, LeaseLostError, release, renew, succeed } from './transitions.js';
+import { claim, claimable, fail, type Failure, LeaseLostError, release, renew, succeed, type WorkerInfo } from './transitions.js';
 import { toTransaction, type TransactionView } from './view.js';
+import { stopTaskOf } from './dispatch.js';
+import { DEFAULT_TIER_LIMITS, escalate, type JobEstimate, type Route, routeByEstimate } from './tiers.js';
 
 export interface NewJob {
   readonly type: string;
@@ -22,15 +24,24 @@ export interface NewJob {
   readonly summary?: Record<string, string>;
   /** A job id the caller made with newJobId (so it could record it before the job exists); default: a new one. */
   readonly id?: string;
+  /** What the job is expected to cost: routes it to the task tier above the limits (lib/queue/tiers.ts). */
+  readonly estimate?: JobEstimate;
+  /** A tier decided before (a table escalated on an earlier pass: lib/maintenance/fan-out.ts); wins over the estimate. */
+  readonly route?: Route;
 }
 
 export async function enqueue(ctx: JobContext, spec: NewJob): Promise<JobRecord> {
   const now = ctx.now();
   const at = now.toISOString();
   if (spec.id !== undefined && !isJobId(spec.id)) throw new Error(`not a job id: ${JSON.stringify(spec.id)}`);
+  const route = spec.route ?? routeByEstimate(spec.type, spec.estimate, ctx.tasks?.limits ?? DEFAULT_TIER_LIMITS);
+  // Without a task tier everything runs on the function tier; the estimate's verdict is still shown.
+  const tier = ctx.tasks && route?.tier === 'task' ? 'task' : undefined;
   const job: JobRecord = {
     kind: 'job',
     id: spec.id ?? newJobId(now),
+    ...(tier ? { tier } : {}),
+    ...(route ? { tierReason: tier || route.tier === 'function' ? route.reason : `${route.reason}, but no task tier is configured` } : {}),
     type: spec.type,
     ...(spec.table ? { table: { id: [...spec.table.id], uid: spec.table.uid } } : {}),
     params: spec.params,
@@ -62,14 +73,18 @@ export async function describeJob(ctx: JobContext, id: string): Promise<Transact
  * actions are parsed by the door (parseActions, lib/queue/alter.ts) before anything is read.
  */
 export async function alterJob(ctx: JobContext, id: string, actions: readonly AlterAction[]): Promise<TransactionView> {
+  let stopped = false;
   const altered = await ctx.retrying(`altering transaction ${id}`, async () => {
     const current = await readJob(ctx, id);
     const next = applyActions(current.value, actions, ctx.now());
     await ctx.queue.replace(next, current.etag);
+    stopped = isTerminal(next.status) && !isTerminal(current.value.status);
     return next;
   });
   // A job stopped by request leaves the live set now rather than at the next worker pass.
   if (isTerminal(altered.status)) await retireQuietly(ctx, altered.id);
+  // Its task (if it has one) is stopped too: a step inside LanceDB would not see the cancel.
+  if (stopped) await stopTaskOf(ctx.tasks, altered, (e) => console.error(JSON.stringify({ level: 'warn', component: 'jobs', ...e })));
   return toTransaction(altered);
 }
 
@@ -92,6 +107,27 @@ export interface ClaimScan {
   readonly claim?: Claim;
   /** Ids of live records that could not be read (reported, never claimed). */
   readonly unreadable: readonly string[];
+  /** Jobs this walk found abandoned (lease lapsed): reclaimed, escalated or failed. */
+  readonly abandoned: readonly AbandonedJob[];
+  /** Jobs this walk ended Failed (abandoned with no attempt left): each counts as `failed`. */
+  readonly ended: readonly JobRecord[];
+}
+
+export interface AbandonedJob {
+  readonly id: string;
+  readonly type: string;
+  /** The worker whose lease lapsed, and the attempt it was on. */
+  readonly owner: string;
+  readonly attempt: number;
+  readonly outcome: 'reclaimed' | 'escalated' | 'failed';
+}
+
+/** Which jobs a worker takes, and what it writes into their leases. */
+export interface ClaimOptions extends WorkerInfo {
+  /** Only this job (a task runs the one job it was started for). */
+  readonly only?: string;
+  /** How often an `only` walk has looked again after a lost race. */
+  readonly retried?: number;
 }
 
 const PAGE = 100;
@@ -100,10 +136,14 @@ const PAGE = 100;
  * Walks the due jobs (WorkQueue.listDue) and takes the first claimable one of the given types with a
  * compare-and-swap. Losing that race just means another worker took it (or it changed): the
  * walk moves on. Finished jobs met on the way are retired, abandoned jobs out of attempts are
- * failed (transitions.claim).
+ * failed (transitions.claim) and reported in `ended`.
  */
-export async function claimNext(ctx: JobContext, owner: string, types: readonly string[]): Promise<ClaimScan> {
+export async function claimNext(ctx: JobContext, owner: string, types: readonly string[], options: ClaimOptions = {}): Promise<ClaimScan> {
   const unreadable: string[] = [];
+  const abandoned: AbandonedJob[] = [];
+  const ended: JobRecord[] = [];
+  const scan = (claimed?: Claim): ClaimScan => ({ ...(claimed ? { claim: claimed } : {}), unreadable, abandoned, ended });
+  let retries = options.retried ?? 0;
   let startAfter: string | undefined;
   do {
     const page = await ctx.queue.listDue(ctx.now(), { startAfter, limit: PAGE });
@@ -114,22 +154,36 @@ export async function claimNext(ctx: JobContext, owner: string, types: readonly 
         continue;
       }
       const now = ctx.now();
-      if (!types.includes(job.type) || !claimable(job, now)) continue;
+      if (options.only !== undefined && job.id !== options.only) continue;
+      // The function tier never claims a task-tier job: the dispatcher starts a task for it.
+      if (job.tier === 'task' && options.tier !== 'task') continue;
+      const state = claimable(job, now);
+      if (!types.includes(job.type) || !state) continue;
       const token = randomUUID();
-      const next = claim(job, owner, token, now, ctx.policy);
+      const escalating = state === 'abandoned' && ctx.tasks !== undefined && job.tier !== 'task' && job.attempts < job.maxAttempts && options.tier !== 'task';
+      const next = escalating ? escalate(job, now) : claim(job, owner, token, now, ctx.policy, options);
       let newEtag: string;
       try {
         newEtag = await ctx.queue.replace(next, etag);
       } catch (err) {
-        if (err instanceof ConditionFailedError) continue;
-        throw err;
+        if (!(err instanceof ConditionFailedError)) throw err;
+        // A task's one job changed under it (the dispatcher noting the task's handle, a property):
+        // look again rather than exit with its job unclaimed.
+        if (options.only !== undefined && retries++ < 5) return claimNext(ctx, owner, types, { ...options, retried: retries });
+        continue;
       }
-      if (next.status === 'Running') return { claim: { job: next, etag: newEtag, token }, unreadable };
+      if (state === 'abandoned') {
+        const outcome = escalating ? 'escalated' : next.status === 'Running' ? 'reclaimed' : 'failed';
+        abandoned.push({ id: job.id, type: job.type, owner: job.lease?.owner ?? '?', attempt: job.attempts, outcome });
+      }
+      if (escalating) continue;
+      if (next.status === 'Running') return scan({ job: next, etag: newEtag, token });
+      ended.push(next);
       await retireQuietly(ctx, next.id);
     }
     startAfter = page.next;
   } while (startAfter !== undefined);
-  return { unreadable };
+  return scan();
 }
 
 /**

@@ -12,7 +12,8 @@
  *   Queued | Running ── AlterTransaction ──▶ Canceled | Failed
  */
 import { InvalidInputError } from '../errors.js';
-import { isTerminal, type JobPolicy, type JobRecord } from '../ports/job-record.js';
+import { isTerminal, type JobErrorKind, type JobPolicy, type JobRecord, type WorkerTier } from '../ports/job-record.js';
+import { abandonedMessage, remedy, TIMEOUT_CODE } from './tiers.js';
 
 /** The worker no longer holds the job; it must stop and write nothing more. */
 export class LeaseLostError extends Error {
@@ -43,35 +44,49 @@ export function claimable(job: JobRecord, now: Date): 'due' | 'abandoned' | unde
  * run again but failed: a job that kills its worker every time (a native crash, a build longer
  * than the function's timeout) must end, not loop.
  */
-export function claim(job: JobRecord, owner: string, token: string, now: Date, policy: JobPolicy): JobRecord {
+export function claim(job: JobRecord, owner: string, token: string, now: Date, policy: JobPolicy, worker: WorkerInfo = {}): JobRecord {
   const state = claimable(job, now);
   if (!state) throw new Error(`job ${job.id} is not claimable`);
   const at = now.toISOString();
-  const abandonedBy =
-    state === 'abandoned'
-      ? {
-          message: `worker ${job.lease?.owner ?? '?'} stopped renewing its lease (until ${job.lease?.until ?? '?'}); it probably crashed or timed out`,
-          at,
-        }
-      : undefined;
-  if (abandonedBy && job.attempts >= job.maxAttempts) {
-    return finished(
-      { ...job, error: { message: `${abandonedBy.message}, and all ${job.maxAttempts} attempts are used`, at } },
-      'Failed',
-      now,
-    );
-  }
+  const abandonedBy = state === 'abandoned' ? abandonment(job, now) : undefined;
+  if (abandonedBy && job.attempts >= job.maxAttempts) return outOfAttempts(job, abandonedBy, now);
   return {
+    // A task-tier job keeps its dispatch stamp while it runs: a cancel finds the task to stop there.
     ...job,
     status: 'Running',
     attempts: job.attempts + 1,
-    lease: { owner, token, until: iso(now.getTime() + policy.leaseMs) },
+    lease: {
+      owner,
+      token,
+      until: iso(now.getTime() + policy.leaseMs),
+      ...(worker.tier ? { tier: worker.tier } : {}),
+      ...(worker.limitMs !== undefined ? { limitMs: worker.limitMs } : {}),
+    },
     heartbeatAt: at,
     lastWorker: owner,
     startedAt: at,
     updatedAt: at,
     ...(abandonedBy ? { error: abandonedBy } : {}),
   };
+}
+
+/** What a worker writes into the lease it takes (named in the message if the lease lapses). */
+export interface WorkerInfo {
+  readonly tier?: WorkerTier;
+  readonly limitMs?: number;
+}
+
+type JobError = NonNullable<JobRecord['error']>;
+
+/** The error an abandoned attempt leaves: a timeout, with the code, naming the tier and its limit. */
+export function abandonment(job: JobRecord, now: Date): JobError {
+  return { message: abandonedMessage(job.lease), code: TIMEOUT_CODE, kind: 'timeout', at: now.toISOString() };
+}
+
+/** An abandoned job with no attempt left ends Failed, naming the remedy. */
+export function outOfAttempts(job: JobRecord, error: JobError, now: Date): JobRecord {
+  const message = `${error.message}; all ${job.maxAttempts} attempts are used. Remedy: ${remedy(job.lease?.tier)}`;
+  return finished({ ...job, error: { ...error, message } }, 'Failed', now);
 }
 
 /** Throws unless `token` still holds the running job. */
@@ -108,15 +123,21 @@ export interface Failure {
   readonly code?: number;
   /** Retrying cannot help (bad input, missing table…): fail now whatever attempts are left. */
   readonly permanent: boolean;
+  readonly kind?: JobErrorKind;
 }
 
 /** A failed attempt: back to the queue after a backoff while attempts remain, else Failed. */
 export function fail(job: JobRecord, token: string, now: Date, policy: JobPolicy, failure: Failure, random = Math.random): JobRecord {
   requireLease(job, token);
-  const error = { message: failure.message, ...(failure.code === undefined ? {} : { code: failure.code }), at: now.toISOString() };
+  const error = {
+    message: failure.message,
+    ...(failure.code === undefined ? {} : { code: failure.code }),
+    ...(failure.kind === undefined ? {} : { kind: failure.kind }),
+    at: now.toISOString(),
+  };
   if (failure.permanent || job.attempts >= job.maxAttempts) return finished({ ...job, error }, 'Failed', now);
   return {
-    ...withoutLease(job),
+    ...withoutDispatch(withoutLease(job)),
     status: 'Queued',
     error,
     notBefore: iso(now.getTime() + backoffMs(job.attempts, policy, random)),
@@ -128,7 +149,7 @@ export function fail(job: JobRecord, token: string, now: Date, policy: JobPolicy
 export function release(job: JobRecord, token: string, now: Date): JobRecord {
   requireLease(job, token);
   return {
-    ...withoutLease(job),
+    ...withoutDispatch(withoutLease(job)),
     status: 'Queued',
     attempts: Math.max(0, job.attempts - 1),
     notBefore: now.toISOString(),
@@ -160,9 +181,15 @@ export function backoffMs(attempt: number, policy: JobPolicy, random = Math.rand
   return Math.round(base * (0.8 + 0.4 * random()));
 }
 
-function finished(job: JobRecord, status: 'Succeeded' | 'Failed' | 'Canceled', now: Date): JobRecord {
+export function finished(job: JobRecord, status: 'Succeeded' | 'Failed' | 'Canceled', now: Date): JobRecord {
   const at = now.toISOString();
   return { ...withoutLease(job), status, finishedAt: at, updatedAt: at };
+}
+
+/** A job going back to the queue needs a new task when it is due again: its old stamp must not look in flight. */
+export function withoutDispatch(job: JobRecord): JobRecord {
+  const { dispatch: _dispatch, ...rest } = job;
+  return rest;
 }
 
 function withoutLease(job: JobRecord): JobRecord {

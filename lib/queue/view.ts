@@ -31,6 +31,12 @@ export function toTransaction(job: JobRecord): TransactionView {
     error: job.error?.message,
     error_code: job.error?.code === undefined ? undefined : String(job.error.code),
     error_at: job.error?.at,
+    error_kind: job.error?.kind,
+    tier: job.tier ?? 'function',
+    tier_reason: job.tierReason,
+    dispatched_at: job.dispatch?.at,
+    dispatches: job.dispatches === undefined ? undefined : String(job.dispatches),
+    task: job.dispatch?.task,
   };
   const properties: Record<string, string> = { ...job.properties };
   // Runner output first, so that the fields above always win over a runner's key of the same name.

@@ -63,6 +63,18 @@ describe('S3 requests per metadata operation (issue #12 budgets)', () => {
     });
   }
 
+  // The mutations among them: each appends its event to the change log, once, as its last round
+  // trip (the one the synchronous PutEvents took before the relay; docs/events.md, "Delivery").
+  const MUTATIONS = new Set(['CreateNamespace (nested)', 'DeclareTable', 'CreateTableVersion (version 2)', 'CreateTableVersion (version 3, no e_tag)', 'RenameTable', 'DropTable (declared-only)', 'DeregisterTable']);
+  for (const operation of operations) {
+    it(`${operation}: ${MUTATIONS.has(operation) ? 'one change-log append, after the door' : 'no change-log request'}`, () => {
+      const r = run.results.find((x) => x.operation === operation)!;
+      const mutation = MUTATIONS.has(operation);
+      expect(r.appends.map((q) => [q.op, q.conditional])).toEqual(mutation ? [['PUT', true]] : []);
+      expect(r.serialWithAppend).toBe(r.serial + (mutation ? 1 : 0));
+    });
+  }
+
   it('ListAllTables pages of at most 100, followed by their tokens, list every table exactly once', async () => {
     const all = ((await run.call('GET', '/v1/table')) as { tables: string[] }).tables;
     expect(all.length).toBeGreaterThan(1000);

@@ -1,6 +1,6 @@
 /**
  * The EventPublisher contract on both adapters (EventBridge through the stateful fake, also behind
- * lazyPublisher as lib/app/aws.ts wires it; NDJSON read back from its files), and what each adapter
+ * lazyPublisher as lib/app/aws-relay.ts wires it; NDJSON read back from its files), and what each adapter
  * promises beyond it.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -55,7 +55,7 @@ runEventPublisherContract('EventBridge over the fake, one attempt', async (onErr
   return { publisher, ...eventBridgeUnderTest(fake, 1) };
 });
 
-runEventPublisherContract('EventBridge behind lazyPublisher (as lib/app/aws.ts wires it)', async (onError) => {
+runEventPublisherContract('EventBridge behind lazyPublisher (as lib/app/aws-relay.ts wires it)', async (onError) => {
   const { fake, publisher } = overEventBridge(onError);
   return { publisher: lazyPublisher(async () => publisher), ...eventBridgeUnderTest(fake, 3) };
 });

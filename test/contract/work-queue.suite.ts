@@ -255,7 +255,7 @@ describe(`the job queue (${name})`, () => {
       log: quiet,
       runners: { bad: async () => ((calls += 1), Promise.reject(new InvalidInputError('no such distance'))) },
     });
-    expect(r.ran).toEqual([{ id: job.id, project: s.project, type: 'bad', outcome: 'failed', error: 'no such distance' }]);
+    expect(r.ran).toEqual([{ id: job.id, project: s.project, type: 'bad', outcome: 'failed', error: 'no such distance', code: 13 }]);
     expect(calls).toBe(1);
     expect(await describeJob(ctx, job.id)).toMatchObject({ status: 'Failed', properties: { 'rask.error_code': '13', 'rask.attempts': '1' } });
   });
@@ -285,6 +285,7 @@ describe(`the job queue (${name})`, () => {
     const view = await describeJob(ctx, job.id);
     expect(view.status).toBe('Failed');
     expect(view.properties['rask.error']).toMatch(/all 3 attempts are used/);
+    expect(view.properties['rask.error_code']).toBe('17');
   });
 
   it('AlterTransaction cancels a running job: the worker stops at its next heartbeat and reports nothing', async () => {

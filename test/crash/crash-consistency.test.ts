@@ -25,9 +25,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FsObjectStore } from '../../lib/adapters/local/fs-object-store.js';
-import { keys, parseTreeKey } from '../../lib/registry/keys.js';
-import type { LocationClaimRecord, NamespaceRecord, TableRecord } from '../../lib/registry/records.js';
 import { Registry } from '../../lib/registry/registry.js';
+import { assertCrashInvariants } from '../support/crash-invariants.js';
 import { ipcRows } from '../data/fixtures.js';
 
 const SOAK = process.env.RASK_SOAK === '1';
@@ -334,29 +333,8 @@ async function checkAll(url: string, dataDir: string, workers: Worker[]): Promis
   }
   // The registry itself, read straight from disk (reads only: the server owns the writes).
   const registry = new Registry(new FsObjectStore(path.join(dataDir, 'registry')));
-  const listed = await registry.store.list({ prefix: keys.subtree('default', []) });
-  const tables: TableRecord[] = [];
-  for (const obj of listed.objects) {
-    const kind = parseTreeKey('default', obj.key)?.kind;
-    const rec = (await registry.read<NamespaceRecord | TableRecord>(obj.key))?.value;
-    if (!rec) continue;
-    if (kind === 'namespace') expect((rec as NamespaceRecord).state, `zombie namespace ${rec.id.join('.')}`).toBe('active');
-    if (kind === 'table') tables.push(rec as TableRecord);
-  }
+  const tables = await assertCrashInvariants(registry, 'default');
   expect(tables.map((t) => t.id.join('.')).sort(), 'the registry holds exactly the acknowledged tables').toEqual([...expected].sort());
-  const locations = new Set<string>();
-  for (const t of tables) {
-    expect(t.state ?? 'active', `${t.id.join('.')} left mid-rename`).toBe('active');
-    const parent = await registry.read<NamespaceRecord>(keys.namespace('default', t.id.slice(0, -1)));
-    expect(parent?.value.state, `table ${t.id.join('.')} without a live namespace`).toBe('active');
-    expect(locations.has(t.path), `two live tables on ${t.path}`).toBe(false);
-    locations.add(t.path);
-    const claim = await registry.read<LocationClaimRecord>(keys.locationClaim('default', t.warehouse, t.path));
-    expect(claim?.value.uid, `claim of ${t.id.join('.')}`).toBe(t.uid);
-    // `pending` is what a crash between the record and the claim's confirmation leaves: a
-    // pending claim whose id holds a live record at its location is live (docs/protocols.md).
-    expect(['held', 'pending'], `claim state of ${t.id.join('.')}`).toContain(claim?.value.state);
-  }
 }
 
 // ---------------------------------------------------------------- the run

@@ -77,7 +77,8 @@ describe('a renewed session', () => {
     const current = lanceSessionGeneration();
     const old = [...seen].filter(([, g]) => g !== current).map(([db]) => db);
     expect(old.length).toBeGreaterThan(TABLES);
-    await vi.waitFor(() => expect(old.filter((db) => db.isOpen())).toEqual([]), { timeout: CLOSE_DROPPED_CONNECTION_MS + (old.length + 20) * RETIRE_EVERY_MS * 4, interval: 50 });
+    await vi.waitFor(() => expect(old.filter((db) => db.isOpen())).toEqual([]), // Generous: under a loaded machine the timer turns come late, and this bounds nothing.
+    { timeout: CLOSE_DROPPED_CONNECTION_MS + old.length * RETIRE_EVERY_MS + 30_000, interval: 50 });
     expect(retiredConnections()).toBe(0);
     expect(retiringSessions()).toBe(0);
 

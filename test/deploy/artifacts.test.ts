@@ -14,7 +14,7 @@
  */
 import * as lancedb from '@lancedb/lancedb';
 import { tableFromIPC } from 'apache-arrow';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -147,6 +147,66 @@ describe('synthesized artifacts answer sample events as deployed', () => {
     expect(world.fake.calls.some((c) => c.principal.startsWith('session:') && c.action === 's3:PutObject')).toBe(true);
   });
 
+  it('the relay takes the doors\' events to the bus, and a plain connect() writer\'s commit into the table too (docs/events.md, "The relay")', async () => {
+    const relay = world.schedules.find((t) => t.fn.logicalId.startsWith('ChangeRelay'));
+    if (!relay) throw new Error('no schedule targets the change relay');
+    expect(relay.schedule).toBe('rate(1 minute)');
+    const cycle = async () => {
+      const r = await world.invoke(relay.fn, relay.input ?? scheduledEvent(relay.rule));
+      if (!r.ok) throw new Error(`${relay.fn.logicalId}: ${r.error}`);
+      return r.value as { relayed: number; storageCommits: number; unpublished: number };
+    };
+    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    // The doors answered without EventBridge: their events are in the change log only.
+    expect(world.fake.busEvents).toEqual([]);
+    // A page of the log hands out entries once they are 15 s old (the settle window).
+    await pause(16_000);
+    const first = await cycle(); // also notes where each table stands
+    expect(first).toMatchObject({ unpublished: 0, storageCommits: 0 });
+    expect(first.relayed).toBeGreaterThan(0);
+
+    // A table of its own (dropped at the end: the sweep test below counts smoke.events' fragments).
+    const made = await call('CreateTable', '/v1/table/smoke%24direct/create', { binary: rows([1, 2]) });
+    expect(made.statusCode, made.body).toBe(200);
+    await pause(16_000);
+    await cycle(); // notes smoke.direct at its first version (claimed by CreateTable's event)
+    // A writer with the official client's plain connect(): no catalog, straight to the table's storage.
+    const described = json(await call('DescribeTable', '/v1/table/smoke%24direct/describe', { json: {} }));
+    const location = String(described.location);
+    const writer = world.fake.principal('deploy-test-direct-writer');
+    const db = await lancedb.connect(location.slice(0, location.lastIndexOf('/')), {
+      storageOptions: { endpoint: world.fake.endpoint, allow_http: 'true', region: 'us-east-1', aws_access_key_id: writer.accessKeyId, aws_secret_access_key: writer.secretAccessKey, virtual_hosted_style_request: 'false' },
+    });
+    const direct = await db.openTable(location.slice(location.lastIndexOf('/') + 1).replace(/\.lance$/, ''));
+    const before = await direct.version();
+    // One of its own rows again, in the table's own schema.
+    await direct.add(await direct.query().limit(1).toArrow());
+    const committed = await direct.version();
+    expect(committed).toBe(before + 1);
+    // The relay judges a manifest once it is 30 s old; its event is on the bus the cycle after.
+    await pause(31_000);
+    expect(await cycle()).toMatchObject({ storageCommits: 1, unpublished: 0 });
+    await pause(16_000);
+    await cycle();
+    const storage = world.fake.busEvents.map((e) => e.detail as { id: string; subject: string; data: { version?: number; details?: { via?: string } } }).filter((e) => e.data.details?.via === 'storage');
+    expect(storage.map((e) => [e.subject, e.data.version])).toEqual([['table:smoke.direct', committed]]);
+    // One to one: every event of the log is on the bus once.
+    const reader = new S3Client({ endpoint: world.fake.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: world.fake.principal('deploy-test-reader') });
+    const env = relay.fn.environment;
+    const ids: string[] = [];
+    for (let token: string | undefined; ; ) {
+      const page = await reader.send(new ListObjectsV2Command({ Bucket: env.RASK_REGISTRY_BUCKET, Prefix: `${env.RASK_REGISTRY_PREFIX}changes/`, ContinuationToken: token }));
+      for (const o of page.Contents ?? []) ids.push(JSON.parse(await (await reader.send(new GetObjectCommand({ Bucket: env.RASK_REGISTRY_BUCKET, Key: o.Key! }))).Body!.transformToString()).id);
+      token = page.NextContinuationToken;
+      if (!token) break;
+    }
+    reader.destroy();
+    const onBus = world.fake.busEvents.map((e) => (e.detail as { id: string }).id);
+    expect(new Set(onBus).size).toBe(onBus.length);
+    expect([...onBus].sort()).toEqual([...new Set(ids)].sort());
+    expect((await call('DropTable', '/v1/table/smoke%24direct/drop', { json: {} })).statusCode).toBe(200);
+  }, 240_000);
+
   it('change events of those doors reached the stack\'s bus (docs/events.md)', () => {
     const types = world.fake.busEvents.map((e) => e.detailType);
     expect(types).toEqual(expect.arrayContaining(['dev.rask.namespace.created', 'dev.rask.table.created', 'dev.rask.table.rows.inserted', 'dev.rask.table.declared']));
@@ -223,6 +283,18 @@ describe('IAM coverage: every recorded call is allowed by its function role', ()
     for (const c of world.fake.calls) calls.set(c.principal, [...(calls.get(c.principal) ?? []), c]);
     return calls;
   };
+
+  it('the metadata function serves the web console from its own asset (docs/console.md)', async () => {
+    const page = await call('ConsolePage', '/console');
+    expect(page.statusCode).toBe(200);
+    expect(page.headers?.['content-security-policy']).toContain("script-src 'self'");
+    const html = Buffer.from(page.body, page.isBase64Encoded ? 'base64' : 'utf8').toString('utf8');
+    expect(html).toContain('src="console/app.js"');
+    const js = await call('ConsoleFile', '/console/app.js');
+    expect([js.statusCode, js.headers?.['content-type']]).toEqual([200, 'text/javascript; charset=utf-8']);
+    expect(Buffer.from(js.body, 'base64').length).toBeGreaterThan(10_000);
+    expect((await call('ConsoleFile', '/console/nothing.js')).statusCode).toBe(404);
+  });
 
   it('the runs above exercised every function and recorded calls for each', () => {
     const calls = byFunction();

@@ -81,7 +81,7 @@ describe('alarms', () => {
     for (const metric of ['Duration', 'Errors', 'Throttles']) {
       const found = alarms().filter((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === metric);
       // Each scheduled maintenance pass has its own error alarm (infra/constructs/maintenance.ts).
-      expect(found, metric).toHaveLength(metric === 'Errors' ? 4 + MAINTENANCE_PASSES.length : 4);
+      expect(found, metric).toHaveLength(metric === 'Errors' ? 4 + MAINTENANCE_PASSES.length + 1 : 4); // errors: … and the change relay
       if (metric === 'Duration') for (const a of found) expect(a.ExtendedStatistic).toBe('p99');
     }
     const meta = alarms().find((a) => a.MetricName === 'Duration' && flat(a.Dimensions[0].Value).includes('FunctionsMeta'));
@@ -121,7 +121,7 @@ describe('asynchronous failures', () => {
 
   it('every failure queue (the jobs function\'s and each scheduled pass\'s) has a depth alarm on the topic', () => {
     const queues = Object.keys(resourcesOfType(built.statelessTemplate, 'AWS::SQS::Queue')).filter((id) => /Failures/.test(id));
-    expect(queues).toHaveLength(1 + MAINTENANCE_PASSES.length);
+    expect(queues).toHaveLength(1 + MAINTENANCE_PASSES.length + 1); // jobs, the passes, the change relay
     const depth = alarms().filter((a) => a.Namespace === 'AWS/SQS' && a.MetricName === 'ApproximateNumberOfMessagesVisible');
     for (const queue of queues) {
       const found = depth.filter((a) => a.Dimensions[0].Value['Fn::GetAtt']?.[0] === queue);

@@ -1,3 +1,4 @@
+import { CONSOLE_OPERATIONS } from '../../infra/constructs/console-routes.js';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_ERRORS, errorTemplate } from '../../infra/constructs/api.js';
@@ -47,12 +48,15 @@ describe('API routes come from the operation table', () => {
   const expected = OPERATIONS.flatMap((op) => op.methods.map((m) => ({ key: `${m} ${op.path}`, op })));
   // Project base URIs: one proxy resource to the data function (every handler), not a copy per method.
   const proxied = ['GET /projects/{project}/{proxy+}', 'POST /projects/{project}/{proxy+}'];
+  // The web console's files (docs/console.md): served by the metadata function, without the authorizer.
+  const console = ['GET /console', 'GET /console/{file}'];
 
   it('has exactly one method per (path, method) of the table, and nothing else', () => {
     const routes = deployedRoutes();
     expect(expected.length).toBeGreaterThanOrEqual(54);
-    expect([...routes.keys()].sort()).toEqual([...expected.map((e) => e.key), ...proxied].sort());
+    expect([...routes.keys()].sort()).toEqual([...expected.map((e) => e.key), ...proxied, ...console].sort());
     for (const key of proxied) expect(routes.get(key)!.functionId).toBe(fnId('FunctionsDataFunction'));
+    for (const key of console) expect(routes.get(key)!.functionId).toBe(fnId('FunctionsMetaFunction'));
   });
 
   it('sends each operation to the function of its bundle, as a Lambda proxy', () => {
@@ -71,6 +75,11 @@ describe('API routes come from the operation table', () => {
     const methods = Object.entries(resourcesOfType(template(), 'AWS::ApiGateway::Method'));
     expect(methods.length).toBeGreaterThan(0);
     for (const [id, method] of methods) {
+      if ((CONSOLE_OPERATIONS as readonly string[]).includes(method.Properties!.OperationName)) {
+        // The console's static files: public, no secret in them; the calls they make are authorized.
+        expect(method.Properties!.AuthorizationType, id).toBe('NONE');
+        continue;
+      }
       expect(method.Properties!.AuthorizationType, id).toBe('CUSTOM');
       expect(method.Properties!.AuthorizerId, id).toEqual({ Ref: authorizerId });
     }
@@ -95,7 +104,7 @@ describe('API routes come from the operation table', () => {
     expect(byApi).toHaveLength(3); // meta, data, authorizer
     // The only other invokers: the schedules of the jobs function and of each maintenance pass.
     const others = permissions.filter((p) => p.Properties!.Principal !== 'apigateway.amazonaws.com');
-    expect(others.length).toBe(1 + MAINTENANCE_PASSES.length);
+    expect(others.length).toBe(1 + MAINTENANCE_PASSES.length + 1); // jobs, the passes, the change relay
     for (const p of others) expect(p.Properties!.Principal).toBe('events.amazonaws.com');
   });
 
@@ -178,7 +187,7 @@ describe('API settings', () => {
 describe('functions', () => {
   it('run nodejs22.x from ESM bundles', () => {
     const fns = Object.values(resourcesOfType(template(), 'AWS::Lambda::Function'));
-    expect(fns).toHaveLength(4 + MAINTENANCE_PASSES.length); // meta, data, jobs, authorizer, maintenance passes
+    expect(fns).toHaveLength(4 + MAINTENANCE_PASSES.length + 1); // meta, data, jobs, authorizer, maintenance passes, change relay
     for (const fn of fns) expect(fn.Properties).toMatchObject({ Runtime: 'nodejs22.x', Handler: 'index.handler' });
   });
 
@@ -209,6 +218,7 @@ describe('functions', () => {
         RASK_TRASH_GRACE_DAYS: '0',
         RASK_PROJECT: 'default',
         RASK_WAREHOUSE: 'default',
+        MALLOC_ARENA_MAX: '2',
       });
       expect(flat(env.RASK_REGISTRY_BUCKET)).toMatch(/^<StorageRegistry/);
       expect(flat(env.RASK_WAREHOUSE_BUCKET)).toMatch(/^<StorageWarehouse/);
@@ -313,8 +323,9 @@ describe('IAM', () => {
           continue;
         }
         // The maintenance passes may also write their own reports under registry/reports/<pass>/,
-        // and the fan-out passes their pending markers under registry/p/*/maint/pending/<pass>/.
-        const own = '(reports\\/[a-z]+\\/|p\\/\\*\\/maint\\/pending\\/(sweep|index)\\/)?';
+        // and the fan-out passes their pending markers under registry/p/*/maint/pending/<pass>/;
+        // the change relay appends to the change log and keeps its state (registry/changes/, changes-relay/).
+        const own = '(reports\\/[a-z]+\\/|p\\/\\*\\/maint\\/pending\\/(sweep|index)\\/|changes\\/|changes-relay\\/)?';
         expect(resource, owner).toMatch(new RegExp(`^<Storage(Registry|Warehouse)[A-Z0-9]+\\.Arn>\\/(registry|warehouse)\\/${own}\\*$`));
         if (resource.includes('Registry')) expect(resource).toMatch(new RegExp(`\\/registry\\/${own}\\*$`));
         if (resource.includes('Warehouse')) expect(resource).toMatch(/\/warehouse\/\*$/);
@@ -478,7 +489,7 @@ describe('alarms', () => {
     const alarms = Object.values(resourcesOfType(template(), 'AWS::CloudWatch::Alarm')).map((a) => a.Properties!);
     expect(alarms).toContainEqual(expect.objectContaining({ Namespace: 'AWS/ApiGateway', MetricName: '5XXError' }));
     const errorAlarms = alarms.filter((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === 'Errors');
-    expect(errorAlarms).toHaveLength(4 + MAINTENANCE_PASSES.length);
+    expect(errorAlarms).toHaveLength(4 + MAINTENANCE_PASSES.length + 1); // … and the change relay
     for (const a of alarms) expect(a.TreatMissingData).toBe('notBreaching');
   });
 });

@@ -72,7 +72,7 @@ describe('two stacks of one app', () => {
     const [rule] = Object.values(resourcesOfType(built.statelessTemplate, 'AWS::Events::Rule')).filter((r) => r.Properties!.EventBusName);
     expect(rule.Properties!.EventBusName).toEqual({ 'Fn::ImportValue': 'Rask-State-EventBusName' });
     const puts = JSON.stringify(built.statelessTemplate.toJSON()).match(/"Action":"events:PutEvents","Effect":"Allow","Resource":\{"Fn::ImportValue":"Rask-State-EventBusArn"\}/g);
-    expect(puts).toHaveLength(3); // meta, data, jobs
+    expect(puts).toHaveLength(4); // meta, data, jobs, the change relay
   });
 
   it('the stateful stack holds nothing stateless', () => {

@@ -35,7 +35,8 @@ describe('configuration variants', () => {
     expect(objectResources).toContain('arn:<AWS::Partition>:s3:::my-lake/lance/tables/*');
     // (maintenance passes may also write their own reports under registry/reports/<pass>/, the
     // fan-out passes their pending markers under registry/p/*/maint/pending/<pass>/)
-    for (const r of objectResources) expect(r).toMatch(/(\/registry\/(reports\/[a-z]+\/|p\/\*\/maint\/pending\/(sweep|index)\/)?\*|my-lake\/lance\/tables\/\*)$/);
+    // … and the change relay's change log and state (registry/changes/, registry/changes-relay/).
+    for (const r of objectResources) expect(r).toMatch(/(\/registry\/(reports\/[a-z]+\/|p\/\*\/maint\/pending\/(sweep|index)\/|changes\/|changes-relay\/)?\*|my-lake\/lance\/tables\/\*)$/);
   });
 
   it('applies the DESTROY removal policy to the stack-owned buckets and the queue', () => {

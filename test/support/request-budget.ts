@@ -39,10 +39,22 @@ export interface Budget {
 
 export interface Measured {
   readonly operation: string;
+  /** The door's own requests (registry and warehouse), the ones its budget counts. */
   readonly requests: readonly S3Request[];
   readonly serial: number;
   readonly budget: Budget;
+  /**
+   * The change-log appends under `changes/` (docs/events.md, "Delivery"): one per mutation, after
+   * the door's work. It takes the round trip the synchronous PutEvents took before the relay
+   * (issue #27), so it is counted apart from the door's budget: `serialWithAppend` is the whole
+   * critical path.
+   */
+  readonly appends: readonly S3Request[];
+  readonly serialWithAppend: number;
 }
+
+/** A request of the change log (the registry prefix, then `changes/`). */
+const isAppend = (r: S3Request) => r.bucket === REGISTRY && r.key.startsWith('registry/changes/');
 
 export interface BudgetRun {
   readonly results: readonly Measured[];
@@ -71,8 +83,10 @@ export async function measureMetadataOperations(): Promise<BudgetRun> {
     fake.setLatency(LATENCY);
     try {
       const out = await op();
-      const requests = fake.requests();
-      results.push({ operation, requests, serial: criticalPath(requests), budget });
+      const all = fake.requests();
+      const requests = all.filter((r) => !isAppend(r));
+      const appends = all.filter(isAppend);
+      results.push({ operation, requests, serial: criticalPath(requests), budget, appends, serialWithAppend: criticalPath(all) });
       return out;
     } finally {
       fake.setLatency(undefined);

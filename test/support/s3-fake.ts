@@ -14,6 +14,7 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListObjectVersionsCommand,
   ListObjectsV2Command,
   NoSuchKey,
   NotFound,
@@ -24,6 +25,7 @@ import {
   type DeleteObjectCommandInput,
   type GetObjectCommandInput,
   type HeadObjectCommandInput,
+  type ListObjectVersionsCommandInput,
   type ListObjectsV2CommandInput,
   type PutObjectCommandInput,
 } from '@aws-sdk/client-s3';
@@ -34,6 +36,14 @@ interface FakeObject {
   readonly body: Buffer;
   readonly etag: string;
   readonly lastModified: Date;
+}
+
+/** One version of a key in a versioned bucket (every bucket of the fake is versioned). */
+interface FakeVersion {
+  readonly versionId: string;
+  readonly lastModified: Date;
+  /** Absent: a delete marker. */
+  readonly object?: FakeObject;
 }
 
 export interface S3Fake {
@@ -47,6 +57,11 @@ export interface S3Fake {
   injectConflict(key: string, bucket?: string): void;
   /** The next write to `key` fails with `error` (any bucket unless one is given). */
   injectFailure(key: string, error: Error, bucket?: string): void;
+  /**
+   * What a lifecycle rule's NoncurrentVersionExpiration does: forgets every noncurrent version
+   * (and delete marker) of `bucket` that became noncurrent before `before`.
+   */
+  expireNoncurrent(bucket: string, before: Date): void;
   /** Empties every bucket, drops pending injected failures and forgets recorded calls. */
   reset(): void;
   /**
@@ -99,6 +114,18 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
   const client = new S3Client({ region: 'us-east-1', credentials: { accessKeyId: 'fake', secretAccessKey: 'fake' } });
   const mock = mockClient(options.target ?? client);
   const buckets = new Map<string, Map<string, FakeObject>>();
+  /** Every bucket's versions by key, oldest first. */
+  const versions = new Map<string, Map<string, FakeVersion[]>>();
+  let versionSeq = 0;
+  const versionsOf = (name: string, key: string) => {
+    let byKey = versions.get(name);
+    if (byKey === undefined) versions.set(name, (byKey = new Map()));
+    let list = byKey.get(key);
+    if (list === undefined) byKey.set(key, (list = []));
+    return list;
+  };
+  const newVersion = (name: string, key: string, object: FakeObject | undefined) =>
+    versionsOf(name, key).push({ versionId: `v${String(++versionSeq).padStart(10, '0')}`, lastModified: object?.lastModified ?? new Date(), ...(object ? { object } : {}) });
   const failures: { bucket?: string; key: string; error: Error }[] = [];
   const log: S3Request[] = [];
   let latency = options.latency;
@@ -148,6 +175,8 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
   const store = (objects: Map<string, FakeObject>, key: string, body: Buffer) => {
     const object = { body, etag: `"${createHash('md5').update(body).digest('hex')}"`, lastModified: new Date() };
     objects.set(key, object);
+    const name = [...buckets].find(([, o]) => o === objects)![0];
+    newVersion(name, key, object);
     return object;
   };
 
@@ -186,7 +215,9 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
   }));
 
   on(GetObjectCommand, traced('GET', async (input: GetObjectCommandInput) => {
-    const object = bucket(input.Bucket).get(requireKey(input.Key));
+    const current = bucket(input.Bucket).get(requireKey(input.Key));
+    const object =
+      input.VersionId === undefined ? current : versionsOf(input.Bucket!, input.Key!).find((v) => v.versionId === input.VersionId)?.object;
     if (object === undefined) throw noSuchKey();
     return {
       Body: sdkStreamMixin(Readable.from([Buffer.from(object.body)])),
@@ -213,7 +244,7 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
       if (current === undefined) throw noSuchKey();
       if (input.IfMatch !== '*' && input.IfMatch !== current.etag) throw preconditionFailed();
     }
-    objects.delete(key);
+    if (objects.delete(key)) newVersion(input.Bucket!, key, undefined);
     return { $metadata: { httpStatusCode: 204 } };
   }));
 
@@ -264,9 +295,59 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
     };
   }));
 
+  on(ListObjectVersionsCommand, traced('LIST', async (input: ListObjectVersionsCommandInput) => {
+    bucket(input.Bucket);
+    const prefix = input.Prefix ?? '';
+    const maxKeys = Math.min(input.MaxKeys ?? 1000, 1000);
+    const byKey = versions.get(input.Bucket!) ?? new Map<string, FakeVersion[]>();
+    const out: { key: string; v: FakeVersion; latest: boolean }[] = [];
+    let truncated = false;
+    for (const key of [...byKey.keys()].sort(byteCompare)) {
+      if (!key.startsWith(prefix)) continue;
+      if (input.KeyMarker !== undefined && byteCompare(key, input.KeyMarker) < 0) continue;
+      const list = [...byKey.get(key)!].reverse();
+      let from = 0;
+      if (input.KeyMarker !== undefined && key === input.KeyMarker) {
+        if (input.VersionIdMarker === undefined) continue;
+        from = list.findIndex((v) => v.versionId === input.VersionIdMarker) + 1;
+      }
+      for (let i = from; i < list.length; i++) {
+        if (out.length >= maxKeys) {
+          truncated = true;
+          break;
+        }
+        out.push({ key, v: list[i]!, latest: i === 0 });
+      }
+      if (truncated) break;
+    }
+    const last = out.at(-1);
+    const objects = out.filter((o) => o.v.object);
+    const markers = out.filter((o) => !o.v.object);
+    return {
+      Name: input.Bucket,
+      Prefix: input.Prefix,
+      MaxKeys: maxKeys,
+      IsTruncated: truncated,
+      NextKeyMarker: truncated ? last?.key : undefined,
+      NextVersionIdMarker: truncated ? last?.v.versionId : undefined,
+      // S3 lists LastModified to the second; so does the fake, so code that orders by it copes.
+      Versions: objects.length > 0
+        ? objects.map((o) => ({ Key: o.key, VersionId: o.v.versionId, IsLatest: o.latest, LastModified: wholeSecond(o.v.lastModified), ETag: o.v.object!.etag, Size: o.v.object!.body.length }))
+        : undefined,
+      DeleteMarkers: markers.length > 0 ? markers.map((o) => ({ Key: o.key, VersionId: o.v.versionId, IsLatest: o.latest, LastModified: wholeSecond(o.v.lastModified) })) : undefined,
+      $metadata: { httpStatusCode: 200 },
+    };
+  }));
+
   return {
     client,
     mock,
+    expireNoncurrent(name, before) {
+      for (const list of versions.get(name)?.values() ?? []) {
+        // A version became noncurrent when the next one was written.
+        for (let i = list.length - 2; i >= 0; i--) if (list[i + 1]!.lastModified < before) list.splice(i, 1);
+      }
+    },
     bucketContents(name) {
       const objects = buckets.get(name) ?? new Map<string, FakeObject>();
       return new Map([...objects.keys()].sort(byteCompare).map((key) => [key, Buffer.from(objects.get(key)!.body)]));
@@ -279,6 +360,7 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
     },
     reset() {
       buckets.clear();
+      versions.clear();
       failures.length = 0;
       log.length = 0;
       mock.resetHistory();
@@ -338,6 +420,10 @@ async function toBuffer(body: PutObjectCommandInput['Body']): Promise<Buffer> {
     return Buffer.concat(chunks);
   }
   throw new Error(`S3 fake: unsupported Body type ${Object.prototype.toString.call(body)}`);
+}
+
+function wholeSecond(d: Date): Date {
+  return new Date(Math.floor(d.getTime() / 1000) * 1000);
 }
 
 /** S3 lists in UTF-8 byte order; JS `<` would compare UTF-16 code units. */

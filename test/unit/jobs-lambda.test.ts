@@ -12,6 +12,9 @@ import { RegistryWorkQueue } from '../../lib/queue/store.js';
 import { Registry } from '../../lib/registry/registry.js';
 import { jobsHandler } from '../../lib/jobs/lambda.js';
 import { manualClock, type ManualClock } from '../support/clock.js';
+import type { CatalogServices } from '../../lib/catalog/services.js';
+import type { JobPolicy } from '../../lib/ports/job-record.js';
+import { ErrorCode } from '../../lib/errors.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
 
 /** A Lambda context whose deadline is `timeoutMs` after the clock's present. */
@@ -20,9 +23,104 @@ function lambdaContext(timeoutMs: number, clock: ManualClock) {
   return { awsRequestId: 'req-1', getRemainingTimeInMillis: () => deadline - clock.ms() };
 }
 
+/**
+ * A runner that outlives its invocation: it never returns while the test runs (the Lambda would
+ * kill it at its timeout). `release()` lets every hung run end at cleanup; by then its lease is
+ * gone, so it reports nothing.
+ */
+function hangingRunner() {
+  const waiting: (() => void)[] = [];
+  let started = 0;
+  return {
+    runner: async () => {
+      started++;
+      await new Promise<void>((resolve) => waiting.push(resolve));
+      return {};
+    },
+    started: () => started,
+    release: () => {
+      for (const r of waiting.splice(0)) r();
+    },
+  };
+}
+
+/** Services on a manual clock with a policy where no heartbeat fires during a test (it is real time). */
+function onClock(services: CatalogServices, clock: ManualClock, policy: Partial<JobPolicy> = {}): CatalogServices {
+  return { ...services, now: clock.now, jobs: { ...services.jobs, policy: { leaseMs: 120_000, heartbeatMs: 3_600_000, ...policy } } };
+}
+
 describe('jobs Lambda handler', () => {
   let f: ServicesFixture;
-  afterEach(() => f?.cleanup());
+  const hung: ReturnType<typeof hangingRunner>[] = [];
+  afterEach(async () => {
+    for (const h of hung.splice(0)) h.release();
+    await f?.cleanup();
+  });
+
+  it('an out-of-attempts job ends Failed with the timeout code, naming tier, limit and remedy, and its invocation reports failed: 1', async () => {
+    f = await servicesOver('memory');
+    const clock = manualClock();
+    const services = onClock(f.services, clock, { maxAttempts: 2 });
+    const job = await enqueue(jobContext(services), { type: 't', params: {} });
+    const h = hangingRunner();
+    hung.push(h);
+    const logs: Record<string, unknown>[] = [];
+    const handler = jobsHandler({ services: async () => services, reserveMs: 0, log: (e) => logs.push(e), clock: clock.ms, runners: { t: h.runner } });
+    // Two invocations each claim the job and are killed with it (their promises never settle).
+    for (let n = 1; n <= 2; n++) {
+      void handler({}, { awsRequestId: `killed-${n}`, getRemainingTimeInMillis: () => 900_000 });
+      await expect.poll(() => h.started()).toBe(n);
+      clock.advance(120_001);
+    }
+    const result = await handler({}, { awsRequestId: 'req-3', getRemainingTimeInMillis: () => 900_000 });
+    expect(result).toMatchObject({ ran: 1, outcomes: { failed: 1 } });
+    const view = await describeJob(jobContext(services), job.id);
+    expect(view.status).toBe('Failed');
+    expect(view.properties['rask.error_code']).toBe(String(ErrorCode.ServiceUnavailable));
+    expect(view.properties['rask.error_kind']).toBe('timeout');
+    expect(view.properties['rask.error']).toMatch(/function-tier worker lambda:killed-2 stopped renewing its lease/);
+    expect(view.properties['rask.error']).toMatch(/function tier's limit of 15 min; all 2 attempts are used\. Remedy: run it on the task tier/);
+    // The reclaim and the failure are both in the log, under the job's id.
+    const abandoned = logs.filter((l) => l.message === 'job abandoned');
+    expect(abandoned.map((l) => [l.id, l.owner, l.outcome])).toEqual([
+      [job.id, 'lambda:killed-1', 'reclaimed'],
+      [job.id, 'lambda:killed-2', 'failed'],
+    ]);
+    expect(logs.find((l) => l.message === 'job failed')).toMatchObject({ id: job.id, code: ErrorCode.ServiceUnavailable });
+  });
+
+  it('reports each outcome as soon as the job ends, before the next job starts (the entry point flushes metrics there)', async () => {
+    f = await servicesOver('memory');
+    const clock = manualClock();
+    const services = onClock(f.services, clock);
+    const ctx = jobContext(services);
+    const h = hangingRunner();
+    hung.push(h);
+    // Ids sort by creation time: one millisecond apart, they run in this order.
+    for (const type of ['ok', 'bad', 'hang']) {
+      await enqueue(ctx, { type, params: {} });
+      clock.advance(1);
+    }
+    const flushed: string[] = [];
+    const handler = jobsHandler({
+      services: async () => services,
+      reserveMs: 0,
+      log: () => undefined,
+      clock: clock.ms,
+      onOutcome: (e) => flushed.push(`${e.type}:${e.outcome}`),
+      runners: {
+        ok: async () => ({}),
+        bad: async () => {
+          throw new Error('boom');
+        },
+        hang: h.runner,
+      },
+    });
+    // The invocation never ends (its last job outlives it), yet the first two outcomes are out.
+    void handler({}, { awsRequestId: 'req-k', getRemainingTimeInMillis: () => 900_000 });
+    await expect.poll(() => h.started()).toBe(1);
+    expect(flushed).toEqual(['ok:succeeded', 'bad:retrying']);
+  });
 
   it('runs ready jobs under the invocation id, one after the other, and stops starting them at the reserve', async () => {
     f = await servicesOver('memory');

@@ -238,4 +238,12 @@ describe('the jobs function', () => {
       JobRecordsUnreadable: 0,
     });
   });
+
+  it('publishes one job outcome at once, on its own line', async () => {
+    const { Metrics } = await import('@aws-lambda-powertools/metrics');
+    const { publishJobOutcome } = await import('../../lib/observability/jobs-metrics.js');
+    const metrics = new Metrics({ namespace: 'rask', serviceName: 'jobs' });
+    const { lines } = await capture(async () => publishJobOutcome(metrics, 'failed'));
+    expect(emf(lines).map((b) => b.values)).toEqual([{ JobsFailed: 1 }]);
+  });
 });

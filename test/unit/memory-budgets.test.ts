@@ -17,6 +17,7 @@ import {
   RUNTIME_BASELINE_BYTES,
   unknownLocalVariables,
 } from '../../lib/config.js';
+import { MIN_SESSION_ITEMS, SESSION_BYTES_PER_ITEM, sessionItemLimit } from '../../lib/adapters/lance/session.js';
 
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
@@ -71,5 +72,17 @@ describe('LanceDB cache budgets', () => {
       expect(() => loadLocalConfig({ RASK_LANCE_INDEX_CACHE_MB: bad })).toThrow(/RASK_LANCE_INDEX_CACHE_MB/);
     }
     expect(unknownLocalVariables({ ...env, RASK_MEMORY_STATS_MS: '1000' })).toEqual([]);
+  });
+});
+
+describe('the session entry limit', () => {
+  // Entries past the byte budget cost ~3–4 KiB each, and each renewal leaves memory behind
+  // (bench/session-entries.ts): metadata / 2 KiB weighs the two (lib/adapters/lance/session.ts).
+  it('is the metadata budget over 2 KiB, at least MIN_SESSION_ITEMS, unless set', () => {
+    expect(SESSION_BYTES_PER_ITEM).toBe(2048);
+    expect(sessionItemLimit({ metadataBytes: 64 * MIB })).toBe(32_768);
+    expect(sessionItemLimit({ metadataBytes: 128 * MIB })).toBe(65_536);
+    expect(sessionItemLimit({ metadataBytes: 6 * MIB })).toBe(MIN_SESSION_ITEMS);
+    expect(sessionItemLimit({ metadataBytes: 64 * MIB, itemLimit: 40 })).toBe(40);
   });
 });

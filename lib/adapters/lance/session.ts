@@ -19,12 +19,16 @@ export type SessionBudgets = Pick<LanceCacheBudgets, 'indexBytes' | 'metadataByt
 /**
  * LanceDB 0.31.0's metadata cache keeps about one small entry per table version it ever saw,
  * which its byte accounting weighs at tens of bytes and its eviction does not remove: the entry
- * count grows without bound at a steady byte size, and each entry costs ~1.5-2 KB of real memory
- * (measured: RSS rising ~2 KB per entry with the cache at its byte budget, issue #36). So the
+ * count grows without bound at a steady byte size, and each entry costs ~3-4 KiB of real memory
+ * (measured with the cache at its byte budget: 2.8 KiB of RSS per entry in bench/session-entries.ts,
+ * ~4 KiB in the memory soak, issue #36; docs/benchmarks.md, "Renewals"). So the
  * session is also bounded by entries: past the limit a fresh session takes over for every new
  * connection, and the old one is freed with the last connection and handle that use it, which
- * retire gradually (connections.ts, "retirement"). The limit keeps that
- * uncounted overhead near the metadata budget itself.
+ * retire gradually (connections.ts, "retirement"). But a renewal is not free either: each one
+ * left 7-20 MiB that the process did not get back (measured: 11 renewals in 600 rounds of
+ * bench/session-entries.ts ended 125 MiB above the start, and a soak renewing every ~75 s rose
+ * by 44 %). A limit of metadata / 2 KiB (32,768 entries for 64 MiB) weighs the two: the uncounted
+ * part may reach ~1.5x the metadata budget before a renewal, and renewals stay minutes apart.
  */
 export const SESSION_BYTES_PER_ITEM = 2048;
 export const MIN_SESSION_ITEMS = 4096;

@@ -7,7 +7,7 @@ import { readPrincipal } from './principals.js';
 import { requireProject } from './projects.js';
 import type { Grant, GrantsRecord, GrantScope, Role } from '../../registry/principal-records.js';
 import { keys } from '../../registry/keys.js';
-import type { NamespaceRecord, NamespaceTrashRecord, TableRecord } from '../../registry/records.js';
+import type { NamespaceRecord, NamespaceTrashRecord, ProjectRecord, TableRecord } from '../../registry/records.js';
 
 /**
  * Grants: a role (admin / writer / reader) of a principal on a project, a namespace subtree or
@@ -18,6 +18,15 @@ import type { NamespaceRecord, NamespaceTrashRecord, TableRecord } from '../../r
 export interface StoredGrants extends GrantsRecord {
   readonly projectUid?: string;
 }
+
+/**
+ * Whether a stored grants record belongs to this project, not to an earlier one of the same name
+ * (deleted, then created again: a new uid). The start-up default project has no uid
+ * (lib/registry/layout.ts) and cannot be deleted, so its records carry none either and belong to
+ * it; a record written for a project with a uid never matches one without (docs/governance.md,
+ * "Grants in the default project").
+ */
+export const belongsTo = (stored: StoredGrants, project: ProjectRecord): boolean => stored.projectUid === project.uid;
 
 /** GrantRole's and RevokeRole's input, decoded (lib/operations/handlers-control.ts). */
 export interface GrantInput {
@@ -50,7 +59,7 @@ export async function grantRole(services: CatalogServices, project: string, inpu
   const key = govKeys.grants(project, principal);
   await services.registry.retrying(`grant ${grant.role} to ${q(principal)}`, async () => {
     const found = await services.registry.read<StoredGrants>(key);
-    const current = found && found.value.projectUid === owner.value.uid ? found.value.grants : [];
+    const current = found && belongsTo(found.value, owner.value) ? found.value.grants : [];
     if (current.some((g) => sameGrant(g, grant) && g.uid === grant.uid)) return;
     // The same role on the same name, bound to an object no longer there, is replaced.
     const kept = current.filter((g) => !sameGrant(g, grant));
@@ -84,7 +93,7 @@ export async function listGrants(services: CatalogServices, project: string, fil
     const page = await services.registry.store.list({ prefix: govKeys.grantsPrefix(project), startAfter, limit: 1000 });
     for (const obj of page.objects) {
       const rec = (await services.registry.read<StoredGrants>(obj.key))?.value;
-      if (!rec || rec.projectUid !== owner.value.uid || (only && rec.principal !== only)) continue;
+      if (!rec || !belongsTo(rec, owner.value) || (only && rec.principal !== only)) continue;
       // A grant whose object no longer holds the name counts for nothing: say so (revoke or re-grant it).
       const bound = await boundGrants(services.registry, project, rec.grants, rec.grants.map((g) => (g.scope.kind === 'project' ? [] : g.scope.id)));
       out.push(...rec.grants.map((g) => (bound.includes(g) ? grantView(rec.principal, g) : { ...grantView(rec.principal, g), stale: true as const })));
@@ -111,9 +120,13 @@ export async function readGrants(registry: Registry, project: string, principal:
   }
 }
 
-/** The grants of a record that still belong to the project (same project uid). */
-export const grantsIn = (stored: StoredGrants | undefined, projectUid: string | undefined): readonly Grant[] =>
-  stored && projectUid !== undefined && stored.projectUid === projectUid ? stored.grants : [];
+/**
+ * The grants of a record that still belong to the project (`belongsTo`). Grants must be read the
+ * same way here, where the guard decides, as where GrantRole writes and ListGrants lists them:
+ * the guard once also required a uid, so every grant in the default project was silently ignored.
+ */
+export const grantsIn = (stored: StoredGrants | undefined, project: ProjectRecord): readonly Grant[] =>
+  stored && belongsTo(stored, project) ? stored.grants : [];
 
 // ---- Grants bound to their object's uid (issue 24; docs/governance.md, "Destinations, force and tenants")
 

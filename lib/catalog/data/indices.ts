@@ -84,6 +84,8 @@ async function queueBuild(
     type: CREATE_INDEX,
     table: { id: t.record.id, uid: t.record.uid },
     params: { ...params, name },
+    // Above the task tier's limit the build starts there (lib/queue/tiers.ts, docs/jobs.md "Routing").
+    estimate: { costRows: cost.cost },
     summary: {
       index_name: name,
       column: request.column,

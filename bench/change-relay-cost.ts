@@ -1,0 +1,67 @@
+/**
+ * What the change feed costs in requests on AWS (docs/events.md, "Cost"), counted on the S3 fake
+ * and the EventBridge fake, never estimated: N changes through the metadata Lambda's composition
+ * (DeclareTable, so every change is also a table the relay scans), then relay cycles until the
+ * bus has them all; then one idle cycle, whose requests are the fixed cost of a cycle over T
+ * tables. Prints requests per change and per idle table-cycle.
+ *
+ *   npx tsx bench/change-relay-cost.ts [--changes 1000]
+ */
+import { createAwsApp } from '../lib/app/aws.js';
+import { createAwsRelay } from '../lib/app/aws-relay.js';
+import { loadAwsConfig, loadMaintenanceConfig } from '../lib/config.js';
+import { metaHandlers } from '../lib/operations/handlers-meta.js';
+import { callAsAdmin } from '../test/support/admin-call.js';
+import { createEventBridgeFake } from '../test/support/eventbridge-fake.js';
+import { createS3Fake, type S3Request } from '../test/support/s3-fake.js';
+
+const n = Number(process.argv[process.argv.indexOf('--changes') + 1] || 1000) || 1000;
+const ENV = { RASK_REGISTRY_BUCKET: 'registry-bucket', RASK_WAREHOUSE_BUCKET: 'wh-bucket', AWS_REGION: 'us-east-1', RASK_EVENT_BUS_NAME: 'bus' };
+const s3 = createS3Fake();
+const eb = createEventBridgeFake();
+const quiet = { error: () => {}, warn: () => {} };
+const { router } = await createAwsApp(loadAwsConfig(ENV), metaHandlers, s3.client, undefined, { logger: quiet });
+const ok = async (path: string, body: unknown) => {
+  const res = await callAsAdmin(router, 'POST', path, body);
+  if (res.status !== 200) throw new Error(res.text);
+};
+await ok('/v1/namespace/ns/create', { id: ['ns'] });
+// The relay's clock a minute ahead: every append has passed the log's settle window.
+let ahead = 60_000;
+const relay = await createAwsRelay(loadMaintenanceConfig(ENV), { client: s3.client, eventBridge: eb.client, now: () => new Date(Date.now() + ahead), sleep: async () => {} });
+await relay.run(Date.now() + 600_000); // the first cycle: the state and the one namespace event
+const count = (rs: readonly S3Request[]) => {
+  const by: Record<string, number> = {};
+  for (const r of rs) by[r.op] = (by[r.op] ?? 0) + 1;
+  return by;
+};
+const fmt = (by: Record<string, number>, per: number) =>
+  Object.entries(by)
+    .map(([op, c]) => `${op} ${(c / per).toFixed(3)}`)
+    .join(', ');
+
+s3.clearRequests();
+for (let i = 0; i < n; i++) await ok(`/v1/table/ns%24t${i}/declare`, { id: ['ns', `t${i}`] });
+const appends = s3.requests().filter((r) => r.key.startsWith('registry/changes/'));
+s3.clearRequests();
+const callsBefore = eb.calls().length;
+let cycles = 0;
+while (eb.accepted('bus').length < n + 1 && cycles < 20) {
+  ahead += 60_000;
+  await relay.run(Date.now() + 600_000);
+  cycles++;
+}
+const relayed = s3.requests();
+const putEvents = eb.calls().length - callsBefore;
+// One idle cycle: nothing new in the log, n declared tables (no manifests) to look at.
+s3.clearRequests();
+ahead += 60_000;
+await relay.run(Date.now() + 600_000);
+const idle = s3.requests();
+
+console.log(`${n} changes (DeclareTable), relayed in ${cycles} cycle(s)`);
+console.log(`  appends (on the doors' path), per change: ${fmt(count(appends), n)}`);
+console.log(`  relay, per change: S3 ${fmt(count(relayed), n)}; PutEvents calls ${(putEvents / n).toFixed(3)}, entries ${((eb.accepted('bus').length - 1) / n).toFixed(3)}`);
+console.log(`  one idle cycle over ${n} tables, per table: ${fmt(count(idle), n)} (${idle.length} requests)`);
+const minus = (a: Record<string, number>, b: Record<string, number>) => Object.fromEntries(Object.entries(a).map(([op, c]) => [op, c - (b[op] ?? 0)]));
+console.log(`  relay minus the table scan (the log's own part), per change: ${fmt(minus(count(relayed), count(idle)), n)}`);

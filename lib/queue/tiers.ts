@@ -1,0 +1,123 @@
+/**
+ * What a failure nobody reported says (docs/jobs.md, "Honest failures"): a job whose worker
+ * stopped renewing its lease was killed at its tier's limit or crashed. The record says which
+ * tier, what its limit is and what to do about it, with a code, so that DescribeTransaction and
+ * the `JobsFailed` alarm tell the same story.
+ */
+import { ErrorCode } from '../errors.js';
+import type { JobLease, JobRecord, JobTier, WorkerTier } from '../ports/job-record.js';
+
+/** The code of a timeout: the spec's ServiceUnavailable (17), a transient condition. */
+export const TIMEOUT_CODE = ErrorCode.ServiceUnavailable;
+
+const TIER_NAME: Readonly<Record<WorkerTier, string>> = {
+  function: 'function-tier',
+  task: 'task-tier',
+  local: 'local',
+};
+
+export function formatLimit(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000} min`;
+  return `${Math.round(ms / 1000)} s`;
+}
+
+/** What to do when a job keeps outliving (or crashing) its worker on a tier. */
+export function remedy(tier: WorkerTier | undefined): string {
+  switch (tier) {
+    case 'function':
+      return 'run it on the task tier (-c rask:jobsTaskTier=on, docs/deploy.md; a function attempt whose lease lapses is then escalated there)';
+    case 'task':
+      return 'give the task more CPU or a longer maximum duration (rask:jobsTaskCpu, rask:jobsTaskMemoryMb, rask:jobsTaskMaxMinutes; docs/deploy.md), or build beside rask (docs/index-builds.md, "Beyond the largest task")';
+    default:
+      return "look in the worker's log for why it stopped";
+  }
+}
+
+/** "the function-tier worker lambda:x stopped renewing its lease (until …): it crashed, or ran past the function tier's limit of 15 min". */
+export function abandonedMessage(lease: JobLease | undefined): string {
+  const tier = lease?.tier;
+  const who = `${tier ? `${TIER_NAME[tier]} ` : ''}worker ${lease?.owner ?? '?'}`;
+  const limit = lease?.limitMs !== undefined && tier ? `the ${tier} tier's limit of ${formatLimit(lease.limitMs)}` : 'its time limit';
+  return `the ${who} stopped renewing its lease (until ${lease?.until ?? '?'}): it crashed, or ran past ${limit}`;
+}
+
+/** A worker that stopped its own job at its limit (the task's maximum duration). */
+export function timeoutMessage(tier: WorkerTier, limitMs: number): string {
+  return `the job ran past the ${tier} tier's limit of ${formatLimit(limitMs)} and was stopped; ${remedy(tier)}`;
+}
+
+// ---- routing (docs/jobs.md, "Routing") ----
+
+/**
+ * What a job is estimated to cost when it is queued. `costRows`: rows of a 128-d IVF_PQ build
+ * (lib/catalog/data/indices.ts); `bytes`: what a backfill or sweep rewrites.
+ */
+export interface JobEstimate {
+  readonly costRows?: number;
+  readonly bytes?: number;
+}
+
+/** Above these a job starts on the task tier. */
+export interface TierLimits {
+  readonly createIndexCostRows: number;
+  readonly rewriteBytes: number;
+}
+
+/**
+ * `createIndexCostRows` from the measured slope with a 2× margin (docs/index-builds.md,
+ * "Ceilings per tier"): IVF_PQ at 128-d builds 100k rows in 30.1 s on 2 CPUs, so the function's
+ * 10 guaranteed minutes hold ~2M cost-rows; half of that is the limit. `rewriteBytes` has no
+ * measured slope yet (compaction and backfill MB/s on S3 are not measured): it is a placeholder
+ * to set from that measurement, and escalation by experience covers a table it lets through.
+ */
+export const DEFAULT_TIER_LIMITS: TierLimits = {
+  createIndexCostRows: 1_000_000,
+  rewriteBytes: 16 * 1024 ** 3,
+};
+
+/**
+ * How long a dispatched job may wait for its task's claim before it is dispatched again: a
+ * Fargate task takes ~30–60 s to pull and start (docs/deploy.md); ten minutes leaves room for a
+ * slow pull without keeping a lost task's job waiting long. A local child starts in seconds.
+ */
+export const DEFAULT_TASK_GRACE_MS = 10 * 60_000;
+export const LOCAL_TASK_GRACE_MS = 60_000;
+
+export interface Route {
+  readonly tier: JobTier;
+  readonly reason: string;
+}
+
+/** The tier a new job starts on, by its estimate; undefined when there is no estimate to go by. */
+export function routeByEstimate(type: string, estimate: JobEstimate | undefined, limits: TierLimits): Route | undefined {
+  if (!estimate) return undefined;
+  if (estimate.costRows !== undefined) {
+    const over = estimate.costRows > limits.createIndexCostRows;
+    return { tier: over ? 'task' : 'function', reason: `estimate: ${Math.round(estimate.costRows)} cost-rows ${over ? '>' : '≤'} ${limits.createIndexCostRows} (${type})` };
+  }
+  if (estimate.bytes !== undefined) {
+    const over = estimate.bytes > limits.rewriteBytes;
+    return { tier: over ? 'task' : 'function', reason: `estimate: ${Math.round(estimate.bytes)} bytes ${over ? '>' : '≤'} ${limits.rewriteBytes} (${type})` };
+  }
+  return undefined;
+}
+
+/**
+ * By experience: a function attempt whose lease lapsed goes to the task tier, keeping the
+ * attempt it spent and sparing the others (the job is Queued again at once, for the dispatcher).
+ */
+export function escalate(job: JobRecord, now: Date): JobRecord {
+  const at = now.toISOString();
+  const { lease: _lease, dispatch: _dispatch, ...rest } = job;
+  return {
+    ...rest,
+    status: 'Queued',
+    tier: 'task',
+    tierReason: `escalated: attempt ${job.attempts} on the ${job.lease?.tier ?? 'function'} tier stopped renewing its lease (worker ${job.lease?.owner ?? '?'})`,
+    error: { message: abandonedMessage(job.lease), code: TIMEOUT_CODE, kind: 'timeout', at },
+    notBefore: at,
+    updatedAt: at,
+  };
+}

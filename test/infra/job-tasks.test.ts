@@ -1,0 +1,88 @@
+/**
+ * The job task tier's infrastructure (infra/constructs/job-tasks.ts, #34 item 1), synthesized
+ * with `-c rask:jobsTaskTier=on`: task sizes follow the context; the task role's grants equal
+ * the Jobs function's; the function may RunTask only that task definition and PassRole only its
+ * two roles (the deploy suite's IAM evaluator on the resolved policies); no NAT; cdk-nag clean.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createRaskApp } from '../../infra/rask-app.js';
+import { readAssembly } from '../deploy/assembly.js';
+import { evaluate, rolePolicies, type Statement } from '../deploy/iam.js';
+import { logicalId, resourcesOfType } from './helpers.js';
+
+function synth(context: Record<string, string>) {
+  const { app, stack } = createRaskApp({
+    context: { 'aws:cdk:bundling-stacks': [], 'rask:jobsTaskTier': 'on', ...context },
+    config: {},
+    nag: false,
+    outdir: mkdtempSync(path.join(tmpdir(), 'rask-cdk-')),
+  });
+  const template = Template.fromStack(stack);
+  app.synth();
+  return { app, stack, template, assembly: readAssembly(app.outdir) };
+}
+
+const keyOf = (s: Statement) => JSON.stringify({ a: ([] as string[]).concat(s.Action ?? []).sort(), r: ([] as string[]).concat(s.Resource ?? []).sort(), c: s.Condition ?? {} });
+
+describe('the job task tier (rask:jobsTaskTier=on)', () => {
+  let built: ReturnType<typeof synth>;
+  beforeAll(() => {
+    built = synth({});
+  }, 120_000);
+
+  it('sizes the task from the context: 8 vCPU / 32 GB by default, 16 / 120 when asked; bad sizes fail the synth', () => {
+    built.template.hasResourceProperties('AWS::ECS::TaskDefinition', { Cpu: '8192', Memory: '32768', RequiresCompatibilities: ['FARGATE'] });
+    const big = synth({ 'rask:jobsTaskCpu': '16', 'rask:jobsTaskMemoryMb': '122880' });
+    big.template.hasResourceProperties('AWS::ECS::TaskDefinition', { Cpu: '16384', Memory: '122880' });
+    expect(() => synth({ 'rask:jobsTaskCpu': '8', 'rask:jobsTaskMemoryMb': '122880' })).toThrow(/rask:jobsTaskMemoryMb must be a multiple of 1024 from 16384 to 61440 for 8 vCPU/);
+    expect(() => synth({ 'rask:jobsTaskCpu': '3' })).toThrow(/rask:jobsTaskCpu must be one of/);
+  }, 240_000);
+
+  it("gives the task role exactly the Jobs function's storage and queue grants, and no vending", () => {
+    const jobsRole = logicalId(built.template, 'AWS::IAM::Role', 'FunctionsJobsRole');
+    const taskRole = logicalId(built.template, 'AWS::IAM::Role', 'JobTasksTaskRole');
+    const jobs = rolePolicies(built.assembly, jobsRole).identity.filter((s) => ([] as string[]).concat(s.Action ?? []).every((a) => /^(s3|dynamodb):/.test(a)));
+    const task = rolePolicies(built.assembly, taskRole).identity;
+    expect(jobs.length).toBeGreaterThan(0);
+    expect(task.map(keyOf).sort()).toEqual(jobs.map(keyOf).sort());
+    expect(JSON.stringify(task)).not.toMatch(/sts:|ecs:|iam:PassRole/);
+  });
+
+  it('lets the Jobs function RunTask only this task definition on this cluster and PassRole only its two roles', () => {
+    const jobsRole = logicalId(built.template, 'AWS::IAM::Role', 'FunctionsJobsRole');
+    const statements = rolePolicies(built.assembly, jobsRole).identity;
+    const stackName = built.stack.stackName;
+    const tdId = logicalId(built.template, 'AWS::ECS::TaskDefinition', 'JobTasksTask');
+    const clusterId = logicalId(built.template, 'AWS::ECS::Cluster', 'JobTasksCluster');
+    const td = built.assembly.resolve(stackName, { Ref: tdId }) as string;
+    const cluster = built.assembly.resolve(stackName, { 'Fn::GetAtt': [clusterId, 'Arn'] }) as string;
+    const run = (resource: string, c = cluster) => evaluate(statements, { action: 'ecs:RunTask', resource, context: { 'ecs:cluster': c } }).allowed;
+    expect(run(td)).toBe(true);
+    expect(run(`${td.replace(/:\d+$/, '')}:999`.replace(/task-definition\/[^:]+/, 'task-definition/other'))).toBe(false);
+    expect(run(td, `${cluster}-other`)).toBe(false);
+    const pass = (roleId: string) => evaluate(statements, { action: 'iam:PassRole', resource: rolePolicies(built.assembly, roleId).roleArn, context: {} }).allowed;
+    expect(pass(logicalId(built.template, 'AWS::IAM::Role', 'JobTasksTaskRole'))).toBe(true);
+    expect(pass(logicalId(built.template, 'AWS::IAM::Role', 'JobTasksExecutionRole'))).toBe(true);
+    expect(pass(logicalId(built.template, 'AWS::IAM::Role', 'FunctionsVendingRole'))).toBe(false);
+    expect(pass(jobsRole)).toBe(false);
+  });
+
+  it('has no NAT gateway: public subnets, S3 and DynamoDB gateway endpoints, and the Jobs function knows the task', () => {
+    expect(Object.keys(resourcesOfType(built.template, 'AWS::EC2::NatGateway'))).toEqual([]);
+    const endpoints = Object.values(resourcesOfType(built.template, 'AWS::EC2::VPCEndpoint')).map((e) => e.Properties?.VpcEndpointType ?? 'Gateway');
+    expect(endpoints).toEqual(['Gateway', 'Gateway']);
+    const fnId = logicalId(built.template, 'AWS::Lambda::Function', 'FunctionsJobs');
+    const env = resourcesOfType(built.template, 'AWS::Lambda::Function')[fnId]!.Properties!.Environment.Variables;
+    expect(Object.keys(env)).toEqual(expect.arrayContaining(['RASK_JOBS_TASK_CLUSTER', 'RASK_JOBS_TASK_DEFINITION', 'RASK_JOBS_TASK_SUBNETS', 'RASK_JOBS_TASK_SECURITY_GROUPS', 'RASK_JOBS_TASK_CONCURRENCY']));
+  });
+
+  it('is cdk-nag clean', () => {
+    const report = new AwsSolutionsChecks().validateScope(built.app);
+    expect(report.violations.map((v: { ruleName: string; violatingResources: { constructPath?: string }[] }) => `${v.ruleName} at ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+  });
+});
