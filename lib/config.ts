@@ -198,6 +198,13 @@ const common = {
   RASK_RATE_PRINCIPAL_BURST: z.optional(integer(1, 1_000_000)),
   RASK_RATE_PROJECT_PER_SECOND: withDefault(integer(0, 100_000), 0),
   RASK_RATE_PROJECT_BURST: z.optional(integer(1, 1_000_000)),
+  /**
+   * Object quotas per project (lib/catalog/quotas.ts; docs/operations.md, "Object quotas"):
+   * namespaces and tables a project may hold, 0 = no quota (the default). A platform
+   * administrator sets a project's own through POST /v1/limits.
+   */
+  RASK_QUOTA_NAMESPACES: withDefault(integer(0, 100_000_000), 0),
+  RASK_QUOTA_TABLES: withDefault(integer(0, 100_000_000), 0),
   RASK_IDEMPOTENCY_TTL_SECONDS: withDefault(integer(60, 30 * 24 * 60 * 60), DEFAULT_IDEMPOTENCY_TTL_SECONDS),
   ...lanceCaches,
 };
@@ -211,6 +218,12 @@ export const rateLimitsOf = (config: {
 }) => ({
   principal: { perSecond: config.RASK_RATE_PRINCIPAL_PER_SECOND, burst: config.RASK_RATE_PRINCIPAL_BURST ?? Math.max(1, 2 * config.RASK_RATE_PRINCIPAL_PER_SECOND) },
   project: { perSecond: config.RASK_RATE_PROJECT_PER_SECOND, burst: config.RASK_RATE_PROJECT_BURST ?? Math.max(1, 2 * config.RASK_RATE_PROJECT_PER_SECOND) },
+});
+
+/** The deployment's object quotas per project (local and AWS alike). */
+export const quotaDefaultsOf = (config: { RASK_QUOTA_NAMESPACES: number; RASK_QUOTA_TABLES: number }) => ({
+  namespaces: config.RASK_QUOTA_NAMESPACES,
+  tables: config.RASK_QUOTA_TABLES,
 });
 
 /** The router's request limits from the configuration (local and AWS alike). */

@@ -168,3 +168,23 @@ export class CursorExpiredError extends CatalogError {
     return 410;
   }
 }
+
+// --- Object quotas (issue #28; docs/operations.md, "Object quotas") ---
+
+/**
+ * A create door refused because the project already holds its quota of that kind of object.
+ * 403 / code 15: the official client does not retry a 403, and waiting does not help (a 429
+ * would be retried); the message names the quota, the count and how to raise it, and `detail`
+ * carries `quota: <kind>` for programs. Nothing was written.
+ */
+export class QuotaExceededError extends CatalogError {
+  constructor(
+    readonly kind: string,
+    readonly limit: number,
+    readonly used: number,
+    message: string,
+  ) {
+    super(ErrorCode.PermissionDenied, message, { detail: `quota: ${kind}; limit: ${limit}; in use: ${used}` });
+    this.name = 'QuotaExceededError';
+  }
+}

@@ -10,6 +10,7 @@ import { Construct } from 'constructs';
 import { ALL_OPERATIONS, type Bundle, type OperationDef } from '../../lib/contract/operations.js';
 import type { RaskConfig } from '../config.js';
 import { acknowledge, acknowledgeManagedPolicy } from '../nag.js';
+import { edgeRules } from './edge-rules.js';
 
 export interface CatalogApiProps {
   readonly config: RaskConfig;
@@ -312,6 +313,8 @@ const ACCESS_LOG_FIELDS = {
  */
 function perIpRateAcl(scope: Construct, stackName: string, limit: number): wafv2.CfnWebACL {
   const visibility = (name: string) => ({ cloudWatchMetricsEnabled: true, metricName: name, sampledRequestsEnabled: true });
+  // Oversized bodies and credential-less requests, refused here too (infra/constructs/edge-rules.ts).
+  const edge = edgeRules(stackName, 1, visibility);
   return new wafv2.CfnWebACL(scope, 'PerIpRate', {
     scope: 'REGIONAL',
     description: `rask ${stackName}: at most ${limit} requests per client IP in 5 minutes`,
@@ -322,6 +325,7 @@ function perIpRateAcl(scope: Construct, stackName: string, limit: number): wafv2
         contentType: 'APPLICATION_JSON',
         content: JSON.stringify({ code: 21, error: `too many requests from this address: at most ${limit} in 5 minutes; retry later` }),
       },
+      ...edge.bodies,
     },
     rules: [
       {
@@ -331,6 +335,7 @@ function perIpRateAcl(scope: Construct, stackName: string, limit: number): wafv2
         action: { block: { customResponse: { responseCode: 429, customResponseBodyKey: 'throttled', responseHeaders: [{ name: 'retry-after', value: '60' }] } } },
         visibilityConfig: visibility(`${stackName}-per-ip-rate`),
       },
+      ...edge.rules,
     ],
   });
 }

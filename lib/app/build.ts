@@ -25,7 +25,9 @@ import { tracedEngine } from '../observability/traced-engine.js';
 import { tracedStore } from '../observability/traced-store.js';
 import { ObjectStoreIdempotency } from '../registry/idempotency-records.js';
 import { DEFAULT_COMMIT_DEADLINE_MS } from '../deadline.js';
-import { RateLimiter, type RateLimits } from '../http/rate-limit.js';
+import { NO_RATES, RateLimiter, type RateLimits } from '../http/rate-limit.js';
+import { quotaAdmission } from '../operations/quota-admission.js';
+import { NO_QUOTAS, type QuotaDefaults } from '../catalog/quotas.js';
 
 /**
  * What a process brings of the data plane, each bundle its own (docs/architecture.md): the data
@@ -80,6 +82,8 @@ export interface BuildOptions {
   readonly readOnly?: boolean;
   /** How long an Idempotency-Key's answer is kept (RASK_IDEMPOTENCY_TTL_SECONDS); absent: keys are ignored. */
   readonly idempotencyTtlSeconds?: number;
+  /** Object quotas per project (RASK_QUOTA_*; lib/catalog/quotas.ts); absent: none by default (a project's own still apply). */
+  readonly quotas?: QuotaDefaults;
   /** Request rates per principal and per project (RASK_RATE_*); absent or 0: off. */
   readonly rateLimits?: RateLimits;
   /** The clock of idempotency keys and rate limits (tests); default the system's. */
@@ -116,6 +120,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     ...(options.storage ? { storage: { ...options.storage, platformWarehouse: warehouse.storage } } : {}),
     ...(options.fileRootBase === undefined ? {} : { fileRootBase: options.fileRootBase }),
     ...(options.readOnly ? { readOnly: true } : {}),
+    limits: { quotas: options.quotas ?? NO_QUOTAS, projectRate: options.rateLimits?.project ?? { perSecond: 0, burst: 1 } },
     now: () => new Date(),
     newId: () => randomUUID(),
   };
@@ -133,14 +138,15 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
       ? auditDenied(options.events, options.project, async (project) => (await cachedProject(registry, project)) !== undefined)
       : undefined,
     ...(options.redactPaths ? { redactPaths: options.redactPaths } : {}),
-    ...(options.rateLimits && (options.rateLimits.principal.perSecond > 0 || options.rateLimits.project.perSecond > 0)
-      ? {
-          rateLimits: {
-            limiter: new RateLimiter(options.rateLimits, options.now ? () => options.now!().getTime() : Date.now),
-            projectOf: (scoped: CatalogServices) => scoped.project,
-          },
-        }
-      : {}),
+    // Always on: a platform administrator may give any project a quota at run time (one read per create).
+    quotas: quotaAdmission,
+    // Always on, like quotas: a project may have its own rate (POST /v1/limits), read from the
+    // project record the guard has just read (cached), so a request pays nothing for it.
+    rateLimits: {
+      limiter: new RateLimiter(options.rateLimits ?? NO_RATES, options.now ? () => options.now!().getTime() : Date.now),
+      projectOf: (scoped: CatalogServices) => scoped.project,
+      projectRate: async (scoped: CatalogServices) => (await cachedProject(registry, scoped.project))?.limits?.rate,
+    },
     // Kept beside the registry's records (a directory locally, the registry bucket on AWS). A
     // read-only process writes nothing, so it keeps no keys (its writes are refused anyway).
     ...(options.idempotencyTtlSeconds && !options.readOnly

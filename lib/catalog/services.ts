@@ -17,6 +17,14 @@ export interface DataLimits {
   readonly maxSyncVectorIndexRows: number;
 }
 
+/** The deployment's default limits (RASK_QUOTA_*, RASK_RATE_PROJECT_*; lib/catalog/control/limits.ts). */
+export interface DeploymentLimits {
+  /** Namespaces and tables per project; 0 = no quota (lib/catalog/quotas.ts). */
+  readonly quotas: { readonly namespaces: number; readonly tables: number };
+  /** Requests per second per project (0 = none) and the burst. */
+  readonly projectRate: { readonly perSecond: number; readonly burst: number };
+}
+
 /** The storage a deployment may use (RASK_STORAGE_ROOTS locally, stack props on AWS). */
 export interface DeploymentStorage {
   /** Declared roots; project P is allotted `<root>/<encoded P>/` in each (lib/catalog/control/allotment.ts). */
@@ -94,6 +102,11 @@ export interface CatalogServices {
    * (authentication off, or a platform administrator).
    */
   readonly mayRead?: (kind: FeedObjectKind, id: readonly string[]) => Promise<boolean>;
+  /**
+   * The deployment's default limits (RASK_QUOTA_*, RASK_RATE_PROJECT_*): what a project without
+   * its own has (lib/catalog/control/limits.ts). Absent: none.
+   */
+  readonly limits?: DeploymentLimits;
   now(): Date;
   newId(): string;
   /**

@@ -51,6 +51,9 @@ export const CONTROL_ROWS = [
   control('ListTableTasks', 'table:read', GET, '/v1/table/{id}/tasks', 'lib/operations/handlers-lifecycle.ts', { scope: 'object' }),
   control('UndropNamespace', 'namespace:drop', POST, '/v1/namespace/{id}/undrop', 'lib/operations/handlers-lifecycle.ts', { scope: 'object' }),
   control('ListNamespaceTasks', 'namespace:read', GET, '/v1/namespace/{id}/tasks', 'lib/operations/handlers-lifecycle.ts', { scope: 'object' }),
+  // Limits and quotas (docs/operations.md, "Object quotas", "Rate limits"): members read them, platform administrators set them.
+  control('GetProjectLimits', 'project:read', GET, '/v1/limits', 'lib/operations/handlers-control.ts'),
+  control('SetProjectLimits', 'limits:manage', POST, '/v1/limits', 'lib/operations/handlers-control.ts'),
   // The change feed (docs/events.md, "The feed"): each event is decided on its own object.
   control('ListChanges', 'project:read', GET, '/v1/changes', 'lib/operations/handlers-control.ts', { scope: 'events' }),
   // The console's operations views (docs/console.md): reads only, each item decided as the feed's.

@@ -112,6 +112,9 @@ export const OPERATION_EVENTS: Readonly<Record<OperationId, string | null>> = {
   UndropNamespace: 'dev.rask.namespace.undropped',
   ListNamespaceTasks: null,
   ListChanges: null,
+  GetProjectLimits: null,
+  // The limits live on the project record: the project changed.
+  SetProjectLimits: 'dev.rask.project.updated',
   ListMaintenanceReports: null,
   ListJobs: null,
 };

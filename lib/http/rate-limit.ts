@@ -21,6 +21,9 @@ export interface RateLimits {
   readonly project: Rate;
 }
 
+/** No limits (RASK_RATE_* unset); a project's own rate still applies (RouterOptions.rateLimits.projectRate). */
+export const NO_RATES: RateLimits = { principal: { perSecond: 0, burst: 1 }, project: { perSecond: 0, burst: 1 } };
+
 /** Buckets kept at most, least recently used dropped (docs/architecture.md, "Caches and their bounds"); a dropped bucket comes back full. */
 export const MAX_BUCKETS = 10_000;
 
@@ -42,8 +45,9 @@ export class RateLimiter {
     this.#take(`principal:${principal}`, this.limits.principal, `principal ${JSON.stringify(principal)}`);
   }
 
-  admitProject(project: string): void {
-    this.#take(`project:${project}`, this.limits.project, `project ${JSON.stringify(project)}`);
+  /** `own`: the project's own rate (its record's limits), else the default. */
+  admitProject(project: string, own?: Rate): void {
+    this.#take(`project:${project}`, own ?? this.limits.project, `project ${JSON.stringify(project)}`);
   }
 
   #take(key: string, rate: Rate, who: string): void {

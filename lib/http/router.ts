@@ -8,7 +8,7 @@ import { step, traced, type TraceSink } from '../trace.js';
 import { checkJsonDepth, checkProperties, DEFAULT_REQUEST_LIMITS, type RequestLimits } from './limits.js';
 import { RouteMatcher } from './match.js';
 import { errorResponse, jsonResponse, type ErrorLogger } from './respond.js';
-import type { RateLimiter } from './rate-limit.js';
+import type { Rate, RateLimiter } from './rate-limit.js';
 import { fingerprintOf, idempotencyKeyOf, mutates, runIdempotent, type IdempotencyOptions } from './idempotency.js';
 import { methodNotAllowed, payloadTooLarge, routeNotFound } from './transport-errors.js';
 import type { HttpRequest, HttpResponse } from '../contract/http.js';
@@ -40,9 +40,20 @@ export interface RouterOptions<S> {
    * Rates per principal (after authentication) and per project (after admission, from the
    * services the guard scoped to it); lib/http/rate-limit.ts. Absent: no limits here.
    */
-  readonly rateLimits?: { readonly limiter: RateLimiter; readonly projectOf: (services: S) => string | undefined };
+  readonly rateLimits?: {
+    readonly limiter: RateLimiter;
+    readonly projectOf: (services: S) => string | undefined;
+    /** The project's own rate (set through POST /v1/limits), when it has one. */
+    readonly projectRate?: (services: S) => Promise<Rate | undefined>;
+  };
   /** Idempotency keys on mutating operations (lib/http/idempotency.ts); absent: the header is ignored. */
   readonly idempotency?: IdempotencyOptions;
+  /**
+   * Object quotas (lib/operations/quota-admission.ts): a create door's slot is reserved after
+   * admission and before its handler writes anything, and handed back if the handler refuses.
+   * Absent: no quotas.
+   */
+  readonly quotas?: (request: OperationRequest, services: S) => Promise<{ failed(err: unknown): Promise<void> } | undefined>;
 }
 
 export type Router = (request: HttpRequest) => Promise<HttpResponse>;
@@ -83,10 +94,21 @@ async function dispatch<S>(matcher: RouteMatcher, options: RouterOptions<S>, req
   const key = options.idempotency && mutates(operation) ? idempotencyKeyOf(request.headers) : undefined;
   const services = options.guard ? await step('admit', () => admitted(options, decoded)) : options.services;
   const project = options.rateLimits?.projectOf(services);
-  if (project !== undefined) options.rateLimits!.limiter.admitProject(project);
+  if (project !== undefined) options.rateLimits!.limiter.admitProject(project, await options.rateLimits!.projectRate?.(services));
   const run = async () => {
     const deadline = deadlineIn(options.commitDeadlineMs ?? DEFAULT_COMMIT_DEADLINE_MS, options.clock);
-    const result = await step('handler', () => withDeadline(deadline, () => handler(decoded, services)), { operation: operation.operationId });
+    const result = await step('handler', () =>
+      withDeadline(deadline, async () => {
+        // Inside the idempotent run: a replayed answer takes no second slot.
+        const hold = await options.quotas?.(decoded, services);
+        try {
+          return await handler(decoded, services);
+        } catch (err) {
+          await hold?.failed(err).catch((e: unknown) => options.logger?.warn('quota slot not released', { requestId: request.requestId, err: String(e) }));
+          throw err;
+        }
+      }),
+    { operation: operation.operationId });
     return encodeResponse(operation, result);
   };
   if (key === undefined || !options.idempotency) return run();

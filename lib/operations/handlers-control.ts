@@ -15,6 +15,8 @@ import {
   PRINCIPAL_NAME_RULE,
   revokeApiKey,
 } from '../catalog/control/principals.js';
+import { getProjectLimits, setProjectLimits } from '../catalog/control/limits.js';
+import { InvalidInputError } from '../errors.js';
 import { createProject, deleteProject, describeProject, listProjects, updateProject } from '../catalog/control/projects.js';
 import {
   bindNamespace,
@@ -140,6 +142,26 @@ const grantInput: Schema<GrantInput> = z.pipe(
   }),
 );
 
+/** A quota in SetProjectLimits: a whole number (0 = no quota), null for the deployment's default, or absent. */
+const quotaValue = (field: string) =>
+  checkedBy((v: unknown): number | null | undefined => {
+    if (v === undefined || v === null) return v;
+    if (Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) <= 100_000_000) return v as number;
+    throw new InvalidInputError(`${field} must be a whole number from 0 (no quota) to 100000000, or null (the deployment's default)`);
+  });
+const RATE_FORM = 'rate must be {"per_second": 0-100000, "burst"?: 1-1000000} or null (the deployment\'s default)';
+const whole = (v: unknown, min: number, max: number) => Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max;
+const rateValue = checkedBy((v: unknown): { perSecond: number; burst?: number } | null | undefined => {
+  if (v === undefined || v === null) return v;
+  const r = v as { per_second?: unknown; burst?: unknown };
+  if (typeof v !== 'object' || Array.isArray(v) || !whole(r.per_second, 0, 100_000) || (r.burst !== undefined && !whole(r.burst, 1, 1_000_000)) || Object.keys(v).some((k) => k !== 'per_second' && k !== 'burst')) {
+    throw new InvalidInputError(RATE_FORM);
+  }
+  return { perSecond: r.per_second as number, ...(r.burst !== undefined ? { burst: r.burst as number } : {}) };
+});
+const setLimitsInput = z.object({ namespaces: quotaValue('namespaces'), tables: quotaValue('tables'), rate: rateValue });
+const LIMIT_FIELDS = new Set(['namespaces', 'tables', 'rate', 'project']);
+
 /** The JSON body's fields under the names the schemas use (the wire's snake_case → camelCase). */
 const body = (req: OperationRequest, fields: Readonly<Record<string, string>>) =>
   Object.fromEntries(Object.entries(fields).map(([key, wire]) => [key, req.body[wire]]));
@@ -179,6 +201,13 @@ export const controlHandlers: HandlersOf<'lib/operations/handlers-control.ts', C
       req.caller,
     ),
   ListWarehouses: async (req, svc) => listWarehouses(svc, svc.project, page(req)),
+  GetProjectLimits: async (_req, svc) => getProjectLimits(svc),
+  SetProjectLimits: async (req, svc) => {
+    // A misspelt field would otherwise set nothing and answer 200.
+    const unknown = Object.keys(req.body).filter((f) => !LIMIT_FIELDS.has(f));
+    if (unknown.length > 0) throw new InvalidInputError(`unknown field ${JSON.stringify(unknown[0])}: SetProjectLimits takes namespaces, tables and rate`);
+    return setProjectLimits(svc, decode(setLimitsInput, body(req, { namespaces: 'namespaces', tables: 'tables', rate: 'rate' })));
+  },
   ListChanges: async (req, svc) => listChanges(svc, svc.project, decode(changesQuery, queryFields(req, 'since', 'limit'))),
   ListJobs: async (req, svc) =>
     listJobs(jobContext(svc), decode(jobsQuery, queryFields(req, 'limit')), svc.mayRead ? (table) => svc.mayRead!('table', table) : undefined),

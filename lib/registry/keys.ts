@@ -220,6 +220,8 @@ export const keys = {
   /** Finished jobs kept for their retention period (DescribeTransaction still answers for them). */
   doneJobsPrefix: (project: string) => `p/${seg(project)}/jobs/done/`,
   doneJob: (project: string, id: string) => checked(`${keys.doneJobsPrefix(project)}${seg(id)}`),
+  /** A project's usage and quota of one kind of object (lib/catalog/quotas.ts; docs/operations.md, "Object quotas"). */
+  quota: (project: string, kind: string) => checked(`p/${seg(project)}/quota/${seg(kind)}`),
 };
 
 /** Splits a key found under `locationClaimsPrefix(project)` back into warehouse and path. */

@@ -4,6 +4,13 @@ import type { StorageRoot } from '../ports/storage-root.js';
 
 export interface ProjectRecord {
   readonly kind: 'project';
+  /**
+   * This project's own limits, set by a platform administrator (POST /v1/limits;
+   * docs/operations.md, "Object quotas" and "Rate limits"): object quotas (0 = none) and a request
+   * rate. Kept here because every request reads this record anyway (cached), so a project
+   * without any costs its creates no read. Absent: the deployment's defaults.
+   */
+  readonly limits?: ProjectLimits;
   readonly name: string;
   readonly createdAt: string;
   /** Free text shown by DescribeProject. Optional fields need no layout migration. */
@@ -293,4 +300,12 @@ export interface RootClaim {
 export interface StorageClaimsRecord {
   readonly kind: 'storage-claims';
   readonly claims: readonly RootClaim[];
+}
+
+/** A project's own limits (ProjectRecord.limits); every field optional, absent = the default. */
+export interface ProjectLimits {
+  readonly namespaces?: number;
+  readonly tables?: number;
+  /** Requests per second across the project (0 = none) and the burst. */
+  readonly rate?: { readonly perSecond: number; readonly burst: number };
 }

@@ -143,16 +143,17 @@ export class Registry {
   /**
    * Runs `attempt` until it completes without losing a race. `attempt` re-reads what it needs
    * each time; a ConditionFailedError from it means "someone else wrote first, look again".
-   * Exhausted retries answer code 14, never 500.
+   * Exhausted retries answer code 14, never 500. `attempts` overrides the policy's for a record
+   * many requests are expected to race on at once (a project's quota counter, lib/catalog/quotas.ts).
    */
-  async retrying<R>(what: string, attempt: () => Promise<R>): Promise<R> {
+  async retrying<R>(what: string, attempt: () => Promise<R>, attempts = this.retry.attempts): Promise<R> {
     for (let n = 1; ; n++) {
       try {
         return await attempt();
       } catch (err) {
         if (!(err instanceof ConditionFailedError)) throw err;
         signal('CasConflict');
-        if (n >= this.retry.attempts) {
+        if (n >= attempts) {
           signal('CasExhausted');
           throw new ConcurrentModificationError(`${what} lost ${n} races in a row to concurrent writers; retry later`);
         }

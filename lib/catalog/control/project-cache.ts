@@ -10,7 +10,8 @@ import type { Registry } from '../../registry/registry.js';
  * containers) see a change — a deactivated warehouse, a new default — within CACHE_MS
  * (docs/governance.md). A missing project is not cached: a create is seen at once.
  */
-const CACHE_MS = 30_000;
+export const PROJECT_CACHE_MS = 30_000;
+const CACHE_MS = PROJECT_CACHE_MS;
 /**
  * Projects remembered per registry at most, least recently read dropped first: a process that
  * serves many projects keeps a bounded map (docs/architecture.md, "Caches and their bounds").
