@@ -21,7 +21,9 @@
  *   longer has (a write rewrote its column, docs/data-plane.md "Column-only fills") is rebuilt
  *   from its definition (`rebuilt-after-drop`, or queued above the synchronous limit). An index
  *   dropped with DropTableIndex has no definition left, so it stays dropped; one dropped while
- *   this pass rebuilt it is dropped again. A recorded scalar or FTS definition also lets a fold
+ *   this pass rebuilt it is dropped again; one a client dropped straight to storage is told from
+ *   one a write lost by the version that removed it (lib/catalog/dataset/index-history.ts), and
+ *   its definition goes (`definition-removed`). A recorded scalar or FTS definition also lets a fold
  *   rebuild the index when the policy disables compaction.
  *
  * Tables the sweep skips (mid-move, mid-purge, declared-only, trashed) are skipped here too.
@@ -32,7 +34,8 @@ import { DEFAULT_MAX_SYNC_VECTOR_INDEX_ROWS } from '../config.js';
 import { jobContext } from '../queue/context.js';
 import { enqueue } from '../queue/jobs.js';
 import { CREATE_INDEX } from '../catalog/data/indices.js';
-import { definitionsOf, reconcileDefinitions, requestOf, type SeenIndex } from '../catalog/data/index-definitions.js';
+import { type IndexLoss, indexLoss } from '../catalog/dataset/index-history.js';
+import { definitionsOf, forgetDefinition, reconcileDefinitions, requestOf, type SeenIndex } from '../catalog/data/index-definitions.js';
 import { indexRequestFields } from '../data/index-request.js';
 import type { IndexDefinition } from '../registry/records.js';
 import type { IndexContent } from '../ports/data-engine.js';
@@ -69,7 +72,9 @@ export interface IndexFinding {
     | 'build-failed'
     | 'rebuilt-after-drop'
     | 'would-rebuild'
-    | 'dropped-again';
+    | 'dropped-again'
+    | 'definition-removed'
+    | 'would-remove-definition';
   readonly reason?: string;
   readonly transaction_id?: string;
   /** Set when this pass recorded the index's definition on first sight (index-definitions.ts). */
@@ -191,8 +196,8 @@ export async function buildTable(unit: TableUnit, options: PassOptions, data: In
     material ||= ['built', 'queued'].includes(findings[findings.length - 1].action);
   }
   for (const definition of lost) {
-    findings.push(await rebuildLost(unit, options, data, definition, state.rows, maxSync, queued));
-    material ||= ['rebuilt-after-drop', 'queued', 'dropped-again'].includes(findings[findings.length - 1].action);
+    findings.push(await rebuildLost(unit, options, data, definition, state, maxSync, queued));
+    material ||= ['rebuilt-after-drop', 'queued', 'dropped-again', 'definition-removed'].includes(findings[findings.length - 1].action);
   }
   material ||= discovered.size > 0;
   return {
@@ -233,15 +238,25 @@ async function rebuildLost(
   options: PassOptions,
   data: IndexData,
   definition: IndexDefinition,
-  rows: number,
+  state: DatasetState,
   maxSync: number,
   queued: Map<string, string>,
 ): Promise<IndexFinding> {
   const { name } = definition;
+  const { rows } = state;
   const base = { name, type: definition.type, columns: [definition.column] };
   if (queued.has(name)) return { ...base, action: 'already-queued', transaction_id: queued.get(name) };
-  if (rows === 0) return { ...base, action: 'waiting-for-rows', reason: 'dropped by a write; the table has no rows to rebuild it over' };
-  if (options.dryRun) return { ...base, action: 'would-rebuild', reason: 'dropped by a write' };
+  // A client that dropped it straight to storage meant it: the history tells (index-history.ts).
+  const loss = await indexLoss(unit.store, unit.record.path, name, state.version).catch((): IndexLoss => ({ cause: 'unknown' }));
+  if (loss.cause === 'dropped') {
+    const reason = `dropped straight to storage at version ${loss.version}; it stays dropped`;
+    if (options.dryRun) return { ...base, action: 'would-remove-definition', reason };
+    await forgetDefinition(unit.services, unit.record, name);
+    return { ...base, action: 'definition-removed', reason };
+  }
+  const why = loss.cause === 'written' ? `dropped by a write at version ${loss.version}` : 'gone, and the kept versions do not say how';
+  if (rows === 0) return { ...base, action: 'waiting-for-rows', reason: `${why}; the table has no rows to rebuild it over` };
+  if (options.dryRun) return { ...base, action: 'would-rebuild', reason: why };
   let request: IndexRequest;
   try {
     request = requestOf(definition);
@@ -255,7 +270,7 @@ async function rebuildLost(
       params: { ...indexRequestFields(request), name },
       summary: { index_name: name, column: definition.column, index_type: definition.type, rows: String(rows), max_sync_rows: String(maxSync), queued_by: 'index-builder', reason: 'rebuilt-after-drop' },
     });
-    return { ...base, action: 'queued', reason: 'rebuilt-after-drop: queued as a job above the synchronous limit', transaction_id: job.id };
+    return { ...base, action: 'queued', reason: `rebuilt-after-drop (${why}): queued as a job above the synchronous limit`, transaction_id: job.id };
   }
   try {
     await data.createIndex(unit.location, request);
@@ -268,7 +283,7 @@ async function rebuildLost(
     await data.dropIndex(unit.location, name);
     return { ...base, action: 'dropped-again', reason: 'dropped with DropTableIndex while this pass rebuilt it' };
   }
-  return { ...base, action: 'rebuilt-after-drop' };
+  return { ...base, action: 'rebuilt-after-drop', reason: why };
 }
 
 async function reread(unit: TableUnit) {

@@ -121,6 +121,13 @@ export function recordDrop(services: CatalogServices, table: DefinedTable, name:
   }));
 }
 
+/** The index builder found `name` dropped straight to storage: its definition goes (it stays dropped). */
+export function forgetDefinition(services: CatalogServices, table: DefinedTable, name: string): Promise<unknown> {
+  return changeDefinitions(services, table, ({ defined, dropped }) =>
+    defined.some((d) => d.name === name) ? { defined: defined.filter((d) => d.name !== name), dropped } : undefined,
+  );
+}
+
 /** After AlterTableAlterColumns on main: definitions follow a renamed column. */
 export function renameColumns(services: CatalogServices, table: DefinedTable, renames: ReadonlyMap<string, string>): Promise<unknown> {
   if (renames.size === 0) return Promise.resolve();
