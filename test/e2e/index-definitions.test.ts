@@ -184,6 +184,41 @@ describe('a client that writes straight to storage (official client over connect
   }, 120_000);
 });
 
+describe('re-embedding end to end (docs/reembedding.md)', () => {
+  it('add, fill, index the new column: nothing rebuilt; a later full-row write loses indices and one pass restores every one; dropping the old column ends its definition', async () => {
+    const t = await scenario('reembed');
+    const uuids = await indices(t);
+    expectOk(await t.post('add_columns', { new_columns: [{ name: 'emb_v2', expression: "arrow_cast(NULL, 'FixedSizeList(32, Float32)')" }] }));
+    const ids = Array.from({ length: ROWS }, (_, i) => i);
+    const schema = new Schema([new Field('id', new Int64(), false), new Field('emb_v2', vectorType(), true)]);
+    const fill = ipcOf(new Table(schema, { id: vectorFromArray(ids.map(BigInt), new Int64()), emb_v2: vectorFromArray(ids.map((i) => embedding(i + 1)), vectorType()) }));
+    const filled = expectOk(await t.arrow('merge_insert', fill, 'on=id&when_matched_update_all=true'));
+    expect(filled.index_effects).toBeUndefined();
+    expectOk(await t.post('create_index', { ...PQ, column: 'emb_v2', name: 'emb_v2_idx' }));
+    const quiet = await pass(t);
+    for (const name of ['text_idx', 'emb_v1_idx', 'emb_v2_idx']) expect(quiet[name], name).toMatchObject({ health: 'HEALTHY', action: 'none' });
+    const kept = await indices(t);
+    for (const name of ['text_idx', 'emb_v1_idx']) expect(kept[name].index_uuid, name).toBe(uuids[name].index_uuid);
+    // The key index the fill built is recorded by the fill, not discovered later.
+    expect(Object.keys(await defined(t)).sort()).toEqual(['emb_v1_idx', 'emb_v2_idx', 'id_idx', 'text_idx']);
+    expect((await defined(t)).id_idx).toMatchObject({ column: 'id', type: 'BTREE', source: 'catalog' });
+
+    // A full-row write afterwards (an UPDATE rewrites whole rows): both vector indices go, FTS and the key index are uncovered.
+    const update = expectOk(await t.post('update', { updates: [['emb_v2', 'emb_v2']] }));
+    expect(update.index_effects.filter((e: { effect: string }) => e.effect === 'dropped').map((e: { index_name: string }) => e.index_name).sort()).toEqual(['emb_v1_idx', 'emb_v2_idx']);
+    const restored = await pass(t);
+    expect(restored.emb_v1_idx).toMatchObject({ action: 'rebuilt-after-drop' });
+    expect(restored.emb_v2_idx).toMatchObject({ action: 'rebuilt-after-drop' });
+    const after = await indices(t);
+    for (const name of ['text_idx', 'emb_v1_idx', 'emb_v2_idx', 'id_idx']) expect(after[name], name).toMatchObject({ num_indexed_rows: ROWS, num_unindexed_rows: 0 });
+
+    // Step 5 of the guide: the old column goes, and its index is not rebuilt.
+    expectOk(await t.post('drop_columns', { columns: ['emb_v1'] }));
+    expect((await pass(t)).emb_v1_idx).toBeUndefined();
+    expect(Object.keys(await indices(t)).sort()).toEqual(['emb_v2_idx', 'id_idx', 'text_idx']);
+  }, 120_000);
+});
+
 describe('column changes carry over to the definitions', () => {
   it('a rename follows the column, a dropped column takes its definitions, an added one changes none', async () => {
     const t = await scenario('columns');
