@@ -152,6 +152,18 @@ export interface TableRecord {
    * See lib/catalog/tables/schema-metadata.ts.
    */
   readonly schemaMetadata?: Readonly<Record<string, string | null>>;
+  /**
+   * The definitions of the table's indices on main (name, column, type, parameters), recorded
+   * when an index is built through the catalog or first seen by the index builder, so the index
+   * builder can rebuild an index a write dropped (lib/catalog/data/index-definitions.ts,
+   * docs/index-builds.md "Index definitions"). Optional: no migration.
+   */
+  readonly indexDefinitions?: readonly IndexDefinition[];
+  /**
+   * Names dropped with DropTableIndex: written before the drop, so an index builder that saw the
+   * index a moment earlier never records it again; cleared once the index is gone.
+   */
+  readonly droppedIndices?: readonly DroppedIndex[];
   /** How the table came to be: declared by a client or registered over existing data. */
   readonly origin: 'declared' | 'registered';
   /**
@@ -189,6 +201,25 @@ export interface TableRecord {
   readonly state?: 'active' | 'moving' | 'arriving' | 'moved';
   /** The in-flight rename: `to` on the source's record, `from` on the destination's; `nonce` pairs them. */
   readonly move?: TableMove;
+}
+
+/** One index definition (TableRecord.indexDefinitions): what a rebuild needs. */
+export interface IndexDefinition {
+  readonly name: string;
+  readonly column: string;
+  /** The index type as CreateTableIndex names it (BTREE, FTS, IVF_PQ, …). */
+  readonly type: string;
+  /** The request's other index fields (snake_case, as in CreateTableIndexRequest). */
+  readonly params?: Readonly<Record<string, string | number | boolean>>;
+  /** `catalog`: built through CreateTableIndex; `discovered`: first seen by the index builder. */
+  readonly source: 'catalog' | 'discovered';
+  readonly recordedAt: string;
+}
+
+/** An index dropped through the catalog (TableRecord.droppedIndices). */
+export interface DroppedIndex {
+  readonly name: string;
+  readonly droppedAt: string;
 }
 
 export interface TableMove {

@@ -61,7 +61,7 @@ describe('index builder', () => {
     expect(after).toMatchObject({ num_indexed_rows: 400, num_unindexed_rows: 0 });
   });
 
-  it('without compaction, rebuilds a declared scalar index to fold it and reports an undeclared one as blocked', async () => {
+  it('without compaction, rebuilds a declared scalar index to fold it, and a client\'s own one from the definition it records on first sight', async () => {
     const e = (current = await estate('fs'));
     const { location } = await tableWithAppends(e.services, ['a', 't'], 1, 100);
     await setPolicy(e.services, { level: 'table', id: ['a', 't'] }, {
@@ -74,12 +74,13 @@ describe('index builder', () => {
     client.close();
     const f = findings(await indexBuild(e.services, {}));
     expect(f.id_idx).toMatchObject({ health: 'NEEDS_FOLD', action: 'folded' });
-    expect(f.text_idx).toMatchObject({ health: 'NEEDS_FOLD', action: 'fold-blocked' });
+    // The policy does not know it, but the pass records its definition on first sight (#33 item 3) and rebuilds from that.
+    expect(f.text_idx).toMatchObject({ health: 'NEEDS_FOLD', action: 'folded', definition: 'discovered' });
     const state = await datasetState(location);
     expect(state.fragments).toBe(2); // nothing compacted
     const byName = Object.fromEntries(state.indices.map((i) => [i.index_name, i]));
     expect(byName.id_idx).toMatchObject({ num_indexed_rows: 200, num_unindexed_rows: 0 });
-    expect(byName.text_idx).toMatchObject({ num_unindexed_rows: 100 });
+    expect(byName.text_idx).toMatchObject({ num_indexed_rows: 200, num_unindexed_rows: 0 });
   });
 
   it('reports an index whose statistics cannot be read as UNKNOWN, never healthy, and stores the report', async () => {
@@ -102,6 +103,10 @@ describe('index builder', () => {
       },
       createIndex: async () => {
         throw new Error('nothing to build');
+      },
+      distanceType: async () => undefined,
+      dropIndex: async () => {
+        throw new Error('nothing to drop');
       },
     });
     const report = await builder(e.services, {});

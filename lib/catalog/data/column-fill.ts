@@ -21,6 +21,7 @@ import type { IndexRequest } from '../../data/index-request.js';
 import type { DataEngine, MergeInsertInput, MergeInsertResponse } from '../../ports/data-engine.js';
 import { type CatalogServices, dataEngineOf } from '../services.js';
 import type { ResolvedTable } from '../protocols/lookup.js';
+import { recordDefinition } from './index-definitions.js';
 import { bytesWritten, type Coverage, type IndexEffect, indexEffects, readCoverage } from './write-effects.js';
 
 /** The key index a fill used: `built` for this fill, `recovered` (rebuilt over every row first) or `kept`. */
@@ -76,6 +77,8 @@ export async function trackedMerge(svc: CatalogServices, t: ResolvedTable, ipc: 
   // The fill rewrote the key's column in the fragments it touched, so its index no longer covers
   // them: re-covered now, or the next fill would take the full-row path.
   if (keyIndex) await engine.rebuildIndex(t.location, keyIndexRequest(keyIndex, branch));
+  // A key index this fill built is the table's index like any other: its definition is recorded (index-definitions.ts).
+  if (keyIndex?.action === 'built') await recordDefinition(svc, t.record, keyIndexRequest(keyIndex, branch));
   const [after, bytes] = await Promise.all([readCoverage(engine, t.location, branch), bytesWritten(t, merged.version, branch)]);
   const effects = indexEffects(before, after, new Set(keyIndex ? [keyIndex.index_name] : []));
   return {

@@ -16,6 +16,8 @@ import { enqueue } from '../../queue/jobs.js';
 import { type CatalogServices, dataEngineOf } from '../services.js';
 import type { ResolvedTable } from '../protocols/lookup.js';
 import { dataLimitsOf } from './limits.js';
+import { recordDefinition, recordDrop } from './index-definitions.js';
+import type { NamedIndex, WriteTarget } from '../../ports/data-inputs.js';
 
 /** The job type of a queued build (its runner: lib/jobs/runners/create-index.ts). */
 export const CREATE_INDEX = 'create_index';
@@ -30,7 +32,20 @@ export async function createIndex(svc: CatalogServices, t: ResolvedTable, reques
     const limit = dataLimitsOf(svc).maxSyncVectorIndexRows;
     if (cost && cost.cost > limit) return queueBuild(svc, t, request, { ...cost, limit });
   }
-  return dataEngineOf(svc).createIndex(t.location, request);
+  const built = await dataEngineOf(svc).createIndex(t.location, request);
+  // Once it committed: the index builder rebuilds it from this if a write drops it
+  // (index-definitions.ts). A queued build records it when its job succeeds.
+  await recordDefinition(svc, t.record, request);
+  return built;
+}
+
+/**
+ * DropTableIndex on `t`. On main the drop is noted in the record first (index-definitions.ts),
+ * so no index-builder pass records or rebuilds the index after it is gone: it stays dropped.
+ */
+export async function dropIndex(svc: CatalogServices, t: ResolvedTable, index: NamedIndex & WriteTarget): Promise<unknown> {
+  if (index.branch === undefined || index.branch === 'main') await recordDrop(svc, t.record, index.indexName);
+  return dataEngineOf(svc).dropIndex(t.location, index);
 }
 
 /**

@@ -197,3 +197,28 @@ export function readSchemaFields(file: Uint8Array): { name: string; id: number; 
       parent: Number(BigInt.asIntN(32, numberOf(f, 4) ?? 0n)),
     }));
 }
+
+/** The names of the indices a version has (IndexMetadata.name, field 3, in the index section). */
+export function readIndexNames(file: Uint8Array): string[] {
+  const indexSection = numberOf(manifestOf(file), 6);
+  if (indexSection === undefined) return [];
+  return bytesOf(fields(messageAt(file, Number(indexSection))), 1)
+    .map(fields)
+    .flatMap((index) => bytesOf(index, 3).map(text));
+}
+
+/** The version's transaction file relative to the dataset root (Manifest.transaction_file, field 12). */
+export function readTransactionFile(file: Uint8Array): string | undefined {
+  const [name] = bytesOf(manifestOf(file), 12).map(text).filter((n) => n.length > 0);
+  return name ? `_transactions/${name}` : undefined;
+}
+
+/**
+ * Which operation a transaction file (a bare Transaction message) committed: the field number of
+ * its `operation` (Lance's protos/transaction.proto: 100 Append, 101 Delete, 102 Overwrite,
+ * 103 CreateIndex, which is also how an index is dropped, 104 Rewrite, 105 Merge, 108 Update,
+ * 109 Project, 111 DataReplacement, …). Undefined when none is found.
+ */
+export function readTransactionOperation(bytes: Uint8Array): number | undefined {
+  return fields(bytes).find((f) => f.no >= 100 && f.no < 200)?.no;
+}

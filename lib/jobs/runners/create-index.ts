@@ -8,6 +8,7 @@ import { CatalogError, ErrorCode } from '../../errors.js';
 import { readIndexRequest } from '../../data/index-request.js';
 import { CREATE_INDEX } from '../../catalog/data/indices.js';
 import { dataEngineOf } from '../../catalog/services.js';
+import { recordDefinition } from '../../catalog/data/index-definitions.js';
 import type { JobRunner } from '../runner.js';
 import { jobTable } from './table.js';
 
@@ -26,9 +27,14 @@ export const createIndexRunner: JobRunner = async (job, { services, signal }): P
     if (job.attempts > 1 && err instanceof CatalogError && err.code === ErrorCode.TableIndexAlreadyExists) {
       const listed = await dataEngineOf(services).listIndices(table.location, request.branch === undefined ? {} : { branch: request.branch });
       const built = listed.indexes.find((i) => i.index_name === name && i.columns.includes(request.column));
-      if (built) return { index_name: name, note: 'built by an earlier attempt that stopped before reporting it' };
+      if (built) {
+        await recordDefinition(services, table.record, request);
+        return { index_name: name, note: 'built by an earlier attempt that stopped before reporting it' };
+      }
     }
     throw err;
   }
+  // The definition the index builder rebuilds it from after a write drops it (index-definitions.ts).
+  await recordDefinition(services, table.record, request);
   return { index_name: name };
 };

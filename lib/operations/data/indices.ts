@@ -4,7 +4,7 @@
  * builder and the `create_index` job); a build runs in the request or, when too large for one, is
  * queued: lib/catalog/data/indices.ts decides (docs/index-builds.md).
  */
-import { createIndex } from '../../catalog/data/indices.js';
+import { createIndex, dropIndex } from '../../catalog/data/indices.js';
 import type { CatalogServices } from '../../catalog/services.js';
 import { readIndexRequest } from '../../data/index-request.js';
 import { reqString } from '../../data/validate.js';
@@ -41,7 +41,7 @@ export const indexHandlers: HandlersOf<'lib/operations/data/indices.ts', Catalog
     const name = pathIndexName(req);
     const t = await table(req, svc);
     const indexName = reqString(name, 'index_name');
-    return engine(svc).dropIndex(t.location, { indexName, ...writeTarget(branch === undefined ? req.body : { ...req.body, branch }) });
+    return dropIndex(svc, t, { indexName, ...writeTarget(branch === undefined ? req.body : { ...req.body, branch }) });
   },
 };
 

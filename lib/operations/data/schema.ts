@@ -4,6 +4,7 @@
  * (lib/catalog/tables/schema-metadata.ts).
  */
 import type { CatalogServices } from '../../catalog/services.js';
+import { alterColumns, dropColumns } from '../../catalog/data/column-changes.js';
 import { DESCRIPTION_KEY, MAX_DESCRIPTION_CHARS, type MetadataUpdate, updateSchemaMetadata } from '../../catalog/tables/schema-metadata.js';
 import { InvalidInputError, UnsupportedError } from '../../errors.js';
 import type { HandlersOf, OperationRequest } from '../../contract/request.js';
@@ -17,11 +18,11 @@ export const schemaHandlers: HandlersOf<'lib/operations/data/schema.ts', Catalog
   },
   AlterTableAlterColumns: async (req, svc) => {
     const t = await table(req, svc);
-    return engine(svc).alterColumns(t.location, alterColumnsInput(req.body));
+    return alterColumns(svc, t, alterColumnsInput(req.body));
   },
   AlterTableDropColumns: async (req, svc) => {
     const t = await table(req, svc);
-    return engine(svc).dropColumns(t.location, dropColumnsInput(req.body));
+    return dropColumns(svc, t, dropColumnsInput(req.body));
   },
   UpdateFieldMetadata: async (req, svc) => {
     const t = await table(req, svc);
