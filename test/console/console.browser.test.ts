@@ -216,7 +216,7 @@ describe('the console in Chromium', () => {
     await (await db.openTable('orders', ['sales'])).add([{ id: 4, vector: [7, 8], meta: { region: 'us', qty: 3 } }]);
     await open(page, '#/p/default/t/sales/orders');
     await page.getByRole('button', { name: 'Run a sweep now…' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Sweep table sales.orders?' });
+    const dialog = page.getByRole('dialog', { name: 'Sweep table sales.orders now?' });
     await dialog.waitFor();
     await dialog.getByRole('button', { name: 'Sweep sales.orders' }).click();
     const status = page.getByTestId('sweep-now');
