@@ -71,3 +71,16 @@ it('a namespace undrop takes a namespace slot for each namespace of its subtree,
   expect((await post('/v1/namespace/w%24b/exists')).status).toBe(200);
   expect((await ok('/v1/limits', {})).namespaces).toMatchObject({ limit: 4, in_use: 4 });
 });
+
+it('BindNamespace that creates the namespace takes a namespace slot: over the quota it is 403 / 15 and nothing exists', async () => {
+  await ok('/v1/projects', { name: 'acme' });
+  await ok('/v1/warehouses', { name: 'w1', project: 'acme', storage_root: `${s.dataDir}/projects/acme/w1` });
+  await ok('/projects/acme/v1/limits', { namespaces: 1 });
+  expect(await ok('/v1/warehouses/w1/bind', { project: 'acme', namespace: 'ml' })).toMatchObject({ created: true });
+  const refused = await post('/v1/warehouses/w1/bind', { project: 'acme', namespace: 'sales' });
+  expect([refused.status, refused.json().code], refused.text).toEqual([403, 15]);
+  expect(refused.json().error).toMatch(/project "acme" has reached its quota of 1 namespaces/);
+  expect((await post('/projects/acme/v1/namespace/sales/exists')).status).toBe(404);
+  // Binding the namespace that exists adds nothing and is still answered.
+  expect(await ok('/v1/warehouses/w1/bind', { project: 'acme', namespace: 'ml' })).toMatchObject({ created: false });
+});
