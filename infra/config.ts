@@ -74,6 +74,14 @@ export interface RaskConfig {
   /** Whether API Gateway's account-level CloudWatch role is created by this stack (one per account and region). */
   readonly createApiGatewayCloudWatchRole: boolean;
   /**
+   * Keep the stateful stack's old named CloudFormation exports (`<stack>-State-RegistryBucketArn`,
+   * …) for one deploy. The stateless stack reads the stateful values from SSM parameters; a
+   * deployment made before that still imports the exports, and CloudFormation refuses to delete an
+   * export in use. Deploy once with `true` (the stateless stack moves to SSM), then again without
+   * (the exports go). docs/deploy.md, "Upgrading from exports to SSM parameters".
+   */
+  readonly legacyExports: boolean;
+  /**
    * OIDC bearer tokens (docs/governance.md): the issuer (`iss`), audience (`aud`) and JWKS URL the
    * authorizer verifies tokens against. All three or none; with them the authorizer runs in
    * `jwt` mode (API keys and tokens), without them in `keys` mode.
@@ -132,6 +140,7 @@ export const DEFAULT_CONFIG: RaskConfig = {
   jobsReservedConcurrency: 5,
   maintenanceReservedConcurrency: 2,
   createApiGatewayCloudWatchRole: true,
+  legacyExports: false,
 };
 
 /** The retention values CloudWatch Logs accepts. */
@@ -199,6 +208,7 @@ export function resolveConfig(raw: Raw = {}): RaskConfig {
     alarmEmail: optStr(raw, 'alarmEmail', /^[^@\s]+@[^@\s]+\.[^@\s]+$/, 'an e-mail address'),
     webAclArn: optStr(raw, 'webAclArn', /^arn:aws[a-z-]*:wafv2:[a-z0-9-]+:\d{12}:regional\/webacl\/.+$/, 'a regional WAFv2 web ACL ARN'),
     createApiGatewayCloudWatchRole: bool(raw, 'createApiGatewayCloudWatchRole', d.createApiGatewayCloudWatchRole),
+    legacyExports: bool(raw, 'legacyExports', d.legacyExports),
     // An issuer is compared byte for byte with the token's `iss`: any visible characters.
     jwtIssuer: optStr(raw, 'jwtIssuer', /^\S{1,2048}$/, 'the token issuer (the `iss` value, e.g. https://login.example.com/)'),
     jwtAudience: optStr(raw, 'jwtAudience', /^\S{1,2048}$/, 'the token audience (the `aud` value)'),

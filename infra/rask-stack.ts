@@ -28,7 +28,7 @@ export interface RaskStackProps extends StackProps {
  * The stateless half of the catalog: the four functions (meta, data, jobs, authorizer) with
  * their layer and the vending role, the jobs schedule and its failure queue, the authorizer,
  * the API and the monitoring. Everything that holds data is in the stateful stack
- * (state-stack.ts) and reaches this one through CloudFormation exports, so this stack can be
+ * (state-stack.ts) and reaches this one through SSM parameters (no exports), so this stack can be
  * destroyed and redeployed without touching data. `storage`, `queue` and `auth.secret` are the
  * stateful stack's constructs.
  */

@@ -4,7 +4,8 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
-import type { Construct } from 'constructs';
+import * as ssm from 'aws-cdk-lib/aws-ssm';
+import { Construct } from 'constructs';
 import type { RaskConfig } from './config.js';
 import { AdminKeySecret } from './constructs/auth.js';
 import { ChangeEventBus } from './constructs/change-events.js';
@@ -21,18 +22,21 @@ export interface RaskStateStackProps extends StackProps {
  * Everything that holds state, and nothing else: the registry, warehouse and access-log buckets,
  * the work-queue table, the admin key secret and the change-event bus with its archive, all with
  * `rask:removalPolicy` (RETAIN by default). The stateless stack (rask-stack.ts: functions, API,
- * schedules, alarms, the bus's example rule) references them through CloudFormation exports, so
- * it can be destroyed and redeployed without touching data or the bus consumers subscribe to.
+ * schedules, alarms, the bus's example rule) reads their names and ARNs from SSM parameters this
+ * stack writes (see `importState`), so it can be destroyed and redeployed without touching data
+ * or the bus consumers subscribe to, and a changed value never blocks an update.
  */
 export class RaskStateStack extends Stack {
   readonly storage: Storage;
   readonly queue: WorkQueue;
   readonly adminKey: AdminKeySecret;
   readonly changeEvents: ChangeEventBus;
+  readonly config: RaskConfig;
 
   constructor(scope: Construct, id: string, props: RaskStateStackProps) {
     super(scope, id, props);
     const { config } = props;
+    this.config = config;
     this.storage = new Storage(this, 'Storage', { config });
     if (config.registryReplicaBucketArn) {
       new RegistryBackup(this, 'RegistryBackup', { registryBucket: this.storage.registryBucket, registryPrefix: config.registryPrefix, replicaBucketArn: config.registryReplicaBucketArn });
@@ -62,15 +66,33 @@ export interface StateRefs {
   readonly eventBus: events.IEventBus;
 }
 
+/** The SSM parameter under which the stateful stack `stateStackName` publishes `name`. */
+export function stateParameterName(stateStackName: string, name: string): string {
+  return `/${stateStackName}/state/${name}`;
+}
+
 /**
- * The stateful stack's resources as seen from `scope` (in the stateless stack), imported by
- * **named** exports (`<state stack>-RegistryBucketArn`, …). Named exports keep their names when
- * the stateful stack changes, so a later deploy never trips over a renamed automatic export,
- * and the names are what IAM resources and cdk-nag findings show.
+ * The stateful stack's resources as seen from `scope` (in the stateless stack). Each value the
+ * stateless stack needs is written by the stateful stack as an SSM String parameter with a fixed
+ * name (`/<state stack>/state/<Name>`) and read back here as a CloudFormation parameter resolved
+ * at deploy time (`valueForStringParameter`). Unlike a CloudFormation export, an SSM parameter in
+ * use can change — e.g. when `rask:warehouseBucketName` adopts an existing bucket — without
+ * CloudFormation refusing the stateful stack's update, so neither stack ever has to be destroyed.
+ * Values known at synth time (an adopted bucket's name) are used directly.
+ *
+ * With `rask:legacyExports` the stateful stack also keeps the named exports an older deployment
+ * imports (`<state stack>-RegistryBucketArn`, …), for the one deploy that moves the stateless
+ * stack off them.
  */
 export function importState(scope: Construct, state: RaskStateStack): StateRefs {
-  const exported = (name: string, value: string): string =>
-    Token.isUnresolved(value) ? state.exportValue(value, { name: `${state.stackName}-${name}` }) : value;
+  const published = new Construct(state, 'StateParameters');
+  const exported = (name: string, value: string): string => {
+    if (!Token.isUnresolved(value)) return value;
+    if (state.config.legacyExports) state.exportValue(value, { name: `${state.stackName}-${name}` });
+    const parameterName = stateParameterName(state.stackName, name);
+    new ssm.StringParameter(published, name, { parameterName, stringValue: value, description: `rask: ${name} of ${state.stackName}, read by the stateless stack at deploy time` });
+    return ssm.StringParameter.valueForStringParameter(scope, parameterName);
+  };
   const bucket = (id: string, b: s3.IBucket) =>
     s3.Bucket.fromBucketAttributes(scope, id, {
       bucketArn: exported(`${id}Arn`, b.bucketArn),

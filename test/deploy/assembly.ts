@@ -23,6 +23,8 @@ export interface StackTemplate {
   /** A nested stack: its parent and the parameter values the parent passes. */
   readonly parent?: { readonly stackName: string; readonly parameters: Readonly<Record<string, unknown>> };
   readonly outputs?: Readonly<Record<string, { Value: unknown }>>;
+  /** The template's own parameters (SSM-typed ones are resolved from the SSM parameter of that name). */
+  readonly parameters?: Readonly<Record<string, { Type: string; Default?: unknown }>>;
 }
 
 export interface FunctionArtifact {
@@ -59,8 +61,11 @@ export function readAssembly(dir: string): Assembly {
   const stacks: StackTemplate[] = [];
   for (const [name, artifact] of Object.entries(manifest.artifacts)) {
     if (artifact.type !== 'aws:cloudformation:stack' || !artifact.properties?.templateFile) continue;
-    const template = JSON.parse(readFileSync(path.join(dir, artifact.properties.templateFile), 'utf8')) as { Resources: Record<string, CfnResource> };
-    stacks.push({ stackName: name, resources: template.Resources });
+    const template = JSON.parse(readFileSync(path.join(dir, artifact.properties.templateFile), 'utf8')) as {
+      Resources: Record<string, CfnResource>;
+      Parameters?: Record<string, { Type: string; Default?: unknown }>;
+    };
+    stacks.push({ stackName: name, resources: template.Resources, parameters: template.Parameters });
   }
   // Nested stacks (per-operation mode's functions): their templates are assets of the parent,
   // named `<parent>/<logical id>`; parameters come from the parent's resource, outputs go back.
@@ -146,6 +151,8 @@ export function readAssembly(dir: string): Assembly {
   const ref = (stack: string, id: string): string => {
     const parent = byStack.get(stack)?.parent;
     if (parent && id in parent.parameters) return String(resolve(parent.stackName, parent.parameters[id]));
+    const parameter = byStack.get(stack)?.parameters?.[id];
+    if (parameter?.Type.startsWith('AWS::SSM::Parameter::Value')) return ssmValue(String(parameter.Default));
     switch (id) {
       case 'AWS::Partition':
         return 'aws';
@@ -175,6 +182,17 @@ export function readAssembly(dir: string): Assembly {
       default:
         return id;
     }
+  };
+
+  // What CloudFormation reads for an SSM-typed parameter at deploy time: the value another stack
+  // of the assembly writes under that name (a parameter nobody writes would fail the deploy).
+  const ssmValue = (name: string): string => {
+    for (const s of stacks) {
+      for (const r of Object.values(s.resources)) {
+        if (r.Type === 'AWS::SSM::Parameter' && r.Properties?.Name === name) return String(resolve(s.stackName, r.Properties.Value));
+      }
+    }
+    throw new Error(`SSM parameter ${name} is written by no stack of the assembly`);
   };
 
   const getAtt = (stack: string, id: string, attribute: string): string => {

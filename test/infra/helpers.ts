@@ -23,7 +23,8 @@ export function synthRask(config: Partial<RaskConfig> = {}, options: { nag?: boo
 
 /**
  * Both stacks as one template, with each `Fn::ImportValue` replaced by the value the stateful
- * stack exports under that name: the deployed catalog seen whole, for tests about what refers
+ * stack exports under that name, and each SSM-typed parameter of the stateless stack by the value
+ * of the stateful stack's SSM parameter of that name: the deployed catalog seen whole, for tests about what refers
  * to what (a role's S3 resources, a function's bucket variable). Tests about the split itself
  * read `stateTemplate` and `statelessTemplate`.
  */
@@ -32,11 +33,21 @@ export function mergedTemplate(state: Template, stateless: Template): Template {
   const statelessJson = stateless.toJSON() as { Resources: Record<string, unknown>; Outputs?: Record<string, unknown> };
   const exports = new Map<string, unknown>();
   for (const output of Object.values(stateJson.Outputs ?? {})) if (output.Export) exports.set(output.Export.Name, output.Value);
+  const ssmValues = new Map<string, unknown>();
+  for (const r of Object.values(stateJson.Resources) as CfnResource[]) {
+    if (r.Type === 'AWS::SSM::Parameter') ssmValues.set(r.Properties!.Name, r.Properties!.Value);
+  }
+  const parameters = ((statelessJson as { Parameters?: Record<string, { Type: string; Default?: string }> }).Parameters ?? {});
+  const ssmParameter = (ref: unknown): unknown => {
+    const p = typeof ref === 'string' ? parameters[ref] : undefined;
+    return p?.Type.startsWith('AWS::SSM::Parameter::Value') && p.Default !== undefined && ssmValues.has(p.Default) ? ssmValues.get(p.Default) : undefined;
+  };
   const resolve = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(resolve);
     if (value && typeof value === 'object') {
       const v = value as Record<string, unknown>;
       if (typeof v['Fn::ImportValue'] === 'string' && exports.has(v['Fn::ImportValue'])) return exports.get(v['Fn::ImportValue']);
+      if (ssmParameter(v.Ref) !== undefined) return ssmParameter(v.Ref);
       return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, resolve(x)]));
     }
     return value;

@@ -110,8 +110,8 @@ describe('maintenance passes', () => {
       const { statements, actionsOn } = pass(defaults, name);
       const writes = statements.filter((s) => asArray(s.statement.Action).some((a) => /^s3:(Put|Delete)/.test(a)));
       expect(writes.flatMap((s) => asArray(s.statement.Resource).map(flat)), name).toEqual([
-        // The registry bucket lives in the stateful stack: its ARN arrives as that stack's export.
-        expect.stringMatching(new RegExp(`^(<StorageRegistry[A-Z0-9]+\\.Arn>|\\{"Fn::ImportValue":"[^"]*RegistryBucketArn"\\})/registry/reports/${name}/\\*$`)),
+        // The registry bucket lives in the stateful stack: its ARN arrives through the SSM parameter that stack writes.
+        expect.stringMatching(new RegExp(`^(<StorageRegistry[A-Z0-9]+\\.Arn>|<SsmParameterValue[A-Za-z0-9]*RegistryBucketArn[A-Za-z0-9]*>)/registry/reports/${name}/\\*$`)),
       ]);
       expect(actionsOn((r) => r.includes('/warehouse/'))).toEqual(['s3:GetObject']);
       expect(actionsOn((r) => r.includes('WorkQueueTable')).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:Query']);
@@ -120,7 +120,7 @@ describe('maintenance passes', () => {
   });
 
   it('lets sweep and index build only walk and enqueue: registry read, own reports and pending markers, put jobs; no warehouse write', () => {
-    const registryArn = '(<StorageRegistry[A-Z0-9]+\\.Arn>|\\{"Fn::ImportValue":"[^"]*RegistryBucketArn"\\})';
+    const registryArn = '(<StorageRegistry[A-Z0-9]+\\.Arn>|<SsmParameterValue[A-Za-z0-9]*RegistryBucketArn[A-Za-z0-9]*>)';
     for (const name of ['sweep', 'index']) {
       const { statements, actionsOn } = pass(defaults, name);
       const writes = statements.filter((s) => asArray(s.statement.Action).some((a) => /^s3:(Put|Delete|Abort)/.test(a)));
