@@ -1,4 +1,4 @@
-import { Stack, Validations } from 'aws-cdk-lib';
+import { CfnElement, Names, Stack, Validations } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 
 /**
@@ -18,8 +18,24 @@ export function acknowledge(scope: IConstruct, id: string, reason: string): void
  * applied to the resolved ARN here.
  */
 export function acknowledgeWildcardResource(scope: IConstruct, arn: string, reason: string): void {
-  const flat = flatten(Stack.of(scope).resolve(arn));
-  acknowledge(scope, `AwsSolutions-IAM5[Resource::${flat}]`, reason);
+  const stack = Stack.of(scope);
+  const resolved = stack.resolve(arn);
+  acknowledge(scope, `AwsSolutions-IAM5[Resource::${flatten(resolved)}]`, reason);
+  // In a nested stack, a value of the parent's (the state's SSM parameters, read by the parent)
+  // arrives as a nested-stack parameter that CDK names at synth, after this call: name it the
+  // same way here (aws-cdk-lib's "reference-to-<unique id>Ref"), so the finding cdk-nag reports
+  // on the nested template is the one acknowledged.
+  const parent = stack.nestedStackParent;
+  if (parent) {
+    const nested = flatten(resolved, (logicalId) => nestedReference(parent, logicalId));
+    if (nested !== flatten(resolved)) acknowledge(scope, `AwsSolutions-IAM5[Resource::${nested}]`, reason);
+  }
+}
+
+/** The nested-stack parameter CDK makes for a `Ref` to `logicalId` of the parent stack, if it is one. */
+function nestedReference(parent: Stack, logicalId: string): string | undefined {
+  const element = parent.node.findAll().find((c): c is CfnElement => CfnElement.isCfnElement(c) && Stack.of(c) === parent && parent.resolve(c.logicalId) === logicalId);
+  return element ? `referenceto${Names.nodeUniqueId(element.node)}Ref`.replace(/[^A-Za-z0-9]/g, '') : undefined;
 }
 
 /** Acknowledges AwsSolutions-IAM4 for one AWS managed policy (named by its policy path). */
@@ -27,22 +43,23 @@ export function acknowledgeManagedPolicy(scope: IConstruct, policyName: string, 
   acknowledge(scope, `AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/${policyName}]`, reason);
 }
 
-function flatten(value: unknown): string {
+function flatten(value: unknown, parentRef?: (logicalId: string) => string | undefined): string {
+  const flat = (v: unknown) => flatten(v, parentRef);
   if (value === undefined) return '';
   if (typeof value === 'string') return value.replace(/\$\{/g, '<').replace(/\}/g, '>');
   if (typeof value === 'object' && value !== null) {
     const fn = value as Record<string, unknown>;
     if (Array.isArray(fn['Fn::Join'])) {
       const [separator, parts] = fn['Fn::Join'] as [string, unknown[]];
-      return parts.map(flatten).join(separator);
+      return parts.map(flat).join(separator);
     }
-    if ('Fn::Sub' in fn) return flatten(fn['Fn::Sub']);
+    if ('Fn::Sub' in fn) return flat(fn['Fn::Sub']);
     if (Array.isArray(fn['Fn::GetAtt'])) {
       const [resource, attribute] = fn['Fn::GetAtt'] as [unknown, unknown];
-      return `<${flatten(resource)}.${flatten(attribute)}>`;
+      return `<${flat(resource)}.${flat(attribute)}>`;
     }
-    if ('Fn::ImportValue' in fn) return flatten(fn['Fn::ImportValue']);
-    if ('Ref' in fn) return `<${flatten(fn.Ref)}>`;
+    if ('Fn::ImportValue' in fn) return flat(fn['Fn::ImportValue']);
+    if ('Ref' in fn) return `<${(typeof fn.Ref === 'string' && parentRef?.(fn.Ref)) || flat(fn.Ref)}>`;
   }
   return JSON.stringify(value);
 }
