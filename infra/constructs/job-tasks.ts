@@ -205,7 +205,15 @@ function copyGrants(from: iam.Role, to: iam.Role): void {
 
 /** The image's build context: the bundled entry, the LanceDB layer's lockfile, a Dockerfile. */
 function imageContext(scope: Construct): string {
-  const dir = path.join(REPO_ROOT, 'cdk.out', 'job-task-image');
+  return writeJobTaskImageContext(path.join(REPO_ROOT, 'cdk.out', 'job-task-image'), Stack.of(scope).bundlingRequired);
+}
+
+/**
+ * Writes the image's build context into `dir`; the entry is bundled only when `bundle` (a synth
+ * that skips bundling gets a placeholder). Exported so a test can run the bundled entry under
+ * node without Docker (test/infra/job-task-image.test.ts).
+ */
+export function writeJobTaskImageContext(dir: string, bundle: boolean): string {
   mkdirSync(path.join(dir, 'app'), { recursive: true });
   mkdirSync(path.join(dir, 'layer'), { recursive: true });
   for (const f of ['package.json', 'package-lock.json']) writeFileSync(path.join(dir, 'layer', f), readFileSync(path.join(LAYER_SOURCE_DIR, f)));
@@ -223,7 +231,7 @@ function imageContext(scope: Construct): string {
       '',
     ].join('\n'),
   );
-  if (Stack.of(scope).bundlingRequired) {
+  if (bundle) {
     buildSync({
       entryPoints: [path.join(REPO_ROOT, 'functions', 'job-task.ts')],
       outfile: path.join(dir, 'app', 'index.mjs'),
