@@ -57,10 +57,10 @@ export class RaskStack extends Stack {
     this.storage = state.storage;
     this.queue = state.queue;
     this.functions = new CatalogFunctions(this, 'Functions', { config, storage: this.storage, queue: this.queue });
-    // The bus and its archive are the stateful stack's; the publishers' grants and the example
-    // subscription are code, here.
+    // The bus and its archive are the stateful stack's; the example subscription is code, here.
+    // Only the change relay publishes (its grant is in ChangeRelay): the meta, data and jobs
+    // functions append to the change log and hold no events:PutEvents (docs/events.md, "The relay").
     this.changeEvents = new ChangeEvents(this, 'ChangeEvents', { bus: state.eventBus, logRetentionDays: config.logRetentionDays, removalPolicy: config.removalPolicy });
-    for (const f of [this.functions.meta, this.functions.data, this.functions.jobs]) this.changeEvents.grantPublish(f.fn);
     // The job task tier (#34), only with -c rask:jobsTaskTier=on (docs/deploy.md, "The job task tier").
     const jobTasks = jobTaskSettingsFromContext(this.node);
     if (jobTasks) this.jobTasks = new JobTasks(this, 'JobTasks', { settings: jobTasks, jobs: this.functions.jobs, cancellers: [this.functions.meta, this.functions.data], logRetentionDays: config.logRetentionDays, removalPolicy: config.removalPolicy });
@@ -90,7 +90,6 @@ export class RaskStack extends Stack {
         config,
         storage: this.storage,
         queue: this.queue,
-        eventBus: state.eventBus,
         layer: this.functions.layer,
         dataFunction: this.functions.data.fn,
       });

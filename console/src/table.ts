@@ -60,7 +60,8 @@ async function lastReports(project: string, id: readonly string[]): Promise<Answ
 
 export function Table({ project, id }: { project: string; id: readonly string[] }) {
   const t = useTable(project, id);
-  const [confirming, setConfirming] = useState<'drop' | undefined>(undefined);
+  const [confirming, setConfirming] = useState<'drop' | 'sweep' | undefined>(undefined);
+  const [sweep, setSweep] = useState<SweepProgress | undefined>(undefined);
   const [outcome, setOutcome] = useState<Answer | undefined>(undefined);
   const name = dotted(id);
   const crumbs: [string, Route | undefined][] = [['Projects', { view: 'projects' }], [project, { view: 'project', project }]];
@@ -80,6 +81,24 @@ export function Table({ project, id }: { project: string; id: readonly string[] 
       return;
     }
     setOutcome(a);
+  };
+
+  const sweepNow = async () => {
+    setConfirming(undefined);
+    const a = await objectCall(project, 'table', id, 'POST', 'maintenance/sweep');
+    if (!a.ok) {
+      setOutcome(a);
+      return;
+    }
+    const job: string = a.body.transaction_id;
+    setSweep({ job, status: 'Queued' });
+    const done = await followJob(project, job, (status) => setSweep({ job, status }));
+    setSweep(done);
+    if (!done.problem) {
+      t.stats.reload();
+      t.reports.reload();
+      t.versions.reload();
+    }
   };
 
   const d = t.describe.answer;
@@ -110,14 +129,20 @@ export function Table({ project, id }: { project: string; id: readonly string[] 
           <label for="protected">Protected${p.protected && p.set_by ? ` (set by ${p.set_by} at ${when(p.set_at)})` : ''}</label>
         </div>`}<//>
       <div class="row actions">
+        <button type="button" onClick=${() => setConfirming('sweep')} disabled=${sweep !== undefined && !sweep.finished}>Run a sweep now…</button>
         <button type="button" class="danger" onClick=${() => setConfirming('drop')}>Drop table…</button>
       </div>
+      ${sweep ? html`<${SweepStatus} sweep=${sweep} />` : ''}
+
+      ${/* One dialog for both actions: its title's id (confirm-title) must be unique on the page. */ ''}
       <${Confirm}
-        open=${confirming === 'drop'}
-        title=${`Drop table ${name}?`}
-        detail=${`Table ${name} of project ${project} goes to the trash; it can be undropped until its warehouse's grace period ends.`}
-        action=${`Drop ${name}`}
-        onConfirm=${drop}
+        open=${confirming !== undefined}
+        title=${confirming === 'sweep' ? `Sweep table ${name} now?` : `Drop table ${name}?`}
+        detail=${confirming === 'sweep'
+          ? `Table ${name} of project ${project} is compacted, its indices optimized and its old versions cleaned up under its maintenance policy, as the scheduled sweep would.`
+          : `Table ${name} of project ${project} goes to the trash; it can be undropped until its warehouse's grace period ends.`}
+        action=${confirming === 'sweep' ? `Sweep ${name}` : `Drop ${name}`}
+        onConfirm=${confirming === 'sweep' ? sweepNow : drop}
         onClose=${() => setConfirming(undefined)} />
     </section>
     <section aria-labelledby="schema">
@@ -173,4 +198,48 @@ export function Table({ project, id }: { project: string; id: readonly string[] 
 function sourceText(source: any): string {
   if (!source || source.level === 'builtin') return 'the built-in defaults';
   return `the ${source.level} record${source.id ? ` ${dotted(source.id)}` : ''}`;
+}
+
+/** Where a "Run a sweep now" job is: its status while it runs, its counters or error once finished. */
+interface SweepProgress {
+  readonly job: string;
+  readonly status: string;
+  readonly finished?: boolean;
+  readonly properties?: Record<string, string>;
+  readonly problem?: Answer;
+}
+
+const SWEEP_POLL_MS = 1000;
+/** A sweep job that has not finished after this long is left to the Jobs view. */
+const SWEEP_WAIT_MS = 10 * 60_000;
+const TERMINAL = new Set(['Succeeded', 'Failed', 'Canceled']);
+
+/** Polls DescribeTransaction until the job is terminal (or SWEEP_WAIT_MS has passed). */
+async function followJob(project: string, job: string, onStatus: (status: string) => void): Promise<SweepProgress> {
+  const until = Date.now() + SWEEP_WAIT_MS;
+  for (;;) {
+    const a = await call(project, 'POST', `transaction/${encodeURIComponent(job)}/describe`);
+    if (!a.ok) return { job, status: 'unknown', finished: true, problem: a };
+    const status: string = a.body.status;
+    if (TERMINAL.has(status)) return { job, status, finished: true, properties: a.body.properties ?? {} };
+    if (Date.now() > until) return { job, status, finished: true, properties: a.body.properties ?? {} };
+    onStatus(status);
+    await new Promise((r) => setTimeout(r, SWEEP_POLL_MS));
+  }
+}
+
+function SweepStatus({ sweep }: { sweep: SweepProgress }) {
+  const p = sweep.properties ?? {};
+  return html`
+    <div class="sweep" data-testid="sweep-now" role="status" aria-live="polite">
+      ${!sweep.finished
+        ? html`<p><progress aria-label="Sweep in progress"></progress> Sweep job <code>${sweep.job}</code>: ${sweep.status.toLowerCase()}…</p>`
+        : sweep.problem
+          ? html`<${Problem} answer=${sweep.problem} />`
+          : sweep.status !== 'Succeeded'
+            ? html`<p class="error">Sweep job <code>${sweep.job}</code> ${TERMINAL.has(sweep.status) ? sweep.status.toLowerCase() : `is still ${sweep.status.toLowerCase()}; see Jobs`}${p['rask.error'] ? `: ${p['rask.error']}` : ''}</p>`
+            : p['rask.skipped']
+              ? html`<p class="ok">Sweep skipped: ${p['rask.reason'] ?? p['rask.skipped']}</p>`
+              : html`<p class="ok">Sweep done: fragments ${p['rask.fragments_before']} → ${p['rask.fragments_after']}, ${p['rask.versions_removed']} versions and ${p['rask.bytes_removed']} bytes removed${p['rask.report'] ? html`; report <code>${p['rask.report']}</code>` : ' (nothing changed, no report)'}.</p>`}
+    </div>`;
 }

@@ -1,5 +1,4 @@
 import { Duration, NestedStack } from 'aws-cdk-lib';
-import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
@@ -39,7 +38,6 @@ export interface OperationFunctionsProps {
   readonly config: RaskConfig;
   readonly storage: StorageRefs;
   readonly queue: StateRefs['queue'];
-  readonly eventBus: events.IEventBus;
   readonly layer: lambda.ILayerVersion;
   /** The grouped data function: inspection target of DescribeTable. */
   readonly dataFunction: lambda.IFunction;
@@ -58,7 +56,7 @@ export interface OperationFunctionsProps {
  *   its read paths never attempt the repairs they would make (lib/catalog/services.ts); a write gets the grouped
  *   functions' object and item actions (PutObject, DeleteObject, multipart, UpdateItem, …);
  * - `table:*` actions get a vending role of their own that trusts only their role (`vends`); DescribeTable may invoke the data
- *   function (`INSPECTING_OPERATIONS`); every function may put change and audit events.
+ *   function (`INSPECTING_OPERATIONS`); none may put events on the bus (the change relay publishes).
  */
 export class OperationFunctions extends NestedStack {
   readonly functions: ReadonlyMap<string, RaskFunction>;
@@ -109,9 +107,8 @@ export class OperationFunctions extends NestedStack {
       }),
     );
     fn.fn.addEnvironment('RASK_WORK_QUEUE_TABLE', queue.tableName);
-    // Change events for writes, the audit event for a refused request for every operation.
-    props.eventBus.grantPutEventsTo(fn.role);
-    fn.fn.addEnvironment('RASK_EVENT_BUS_NAME', props.eventBus.eventBusName);
+    // No events:PutEvents: a function appends its events to the change log and the change relay
+    // publishes them (docs/events.md, "The relay").
     if (vends(operation.action)) {
       // A vending role of its own, trusting this function's role by name: one shared role would
       // have to trust ~45 roles, past the trust policy's size limit (docs/deploy.md, "Credential vending").

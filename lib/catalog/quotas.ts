@@ -79,23 +79,25 @@ export const limitOf = (own: ProjectLimits | undefined, kind: QuotaKind, default
 const inUse = (record: UsageRecord) => record.used + record.pending.length;
 
 /**
- * Reserves one `kind` slot in the services' project for a create that writes `objectKey`, or
- * throws QuotaExceededError (nothing written). Without a quota it costs one read and writes
- * nothing.
+ * Reserves one `kind` slot in the services' project for a create that writes `objectKey` (or one
+ * per key, all or none, for a door that adds several: a namespace undrop), or throws
+ * QuotaExceededError (nothing written). Without a quota it costs one read and writes nothing.
  */
 export async function reserveQuota(
   services: CatalogServices,
   kind: QuotaKind,
-  objectKey: string,
+  objectKey: string | readonly string[],
   defaults: QuotaDefaults,
 ): Promise<QuotaHold | undefined> {
+  const objectKeys = typeof objectKey === 'string' ? [objectKey] : objectKey;
+  if (objectKeys.length === 0) return undefined;
   const key = usageKey(services, kind);
   // The guard has just read the project record, so this is the cache's (docs/governance.md).
   const own = (await cachedProject(services.registry, services.project, services.now().getTime()))?.limits;
   const limit = limitOf(own, kind, defaults);
   if (limit <= 0) return undefined;
   const first = await services.registry.read<UsageRecord>(key);
-  const id = randomUUID();
+  const ids: string[] = objectKeys.map(() => randomUUID());
   let scan: Scan | undefined;
   let attempt = 0;
   await services.registry.retrying(
@@ -105,7 +107,7 @@ export async function reserveQuota(
       const now = services.now().getTime();
       let record = found?.value ? settled(found.value, now) : undefined;
       const stale = !record || (record.countedUnder ?? 0) <= 0 || record.recountedAt < (record.exactAfter ?? 0);
-      if (stale || (inUse(record!) >= limit && now - lastRecount(services, key, record!) >= RECOUNT_INTERVAL_MS)) {
+      if (stale || (inUse(record!) + objectKeys.length > limit && now - lastRecount(services, key, record!) >= RECOUNT_INTERVAL_MS)) {
         // No count yet (the first create under a quota) or the quota looks full: count what exists.
         // A scan older than a lost race is still valid: recounted() keeps every reservation made since.
         scan ??= await scanTree(services, now);
@@ -113,11 +115,15 @@ export async function reserveQuota(
         record = recounted(record ?? { used: 0, pending: [], recountedAt: 0 }, kind, scan);
       }
       const current = record!;
-      if (inUse(current) >= limit) {
+      // An object the listing found exists already (a resumed namespace undrop's, or a create
+      // about to answer "exists"): it is counted in `used` and needs no second slot.
+      const wanted = objectKeys.flatMap((k, i) => (scan?.keys.has(k) ? [] : [{ id: ids[i], key: k, at: now }]));
+      if (wanted.length > 0 && inUse(current) + wanted.length > limit) {
         // The recount, if any, is kept only by writing it; a refusal writes nothing.
-        throw refusal(services, kind, limit, inUse(current));
+        throw refusal(services, kind, limit, inUse(current), wanted.length);
       }
-      const next: UsageRecord = { ...current, countedUnder: limit, pending: [...current.pending, { id, key: objectKey, at: now }] };
+      const mine = wanted;
+      const next: UsageRecord = { ...current, countedUnder: limit, pending: [...current.pending, ...mine] };
       if (found) await services.registry.replace(key, next, found.etag);
       else await services.registry.create(key, next);
     },
@@ -129,8 +135,8 @@ export async function reserveQuota(
       await services.registry.retrying(`release a ${kind} slot`, async () => {
         const found = await services.registry.read<UsageRecord>(key);
         const record = found?.value;
-        if (!found || !record?.pending.some((r) => r.id === id)) return;
-        await services.registry.replace(key, { ...record, pending: record.pending.filter((r) => r.id !== id) }, found.etag);
+        if (!found || !record?.pending.some((r) => ids.includes(r.id))) return;
+        await services.registry.replace(key, { ...record, pending: record.pending.filter((r) => !ids.includes(r.id)) }, found.etag);
       });
     },
   };
@@ -215,13 +221,13 @@ function recounted(record: UsageRecord, kind: QuotaKind, scan: Scan): UsageRecor
   };
 }
 
-function refusal(services: CatalogServices, kind: QuotaKind, limit: number, used: number): QuotaExceededError {
-  const singular = kind === 'namespaces' ? 'namespace' : 'table';
+function refusal(services: CatalogServices, kind: QuotaKind, limit: number, used: number, wanted: number): QuotaExceededError {
+  const what = wanted === 1 ? `this ${kind === 'namespaces' ? 'namespace' : 'table'} was not created` : `these ${wanted} ${kind} were not added`;
   return new QuotaExceededError(
     kind,
     limit,
     used,
-    `project ${JSON.stringify(services.project)} has reached its quota of ${limit} ${kind} (${used} in use or being created), so this ${singular} was not created; drop some, or ask a platform administrator to raise the quota (POST /v1/limits {"${kind}": <n>} on the project)`,
+    `project ${JSON.stringify(services.project)} has reached its quota of ${limit} ${kind} (${used} in use or being created), so ${what}; drop some, or ask a platform administrator to raise the quota (POST /v1/limits {"${kind}": <n>} on the project)`,
   );
 }
 

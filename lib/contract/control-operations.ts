@@ -42,6 +42,8 @@ export const CONTROL_ROWS = [
   control('SetNamespaceMaintenancePolicy', 'project:manage', POST, '/v1/namespace/{id}/maintenance-policy', 'lib/operations/handlers-maintenance.ts'),
   control('GetTableMaintenancePolicy', 'table:read', GET, '/v1/table/{id}/maintenance-policy', 'lib/operations/handlers-maintenance.ts'),
   control('SetTableMaintenancePolicy', 'project:manage', POST, '/v1/table/{id}/maintenance-policy', 'lib/operations/handlers-maintenance.ts'),
+  // Run a sweep now (docs/console.md): queues the table's sweep job, answers the job to follow.
+  control('SweepTable', 'project:manage', POST, '/v1/table/{id}/maintenance/sweep', 'lib/operations/handlers-maintenance.ts'),
   // Lifecycle (docs/lifecycle.md): protection is admin-gated; undrop needs what a drop needs.
   control('GetNamespaceProtection', 'namespace:read', GET, '/v1/namespace/{id}/protection', 'lib/operations/handlers-lifecycle.ts'),
   control('SetNamespaceProtection', 'project:manage', POST, '/v1/namespace/{id}/protection', 'lib/operations/handlers-lifecycle.ts'),

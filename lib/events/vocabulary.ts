@@ -100,6 +100,8 @@ export const OPERATION_EVENTS: Readonly<Record<OperationId, string | null>> = {
   SetProjectMaintenancePolicy: 'dev.rask.maintenance_policy.set',
   SetNamespaceMaintenancePolicy: 'dev.rask.maintenance_policy.set',
   SetTableMaintenancePolicy: 'dev.rask.maintenance_policy.set',
+  // Queuing a sweep changes no object; what the job does is announced by its report.
+  SweepTable: null,
   GetProjectMaintenancePolicy: null,
   GetNamespaceMaintenancePolicy: null,
   GetTableMaintenancePolicy: null,

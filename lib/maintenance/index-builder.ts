@@ -201,9 +201,23 @@ export async function buildTable(unit: TableUnit, options: PassOptions, data: In
   }
   material ||= discovered.size > 0;
   return {
-    item: { ...base, policy_source: effective.source, rows: state.rows, indices: findings },
+    item: { ...base, policy_source: effective.source, rows: state.rows, indices: findings, ...(await versionsCommitted(unit, options, data, state.version, findings)) },
     material,
   };
+}
+
+/** The actions after which the pass has committed a new version of the table itself. */
+const COMMITTING: ReadonlySet<IndexFinding['action']> = new Set(['built', 'folded', 'rebuilt-after-drop', 'dropped-again']);
+
+/**
+ * The versions this pass committed (`version_before` → `version_after`, as a sweep's item says),
+ * so the change relay claims them rather than announcing them as commits made straight to
+ * storage (lib/maintenance/announce.ts, docs/events.md). One more state read, only after a build.
+ */
+async function versionsCommitted(unit: TableUnit, options: PassOptions, data: IndexData, before: number, findings: readonly IndexFinding[]) {
+  if (options.dryRun || !findings.some((f) => COMMITTING.has(f.action))) return {};
+  const after = (await data.datasetState(unit.location)).version;
+  return after > before ? { version_before: before, version_after: after } : {};
 }
 
 /**

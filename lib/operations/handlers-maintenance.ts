@@ -1,8 +1,10 @@
 import * as z from 'zod/mini';
 import type { CatalogServices } from '../catalog/services.js';
+import { InvalidInputError } from '../errors.js';
 import { parsePolicyFields } from '../maintenance/policy.js';
 import { getMaintenancePolicy, setMaintenancePolicy, type PolicyTarget } from '../maintenance/policy-doors.js';
 import { recentReports } from '../maintenance/report-reader.js';
+import { queueTableSweep } from '../maintenance/sweep-now.js';
 import type { HandlersOf, OperationRequest } from '../contract/request.js';
 import { checkedBy, decode, optionalInteger, optionalString, queryFields } from './decode.js';
 
@@ -34,6 +36,13 @@ export const maintenanceHandlers: HandlersOf<'lib/operations/handlers-maintenanc
   SetNamespaceMaintenancePolicy: set((req) => ({ level: 'namespace', id: req.id })),
   GetTableMaintenancePolicy: async (req, svc) => getMaintenancePolicy(svc, { level: 'table', id: req.id }),
   SetTableMaintenancePolicy: set((req) => ({ level: 'table', id: req.id })),
+  SweepTable: async (req, svc) => {
+    // No fields but the path's `id` yet: one the door would ignore (a policy override, say) is
+    // refused, not dropped.
+    const fields = Object.keys(req.body ?? {}).filter((f) => f !== 'id');
+    if (fields.length > 0) throw new InvalidInputError(`SweepTable takes no body fields; got ${fields.map((f) => JSON.stringify(f)).join(', ')}`);
+    return queueTableSweep(svc, req.id);
+  },
   ListMaintenanceReports: async (req, svc) => {
     const { pass, table, limit } = decode(reportsQuery, queryFields(req, 'pass', 'table', 'limit'));
     // `table` is an object id joined by the request's delimiter, like a path id (already decoded:

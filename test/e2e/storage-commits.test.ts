@@ -158,4 +158,27 @@ describe('the catalog’s own commits are never announced as storage commits', (
     expect(found.map((e) => [e.subject, e.data.version])).toEqual([]);
     expect(await (await client.openTable('k', ['w'])).version(), 'the sweep committed').toBeGreaterThan(before);
   }, 60_000);
+  it('an index the policy declares, built by the index builder: its commit is claimed, not announced as via storage', async () => {
+    s = await startTestServer({ RASK_JOBS_INTERVAL_MS: '0', RASK_INDEX_INTERVAL_MS: '0', RASK_SWEEP_INTERVAL_MS: '0', RASK_CHANGES_SCAN_INTERVAL_MS: '0', RASK_CHANGES_SETTLE_MS: '100' });
+    const settle = () => new Promise((r) => setTimeout(r, 250));
+    const client = await lancedb.connectNamespace('rest', { uri: s.url });
+    await client.createNamespace(['p']);
+    const t = await client.createTable('ix', Array.from({ length: 50 }, (_, i) => ({ id: i })), ['p']);
+    const policy = await s.request('POST', '/v1/table/p%24ix/maintenance-policy?delimiter=%24', JSON.stringify({ policy: { indices: [{ name: 'id_idx', column: 'id', type: 'BTREE' }] } }));
+    expect(policy.status, policy.text).toBe(200);
+    await settle();
+    await s.changeRelay.runOnce();
+    const before = await t.version();
+
+    const report = await s.maintenance.runOnce('index');
+    const item = report!.items.find((i) => (i.table as string[]).join('/') === 'p/ix') as Record<string, any>;
+    expect(item.indices).toEqual([expect.objectContaining({ name: 'id_idx', action: 'built' })]);
+    const after = await (await client.openTable('ix', ['p'])).version();
+    expect(after, 'the build committed').toBeGreaterThan(before);
+    expect(item).toMatchObject({ version_before: before, version_after: after });
+
+    await settle();
+    await s.changeRelay.runOnce();
+    expect(storageEvents(await feed(s)).map((e) => [e.subject, e.data.version])).toEqual([]);
+  }, 60_000);
 });

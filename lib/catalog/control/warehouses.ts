@@ -1,4 +1,5 @@
 import { forgetProject } from './project-cache.js';
+import { NO_QUOTAS, reserveQuota } from '../quotas.js';
 import { createNamespace } from '../namespaces/create.js';
 import { readNamespace } from '../namespaces/record.js';
 import { fmtId } from '../ids.js';
@@ -273,7 +274,14 @@ export async function bindNamespace(
   const scoped: CatalogServices = { ...services, project, defaultWarehouse: warehouse };
   const existing = await readNamespace(scoped, id);
   if (!existing) {
-    await createNamespace(scoped, { id, mode: 'create', properties: { ...input.properties } });
+    // A namespace it creates is one more of the project's: it takes a quota slot like CreateNamespace (lib/catalog/quotas.ts).
+    const hold = await reserveQuota(scoped, 'namespaces', keys.namespace(project, id), services.limits?.quotas ?? NO_QUOTAS);
+    try {
+      await createNamespace(scoped, { id, mode: 'create', properties: { ...input.properties } });
+    } catch (err) {
+      await hold?.failed(err);
+      throw err;
+    }
     return { namespace: id, warehouse, project, created: true };
   }
   if (existing.value.warehouse === warehouse) return { namespace: id, warehouse, project, created: false };

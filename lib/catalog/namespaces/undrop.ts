@@ -12,6 +12,7 @@ import { fmtId, validateId } from '../ids.js';
 import type { CatalogServices } from '../services.js';
 import { hasData } from '../protocols/lookup.js';
 import { restoreTable } from '../tables/undrop.js';
+import { NO_QUOTAS, reserveQuota, type QuotaHold } from '../quotas.js';
 import { requireWarehouse } from '../warehouses.js';
 
 /**
@@ -77,12 +78,8 @@ export async function undropNamespace(services: CatalogServices, input: { id: re
   const members = await subtreeMembers(services, id, root.value.subtree.dropId);
   // Shallowest first: each namespace's parent is back before it is.
   const namespaces = [root, ...members.namespaces].sort((a, b) => a.value.namespace.id.length - b.value.namespace.id.length);
-  for (const ns of namespaces) {
-    await restoreNamespace(services, ns.value.namespace, moved(ns.value.namespace.id));
-    await crashPoint(services, 'namespace-undrop:namespace-restored');
-  }
   const warnings: string[] = [];
-  let tables = 0;
+  const restorable: { key: string; to: string[] }[] = [];
   for (const table of members.tables) {
     const record = table.value.table;
     const to = moved(record.id);
@@ -93,13 +90,36 @@ export async function undropNamespace(services: CatalogServices, input: { id: re
       );
       continue;
     }
-    await services.registry.retrying(`undrop table ${fmtId(to)}`, async () => {
-      const fresh = await services.registry.read<TrashRecord>(table.key);
-      if (fresh) await restoreTable(services, fresh, to);
-    });
-    tables++;
-    await crashPoint(services, 'namespace-undrop:table-restored');
+    restorable.push({ key: table.key, to });
   }
+  // Every namespace and table it brings back is one more of the project's objects: their quota
+  // slots are taken, all or none, before anything is restored (lib/catalog/quotas.ts).
+  const holds = await reserveSubtree(
+    services,
+    namespaces.map((ns) => keys.namespace(services.project, moved(ns.value.namespace.id))),
+    restorable.map((t) => keys.table(services.project, t.to)),
+  );
+  // Once one object is back the slots stay taken whatever happens next (a recount settles them):
+  // handing them back after a partial restore could let the project pass its quota.
+  let restoredOne = false;
+  try {
+    for (const ns of namespaces) {
+      await restoreNamespace(services, ns.value.namespace, moved(ns.value.namespace.id));
+      restoredOne = true;
+      await crashPoint(services, 'namespace-undrop:namespace-restored');
+    }
+    for (const table of restorable) {
+      await services.registry.retrying(`undrop table ${fmtId(table.to)}`, async () => {
+        const fresh = await services.registry.read<TrashRecord>(table.key);
+        if (fresh) await restoreTable(services, fresh, table.to);
+      });
+      await crashPoint(services, 'namespace-undrop:table-restored');
+    }
+  } catch (err) {
+    if (!restoredOne) for (const hold of holds) await hold?.failed(err);
+    throw err;
+  }
+  const tables = restorable.length;
   // Tidy up, the root's record last: until it goes, the job is visibly unfinished and resumable.
   for (const ns of [...namespaces].reverse()) await removeQuietly(services, ns.key, ns.etag);
   return { id: target, restored: true, namespaces: namespaces.length, tables, ...(warnings.length ? { warnings } : {}) };
@@ -123,6 +143,19 @@ async function restoreNamespace(services: CatalogServices, record: NamespaceReco
     return;
   }
   await confirmParentOrWithdraw(services, to.slice(0, -1), key, etag);
+}
+
+/** The namespace and table slots of a subtree coming back; the tables' are given back if the namespaces' are refused. */
+async function reserveSubtree(services: CatalogServices, namespaceKeys: string[], tableKeys: string[]): Promise<(QuotaHold | undefined)[]> {
+  const defaults = services.limits?.quotas ?? NO_QUOTAS;
+  const tables = await reserveQuota(services, 'tables', tableKeys, defaults);
+  try {
+    return [tables, await reserveQuota(services, 'namespaces', namespaceKeys, defaults)];
+  } catch (err) {
+    // Refused, nothing restored: the table slots are free again (a refusal is a PermissionDenied, wroteNothing).
+    await tables?.failed(err);
+    throw err;
+  }
 }
 
 async function removeQuietly(services: CatalogServices, key: string, etag: string): Promise<void> {

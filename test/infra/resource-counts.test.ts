@@ -1,0 +1,63 @@
+/**
+ * Issue 29, item 3: what the REST API costs in CloudFormation resources, per stack, in both
+ * function modes. Prints the figures docs/deploy.md ("Resource counts") records, and holds each
+ * stack under CloudFormation's 500-resource limit with a margin for growth.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Template } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import type { RaskConfig } from '../../infra/config.js';
+import { createRaskApp } from '../../infra/rask-app.js';
+
+const CFN_LIMIT = 500;
+/** Room kept below the limit: a stack this full has no space for the next feature. */
+const MARGIN = 50;
+
+type Resources = Record<string, { Type: string }>;
+
+/** The API's share: everything of the API Gateway service, plus the invoke permissions it needs. */
+const isApiResource = (r: { Type: string }) => r.Type.startsWith('AWS::ApiGateway::') || r.Type === 'AWS::Lambda::Permission';
+
+function countsOf(template: Template) {
+  const resources = Object.values((template.toJSON() as { Resources: Resources }).Resources);
+  const byType = (type: string) => resources.filter((r) => r.Type === type).length;
+  return {
+    total: resources.length,
+    api: resources.filter(isApiResource).length,
+    apiResources: byType('AWS::ApiGateway::Resource'),
+    apiMethods: byType('AWS::ApiGateway::Method'),
+    permissions: byType('AWS::Lambda::Permission'),
+  };
+}
+
+function synthCounts(config: Partial<RaskConfig>) {
+  const built = createRaskApp({
+    context: { 'aws:cdk:bundling-stacks': [] },
+    config,
+    nag: false,
+    outdir: mkdtempSync(path.join(tmpdir(), 'rask-cdk-')),
+  });
+  const stacks: Record<string, ReturnType<typeof countsOf>> = {
+    [built.stateStack.stackName]: countsOf(Template.fromStack(built.stateStack)),
+    [built.stack.stackName]: countsOf(Template.fromStack(built.stack)),
+  };
+  if (built.stack.operations) stacks[`${built.stack.stackName}/Operations`] = countsOf(Template.fromStack(built.stack.operations));
+  return stacks;
+}
+
+describe('resource counts per stack (docs/deploy.md, "Resource counts")', () => {
+  for (const functionMode of ['grouped', 'per-operation'] as const) {
+    it(`${functionMode}: every stack stays ${MARGIN} below CloudFormation's ${CFN_LIMIT}`, () => {
+      const stacks = synthCounts({ functionMode });
+      // The figures docs/deploy.md records; printed so a change to the API shows its cost.
+      for (const [name, c] of Object.entries(stacks)) {
+        process.stdout.write(
+          `resource-counts ${functionMode} ${name}: total ${c.total}, API ${c.api} (Resource ${c.apiResources}, Method ${c.apiMethods}, Lambda::Permission ${c.permissions})\n`,
+        );
+      }
+      for (const [name, c] of Object.entries(stacks)) expect(c.total, name).toBeLessThanOrEqual(CFN_LIMIT - MARGIN);
+    }, 300_000);
+  }
+});
