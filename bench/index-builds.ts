@@ -12,25 +12,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { FixedSizeList, Field, Float32, Int64, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, vectorFromArray } from 'apache-arrow';
 import { LanceDataEngine } from '../lib/adapters/lance/engine.js';
 import { readIndexRequest } from '../lib/data/index-request.js';
+import { randomVectorsIpc } from '../test/support/random-vectors.js';
 
 const rowsList = (process.argv[2] ?? '10000,50000,100000').split(',').map(Number);
 const dim = Number(process.argv[3] ?? 128);
 const indexType = process.argv[4] ?? 'IVF_PQ';
-
-function ipc(rows: number): Buffer {
-  const vecType = new FixedSizeList(dim, new Field('item', new Float32(), true));
-  const schema = new Schema([new Field('id', new Int64(), false), new Field('vec', vecType, true)]);
-  const values = new Float32Array(rows * dim);
-  for (let i = 0; i < values.length; i++) values[i] = Math.random() * 2 - 1;
-  const flat = makeData({ type: new Float32(), length: values.length, data: values });
-  const vec = makeData({ type: vecType, length: rows, nullCount: 0, child: flat });
-  const ids = vectorFromArray(Array.from({ length: rows }, (_, i) => BigInt(i)), new Int64()).data[0];
-  const struct = makeData({ type: new Struct(schema.fields), length: rows, nullCount: 0, children: [ids, vec] });
-  return Buffer.from(tableToIPC(new Table([new RecordBatch(schema, struct)]), 'stream'));
-}
 
 async function main(): Promise<void> {
   const root = mkdtempSync(path.join(tmpdir(), 'rask-index-bench-'));
@@ -40,7 +28,7 @@ async function main(): Promise<void> {
   try {
     for (const rows of rowsList) {
       const location = path.join(root, `t${rows}.lance`);
-      const body = ipc(rows);
+      const body = randomVectorsIpc(rows, dim);
       let t0 = performance.now();
       await engine.createTable(location, body);
       const create = (performance.now() - t0) / 1000;

@@ -63,7 +63,7 @@ export class RaskStack extends Stack {
     this.changeEvents = new ChangeEvents(this, 'ChangeEvents', { bus: state.eventBus, logRetentionDays: config.logRetentionDays, removalPolicy: config.removalPolicy });
     // The job task tier (#34), only with -c rask:jobsTaskTier=on (docs/deploy.md, "The job task tier").
     const jobTasks = jobTaskSettingsFromContext(this.node);
-    if (jobTasks) this.jobTasks = new JobTasks(this, 'JobTasks', { settings: jobTasks, jobs: this.functions.jobs, logRetentionDays: config.logRetentionDays, removalPolicy: config.removalPolicy });
+    if (jobTasks) this.jobTasks = new JobTasks(this, 'JobTasks', { settings: jobTasks, jobs: this.functions.jobs, cancellers: [this.functions.meta, this.functions.data], logRetentionDays: config.logRetentionDays, removalPolicy: config.removalPolicy });
     this.jobsFailures = failureQueue(this, 'JobsFailures');
     this.jobsSchedule = new JobsSchedule(this, 'JobsSchedule', { fn: this.functions.jobs.fn, failures: this.jobsFailures });
     this.monitoring = new Monitoring(this, 'Alarms', {

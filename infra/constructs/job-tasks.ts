@@ -74,6 +74,12 @@ export interface JobTasksProps {
   readonly settings: JobTaskSettings;
   /** The Jobs function: its role's grants are copied to the task role, and it dispatches. */
   readonly jobs: RaskFunction;
+  /**
+   * The functions whose AlterTransaction cancels jobs (metadata and data): a cancel of a
+   * task-tier job stops its task (lib/queue/dispatch.ts, stopTaskOf), so they may StopTask on
+   * this cluster, and nothing else here.
+   */
+  readonly cancellers?: readonly RaskFunction[];
   readonly logRetentionDays: number;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -151,6 +157,14 @@ export class JobTasks extends Construct {
     const tasksArn = Stack.of(this).formatArn({ service: 'ecs', resource: 'task', resourceName: `${this.cluster.clusterName}/*` });
     jobsRole.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecs:DescribeTasks', 'ecs:StopTask'], resources: [tasksArn] }));
     acknowledgeWildcardResource(jobsRole, tasksArn, "Task ids are made by ECS at RunTask; the resource is this cluster's tasks only.");
+    // The cancellers get the runner's address (lib/app/aws-jobs.ts builds it only when both
+    // names are set) and StopTask: they neither start tasks nor pass roles.
+    for (const canceller of props.cancellers ?? []) {
+      canceller.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecs:StopTask'], resources: [tasksArn] }));
+      acknowledgeWildcardResource(canceller.role, tasksArn, "Task ids are made by ECS at RunTask; the resource is this cluster's tasks only.");
+      canceller.fn.addEnvironment('RASK_JOBS_TASK_CLUSTER', this.cluster.clusterName);
+      canceller.fn.addEnvironment('RASK_JOBS_TASK_DEFINITION', this.taskDefinition.taskDefinitionArn);
+    }
 
     const fn = props.jobs.fn;
     fn.addEnvironment('RASK_JOBS_TASK_CLUSTER', this.cluster.clusterName);
@@ -191,7 +205,15 @@ function copyGrants(from: iam.Role, to: iam.Role): void {
 
 /** The image's build context: the bundled entry, the LanceDB layer's lockfile, a Dockerfile. */
 function imageContext(scope: Construct): string {
-  const dir = path.join(REPO_ROOT, 'cdk.out', 'job-task-image');
+  return writeJobTaskImageContext(path.join(REPO_ROOT, 'cdk.out', 'job-task-image'), Stack.of(scope).bundlingRequired);
+}
+
+/**
+ * Writes the image's build context into `dir`; the entry is bundled only when `bundle` (a synth
+ * that skips bundling gets a placeholder). Exported so a test can run the bundled entry under
+ * node without Docker (test/infra/job-task-image.test.ts).
+ */
+export function writeJobTaskImageContext(dir: string, bundle: boolean): string {
   mkdirSync(path.join(dir, 'app'), { recursive: true });
   mkdirSync(path.join(dir, 'layer'), { recursive: true });
   for (const f of ['package.json', 'package-lock.json']) writeFileSync(path.join(dir, 'layer', f), readFileSync(path.join(LAYER_SOURCE_DIR, f)));
@@ -209,7 +231,7 @@ function imageContext(scope: Construct): string {
       '',
     ].join('\n'),
   );
-  if (Stack.of(scope).bundlingRequired) {
+  if (bundle) {
     buildSync({
       entryPoints: [path.join(REPO_ROOT, 'functions', 'job-task.ts')],
       outfile: path.join(dir, 'app', 'index.mjs'),

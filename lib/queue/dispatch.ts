@@ -12,8 +12,12 @@
  * - a running task-tier job whose lease lapsed lost its task: the stop reason goes into
  *   `rask.error` and the job is queued again (the attempt is spent), or Failed when none is left.
  *
- * At most `concurrency` task-tier jobs are stamped or running at once, as counted by this pass:
- * two passes that overlap exactly may each fill the free places (docs/jobs.md says by how much).
+ * At most `concurrency` task-tier jobs are stamped or running at once, across passes: a pass
+ * stamps first (compare-and-swap), then counts the in-flight jobs of every queue again, and
+ * takes its stamp back without starting when the count is over the cap. Stamps are durable
+ * before the recount, so of any `concurrency + 1` stamps the last one written sees them all and
+ * backs off: the cap is never exceeded. Overlapping passes may all back off; nothing ran, so no
+ * attempt is spent, and the next pass dispatches.
  */
 import type { JobRecord } from '../ports/job-record.js';
 import { ConditionFailedError, type Versioned } from '../ports/object-store.js';
@@ -117,8 +121,14 @@ export async function dispatchTasks(queues: readonly DispatchQueue[], tier: Task
     const stampedEtag = await swap(ctx, stamped, etag);
     // Another pass stamped it (or it changed): that pass starts its task.
     if (!stampedEtag) continue;
-    running++;
     ({ value: record, etag } = { value: stamped, etag: stampedEtag });
+    running = await countInFlight(queues, tier);
+    if (running > tier.concurrency) {
+      // Overlapping passes stamped more than the cap allows: this one yields its place.
+      log({ message: 'job dispatch deferred', id: record.id, project: q.project, in_flight: running, concurrency: tier.concurrency });
+      await swap(ctx, { ...withoutDispatch(record), updatedAt: ctx.now().toISOString() }, etag);
+      continue;
+    }
     try {
       const task = await tier.runner.start({ jobId: record.id, project: q.project, token: `${record.id}-${count}` });
       report.started.push(record.id);
@@ -140,6 +150,13 @@ export async function dispatchTasks(queues: readonly DispatchQueue[], tier: Task
     }
   }
   return report;
+}
+
+/** Task-tier jobs stamped or running now, over every queue: the number the cap bounds. */
+async function countInFlight(queues: readonly DispatchQueue[], tier: TaskTier): Promise<number> {
+  let n = 0;
+  for (const q of queues) for (const job of await liveJobs(q.ctx)) if (inFlight(job.value, q.ctx.now(), tier)) n++;
+  return n;
 }
 
 /** Writes `next` if the record is unchanged; undefined when another writer came first. */

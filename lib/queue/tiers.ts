@@ -68,7 +68,9 @@ export interface TierLimits {
 /**
  * `createIndexCostRows` from the measured slope with a 2× margin (docs/index-builds.md,
  * "Ceilings per tier"): IVF_PQ at 128-d builds 100k rows in 30.1 s on 2 CPUs, so the function's
- * 10 guaranteed minutes hold ~2M cost-rows; half of that is the limit. `rewriteBytes` has no
+ * 10 guaranteed minutes hold ~2M cost-rows; half of that is the limit. A measured 1M-row
+ * build (135.5 s, 3.06 GiB peak RSS; docs/benchmarks.md) leaves more time margin but little
+ * memory margin against the function's 4 GiB, so the limit stays. `rewriteBytes` has no
  * measured slope yet (compaction and backfill MB/s on S3 are not measured): it is a placeholder
  * to set from that measurement, and escalation by experience covers a table it lets through.
  */

@@ -8,7 +8,6 @@
  */
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { FixedSizeList, Field, Float32, Int64, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, vectorFromArray } from 'apache-arrow';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FsObjectStore } from '../../lib/adapters/local/fs-object-store.js';
 import { createLocalApp } from '../../lib/app/local.js';
@@ -18,22 +17,11 @@ import { RegistryWorkQueue } from '../../lib/queue/store.js';
 import { Registry } from '../../lib/registry/registry.js';
 import { ensureNamespace, expectOk, TableApi } from '../support/data-http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { randomVectorsIpc } from '../support/random-vectors.js';
 
 const ROWS = 20_000;
 const DIM = 128;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function vectors(rows: number, dim: number): Buffer {
-  const vecType = new FixedSizeList(dim, new Field('item', new Float32(), true));
-  const schema = new Schema([new Field('id', new Int64(), false), new Field('vec', vecType, true)]);
-  const values = new Float32Array(rows * dim);
-  for (let i = 0; i < values.length; i++) values[i] = Math.random() * 2 - 1;
-  const flat = makeData({ type: new Float32(), length: values.length, data: values });
-  const vec = makeData({ type: vecType, length: rows, nullCount: 0, child: flat });
-  const ids = vectorFromArray(Array.from({ length: rows }, (_, i) => BigInt(i)), new Int64()).data[0];
-  const struct = makeData({ type: new Struct(schema.fields), length: rows, nullCount: 0, children: [ids, vec] });
-  return Buffer.from(tableToIPC(new Table([new RecordBatch(schema, struct)]), 'stream'));
-}
 
 async function describeTx(s: TestServer, id: string): Promise<{ status: string; properties: Record<string, string> }> {
   return expectOk(await s.request('POST', `/v1/transaction/${id}/describe`, '{}'));
@@ -69,8 +57,8 @@ describe('a task-tier IVF_PQ build SIGKILLed mid-build in its child process', ()
     await ensureNamespace(s, 'k');
     const t = new TableApi(s, ['k', 'big']);
     // In four bodies: one of 20k × 128-d is over the request body limit.
-    expectOk(await t.arrow('create', vectors(ROWS / 4, DIM)));
-    for (let i = 1; i < 4; i++) expectOk(await t.arrow('insert', vectors(ROWS / 4, DIM)));
+    expectOk(await t.arrow('create', randomVectorsIpc(ROWS / 4, DIM)));
+    for (let i = 1; i < 4; i++) expectOk(await t.arrow('insert', randomVectorsIpc(ROWS / 4, DIM)));
     const versionsBefore = (await t.describe()).version as number;
     const { transaction_id: id } = expectOk(await t.post('create_index', { column: 'vec', index_type: 'IVF_PQ', name: 'v_pq' }));
 

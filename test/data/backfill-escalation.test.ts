@@ -9,7 +9,6 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { LanceDataEngine } from '../../lib/adapters/lance/engine.js';
 import { runJobTask } from '../../lib/app/job-task.js';
 import { queueBackfill, runBackfill } from '../../lib/catalog/data/backfill.js';
-import { createTableWithData, insertRows } from '../../lib/catalog/data/writes.js';
 import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import { resolveTable } from '../../lib/catalog/protocols/lookup.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
@@ -21,7 +20,7 @@ import { describeJob } from '../../lib/queue/jobs.js';
 import { DEFAULT_TIER_LIMITS } from '../../lib/queue/tiers.js';
 import { manualClock } from '../support/clock.js';
 import { type ServicesFixture, servicesOver } from '../support/services.js';
-import { ipcRows } from './fixtures.js';
+import { threeFragmentTable } from './backfill-fixture.js';
 
 let f: ServicesFixture;
 const quiet = () => undefined;
@@ -59,13 +58,8 @@ it('a backfill killed on the function after one fragment is escalated and the ta
   };
   await createNamespace(svc, { id: ['esc'], mode: 'create', properties: {} });
   const id = ['esc', 'three_fragments'];
-  await createTableWithData(svc, { id, mode: 'create', properties: {}, identity: {} }, ipcRows(100));
-  let t = await resolveTable(svc, id);
-  await insertRows(svc, t, ipcRows(100, 100), 'append', undefined);
-  await insertRows(svc, t, ipcRows(100, 200), 'append', undefined);
+  const t = await threeFragmentTable(svc, id);
   const engine = svc.data!;
-  await engine.addColumns(t.location, { columns: [{ kind: 'computed', name: 'twice', expression: 'id * 2' }] });
-  t = await resolveTable(svc, id);
   const { job_id } = await queueBackfill(svc, t, { column: 'twice' });
 
   // The function's attempt: one slice committed, then the invocation is killed (the runner never returns).

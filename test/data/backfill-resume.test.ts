@@ -7,11 +7,10 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { LanceDataEngine } from '../../lib/adapters/lance/engine.js';
 import { runBackfill } from '../../lib/catalog/data/backfill.js';
-import { createTableWithData, insertRows } from '../../lib/catalog/data/writes.js';
 import { createNamespace } from '../../lib/catalog/namespaces/create.js';
 import { resolveTable } from '../../lib/catalog/protocols/lookup.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
-import { ipcRows } from './fixtures.js';
+import { threeFragmentTable } from './backfill-fixture.js';
 import { type ServicesFixture, servicesOver } from '../support/services.js';
 
 let f: ServicesFixture;
@@ -26,12 +25,8 @@ afterAll(() => f?.cleanup());
 
 it('a backfill stopped after its first fragment resumes with the rest and leaves the done fragment alone', async () => {
   const id = ['bf', 'three_fragments'];
-  await createTableWithData(svc, { id, mode: 'create', properties: {}, identity: {} }, ipcRows(100));
-  let t = await resolveTable(svc, id);
-  await insertRows(svc, t, ipcRows(100, 100), 'append', undefined);
-  await insertRows(svc, t, ipcRows(100, 200), 'append', undefined);
+  let t = await threeFragmentTable(svc, id);
   const engine = svc.data!;
-  await engine.addColumns(t.location, { columns: [{ kind: 'computed', name: 'twice', expression: 'id * 2' }] });
 
   const stop = new Error('stopped by the test after one slice');
   await expect(runBackfill(svc, t, { column: 'twice' }, { onSlice: () => { throw stop; } })).rejects.toBe(stop);

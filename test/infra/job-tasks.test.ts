@@ -72,6 +72,29 @@ describe('the job task tier (rask:jobsTaskTier=on)', () => {
     expect(pass(jobsRole)).toBe(false);
   });
 
+  it('lets the metadata and data functions (AlterTransaction cancels) StopTask on this cluster only, and neither RunTask nor PassRole', () => {
+    const stackName = built.stack.stackName;
+    const clusterId = logicalId(built.template, 'AWS::ECS::Cluster', 'JobTasksCluster');
+    const clusterName = built.assembly.resolve(stackName, { Ref: clusterId }) as string;
+    const clusterArn = built.assembly.resolve(stackName, { 'Fn::GetAtt': [clusterId, 'Arn'] }) as string;
+    const tdId = logicalId(built.template, 'AWS::ECS::TaskDefinition', 'JobTasksTask');
+    const td = built.assembly.resolve(stackName, { Ref: tdId }) as string;
+    // A task's ARN as ECS makes it: the stack's region and account, the cluster's name, an id.
+    const ecsArn = built.assembly.resolve(stackName, { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':ecs:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }]] }) as string;
+    const taskArn = `${ecsArn}:task/${clusterName}/0123456789abcdef`;
+    const fns = resourcesOfType(built.template, 'AWS::Lambda::Function');
+    for (const name of ['Meta', 'Data']) {
+      const statements = rolePolicies(built.assembly, logicalId(built.template, 'AWS::IAM::Role', `Functions${name}Role`)).identity;
+      expect(evaluate(statements, { action: 'ecs:StopTask', resource: taskArn, context: {} }).allowed, name).toBe(true);
+      expect(evaluate(statements, { action: 'ecs:StopTask', resource: taskArn.replace(`/${clusterName}/`, '/other-cluster/'), context: {} }).allowed, name).toBe(false);
+      expect(evaluate(statements, { action: 'ecs:RunTask', resource: td, context: { 'ecs:cluster': clusterArn } }).allowed, name).toBe(false);
+      expect(evaluate(statements, { action: 'iam:PassRole', resource: rolePolicies(built.assembly, logicalId(built.template, 'AWS::IAM::Role', 'JobTasksTaskRole')).roleArn, context: {} }).allowed, name).toBe(false);
+      // The runner is built only when both are set (lib/app/aws-jobs.ts): without them a cancel could not stop the task.
+      const env = fns[logicalId(built.template, 'AWS::Lambda::Function', `Functions${name}`)]!.Properties!.Environment.Variables;
+      expect(Object.keys(env), name).toEqual(expect.arrayContaining(['RASK_JOBS_TASK_CLUSTER', 'RASK_JOBS_TASK_DEFINITION']));
+    }
+  });
+
   it('has no NAT gateway: public subnets, S3 and DynamoDB gateway endpoints, and the Jobs function knows the task', () => {
     expect(Object.keys(resourcesOfType(built.template, 'AWS::EC2::NatGateway'))).toEqual([]);
     const endpoints = Object.values(resourcesOfType(built.template, 'AWS::EC2::VPCEndpoint')).map((e) => e.Properties?.VpcEndpointType ?? 'Gateway');

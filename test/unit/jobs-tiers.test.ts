@@ -77,6 +77,26 @@ describe('dispatch (ECS mocked)', () => {
     expect(ecs.commandCalls(RunTaskCommand)).toHaveLength(3);
   });
 
+  it('the cap holds across overlapping passes: 4 passes at once over 10 jobs start at most rask:jobsTaskConcurrency tasks (real interleaving)', async () => {
+    f = await servicesOver('memory', { jitterTurns: 4 });
+    const clock = manualClock();
+    let n = 0;
+    ecs.on(RunTaskCommand).callsFake(async () => ({ tasks: [{ taskArn: `arn:task/${++n}` }] }));
+    const s = withTier(f.services, clock, ecsRunner(), 3);
+    for (let i = 0; i < 10; i++) await enqueue(jobContext(s), taskJob);
+    const pass = (w: string) => runJobsOnce(s, { owner: `lambda:${w}`, tier: 'function', budgetMs: 60_000, log: quiet, clock: clock.ms, runners: {} });
+    for (let round = 0; round < 3; round++) {
+      await Promise.all(['a', 'b', 'c', 'd'].map((w) => pass(`${w}${round}`)));
+      expect(ecs.commandCalls(RunTaskCommand).length, `after round ${round}`).toBeLessThanOrEqual(3);
+    }
+    // A pass that backed off left its job Queued and unstamped: a lone pass fills the cap exactly.
+    await pass('lone');
+    expect(ecs.commandCalls(RunTaskCommand)).toHaveLength(3);
+    const stamped = [];
+    for (const id of (await jobContext(s).queue.listLive({ limit: 100 })).jobs) if (id.value.dispatch) stamped.push(id.value.id);
+    expect(stamped).toHaveLength(3);
+  });
+
   it('a throttled RunTask spends no attempt: the stamp is taken back and a later pass starts the task', async () => {
     f = await servicesOver('memory');
     const clock = manualClock();
