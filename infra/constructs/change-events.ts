@@ -88,10 +88,4 @@ export class ChangeEvents extends Construct {
       ],
     });
   }
-
-  /** Lets a function put events on this bus and tells it the bus's name. */
-  grantPublish(fn: { role?: iam.IRole; addEnvironment(key: string, value: string): unknown }): void {
-    if (fn.role) this.bus.grantPutEventsTo(fn.role);
-    fn.addEnvironment('RASK_EVENT_BUS_NAME', this.bus.eventBusName);
-  }
 }
