@@ -122,8 +122,7 @@ export async function reserveQuota(
         // The recount, if any, is kept only by writing it; a refusal writes nothing.
         throw refusal(services, kind, limit, inUse(current), wanted.length);
       }
-      const mine = wanted;
-      const next: UsageRecord = { ...current, countedUnder: limit, pending: [...current.pending, ...mine] };
+      const next: UsageRecord = { ...current, countedUnder: limit, pending: [...current.pending, ...wanted] };
       if (found) await services.registry.replace(key, next, found.etag);
       else await services.registry.create(key, next);
     },
