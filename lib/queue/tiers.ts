@@ -79,6 +79,14 @@ export const DEFAULT_TIER_LIMITS: TierLimits = {
   rewriteBytes: 16 * 1024 ** 3,
 };
 
+/** The defaults with what a deployment set (RASK_JOBS_TASK_INDEX_COST_ROWS, RASK_JOBS_TASK_REWRITE_BYTES); unset keys keep theirs. */
+export function tierLimits(set: { readonly createIndexCostRows?: number; readonly rewriteBytes?: number }): TierLimits {
+  return {
+    createIndexCostRows: set.createIndexCostRows ?? DEFAULT_TIER_LIMITS.createIndexCostRows,
+    rewriteBytes: set.rewriteBytes ?? DEFAULT_TIER_LIMITS.rewriteBytes,
+  };
+}
+
 /**
  * How long a dispatched job may wait for its task's claim before it is dispatched again: a
  * Fargate task takes ~30–60 s to pull and start (docs/deploy.md); ten minutes leaves room for a
