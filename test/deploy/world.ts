@@ -9,7 +9,8 @@ import { createSandbox, type InvokeResult, type Sandbox } from './lambda-sandbox
 import { CreateTableCommand, DynamoDBClient, type CreateTableCommandInput, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import type { AddressInfo } from 'node:net';
-import { startAwsHttpFake, type AwsHttpFake } from '../support/aws-http-fake.js';
+import { startAwsHttpFake, type AwsHttpFake, type EcsTaskDefinition } from '../support/aws-http-fake.js';
+import { readTaskDefinitions, startContainer, type ContainerProcess, type TaskDefinitionArtifact } from './containers.js';
 
 export interface ApiRoute {
   readonly operation: string;
@@ -31,6 +32,12 @@ export interface World {
   readonly schedules: readonly ScheduledTarget[];
   /** The function authorizing API requests (the API's custom authorizer). */
   readonly authorizer?: FunctionArtifact;
+  /** The assembly's ECS task definitions (`rask:jobsTaskTier=on`); a RunTask of one starts its container (./containers.ts). */
+  readonly taskDefinitions: readonly TaskDefinitionArtifact[];
+  /** Containers started by RunTask, by task ARN. */
+  readonly containers: ReadonlyMap<string, ContainerProcess>;
+  /** The next `n` RunTask calls leave their task PROVISIONING (no container) until StopTask: a slow start. */
+  holdTasks(n: number): void;
   sandbox(fn: FunctionArtifact): Sandbox;
   invoke(fn: FunctionArtifact, event: unknown): Promise<InvokeResult>;
   close(): Promise<void>;
@@ -59,7 +66,27 @@ export async function startWorld(options: WorldOptions): Promise<World> {
     return s;
   };
   const dynamo = await startDynamo(assembly);
+  const taskDefinitions = readTaskDefinitions(assembly);
+  const containers = new Map<string, ContainerProcess>();
+  let held = 0;
+  const asEcs = (t: TaskDefinitionArtifact): EcsTaskDefinition => ({ arn: t.arn, passRoles: t.passRoles, container: t.container.name });
   fake = await startAwsHttpFake({
+    ecs: {
+      taskDefinition: (arn) => {
+        const found = taskDefinitions.find((t) => t.arn === arn);
+        return found && asEcs(found);
+      },
+      run: (launch) => {
+        if (held > 0) {
+          held--;
+          return undefined;
+        }
+        const definition = taskDefinitions.find((t) => t.arn === launch.taskDefinition.arn)!;
+        const container = startContainer(definition, { taskArn: launch.taskArn, environment: launch.environment, endpoint: fake.endpoint, credentials: fake.principal(definition.taskRoleLogicalId) });
+        containers.set(launch.taskArn, container);
+        return container;
+      },
+    },
     dynamodbEndpoint: dynamo.endpoint,
     region: FAKE_REGION,
     account: FAKE_ACCOUNT,
@@ -109,10 +136,16 @@ export async function startWorld(options: WorldOptions): Promise<World> {
     routes,
     schedules,
     authorizer,
+    taskDefinitions,
+    containers,
+    holdTasks: (n) => {
+      held = n;
+    },
     sandbox,
     invoke: (fn, event) => sandbox(fn).invoke(event),
     close: async () => {
       await Promise.all([...sandboxes.values()].map((s) => s.dispose()));
+      await Promise.all([...containers.values()].map((c) => c.dispose()));
       await fake.close();
       await dynamo.close();
     },
