@@ -79,6 +79,8 @@ export class RaskStack extends Stack {
       settings: maintenanceSettingsFromContext(this.node),
       alarmTopic: this.monitoring.topic,
     });
+    // The passes that queue per-table jobs route them like the API does (a sticky task-tier table stays there).
+    this.jobTasks?.routeJobsOf(Object.values(this.maintenance.passes).flatMap((p) => (p ? [p.fn] : [])));
     this.changeRelay = new ChangeRelay(this, 'ChangeRelay', { config, storage: this.storage, bus: state.eventBus, alarmTopic: this.monitoring.topic });
     this.auth = new AdminKeyAuth(this, 'Auth', {
       config,

@@ -105,6 +105,7 @@ export class JobTasks extends Construct {
   readonly taskRole: iam.Role;
   readonly executionRole: iam.Role;
   readonly securityGroup: ec2.SecurityGroup;
+  private readonly indexCostRows?: number;
 
   constructor(scope: Construct, id: string, props: JobTasksProps) {
     super(scope, id);
@@ -184,6 +185,7 @@ export class JobTasks extends Construct {
       for (const f of [props.jobs, ...(props.cancellers ?? [])]) f.fn.addEnvironment('RASK_JOBS_TASK_INDEX_COST_ROWS', String(settings.indexCostRows));
     }
 
+    this.indexCostRows = settings.indexCostRows;
     const fn = props.jobs.fn;
     fn.addEnvironment('RASK_JOBS_TASK_CLUSTER', this.cluster.clusterName);
     fn.addEnvironment('RASK_JOBS_TASK_DEFINITION', this.taskDefinition.taskDefinitionArn);
@@ -192,6 +194,20 @@ export class JobTasks extends Construct {
     fn.addEnvironment('RASK_JOBS_TASK_SECURITY_GROUPS', this.securityGroup.securityGroupId);
     fn.addEnvironment('RASK_JOBS_TASK_PUBLIC_IP', 'true');
     fn.addEnvironment('RASK_JOBS_TASK_CONCURRENCY', String(settings.concurrency));
+  }
+
+  /**
+   * Functions that queue jobs but neither dispatch nor cancel (the maintenance passes): told the
+   * tier exists, so that a table's sticky route or an estimate puts the job on it. Without this a
+   * sweep of a table escalated before queued its next job on the function tier ("…, but no task
+   * tier is configured"). No grant: they call no ECS API.
+   */
+  routeJobsOf(functions: readonly RaskFunction[]): void {
+    for (const f of functions) {
+      f.fn.addEnvironment('RASK_JOBS_TASK_CLUSTER', this.cluster.clusterName);
+      f.fn.addEnvironment('RASK_JOBS_TASK_DEFINITION', this.taskDefinition.taskDefinitionArn);
+      if (this.indexCostRows !== undefined) f.fn.addEnvironment('RASK_JOBS_TASK_INDEX_COST_ROWS', String(this.indexCostRows));
+    }
   }
 }
 

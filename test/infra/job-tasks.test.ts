@@ -67,6 +67,17 @@ describe('the job task tier (rask:jobsTaskTier=on)', () => {
     expect(env).toMatchObject({ RASK_TASK_PLATFORM: 'aws', RASK_JOB_TASK_MAX_MS: String(480 * 60_000) });
   });
 
+  it('tells the maintenance passes the tier exists (their queued jobs route to it) and grants them no ECS action', () => {
+    const passes = Object.entries(built.template.findResources('AWS::Lambda::Function')).filter(([id]) => id.startsWith('Maintenance'));
+    expect(passes.length).toBeGreaterThan(0);
+    for (const [id, r] of passes) {
+      const vars = (r.Properties as { Environment: { Variables: Record<string, unknown> } }).Environment.Variables;
+      expect(Object.keys(vars), id).toEqual(expect.arrayContaining(['RASK_JOBS_TASK_CLUSTER', 'RASK_JOBS_TASK_DEFINITION']));
+      const role = ((r.Properties as { Role: { 'Fn::GetAtt': [string, string] } }).Role)['Fn::GetAtt'][0];
+      expect(JSON.stringify(rolePolicies(built.assembly, role).identity), id).not.toMatch(/ecs:|iam:PassRole/);
+    }
+  });
+
   it('lets the Jobs function RunTask only this task definition on this cluster and PassRole only its two roles', () => {
     const jobsRole = logicalId(built.template, 'AWS::IAM::Role', 'FunctionsJobsRole');
     const statements = rolePolicies(built.assembly, jobsRole).identity;
