@@ -289,9 +289,9 @@ describe('routing (manual clock)', () => {
     const s = withTier(f.services, clock, inProcessTasks(() => s, {}).runner);
     const big = await enqueue(jobContext(s), { type: 'create_index', params: {}, estimate: { costRows: 4_000_000 } });
     const small = await enqueue(jobContext(s), { type: 'create_index', params: {}, estimate: { costRows: 300 } });
-    expect((await describeJob(jobContext(s), big.id)).properties).toMatchObject({ 'rask.tier': 'task', 'rask.tier_reason': 'estimate: 4000000 cost-rows > 1000000 (create_index)' });
-    expect((await describeJob(jobContext(s), small.id)).properties).toMatchObject({ 'rask.tier': 'function', 'rask.tier_reason': 'estimate: 300 cost-rows ≤ 1000000 (create_index)' });
+    expect((await describeJob(jobContext(s), big.id)).properties).toMatchObject({ 'rask.tier': 'task', 'rask.tier_reason': 'estimate: 4000000 cost-rows > 2000000 (create_index)' });
+    expect((await describeJob(jobContext(s), small.id)).properties).toMatchObject({ 'rask.tier': 'function', 'rask.tier_reason': 'estimate: 300 cost-rows ≤ 2000000 (create_index)' });
     const plain = await enqueue(jobContext(f.services), { type: 'create_index', params: {}, estimate: { costRows: 4_000_000 } });
-    expect((await describeJob(jobContext(f.services), plain.id)).properties).toMatchObject({ 'rask.tier': 'function', 'rask.tier_reason': 'estimate: 4000000 cost-rows > 1000000 (create_index), but no task tier is configured' });
+    expect((await describeJob(jobContext(f.services), plain.id)).properties).toMatchObject({ 'rask.tier': 'function', 'rask.tier_reason': 'estimate: 4000000 cost-rows > 2000000 (create_index), but no task tier is configured' });
   });
 });
