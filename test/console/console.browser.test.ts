@@ -153,6 +153,11 @@ describe('the console in Chromium', () => {
     const versions = page.getByTestId('versions').locator('tbody tr');
     await expect.poll(() => versions.count()).toBe(3);
     expect(await versions.first().innerText()).toMatch(/^3\b/);
+    // Each version with its change stamp from the feed: who, through which door, when.
+    const stamps = await page.getByTestId('stamp').allInnerTexts();
+    expect(stamps).toHaveLength(3);
+    // The official client commits through the catalog's doors (CreateTable, then CreateTableVersion).
+    for (const s of stamps) expect(s).toMatch(/^admin · (CreateTable|CreateTableVersion|InsertIntoTable) · \d{4}-/);
     const tags = await page.getByTestId('tags').innerText();
     expect(tags).toMatch(/launch\s+1/);
     await expect.poll(() => page.getByTestId('rows').textContent()).toBe('3');
@@ -232,6 +237,37 @@ describe('the console in Chromium', () => {
     expect(report?.endsWith(`/${reports[0].report}.json`), `${report} vs ${reports[0].report}`).toBe(true);
     expect(await page.getByTestId('table-reports').innerText()).toMatch(/sweep.*2 → 1/s);
     await shot('sweep-now');
+  });
+
+  it('shows the trash and the change events newest first, and pages back to older ones', async () => {
+    // A drop in acme, then more than a feed page (200) of later changes on top of it.
+    expect((await api('POST', '/projects/acme/v1/table/vault%24scratch/declare', {})).status).toBe(200);
+    expect((await api('POST', '/projects/acme/v1/table/vault%24scratch/drop', {})).status).toBe(200);
+    for (let i = 0; i < 205; i += 41) {
+      await Promise.all(Array.from({ length: 41 }, (_, j) => api('POST', `/projects/acme/v1/namespace/zz${String(i + j).padStart(3, '0')}/create`, {})));
+    }
+    await open(page, '#/p/acme/trash');
+    await page.getByText('Nothing in the trash.').waitFor();
+    await page.getByRole('button', { name: 'Look further back' }).click();
+    const trash = page.getByTestId('trash');
+    await trash.waitFor();
+    expect(await trash.innerText()).toContain('vault.scratch');
+
+    await open(page, '#/p/acme/changes');
+    const rows = page.getByTestId('changes').locator('tbody tr');
+    await expect.poll(() => rows.count()).toBe(200);
+    const firstPage = await rows.allInnerTexts();
+    const times = (texts: string[]) => texts.map((t) => t.split('\t')[0]!);
+    // Newest first: times never increase down the table (ISO-like text sorts as time).
+    expect([...times(firstPage)].sort().reverse()).toEqual(times(firstPage));
+    expect(firstPage.join('\n')).not.toContain('dev.rask.table.dropped');
+    await page.getByRole('button', { name: 'Older events' }).click();
+    await expect.poll(() => rows.count()).toBeGreaterThan(200);
+    await page.getByText('The oldest event held is shown.').waitFor();
+    const all = await rows.allInnerTexts();
+    expect(all.slice(0, 200)).toEqual(firstPage);
+    expect(all.join('\n')).toContain('table:vault.scratch');
+    expect([...times(all)].sort().reverse()).toEqual(times(all));
   });
 
   it('shows jobs, change events and the access pages', async () => {
