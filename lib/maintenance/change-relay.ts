@@ -116,8 +116,9 @@ export async function relayChanges(services: CatalogServices, options: RelayOpti
       const page = await log.page({ project, limit: LOG_PAGE, ...(at.cursor === undefined ? {} : { since: at.cursor }) });
       for (const e of page.events) {
         if (e.data.kind === 'table' && typeof e.data.version === 'number') state.claims[claimKey(project, e.data.id, e.data.version)] = e.time;
-        // A maintenance run names the versions it committed (lib/maintenance/announce.ts).
-        for (const c of maintenanceCommits(e)) for (let v = c.from + 1; v <= c.to; v++) state.claims[claimKey(project, c.id, v)] = e.time;
+        // A maintenance run, a door or a job names the further versions it committed
+        // (lib/maintenance/announce.ts, lib/operations/emit.ts, lib/jobs/worker.ts).
+        for (const c of namedCommits(e)) for (let v = c.from + 1; v <= c.to; v++) state.claims[claimKey(project, c.id, v)] = e.time;
       }
       if (options.publisher && page.events.length > 0) {
         const taken = await publishAll(options.publisher, page.events);
@@ -207,9 +208,9 @@ export async function relayChanges(services: CatalogServices, options: RelayOpti
   return { relayed, unpublished, storageCommits, tables, problems };
 }
 
-/** The `details.commits` of a maintenance event: the table versions the catalog's own pass committed. */
-function maintenanceCommits(e: RaskEvent): { id: string[]; from: number; to: number }[] {
-  if (e.data.kind !== 'maintenance' || !Array.isArray(e.data.details?.commits)) return [];
+/** The `details.commits` of an event: table versions the catalog committed itself, `from` (exclusive) to `to`. */
+function namedCommits(e: RaskEvent): { id: string[]; from: number; to: number }[] {
+  if (!Array.isArray(e.data.details?.commits)) return [];
   return (e.data.details.commits as unknown[]).filter(
     (c): c is { id: string[]; from: number; to: number } =>
       typeof c === 'object' && c !== null && Array.isArray((c as { id?: unknown }).id) && typeof (c as { from?: unknown }).from === 'number' && typeof (c as { to?: unknown }).to === 'number' && (c as { to: number }).to - (c as { from: number }).from <= 1000,
