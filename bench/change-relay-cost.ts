@@ -26,8 +26,10 @@ const ok = async (path: string, body: unknown) => {
   if (res.status !== 200) throw new Error(res.text);
 };
 await ok('/v1/namespace/ns/create', { id: ['ns'] });
-// The relay's clock a minute ahead: every append has passed the log's settle window.
-let ahead = 60_000;
+// The relay's clock ahead of the store's: every append has passed the log's settle window. The
+// first cycle runs on the store's clock, so the recovery's window (lib/maintenance/change-recovery.ts)
+// starts before the changes below.
+let ahead = 0;
 const relay = await createAwsRelay(loadMaintenanceConfig(ENV), { client: s3.client, eventBridge: eb.client, now: () => new Date(Date.now() + ahead), sleep: async () => {} });
 await relay.run(Date.now() + 600_000); // the first cycle: the state and the one namespace event
 const count = (rs: readonly S3Request[]) => {
@@ -53,11 +55,23 @@ while (eb.accepted('bus').length < n + 1 && cycles < 20) {
 }
 const relayed = s3.requests();
 const putEvents = eb.calls().length - callsBefore;
-// One idle cycle: nothing new in the log, n declared tables (no manifests) to look at.
+// One idle cycle: nothing new in the log, n declared tables (no manifests) to look at. Same
+// clock offset as the last relaying cycle, so the recovery's window does not reach the changes yet.
 s3.clearRequests();
-ahead += 60_000;
 await relay.run(Date.now() + 600_000);
 const idle = s3.requests();
+const idleReport = await (async () => {
+  // The recovery's window (2 minutes behind the relay's clock) now holds the n changes: one
+  // cycle reads each record written in it once; the next cycle's window is empty.
+  s3.clearRequests();
+  ahead += 120_000;
+  const windowed = await relay.run(Date.now() + 600_000);
+  const withWindow = s3.requests();
+  s3.clearRequests();
+  ahead += 60_000;
+  await relay.run(Date.now() + 600_000);
+  return { windowed, withWindow, emptyWindow: s3.requests() };
+})();
 
 console.log(`${n} changes (DeclareTable), relayed in ${cycles} cycle(s)`);
 console.log(`  appends (on the doors' path), per change: ${fmt(count(appends), n)}`);
@@ -65,3 +79,6 @@ console.log(`  relay, per change: S3 ${fmt(count(relayed), n)}; PutEvents calls 
 console.log(`  one idle cycle over ${n} tables, per table: ${fmt(count(idle), n)} (${idle.length} requests)`);
 const minus = (a: Record<string, number>, b: Record<string, number>) => Object.fromEntries(Object.entries(a).map(([op, c]) => [op, c - (b[op] ?? 0)]));
 console.log(`  relay minus the table scan (the log's own part), per change: ${fmt(minus(count(relayed), count(idle)), n)}`);
+console.log(`  a cycle whose recovery window holds the ${n} changes: ${idleReport.withWindow.length} requests, ${idleReport.windowed.recovered} recovered; an idle cycle after it (window empty): ${idleReport.emptyWindow.length} requests`);
+console.log(`  the recovery's reads per change written (the difference): ${fmt(minus(count(idleReport.withWindow), count(idleReport.emptyWindow)), n)}`);
+console.log(`  an idle cycle per table, the recovery's LIST of the tree included: ${fmt(count(idleReport.emptyWindow), n)}`);

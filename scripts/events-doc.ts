@@ -4,7 +4,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { eventJsonSchema } from '../lib/events/schema.js';
-import { OPERATION_EVENTS, allEventTypes } from '../lib/events/vocabulary.js';
+import { JOB_COMMIT_EVENT, JOB_COMMIT_EVENTS, OPERATION_EVENTS, allEventTypes } from '../lib/events/vocabulary.js';
 
 export const BEGIN = '<!-- generated: npm run docs:events -->';
 export const END = '<!-- end generated -->';
@@ -12,6 +12,8 @@ export const END = '<!-- end generated -->';
 export function generatedSection(): string {
   const byType = new Map<string, string[]>();
   for (const [op, type] of Object.entries(OPERATION_EVENTS)) if (type) byType.set(type, [...(byType.get(type) ?? []), op]);
+  for (const [job, type] of Object.entries(JOB_COMMIT_EVENTS)) byType.set(type, [...(byType.get(type) ?? []), `a \`${job}\` job, per version it commits`]);
+  byType.set(JOB_COMMIT_EVENT, ['a job of another type, per version it commits']);
   const rows = allEventTypes().map((t) => `| \`${t}\` | ${(byType.get(t) ?? []).join(', ') || (t.startsWith('dev.rask.maintenance.') ? 'the maintenance pass, when it did material work' : 'any door refused with 403 / code 15')} |`);
   return [
     BEGIN,

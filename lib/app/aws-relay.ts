@@ -50,6 +50,7 @@ export async function createAwsRelay(
     : undefined;
   return {
     run: (deadline) =>
-      relayChanges({ ...services, changes }, { ...(publisher ? { publisher } : {}), settleMs: AWS_RELAY_SETTLE_MS, deadline, ...(options.now ? { now: options.now } : {}) }),
+      // With `recover`: no Lambda start-up finds a change whose door died before its append; each cycle does.
+      relayChanges({ ...services, changes }, { ...(publisher ? { publisher } : {}), settleMs: AWS_RELAY_SETTLE_MS, deadline, recover: true, ...(options.now ? { now: options.now } : {}) }),
   };
 }

@@ -23,6 +23,9 @@ const DERIVABLE: Partial<Record<OperationId, 'namespace' | 'table'>> = {
   RegisterTable: 'table',
 };
 
+/** Whether a change of door `operation` can be found again in what it wrote (its event re-derived). */
+export const isDerivableOperation = (operation: string): boolean => Object.hasOwn(DERIVABLE, operation);
+
 /** The project a registry key of a project's catalog tree belongs to (`p/<project>/t/…`). */
 export function projectOfTreeKey(key: string): string | undefined {
   const m = /^p\/([^/]+)\/t\//.exec(key);

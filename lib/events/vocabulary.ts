@@ -127,10 +127,24 @@ export const ACCESS_DENIED_EVENT = 'dev.rask.access.denied';
 /** Emitted by a maintenance pass that did material work (an idle pass emits nothing). */
 export const maintenanceEvent = (pass: string): string => `dev.rask.maintenance.${pass}.completed`;
 
+/**
+ * Emitted by a job for each table version it commits (lib/jobs/commit-events.ts): a queued index
+ * build's one commit, each slice of a backfill. The door that queued the job emitted its own
+ * event already (`…index.created`, `…columns.backfill_started`, with the `transaction_id`).
+ */
+export const JOB_COMMIT_EVENTS: Readonly<Record<string, string>> = {
+  create_index: 'dev.rask.table.index.built',
+  backfill: 'dev.rask.table.columns.backfilled',
+};
+
+/** A job type without its own entry above (none today) that commits a version. */
+export const JOB_COMMIT_EVENT = 'dev.rask.table.job.committed';
+
 /** Every type this deployment can emit (docs/events.md lists the same set; a test compares them). */
 export function allEventTypes(): string[] {
   const types = new Set<string>([ACCESS_DENIED_EVENT]);
   for (const type of Object.values(OPERATION_EVENTS)) if (type) types.add(type);
   for (const pass of ['sweep', 'index', 'reconcile', 'orphans']) types.add(maintenanceEvent(pass));
+  for (const type of [...Object.values(JOB_COMMIT_EVENTS), JOB_COMMIT_EVENT]) types.add(type);
   return [...types].sort();
 }

@@ -14,6 +14,8 @@ import { encodeSegment, keys } from '../registry/keys.js';
 import type { JobRecord, WorkerTier } from '../ports/job-record.js';
 import { dispatchTasks } from '../queue/dispatch.js';
 import { TIMEOUT_CODE, timeoutMessage } from '../queue/tiers.js';
+import { withCommitSink } from '../events/commits.js';
+import { jobCommitEvent } from './commit-events.js';
 
 export type WorkerLog = (entry: Record<string, unknown>) => void;
 
@@ -221,11 +223,20 @@ async function runClaimed(
   let limitTimer: NodeJS.Timeout | undefined;
   try {
     if (!runner) throw new CatalogError(ErrorCode.Unsupported, `no runner for job type ${JSON.stringify(held.job.type)}`);
-    const running = runner(held.job, {
-      services,
-      signal: abort.signal,
-      progress: (o) => void (pending = { ...pending, ...o }),
-    });
+    const job = held.job;
+    // Each table version the runner commits gets its event now, not when the job ends
+    // (commit-events.ts): the change relay must find it claimed within its settle window.
+    const table = job.table;
+    const announce = async (version: number) => {
+      if (table) await services.events?.publish([jobCommitEvent(services.project, { ...job, table }, version, services.now())]);
+    };
+    const running = withCommitSink(announce, () =>
+      runner(job, {
+        services,
+        signal: abort.signal,
+        progress: (o) => void (pending = { ...pending, ...o }),
+      }),
+    );
     // At the limit the signal is aborted and the worker stops waiting: a step inside LanceDB
     // cannot be interrupted, so the caller exits after the failure is written.
     const atLimit = limit

@@ -32,6 +32,7 @@ import { versionsPrefix } from '../catalog/dataset/manifests.js';
 import { cloudEvent, type RaskEvent } from '../events/cloudevent.js';
 import type { EventPublisher } from '../ports/event-publisher.js';
 import { ConditionFailedError } from '../ports/object-store.js';
+import { derivable, RECOVERY_GRACE_MS, recoverWindow, SEEN_KEEP_MS, type RecoveryMark } from './change-recovery.js';
 import { listProjects } from './estate.js';
 import { forEachTable } from './walker.js';
 
@@ -49,14 +50,16 @@ const LOG_PAGE = 1000;
 const CLAIM_KEEP_MS = 3_600_000;
 
 export interface RelayState {
-  /** Per project: the log cursor after the last event handed to the publisher. */
-  projects: Record<string, { cursor?: string }>;
+  /** Per project: the log cursor after the last event handed to the publisher, and the recovery's mark. */
+  projects: Record<string, { cursor?: string } & RecoveryMark>;
   /** Per table (`project \n warehouse \n path`): the newest version judged. */
   tables: Record<string, number>;
   /** `project \n table id (JSON) \n version` → the claiming event's time. */
   claims: Record<string, string>;
   /** The newest manifest time judged by the previous cycle (ISO); absent before the first cycle. */
   horizon?: string;
+  /** With `recover`: `project \n event id` → time, of the derivable events read from the log (change-recovery.ts). */
+  seen?: Record<string, string>;
 }
 
 export interface RelayOptions {
@@ -67,6 +70,11 @@ export interface RelayOptions {
   readonly now?: () => Date;
   /** Stop starting new tables after this instant (epoch ms). */
   readonly deadline?: number;
+  /**
+   * Re-derive the events of changes whose door died between its decisive write and its append
+   * (change-recovery.ts): on AWS, where no start-up finds them. The local server recovers at start.
+   */
+  readonly recover?: boolean;
 }
 
 export interface RelayReport {
@@ -76,6 +84,8 @@ export interface RelayReport {
   readonly unpublished: number;
   /** Commits found in storage and appended to the log. */
   readonly storageCommits: number;
+  /** Events of changes found again in the registry (their door's append never came), appended to the log. */
+  readonly recovered: number;
   readonly tables: number;
   readonly problems: readonly string[];
 }
@@ -93,7 +103,10 @@ async function readState(services: CatalogServices): Promise<{ state: RelayState
   const obj = await services.registry.store.get(RELAY_STATE_KEY);
   if (!obj) return { state: { projects: {}, tables: {}, claims: {} } };
   const parsed = JSON.parse(obj.body.toString('utf8')) as Partial<RelayState>;
-  return { state: { projects: parsed.projects ?? {}, tables: parsed.tables ?? {}, claims: parsed.claims ?? {}, ...(parsed.horizon ? { horizon: parsed.horizon } : {}) }, etag: obj.etag };
+  return {
+    state: { projects: parsed.projects ?? {}, tables: parsed.tables ?? {}, claims: parsed.claims ?? {}, ...(parsed.horizon ? { horizon: parsed.horizon } : {}), ...(parsed.seen ? { seen: parsed.seen } : {}) },
+    etag: obj.etag,
+  };
 }
 
 /** One relay cycle over every project of the registry. */
@@ -109,6 +122,9 @@ export async function relayChanges(services: CatalogServices, options: RelayOpti
   // 1. The log to the bus, and the versions the catalog's own doors committed.
   let relayed = 0;
   let unpublished = 0;
+  const seen = options.recover ? (state.seen ??= {}) : undefined;
+  /** Projects whose log was read to its end this cycle: only those are recovered (every id of the log is in `seen`). */
+  const readToEnd = new Set<string>();
   const projects = new Set<string>([...Object.keys(state.projects), ...(await listProjects(services))]);
   for (const project of projects) {
     const at = (state.projects[project] ??= {});
@@ -116,8 +132,10 @@ export async function relayChanges(services: CatalogServices, options: RelayOpti
       const page = await log.page({ project, limit: LOG_PAGE, ...(at.cursor === undefined ? {} : { since: at.cursor }) });
       for (const e of page.events) {
         if (e.data.kind === 'table' && typeof e.data.version === 'number') state.claims[claimKey(project, e.data.id, e.data.version)] = e.time;
-        // A maintenance run names the versions it committed (lib/maintenance/announce.ts).
-        for (const c of maintenanceCommits(e)) for (let v = c.from + 1; v <= c.to; v++) state.claims[claimKey(project, c.id, v)] = e.time;
+        // A maintenance run, a door or a job names the further versions it committed
+        // (lib/maintenance/announce.ts, lib/operations/emit.ts, lib/jobs/worker.ts).
+        for (const c of namedCommits(e)) for (let v = c.from + 1; v <= c.to; v++) state.claims[claimKey(project, c.id, v)] = e.time;
+        if (seen && derivable(e)) seen[`${project}\n${e.id}`] = e.time;
       }
       if (options.publisher && page.events.length > 0) {
         const taken = await publishAll(options.publisher, page.events);
@@ -130,7 +148,44 @@ export async function relayChanges(services: CatalogServices, options: RelayOpti
       } else relayed += page.events.length;
       const moved = page.next !== at.cursor;
       at.cursor = page.next;
-      if (!page.more || !moved) break;
+      if (!page.more || !moved) {
+        readToEnd.add(project);
+        break;
+      }
+    }
+  }
+
+  // 1b. Changes whose door died before its append (AWS; change-recovery.ts).
+  let recovered = 0;
+  if (seen) {
+    const upTo = new Date(now().getTime() - RECOVERY_GRACE_MS);
+    const missing: RaskEvent[] = [];
+    for (const project of readToEnd) {
+      const at = state.projects[project]!;
+      // A project first seen: its changes from now on (history is never re-derived).
+      if (at.recoveredTo === undefined) {
+        at.recoveredTo = now().toISOString();
+        continue;
+      }
+      const from = new Date(at.recoveredTo);
+      if (upTo <= from) continue;
+      try {
+        const found = await recoverWindow(services.registry.store, project, from, upTo, (id) => seen[`${project}\n${id}`] !== undefined);
+        for (const e of found) seen[`${project}\n${e.id}`] = e.time;
+        missing.push(...found);
+        at.recoveredTo = upTo.toISOString();
+      } catch (err) {
+        // The mark stays: the next cycle judges the same window again.
+        problems.push(`project ${JSON.stringify(project)}: recovering changes: ${String(err)}`);
+      }
+    }
+    if (missing.length > 0) {
+      await log.append(missing);
+      recovered = missing.length;
+    }
+    for (const [k, t] of Object.entries(seen)) {
+      const mark = state.projects[k.slice(0, k.indexOf('\n'))]?.recoveredTo;
+      if (mark === undefined || Date.parse(t) < Date.parse(mark) - SEEN_KEEP_MS) delete seen[k];
     }
   }
 
@@ -204,12 +259,12 @@ export async function relayChanges(services: CatalogServices, options: RelayOpti
     if (!(err instanceof ConditionFailedError)) throw err;
     problems.push('another relay cycle saved its state first; this cycle’s state was not kept');
   }
-  return { relayed, unpublished, storageCommits, tables, problems };
+  return { relayed, unpublished, storageCommits, recovered, tables, problems };
 }
 
-/** The `details.commits` of a maintenance event: the table versions the catalog's own pass committed. */
-function maintenanceCommits(e: RaskEvent): { id: string[]; from: number; to: number }[] {
-  if (e.data.kind !== 'maintenance' || !Array.isArray(e.data.details?.commits)) return [];
+/** The `details.commits` of an event: table versions the catalog committed itself, `from` (exclusive) to `to`. */
+function namedCommits(e: RaskEvent): { id: string[]; from: number; to: number }[] {
+  if (!Array.isArray(e.data.details?.commits)) return [];
   return (e.data.details.commits as unknown[]).filter(
     (c): c is { id: string[]; from: number; to: number } =>
       typeof c === 'object' && c !== null && Array.isArray((c as { id?: unknown }).id) && typeof (c as { from?: unknown }).from === 'number' && typeof (c as { to?: unknown }).to === 'number' && (c as { to: number }).to - (c as { from: number }).from <= 1000,

@@ -14,6 +14,7 @@ import { InvalidInputError, ServiceUnavailableError, TableNotFoundError } from '
 import type { JobRecord } from '../ports/job-record.js';
 import type { JobRunner } from '../jobs/runner.js';
 import type { JobRunners } from '../jobs/runner.js';
+import { withCommitSink } from '../events/commits.js';
 import { announce } from './announce.js';
 import { INDEX_TABLE_JOB, SWEEP_TABLE_JOB, type FanOutPass, type TableJobParams } from './fan-out.js';
 import { buildTable, indexCounters, loadIndexData, type IndexData, type IndexFinding } from './index-builder.js';
@@ -33,7 +34,9 @@ async function onJobTable<T>(services: CatalogServices, job: JobRecord, options:
       return;
     }
     try {
-      outcome = { value: await work(unit) };
+      // The job's report names the versions it committed (`version_before` → `version_after`,
+      // announce.ts): the worker's own event per commit (lib/jobs/commit-events.ts) would be a second.
+      outcome = { value: await withCommitSink(() => undefined, () => work(unit)) };
     } catch (error) {
       outcome = { error };
     }

@@ -7,6 +7,7 @@ import { cloudEvent, type RaskEventData } from '../events/cloudevent.js';
 import { ACCESS_DENIED_EVENT, OPERATION_EVENTS } from '../events/vocabulary.js';
 import { randomUUID } from 'node:crypto';
 import { withChangeStamp, type ChangeStamp } from '../events/change-stamp.js';
+import { withCommitSink } from '../events/commits.js';
 
 /**
  * Wraps every handler so that a successful mutation emits exactly one change event (its type
@@ -31,15 +32,19 @@ export function withEvents<S extends { readonly project: string }>(
       let result: unknown;
       // A mutation's records carry its change stamp (lib/events/change-stamp.ts); its id is the event's.
       const stamp = type ? changeStamp(req, now()) : undefined;
+      // The main-branch versions the door committed (lib/events/commits.ts): its event names them all.
+      const commits: number[] = [];
       try {
-        result = stamp ? await withChangeStamp(stamp, () => handler(req, services)) : await handler(req, services);
+        result = stamp
+          ? await withChangeStamp(stamp, () => withCommitSink((v) => void commits.push(v), () => handler(req, services)))
+          : await handler(req, services);
       } catch (err) {
         if (err instanceof CatalogError && err.code === ErrorCode.PermissionDenied) {
           await publisher.publish([cloudEvent(ACCESS_DENIED_EVENT, eventData(req, services.project, undefined, { error: err.message }), now())]);
         }
         throw err;
       }
-      if (type && stamp) await publisher.publish([cloudEvent(type, eventData(req, services.project, result), new Date(stamp.at), stamp.c)]);
+      if (type && stamp) await publisher.publish([cloudEvent(type, withCommits(eventData(req, services.project, result), commits), new Date(stamp.at), stamp.c)]);
       return result;
     };
   }
@@ -104,6 +109,23 @@ export function eventData(req: OperationRequest, defaultProject: string, result:
     request_id: req.requestId,
     ...(versionOf(answer) !== undefined ? { version: versionOf(answer) } : {}),
     ...(Object.keys(details).length > 0 ? { details } : {}),
+  };
+}
+
+/**
+ * A door's event with the versions it committed that its answer does not name: a synchronous
+ * index build answers `{}` (its version becomes `version`), a column-only fill also builds and
+ * re-covers its key index (those become `details.commits`, which the change relay claims like a
+ * maintenance run's).
+ */
+function withCommits(data: RaskEventData, commits: readonly number[]): RaskEventData {
+  if (data.kind !== 'table' || commits.length === 0) return data;
+  const version = data.version ?? Math.max(...commits);
+  const others = [...new Set(commits)].filter((v) => v !== version).sort((a, b) => a - b);
+  return {
+    ...data,
+    version,
+    ...(others.length > 0 ? { details: { ...data.details, commits: others.map((v) => ({ id: [...data.id], from: v - 1, to: v })) } } : {}),
   };
 }
 

@@ -11,6 +11,8 @@ import path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RELAY_STATE_KEY, storageCommitId } from '../../lib/maintenance/change-relay.js';
+import { ipcRows } from '../data/fixtures.js';
+import { expectOk, TableApi } from '../support/data-http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 async function feed(s: TestServer): Promise<any[]> {
@@ -181,4 +183,74 @@ describe('the catalog’s own commits are never announced as storage commits', (
     await s.changeRelay.runOnce();
     expect(storageEvents(await feed(s)).map((e) => [e.subject, e.data.version])).toEqual([]);
   }, 60_000);
+});
+
+/** How many events of the feed name each version of table `id` (as `data.version` or inside `details.commits`). */
+function namings(events: any[], id: string[]): Map<number, number> {
+  const out = new Map<number, number>();
+  const add = (v: number) => out.set(v, (out.get(v) ?? 0) + 1);
+  for (const e of events) {
+    if (e.data.kind === 'table' && JSON.stringify(e.data.id) === JSON.stringify(id) && typeof e.data.version === 'number') add(e.data.version);
+    for (const c of e.data.details?.commits ?? []) if (JSON.stringify(c.id) === JSON.stringify(id)) for (let v = c.from + 1; v <= c.to; v++) add(v);
+  }
+  return out;
+}
+
+describe('the commits of asynchronous doors’ jobs are claimed, not announced as storage commits', () => {
+  let s: TestServer | undefined;
+  afterEach(async () => {
+    await s?.stop();
+    s = undefined;
+  });
+
+  it('a queued create_index and a backfill (and a synchronous index build): exactly one event per version, none via storage', async () => {
+    s = await startTestServer({ RASK_JOBS_INTERVAL_MS: '0', RASK_CHANGES_SCAN_INTERVAL_MS: '0', RASK_CHANGES_SETTLE_MS: '100', RASK_MAX_SYNC_VECTOR_INDEX_ROWS: '5' });
+    const server = s;
+    const settle = () => new Promise((r) => setTimeout(r, 250));
+    await settle();
+    await server.changeRelay.runOnce(); // the first cycle only notes where each table stands
+    expectOk(await server.request('POST', '/v1/namespace/j/create', '{}'));
+    const t = new TableApi(server, ['j', 't']);
+    expectOk(await t.arrow('create', ipcRows(150)));
+    expectOk(await t.arrow('insert', ipcRows(150, 150))); // a second fragment: the backfill fills slice by slice
+    const version = async () => (await t.describe()).version as number;
+    const done = async (id: string) => {
+      await server.jobs.runOnce();
+      const view = expectOk(await server.request('POST', `/v1/transaction/${id}/describe`, '{}'));
+      expect(view.status, JSON.stringify(view.properties)).toBe('Succeeded');
+    };
+
+    // A vector build above the synchronous limit: queued, built by the worker.
+    const before = await version();
+    const queued = expectOk(await t.post('create_index', { column: 'vec', index_type: 'IVF_PQ', num_partitions: 2, num_sub_vectors: 2 }));
+    expect(queued.transaction_id).toEqual(expect.any(String));
+    expect(await version(), 'nothing built in the request').toBe(before);
+    await done(queued.transaction_id);
+    expect(await version(), 'the job committed').toBeGreaterThan(before);
+
+    // A computed column filled by a backfill job.
+    expectOk(await t.post('add_columns', { new_columns: [{ name: 'triple', computed: 'id * 3' }] }));
+    const beforeFill = await version();
+    const backfill = expectOk(await t.post('backfill_column', { column: 'triple' }), 202);
+    await done(backfill.job_id);
+    expect(await version(), 'the backfill committed').toBeGreaterThan(beforeFill);
+
+    // A synchronous scalar build answers {} (no version in the answer to claim it with).
+    expect(expectOk(await t.post('create_scalar_index', { column: 'text', index_type: 'BTREE', name: 'text_idx' }))).toEqual({});
+    const latest = await version();
+
+    await settle();
+    await server.changeRelay.runOnce();
+    const events = await feed(server);
+    expect(storageEvents(events).map((e) => [e.subject, e.data.version])).toEqual([]);
+    const named = namings(events, ['j', 't']);
+    const expected = new Map(Array.from({ length: latest }, (_, i) => [i + 1, 1]));
+    expect(new Map([...named].sort((a, b) => a[0] - b[0])), 'every version of the table named by exactly one event').toEqual(expected);
+    // The jobs' own events: one per version they committed, naming the job.
+    const jobEvents = events.filter((e) => e.data.details?.via === 'job');
+    expect(jobEvents.filter((e) => e.type === 'dev.rask.table.index.built').map((e) => e.data.details.transaction_id)).toEqual([queued.transaction_id]);
+    const filled = jobEvents.filter((e) => e.type === 'dev.rask.table.columns.backfilled');
+    expect(filled.length).toBe(latest - 1 - beforeFill);
+    for (const e of filled) expect(e.data).toMatchObject({ kind: 'table', id: ['j', 't'], operation: 'backfill', details: { transaction_id: backfill.job_id } });
+  }, 120_000);
 });

@@ -12,6 +12,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { CatalogError } from '../../errors.js';
+import { noteCommit } from '../../events/commits.js';
 import { decodeIpc, encodeIpcFile } from '../../data/arrow.js';
 import { connectCached } from './connections.js';
 import { describe, listVersions, stats, type TableDescription, type TableStats, type TableVersion } from './describe.js';
@@ -90,7 +91,7 @@ export class LanceDataEngine implements DataEngine {
         existOk: m === 'exist_ok',
       });
       try {
-        return { version: await table.version() };
+        return await noted({}, { version: await table.version() });
       } finally {
         table.close();
       }
@@ -106,27 +107,30 @@ export class LanceDataEngine implements DataEngine {
     target: WriteTarget = {},
   ): Promise<{ version: number; num_inserted_rows: number }> {
     const data = decodeIpc(ipcBody);
-    return this.use(location, target, (t) => writes.insert(t, data, mode), SHARED);
+    return noted(target, this.use(location, target, (t) => writes.insert(t, data, mode), SHARED));
   }
 
   async mergeInsert(location: string, ipcBody: Buffer, input: MergeInsertInput): Promise<writes.MergeInsertResponse> {
     const data = decodeIpc(ipcBody);
-    return this.use(location, branchOnly(input), (t) => writes.mergeInsert(t, data, input), SHARED);
+    return noted(input, this.use(location, branchOnly(input), (t) => writes.mergeInsert(t, data, input), SHARED));
   }
 
   async update(location: string, input: UpdateInput): Promise<{ updated_rows: number; version: number }> {
-    return this.use(location, branchOnly(input), (t) => writes.update(t, input), SHARED);
+    return noted(input, this.use(location, branchOnly(input), (t) => writes.update(t, input), SHARED));
   }
 
   async delete(location: string, input: DeleteInput): Promise<{ version: number }> {
-    return this.use(location, branchOnly(input), (t) => writes.deleteRows(t, input.predicate), SHARED);
+    return noted(input, this.use(location, branchOnly(input), (t) => writes.deleteRows(t, input.predicate), SHARED));
   }
 
   async restore(location: string, input: RestoreInput): Promise<{ version: number }> {
-    return this.use(location, { ...branchOnly(input), version: input.version }, async (t) => {
-      await t.restore();
-      return { version: await t.version() };
-    });
+    return noted(
+      input,
+      this.use(location, { ...branchOnly(input), version: input.version }, async (t) => {
+        await t.restore();
+        return { version: await t.version() };
+      }),
+    );
   }
 
   // ---- reads ----
@@ -175,7 +179,7 @@ export class LanceDataEngine implements DataEngine {
   // ---- indexes ----
 
   async createIndex(location: string, request: IndexRequest): Promise<Empty> {
-    return this.use(location, branchOnly(request), (t, lib) => createIndex(t, lib, request));
+    return this.indexCommit(location, request, (t, lib) => createIndex(t, lib, request));
   }
 
   /** Validates a CreateTableIndex request against the table without building (before it is queued). */
@@ -192,11 +196,11 @@ export class LanceDataEngine implements DataEngine {
   }
 
   async rebuildIndex(location: string, request: IndexRequest): Promise<Empty> {
-    return this.use(location, branchOnly(request), (t, lib) => createIndex(t, lib, request, { replace: true }));
+    return this.indexCommit(location, request, (t, lib) => createIndex(t, lib, request, { replace: true }));
   }
 
   async dropIndex(location: string, index: NamedIndex & WriteTarget): Promise<Empty> {
-    return this.use(location, branchOnly(index), (t) => dropIndex(t, index.indexName));
+    return this.indexCommit(location, index, (t) => dropIndex(t, index.indexName));
   }
 
   // ---- tags and branches ----
@@ -237,7 +241,7 @@ export class LanceDataEngine implements DataEngine {
   // ---- schema ----
 
   async addColumns(location: string, input: AddColumnsInput): Promise<{ version: number }> {
-    return this.use(location, branchOnly(input), (t, lib) => schema.addColumns(t, lib, input.columns));
+    return noted(input, this.use(location, branchOnly(input), (t, lib) => schema.addColumns(t, lib, input.columns)));
   }
 
   /**
@@ -263,22 +267,35 @@ export class LanceDataEngine implements DataEngine {
 
   /** Computes a computed column's rows: those matching `where`, by default those still null. */
   async backfill(location: string, request: BackfillRequest): Promise<{ updated_rows: number; version: number; expression: string; where: string }> {
-    return this.use(location, branchOnly(request), (t) => computed.backfill(t, request));
+    return noted(request, this.use(location, branchOnly(request), (t) => computed.backfill(t, request)));
   }
 
   async alterColumns(location: string, input: AlterColumnsInput): Promise<{ version: number }> {
-    return this.use(location, branchOnly(input), (t) => schema.alterColumns(t, input.alterations));
+    return noted(input, this.use(location, branchOnly(input), (t) => schema.alterColumns(t, input.alterations)));
   }
 
   async dropColumns(location: string, input: DropColumnsInput): Promise<{ version: number }> {
-    return this.use(location, branchOnly(input), (t) => schema.dropColumns(t, input.columns));
+    return noted(input, this.use(location, branchOnly(input), (t) => schema.dropColumns(t, input.columns)));
   }
 
   async updateFieldMetadata(location: string, input: FieldMetadataInput): Promise<{ version: number; fields: Record<string, Record<string, string>> }> {
-    return this.use(location, branchOnly(input), (t) => schema.updateFieldMetadata(t, input.updates));
+    return noted(input, this.use(location, branchOnly(input), (t) => schema.updateFieldMetadata(t, input.updates)));
   }
 
   // ---- plumbing ----
+
+  /**
+   * An index build, rebuild or drop: its answer is `{}`, so the version it committed is read from
+   * the handle that committed it (in memory, no storage read) and noted (lib/events/commits.ts).
+   */
+  private async indexCommit(location: string, target: WriteTarget, fn: (table: Table, lib: LanceDb) => Promise<unknown>): Promise<Empty> {
+    const version = await this.use(location, branchOnly(target), async (t, lib) => {
+      await fn(t, lib);
+      return t.version();
+    });
+    await noteCommit(version, target.branch);
+    return {};
+  }
 
   /**
    * Runs `fn` on a handle for `selection`: the table's kept handle when `options.shared` says `fn`
@@ -365,4 +382,15 @@ function branchOnly(input: WriteTarget): ReadSelection {
 /** The snapshot of a read, and nothing else of its input. */
 function selectionOf(input: ReadSelection): ReadSelection {
   return { branch: notMain(input.branch), version: input.version, tag: input.tag };
+}
+
+/**
+ * A write's answer, after noting the version it committed on the main branch (lib/events/commits.ts):
+ * every commit the catalog makes through this engine is named to whoever runs the work (the door's
+ * event, the job's), so the change relay never takes it for a commit made outside the catalog.
+ */
+async function noted<T extends { version: number }>(target: WriteTarget, result: Promise<T> | T): Promise<T> {
+  const answer = await result;
+  await noteCommit(answer.version, target.branch);
+  return answer;
 }
