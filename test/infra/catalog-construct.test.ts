@@ -6,19 +6,25 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { App, Stack } from 'aws-cdk-lib';
+import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { RaskCatalog } from '../../infra/catalog.js';
 import { RaskCatalogState } from '../../infra/catalog-state.js';
 import { RaskConfigError } from '../../infra/config.js';
 import { FEATURE_FLAGS } from '../../infra/rask-app.js';
 
-const newApp = () => new App({ context: { ...FEATURE_FLAGS, 'aws:cdk:bundling-stacks': [] }, outdir: mkdtempSync(path.join(tmpdir(), 'rask-construct-')) });
+/** An app of one's own, with cdk-nag's AwsSolutions checks failing the synth on a finding. */
+function newApp(): App {
+  const app = new App({ context: { ...FEATURE_FLAGS, 'aws:cdk:bundling-stacks': [] }, outdir: mkdtempSync(path.join(tmpdir(), 'rask-construct-')) });
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  return app;
+}
 const countOf = (t: Template, type: string) => Object.keys(t.findResources(type)).length;
 
 describe('RaskCatalog in an app of its own', () => {
-  it('one stack: the catalog uses the state directly (no SSM parameter, no export) and takes its props', () => {
+  it('one stack: the catalog uses the state directly (no SSM parameter, no export), takes its props, cdk-nag clean', () => {
     const app = newApp();
     const stack = new Stack(app, 'Platform');
     const state = new RaskCatalogState(stack, 'CatalogState', { trashGraceDays: 7 });
@@ -37,12 +43,12 @@ describe('RaskCatalog in an app of its own', () => {
     expect(catalog.eventBus).toBe(state.eventBus);
   });
 
-  it('two stacks: the compute stack reads SSM parameters, depends on the state stack, and uses no export', () => {
+  it('two stacks (per-operation): the compute stack reads SSM parameters, depends on the state stack, uses no export, cdk-nag clean', () => {
     const app = newApp();
     const stateStack = new Stack(app, 'CatalogData');
     const computeStack = new Stack(app, 'CatalogCompute');
     const state = new RaskCatalogState(stateStack, 'State', { parameterPrefix: '/platform/rask' });
-    new RaskCatalog(computeStack, 'Catalog', { state, functionMode: 'grouped' });
+    new RaskCatalog(computeStack, 'Catalog', { state, functionMode: 'per-operation' });
     const data = Template.fromStack(stateStack).toJSON();
     const compute = Template.fromStack(computeStack).toJSON();
     const names = Object.values(data.Resources as Record<string, { Type: string; Properties: { Name: string } }>).filter((r) => r.Type === 'AWS::SSM::Parameter').map((r) => r.Properties.Name);
