@@ -21,6 +21,8 @@ function newApp(): App {
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return app;
 }
+/** A whole catalog synthesized with cdk-nag takes minutes on a loaded 2-core machine. */
+const SYNTH_TIMEOUT = 300_000;
 const countOf = (t: Template, type: string) => Object.keys(t.findResources(type)).length;
 
 describe('RaskCatalog in an app of its own', () => {
@@ -41,7 +43,7 @@ describe('RaskCatalog in an app of its own', () => {
     t.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(2 hours)' });
     expect(catalog.endpoint).toBeTruthy();
     expect(catalog.eventBus).toBe(state.eventBus);
-  });
+  }, SYNTH_TIMEOUT);
 
   it('two stacks (per-operation): the compute stack reads SSM parameters, depends on the state stack, uses no export, cdk-nag clean', () => {
     const app = newApp();
@@ -56,7 +58,7 @@ describe('RaskCatalog in an app of its own', () => {
     expect(Object.values(data.Outputs ?? {}).filter((o) => (o as { Export?: unknown }).Export)).toEqual([]);
     expect(JSON.stringify(compute)).not.toContain('Fn::ImportValue');
     expect(computeStack.dependencies).toContain(stateStack);
-  });
+  }, SYNTH_TIMEOUT);
 
   it('a bad prop fails the synth with the setting named, as the context does', () => {
     const stack = new Stack(newApp(), 'Bad');
