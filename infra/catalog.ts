@@ -15,7 +15,6 @@ import { CatalogApi } from './constructs/api.js';
 import { AdminKeyAuth } from './constructs/auth.js';
 import { ChangeEvents } from './constructs/change-events.js';
 import { ChangeRelay } from './constructs/change-relay.js';
-import { addConsoleRoutes } from './constructs/console-routes.js';
 import { CatalogFunctions } from './constructs/functions.js';
 import { JobTasks, jobTaskSettingsFromContext } from './constructs/job-tasks.js';
 import { JobsSchedule } from './constructs/jobs-schedule.js';
@@ -181,6 +180,8 @@ export class RaskCatalog extends Construct {
       settings: maintenanceSettings,
       alarmTopic: this.monitoring.topic,
     });
+    // The passes that queue per-table jobs route them like the API does (a sticky task-tier table stays there).
+    this.jobTasks?.routeJobsOf(Object.values(this.maintenance.passes).flatMap((p) => (p ? [p.fn] : [])));
     this.changeRelay = new ChangeRelay(this, 'ChangeRelay', { config, storage: this.storage, bus: state.eventBus, alarmTopic: this.monitoring.topic });
     this.auth = new AdminKeyAuth(this, 'Auth', {
       config,
@@ -202,7 +203,6 @@ export class RaskCatalog extends Construct {
       operationHandlers: this.operations && new Map([...this.operations.functions].map(([id, f]) => [id, f.fn])),
       authorizer: this.auth.authorizer.fn,
     });
-    addConsoleRoutes(this.api.api, this.functions.meta.fn);
     const m = this.monitoring;
     m.addApi(this.api.api);
     m.addFunction('Meta', this.functions.meta.fn, { timeout: Duration.seconds(25) });
