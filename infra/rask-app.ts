@@ -50,7 +50,6 @@ export function createRaskApp(options: CreateRaskAppOptions = {}): {
     // Environment-agnostic: synth needs no account lookups and no credentials; region and
     // account are resolved at deploy time.
   });
-  stack.addStackDependency(stateStack, 'the stateless stack reads the stateful stack\'s SSM parameters');
   if (options.nag ?? true) {
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   }
