@@ -20,12 +20,13 @@ export const REGISTRY_USAGE = `usage: rask registry <command> [options]
 
 commands:
   inspect <id>        show every record naming a namespace or table (claims whose record is gone too), its state and the repair
-  export <file>       write a consistent copy of the registry (or --project) to one portable file
-  import <file>       load an export into an empty registry (local or S3, either way)
+  export <file>       write a consistent copy of the registry (or --project, with its principals, keys and roots) to one file
+  import <file>       load an export into an empty registry (local or S3, either way; a project's beside others)
   restore --at <T>    put every registry key of the scope back to its content at time T (RFC 3339)
 
 options:
-  --project P              scope: one project (inspect: the id's project; default RASK_PROJECT or "default")
+  --project P              scope: one project (inspect: the id's project; default RASK_PROJECT or "default");
+                           export: its keys, the principals granted in it, their API keys, its storage roots
   --all                    export/restore: the whole registry rather than --project
   --delimiter D            separator of <id> parts (default ".")
   --history                inspect: list the records' past versions (time, who, operation)
