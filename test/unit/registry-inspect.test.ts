@@ -127,6 +127,8 @@ describe.each(['memory', 'fs', 's3'] as const)('%s registry: inspect after a cra
       } catch (err) {
         if (!(err instanceof SimulatedCrash)) throw err;
       }
+      // What was sent beside the crashing call lands before the store is read.
+      await crashing.settled();
       for (const id of ids) {
         const naming = await objectsNaming(s, id);
         const report = await inspect(s.registry.store, s.project, id);
