@@ -19,13 +19,14 @@ import { s3History, s3Services } from './cli-services.js';
 export const REGISTRY_USAGE = `usage: rask registry <command> [options]
 
 commands:
-  inspect <id>        show the records behind a namespace or table, their state and the repair a reader makes
-  export <file>       write a consistent copy of the registry (or --project) to one portable file
-  import <file>       load an export into an empty registry (local or S3, either way)
+  inspect <id>        show every record naming a namespace or table (claims whose record is gone too), its state and the repair
+  export <file>       write a consistent copy of the registry (or --project, with its principals, keys and roots) to one file
+  import <file>       load an export into an empty registry (local or S3, either way; a project's beside others)
   restore --at <T>    put every registry key of the scope back to its content at time T (RFC 3339)
 
 options:
-  --project P              scope: one project (inspect: the id's project; default RASK_PROJECT or "default")
+  --project P              scope: one project (inspect: the id's project; default RASK_PROJECT or "default");
+                           export: its keys, the principals granted in it, their API keys, its storage roots
   --all                    export/restore: the whole registry rather than --project
   --delimiter D            separator of <id> parts (default ".")
   --history                inspect: list the records' past versions (time, who, operation)
@@ -161,6 +162,7 @@ function printInspection(r: Inspection): void {
   if (r.records.length === 0) console.log('  nothing on record under this id');
   for (const f of r.findings) console.log(`  ${f.state}: ${f.detail}${f.repair ? `\n    repair: ${f.repair}` : ''}`);
   for (const g of r.grants) console.log(`  grant: ${g.principal} is ${g.role} on ${g.scope}`);
+  if (r.claimScan) console.log(`  location claims naming it: found by reading the project's ${r.claimScan.claims} claims (${r.claimScan.lists} listing(s))`);
   console.log('  records:');
   for (const rec of r.records) {
     const who = rec.change ? ` (last ${rec.change.operation} by ${rec.change.by} at ${rec.change.at})` : '';

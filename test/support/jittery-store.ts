@@ -108,19 +108,34 @@ export class SimulatedCrash extends Error {
  * allowed write throws after it landed, and every later call throws before it runs. A request
  * running on it stops exactly there, like a Lambda killed between two round trips.
  */
-export function crashAfterWrites(store: ObjectStore, writes: number): { store: ObjectStore; crashed(): boolean } {
+export function crashAfterWrites(store: ObjectStore, writes: number): { store: ObjectStore; crashed(): boolean; settled(): Promise<void> } {
   let done = 0;
   let crashed = false;
+  // Calls under way: a door that stops on the crash may have sent others beside it, which land
+  // after its promise rejects (as a killed Lambda's last requests may still reach S3).
+  let running = 0;
+  const idle: (() => void)[] = [];
   const crashing = intercept(store, async (op, _args, run) => {
     if (crashed) throw new SimulatedCrash(writes);
-    if (!WRITES.has(op)) return run();
-    const result = await run();
-    done++;
-    if (done >= writes) {
-      crashed = true;
-      throw new SimulatedCrash(writes);
+    running++;
+    try {
+      if (!WRITES.has(op)) return await run();
+      const result = await run();
+      done++;
+      if (done >= writes) {
+        crashed = true;
+        throw new SimulatedCrash(writes);
+      }
+      return result;
+    } finally {
+      running--;
+      if (running === 0) for (const wake of idle.splice(0)) wake();
     }
-    return result;
   });
-  return { store: crashing, crashed: () => crashed };
+  return {
+    store: crashing,
+    crashed: () => crashed,
+    /** Resolves once no call is under way any more: what the store holds then is what the crash left. */
+    settled: () => (running === 0 ? Promise.resolve() : new Promise<void>((r) => idle.push(r))),
+  };
 }

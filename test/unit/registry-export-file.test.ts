@@ -4,6 +4,7 @@
  * short or altered is refused before anything is written; `--map-storage` rewrites warehouse
  * roots (a move between local and AWS) and nothing else.
  */
+import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import { createNamespace } from '../../lib/catalog/namespaces/create.js';
@@ -77,5 +78,31 @@ describe('registry export file', () => {
     const wh = keys.warehouse('default', 'default');
     expect(JSON.parse(after.get(wh)!).storage).toEqual(to);
     for (const [k, v] of before) if (k !== wh) expect(after.get(k), k).toBe(v);
+  });
+});
+
+describe('a project export refused on import when it names what the project does not depend on', () => {
+  /** A project export of `default` with its trailer recomputed over `extra` lines added: a well-formed, hand-made file. */
+  function withLines(text: string, extra: { k: string; b: string }[]): string {
+    const lines = text.trim().split('\n');
+    const body = [...lines.slice(1, -1), ...extra.map((e) => JSON.stringify(e))];
+    const sha256 = createHash('sha256').update(body.map((l) => `${l}\n`).join('')).digest('hex');
+    return `${[lines[0], ...body, JSON.stringify({ end: true, keys: body.length, sha256 })].join('\n')}\n`;
+  }
+
+  it.each([
+    ['another project\'s record', { k: 'p/other/t/+n/x', b: '{"kind":"namespace"}' }],
+    ['a principal without a grant in the project', { k: 'principals/mallory', b: '{"kind":"principal","name":"mallory","platformAdmin":true,"createdAt":"2026-01-01T00:00:00Z"}' }],
+    ['an API key of a principal not in the file', { k: 'apikeys/abc', b: '{"kind":"api-key","keyId":"abc","principal":"mallory","secretSha256":"00","createdAt":"2026-01-01T00:00:00Z"}' }],
+  ])('%s: nothing is written', async (_what, extra) => {
+    f = await historied('memory');
+    await createNamespace(f.services, { id: ['a'], mode: 'create', properties: {} });
+    await new Promise((r) => setTimeout(r, 3));
+    const text = withLines(await exported(f, new Date(), false), [extra]);
+    const target = new MemoryObjectStore();
+    await expect(importRegistry(target, text)).rejects.toThrow(/holds key\(s\) of nothing it depends on/);
+    expect((await target.list({})).objects).toEqual([]);
+    // The same file without the stray line imports.
+    expect((await importRegistry(target, withLines(await exported(f, new Date(), false), []))).keys).toBeGreaterThan(0);
   });
 });

@@ -3,8 +3,13 @@ import { InvalidInputError } from '../../errors.js';
 import { compareKeys, ConditionFailedError, type ObjectStore } from '../../ports/object-store.js';
 import type { RegistryHistory } from '../../ports/registry-history.js';
 import type { StorageRoot } from '../../ports/storage-root.js';
+import { randomUUID } from 'node:crypto';
+import { decodeSegment, keys } from '../../registry/keys.js';
 import { LAYOUT_VERSION } from '../../registry/layout.js';
-import type { StorageClaimsRecord, WarehouseRecord } from '../../registry/records.js';
+import { govKeys } from '../../registry/principal-keys.js';
+import type { ApiKeyRecord } from '../../registry/principal-records.js';
+import type { ProjectRecord, RootClaim, StorageClaimsRecord, WarehouseRecord } from '../../registry/records.js';
+import { LINEAGE, WRITE_ID } from '../../registry/registry.js';
 import { checkInstant, keysAt, scopeRanges, type Scope } from './state-at.js';
 
 /**
@@ -18,6 +23,14 @@ import { checkInstant, keysAt, scopeRanges, type Scope } from './state-at.js';
  * Records keep their keys and their exact bytes (write id, lineage and change stamp included), so
  * an import stores what the export read, byte for byte. No table data: each Lance table keeps its
  * own files and versions where its warehouse is.
+ *
+ * A **project** export holds the project's keys (`projects/<P>`, everything under `p/<P>/`:
+ * tree, claims on its table locations, trash, grants, quotas, jobs, policies) and then the
+ * global records those depend on (`projectDependencies`): the principals holding grants in the
+ * project and their API keys (hashes only), and the project's entries of the storage-claims
+ * index (`storage/claims`, one record for every project: only the project's own roots are
+ * written, and an import merges them into the target's index). Nothing of another project:
+ * no other project's grants, roots or records, no principal without a grant in the project.
  *
  * **Consistent** means: the file is the registry's state at one instant `at` (the export's start
  * unless `--at` says otherwise), read from the registry's history, not a walk of the live keys,
@@ -59,16 +72,21 @@ export async function exportRegistry(
   const hash = createHash('sha256');
   let count = 0;
   let bytes = 0;
-  for await (const k of keysAt(history, scope, at)) {
-    if (!k.at) continue;
-    const body = await history.body(k.at);
-    const line = `${JSON.stringify({ k: k.key, ...encode(body) })}\n`;
+  const emit = async (key: string, body: Buffer) => {
+    const line = `${JSON.stringify({ k: key, ...encode(body) })}\n`;
     hash.update(line);
     await write(line);
     count++;
     bytes += body.length;
     options.onProgress?.(count);
+  };
+  const grantees: string[] = [];
+  for await (const k of keysAt(history, scope, at)) {
+    if (!k.at) continue;
+    if ('project' in scope && k.key.startsWith(govKeys.grantsPrefix(scope.project))) grantees.push(decodeSegment(k.key.slice(govKeys.grantsPrefix(scope.project).length)));
+    await emit(k.key, await history.body(k.at));
   }
+  if ('project' in scope) for (const d of await projectDependencies(history, scope.project, grantees, at)) await emit(d.key, d.body);
   const sha256 = hash.digest('hex');
   await write(`${JSON.stringify({ end: true, keys: count, sha256 })}\n`);
   return { at: header.at, scope, keys: count, bytes, sha256 };
@@ -82,6 +100,51 @@ function encode(body: Buffer): { b: string } | { x: string } {
 export interface ExportedRecord {
   readonly key: string;
   readonly body: Buffer;
+}
+
+/** The body of `key` as it was at `at` (exact key: the history lists by prefix). */
+async function bodyAt(history: RegistryHistory, key: string, at: Date): Promise<Buffer | undefined> {
+  for await (const versions of history.versions(key)) {
+    if (versions[0]?.key !== key) continue;
+    const then = versions.find((v) => v.time.getTime() <= at.getTime());
+    return then && !then.deleted ? history.body(then) : undefined;
+  }
+  return undefined;
+}
+
+const parsed = <T>(body: Buffer): T | undefined => {
+  try {
+    return JSON.parse(body.toString('utf8')) as T;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * What a project's records depend on outside `p/<P>/`, as at `at`, in key order: the API keys of
+ * the principals holding grants in the project (`grantees`: read off its grants keys), those
+ * principals, and the project's own entries of the storage-claims index. One listing of the API
+ * keys with a GET of each (keys are few per deployment), one read per principal, one of the index.
+ */
+export async function projectDependencies(history: RegistryHistory, project: string, grantees: readonly string[], at: Date): Promise<ExportedRecord[]> {
+  const out: ExportedRecord[] = [];
+  const who = new Set(grantees);
+  if (who.size > 0) {
+    for await (const versions of history.versions(govKeys.apiKeysPrefix())) {
+      const then = versions.find((v) => v.time.getTime() <= at.getTime());
+      if (!then || then.deleted) continue;
+      const body = await history.body(then);
+      if (who.has(parsed<ApiKeyRecord>(body)?.principal ?? '')) out.push({ key: then.key, body });
+    }
+    for (const name of [...who].sort(compareKeys)) {
+      const body = await bodyAt(history, govKeys.principal(name), at);
+      if (body) out.push({ key: govKeys.principal(name), body });
+    }
+  }
+  const index = await bodyAt(history, keys.storageClaims(), at);
+  const claims = index ? (parsed<StorageClaimsRecord>(index)?.claims ?? []).filter((c) => c.project === project) : [];
+  if (claims.length > 0) out.push({ key: keys.storageClaims(), body: Buffer.from(JSON.stringify({ kind: 'storage-claims', claims } satisfies StorageClaimsRecord)) });
+  return out.sort((a, b) => compareKeys(a.key, b.key));
 }
 
 /** Parses and verifies a whole export (header, every line, the trailer's count and digest). */
@@ -165,7 +228,28 @@ export async function importRegistry(
       startAfter = last.key;
     }
   }
-  const foreign = [...existing.keys()].filter((k) => !START_UP.some((re) => re.test(k))).sort(compareKeys);
+  // A project export carries its project's keys and the global records they depend on; any
+  // other key is none of the project's (a hand-made or altered file): refused, so an import of
+  // one project can never write another's records.
+  const project = 'project' in header.scope ? header.scope.project : undefined;
+  const inScope = (key: string) => scopeRanges(header.scope).some((r) => (r.exact ? key === r.prefix : key.startsWith(r.prefix)));
+  const dependency = (key: string) => key === keys.storageClaims() || key.startsWith(govKeys.principalsPrefix()) || key.startsWith(govKeys.apiKeysPrefix());
+  if (project !== undefined) {
+    // Principals only with a grant in the project, API keys only of those principals.
+    const grantees = new Set(records.filter((r) => r.key.startsWith(govKeys.grantsPrefix(project))).map((r) => govKeys.principal(decodeSegment(r.key.slice(govKeys.grantsPrefix(project).length)))));
+    const principals = new Set(records.filter((r) => r.key.startsWith(govKeys.principalsPrefix())).map((r) => r.key));
+    const ownKey = (r: ExportedRecord) => principals.has(govKeys.principal(parsed<ApiKeyRecord>(r.body)?.principal ?? ''));
+    const stray = records
+      .filter((r) => (!inScope(r.key) && !dependency(r.key)) || (principals.has(r.key) && !grantees.has(r.key)) || (r.key.startsWith(govKeys.apiKeysPrefix()) && !ownKey(r)))
+      .map((r) => r.key);
+    if (stray.length > 0) throw new InvalidInputError(`the export of project ${JSON.stringify(project)} holds key(s) of nothing it depends on, e.g. ${stray.slice(0, 5).join(', ')}; nothing was imported`);
+  }
+  const deps = project === undefined ? [] : records.filter((r) => !inScope(r.key) && r.key !== keys.storageClaims());
+  const held = await Promise.all(deps.map(async (r) => ((await store.head(r.key)) ? r.key : undefined)));
+  const foreign = [...existing.keys()]
+    .filter((k) => !START_UP.some((re) => re.test(k)))
+    .concat(held.filter((k): k is string => k !== undefined))
+    .sort(compareKeys);
   if (foreign.length > 0) {
     throw new InvalidInputError(
       `the target registry (${store.url}) is not empty: it holds ${foreign.length} key(s) an import would collide with or leave beside the file's, e.g. ${foreign.slice(0, 5).join(', ')}; import into a fresh registry; nothing was imported`,
@@ -173,7 +257,13 @@ export async function importRegistry(
   }
   let created = 0;
   let replaced = 0;
+  let rootClaims: readonly RootClaim[] | undefined;
   for (const r of records) {
+    if (project !== undefined && r.key === keys.storageClaims()) {
+      // The project's entries of the one index every project shares: merged last, once its warehouse records are there.
+      rootClaims = JSON.parse(r.body.toString('utf8')).claims as RootClaim[];
+      continue;
+    }
     const etag = existing.get(r.key);
     try {
       if (etag === undefined) {
@@ -191,7 +281,63 @@ export async function importRegistry(
     }
     options.onProgress?.(created + replaced);
   }
+  if (project !== undefined && rootClaims) {
+    if ((await mergeRootClaims(store, project, rootClaims)) === 'created') created++;
+    else replaced++;
+  }
   return { keys: records.length, created, replaced, remapped, scope: header.scope, at: header.at };
+}
+
+/**
+ * Puts project `project`'s root claims into the target's storage-claims index (lib/catalog/storage-claims.ts):
+ * the target's own entries of every other project stay, the project's are the file's. A target
+ * without the index gets one built as the catalog builds it (every other project's warehouse
+ * records) plus the file's entries. Compare-and-swap, retried when a server writes it meanwhile.
+ */
+async function mergeRootClaims(store: ObjectStore, project: string, claims: readonly RootClaim[]): Promise<'created' | 'replaced'> {
+  for (let attempt = 0; ; attempt++) {
+    const got = await store.get(keys.storageClaims());
+    try {
+      if (!got) {
+        const others = (await warehouseRoots(store)).filter((c) => c.project !== project);
+        await store.putIfAbsent(keys.storageClaims(), Buffer.from(JSON.stringify({ kind: 'storage-claims', claims: [...others, ...claims], [WRITE_ID]: randomUUID() })));
+        return 'created';
+      }
+      const { [WRITE_ID]: _w, [LINEAGE]: _l, ...current } = JSON.parse(got.body.toString('utf8')) as StorageClaimsRecord & Record<string, unknown>;
+      const merged = { ...current, claims: [...(current.claims ?? []).filter((c) => c.project !== project), ...claims], [WRITE_ID]: randomUUID() };
+      await store.putIfMatch(keys.storageClaims(), Buffer.from(JSON.stringify(merged)), got.etag);
+      return 'replaced';
+    } catch (err) {
+      if (!(err instanceof ConditionFailedError) || attempt >= 5) throw err;
+    }
+  }
+}
+
+/** Every warehouse root the target's records name, as `everyWarehouseRoot` (storage-claims.ts) builds them. */
+async function warehouseRoots(store: ObjectStore): Promise<RootClaim[]> {
+  const out: RootClaim[] = [];
+  const children = async (prefix: string) => {
+    const found: string[] = [];
+    let startAfter: string | undefined;
+    for (;;) {
+      const page = await store.list({ prefix, startAfter, limit: 1000 });
+      for (const o of page.objects) if (!o.key.slice(prefix.length).includes('/')) found.push(o.key);
+      const last = page.objects.at(-1);
+      if (!page.truncated || !last) return found;
+      startAfter = last.key;
+    }
+  };
+  for (const projectKey of await children(keys.projectsPrefix())) {
+    const p = await store.get(projectKey);
+    const name = p && parsed<ProjectRecord>(p.body)?.name;
+    if (!name) continue;
+    for (const whKey of await children(keys.warehousesPrefix(name))) {
+      const w = await store.get(whKey);
+      const rec = w && parsed<WarehouseRecord>(w.body);
+      if (rec?.storage) out.push({ project: rec.project, warehouse: rec.name, storage: rec.storage, id: `existing:${whKey}`, claimedAt: rec.createdAt ?? new Date().toISOString() });
+    }
+  }
+  return out;
 }
 
 /** `--map-storage FROM=TO`: a warehouse root as it is in the file, and what it becomes. */
