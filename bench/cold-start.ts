@@ -13,7 +13,7 @@
  * the rounds, and the ratio's spread is given per round.
  *
  *   npm run bench:cold -- [--rounds 9] [--synth] [--only data-query,data-inspect,meta-describe]
- *       [--against OTHER_CDK_OUT] [--profile DIR]
+ *       [--against OTHER_CDK_OUT] [--profile DIR] [--env KEY=VALUE]…
  *
  * `--against` runs a second build's data and metadata assets (e.g. `npm run synth` in an export
  * of another commit) in the same rounds, in the same world, with the same layers and environment
@@ -60,6 +60,12 @@ const { values } = parseArgs({
      * `node bench/cold/profile-summary.mjs FILE`. Profiled runs are slower: not for the figures.
      */
     profile: { type: 'string' },
+    /**
+     * KEY=VALUE added to this build's functions' environment only (not to `--against`'s or the
+     * floor's), repeatable: e.g. `--against cdk.out --env POWERTOOLS_TRACE_ENABLED=false` runs
+     * one build with tracing off against itself with tracing on, as the template deploys it.
+     */
+    env: { type: 'string', multiple: true, default: [] },
   },
 });
 const ROUNDS = Number(values.rounds);
@@ -222,8 +228,17 @@ async function main(): Promise<void> {
       layouts.push(l);
       return l;
     };
-    const dataLayout = layout(data);
-    const metaLayout = layout(meta);
+    const extraEnv = Object.fromEntries(
+      values.env!.map((kv) => {
+        const at = kv.indexOf('=');
+        if (at <= 0) throw new Error(`--env takes KEY=VALUE, not ${kv}`);
+        return [kv.slice(0, at), kv.slice(at + 1)];
+      }),
+    );
+    const withEnv = (l: LambdaLayout): LambdaLayout => ({ ...l, env: { ...l.env, ...extraEnv } });
+    const dataBase = layout(data);
+    const dataLayout = withEnv(dataBase);
+    const metaLayout = withEnv(layout(meta));
     // The other build: its asset, everything else (layers, environment, world) this build's.
     const other = values.against ? readAssembly(path.resolve(values.against)) : undefined;
     const againstLayout = (f: FunctionArtifact, prefix: string): LambdaLayout | undefined => {
@@ -242,10 +257,10 @@ async function main(): Promise<void> {
       root: dataLayout.root,
       taskRoot: floorRoot,
       env: {
-        ...dataLayout.env,
+        ...dataBase.env,
         LAMBDA_TASK_ROOT: floorRoot,
         HOME: floorRoot,
-        NODE_PATH: dataLayout.env.NODE_PATH.replace(dataLayout.taskRoot, floorRoot),
+        NODE_PATH: dataBase.env.NODE_PATH.replace(dataBase.taskRoot, floorRoot),
         COLD_FLOOR_TABLE: location,
       },
     };

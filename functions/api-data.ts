@@ -29,8 +29,9 @@ const router = lazyAwsRouter(lazyAllHandlers(), lanceDataPlane, { logger, instru
 // first data call needs it). Not the policy engine: the inspection events and a platform
 // administrator's requests never need it, and compiling it took the CPU from their first answer
 // (docs/benchmarks.md, "Cold starts against the floor"); a request that needs it starts it
-// beside its own registry reads (lib/governance/guard.ts).
-initContainer(router, [loadLanceDb]);
+// beside its own registry reads (lib/governance/guard.ts). Awaited: Lambda's init lasts until
+// LanceDB has loaded, so the first request does not pay for it.
+await initContainer(router, [loadLanceDb]);
 
 const api = lambdaHandler(
   router,

@@ -36,8 +36,8 @@ function servicesOnce(): Promise<CatalogServices> {
 }
 
 // During init (lib/app/container-init.ts): the services' first reads, then LanceDB (index builds
-// and backfills need it).
-initContainer(servicesOnce, [loadLanceDb]);
+// and backfills need it). Awaited: Lambda's init lasts until LanceDB has loaded.
+await initContainer(servicesOnce, [loadLanceDb]);
 
 const run = jobsHandler({
   services: servicesOnce,

@@ -33,7 +33,7 @@ export function metaApi(service: string, handlers: HandlerMap<CatalogServices>) 
   };
   const router = lazyAwsRouter(handlers, (config) => ({ inspector: inspector(config) }), { logger, instrument });
   // During init (lib/app/container-init.ts): the first registry reads, then the policy engine.
-  initContainer(router, [preparePolicyEngine]);
+  void initContainer(router, [preparePolicyEngine]);
   // The web console's files, written beside this bundle by infra/bundling.ts (docs/console.md).
   const consoleFiles = consoleAssetsIn(path.join(path.dirname(fileURLToPath(import.meta.url)), 'console'));
   const api = lambdaHandler(async () => withConsole(await router(), consoleFiles), logger, apiObserver(logger, metrics));

@@ -107,9 +107,15 @@ export function externalModules(kind: BundleKind): string[] {
 /**
  * Packages replaced by a stub in every bundle (issue #37): `semver`, whose only importer is the
  * X-Ray SDK's AWS SDK v2 patcher, which no rask code calls (infra/bundle-stubs/semver.cjs says
- * why; test/infra/bundle.test.ts checks that nothing else imports it).
+ * why), and `cls-hooked`, the X-Ray SDK's segment context, by the same API on AsyncLocalStorage
+ * (infra/bundle-stubs/cls-hooked.cjs: cls-hooked's destroy-tracking async hook was most of a
+ * cold start's garbage collection). test/infra/lazy-bundle.test.ts checks that nothing else
+ * imports either; test/infra/cls-hooked-stub.test.ts that the SDK sees the same segments.
  */
-export const BUNDLE_ALIASES: Readonly<Record<string, string>> = { semver: './infra/bundle-stubs/semver.cjs' };
+export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
+  semver: './infra/bundle-stubs/semver.cjs',
+  'cls-hooked/context': './infra/bundle-stubs/cls-hooked.cjs',
+};
 
 /** Settings common to every bundle. */
 export const SHARED = {

@@ -11,6 +11,18 @@ import { Session } from 'node:inspector';
 import path from 'node:path';
 
 const outDir = process.argv[2];
+// The runner's marks (wall-clock ms: performance.timeOrigin + now), kept with the profile with
+// the offset to the profiler's clock (monotonic µs, the same clock as process.hrtime), so the
+// summary can take the samples of one phase (profile-summary.mjs --phase first-call).
+let marks;
+const write = process.stdout.write.bind(process.stdout);
+process.stdout.write = (chunk, ...rest) => {
+  const text = String(chunk);
+  const at = text.indexOf('@@COLD@@');
+  if (at >= 0) marks = JSON.parse(text.slice(at + '@@COLD@@'.length));
+  return write(chunk, ...rest);
+};
+const clockOffsetUs = Number(process.hrtime.bigint() / 1000n) - (performance.timeOrigin + performance.now()) * 1000;
 process.argv.splice(2, 1);
 const session = new Session();
 session.connect();
@@ -31,7 +43,7 @@ process.on('exit', () => {
       sourceMaps[url] = existsSync(map) ? JSON.parse(readFileSync(map, 'utf8')) : null;
     }
     const file = path.join(outDir, `cold-${process.env.COLD_PROFILE_TAG ?? 'rask'}-${process.pid}.cpuprofile`);
-    writeFileSync(file, JSON.stringify({ ...result.profile, sourceMaps }));
+    writeFileSync(file, JSON.stringify({ ...result.profile, sourceMaps, marks, clockOffsetUs }));
   });
 });
 await import('./runner.mjs');

@@ -2,7 +2,8 @@
  * What the API functions' entries leave to first use (issue #37; docs/deploy.md, "What each
  * function loads at a cold start"): no handler module is in what a cold start loads — each is a
  * chunk of its own (lib/operations/handlers-lazy.ts) — and no bundle carries `semver`, which only
- * the X-Ray SDK's unused AWS SDK v2 patcher imports (infra/bundle-stubs/semver.cjs).
+ * the X-Ray SDK's unused AWS SDK v2 patcher imports (infra/bundle-stubs/semver.cjs), nor
+ * `cls-hooked` (infra/bundle-stubs/cls-hooked.cjs, the X-Ray SDK's context on AsyncLocalStorage).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -81,6 +82,19 @@ describe('bundles: semver is a stub', () => {
         .filter(([, input]) => input.imports.some((i) => i.path === 'infra/bundle-stubs/semver.cjs'))
         .map(([file]) => file.replace(/^.*node_modules\//, ''));
       expect(importers, kind).toEqual(['aws-xray-sdk-core/dist/lib/patchers/aws_p.js']);
+    }
+  });
+});
+
+describe('bundles: cls-hooked is a stub', () => {
+  it('no bundle carries cls-hooked; the X-Ray SDK context, its one importer, gets the AsyncLocalStorage stub', async () => {
+    for (const kind of Object.keys(ENTRY_POINTS) as BundleKind[]) {
+      const metafile = await metafileOf(kind);
+      expect(Object.keys(metafile.inputs).filter((i) => /node_modules\/(cls-hooked|emitter-listener|async-hook-jl|stack-chain)\//.test(i)), kind).toEqual([]);
+      const importers = Object.entries(metafile.inputs)
+        .filter(([, input]) => input.imports.some((i) => i.path === 'infra/bundle-stubs/cls-hooked.cjs'))
+        .map(([file]) => file.replace(/^.*node_modules\//, ''));
+      expect(importers, kind).toEqual(['aws-xray-sdk-core/dist/lib/context_utils.js']);
     }
   });
 });
