@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { CatalogError, ErrorCode, QuotaExceededError } from '../errors.js';
-import type { Versioned } from '../ports/object-store.js';
 import { keys, parseTreeKey } from '../registry/keys.js';
 import type { ProjectLimits } from '../registry/records.js';
 import { cachedProject, PROJECT_CACHE_MS } from './control/project-cache.js';
@@ -328,18 +327,10 @@ export async function readQuotas(services: CatalogServices, own: ProjectLimits |
  * until no process can still be creating under the old setting (`exactAfter`).
  */
 export async function recountUsage(services: CatalogServices, limits: ProjectLimits | undefined, defaults: QuotaDefaults): Promise<void> {
-  const now = services.now().getTime();
-  const scan = await scanTree(services, now);
+  // One LIST for every kind.
+  const tree = await scanTree(services, services.now().getTime());
   for (const kind of QUOTA_KINDS) {
-    const limit = limitOf(limits, kind, defaults);
-    if (limit <= 0) continue;
-    const key = usageKey(services, kind);
-    await services.registry.retrying(`recount the ${kind} of project ${JSON.stringify(services.project)}`, async () => {
-      const found: Versioned<UsageRecord> | undefined = await services.registry.read<UsageRecord>(key);
-      const base = recounted(found?.value ? settled(found.value, now) : { used: 0, pending: [], recountedAt: 0 }, scanOf(scan, kind));
-      const next: UsageRecord = { ...base, countedUnder: limit, exactAfter: now + PROJECT_CACHE_MS + SETTLE_MS };
-      if (found) await services.registry.replace(key, next, found.etag);
-      else await services.registry.create(key, next);
-    });
+    const counter: SlotCounter = { ...projectCounter(services, kind), scan: async () => scanOf(tree, kind) };
+    await recountSlots(services, counter, limitOf(limits, kind, defaults), PROJECT_CACHE_MS);
   }
 }
