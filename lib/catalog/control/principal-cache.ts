@@ -30,3 +30,8 @@ export async function cachedPrincipal(registry: Registry, name: string, now = Da
 export function forgetPrincipal(registry: Registry, name: string): void {
   cache.delete(registry, name);
 }
+
+/** Principals cached now for `registry`, for tests. */
+export function cachedPrincipals(registry: Registry): number {
+  return cache.size(registry);
+}
