@@ -19,6 +19,8 @@ import type { CatalogServices } from './services.js';
  * A recount keeps a reservation only while its create may still be running (younger than
  * SETTLE_MS) and its object is not yet in the listing, so what it writes is never less than what
  * exists: usage can be over (a create that failed after its reservation, a drop), never under.
+ * The same reservation (`reserveSlots`) counts API keys and principals
+ * (lib/catalog/control/principal-quotas.ts) with their own records and recounts.
  */
 export const QUOTA_KINDS = ['namespaces', 'tables'] as const;
 export type QuotaKind = (typeof QUOTA_KINDS)[number];
