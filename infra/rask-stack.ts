@@ -5,7 +5,6 @@ import { JOB_OUTCOMES, jobMetricName } from '../lib/observability/jobs-metrics.j
 import type { Construct } from 'constructs';
 import type { RaskConfig } from './config.js';
 import { CatalogApi } from './constructs/api.js';
-import { addConsoleRoutes } from './constructs/console-routes.js';
 import { ChangeEvents } from './constructs/change-events.js';
 import { ChangeRelay } from './constructs/change-relay.js';
 import { AdminKeyAuth } from './constructs/auth.js';
@@ -79,6 +78,8 @@ export class RaskStack extends Stack {
       settings: maintenanceSettingsFromContext(this.node),
       alarmTopic: this.monitoring.topic,
     });
+    // The passes that queue per-table jobs route them like the API does (a sticky task-tier table stays there).
+    this.jobTasks?.routeJobsOf(Object.values(this.maintenance.passes).flatMap((p) => (p ? [p.fn] : [])));
     this.changeRelay = new ChangeRelay(this, 'ChangeRelay', { config, storage: this.storage, bus: state.eventBus, alarmTopic: this.monitoring.topic });
     this.auth = new AdminKeyAuth(this, 'Auth', {
       config,
@@ -100,7 +101,6 @@ export class RaskStack extends Stack {
       operationHandlers: this.operations && new Map([...this.operations.functions].map(([id, f]) => [id, f.fn])),
       authorizer: this.auth.authorizer.fn,
     });
-    addConsoleRoutes(this.api.api, this.functions.meta.fn);
     const m = this.monitoring;
     m.addApi(this.api.api);
     m.addFunction('Meta', this.functions.meta.fn, { timeout: Duration.seconds(25) });

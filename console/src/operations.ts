@@ -1,6 +1,7 @@
 import { html } from 'htm/preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, objectCall, type Answer } from './api.js';
+import { newestFirst } from './changes.js';
 import { dotted, type Route } from './route.js';
 import { Breadcrumbs, Confirm, Link, Loaded, Problem, useAnswer, when } from './ui.js';
 
@@ -10,38 +11,52 @@ const crumbs = (project: string, label: string): [string, Route | undefined][] =
   [label, undefined],
 ];
 
-/** Change-feed pages read at most to reach the newest events (each of 500). */
-const MAX_FEED_PAGES = 20;
-
-/** The newest `keep` events of the project's change feed (GET /v1/changes pages from the oldest). */
-async function recentChanges(project: string, keep: number, since?: string): Promise<Answer<{ events: any[]; cursor?: string }>> {
-  let cursor = since;
-  const events: any[] = [];
-  for (let i = 0; i < MAX_FEED_PAGES; i++) {
-    const a = await call(project, 'GET', 'changes', { query: { limit: '500', since: cursor } });
-    if (!a.ok) return a as Answer<any>;
-    events.push(...a.body.events);
-    if (events.length > keep) events.splice(0, events.length - keep);
-    cursor = a.body.next_cursor ?? cursor;
-    if (!a.body.has_more) break;
-  }
-  return { status: 200, ok: true, body: { events, cursor } };
-}
+/** Change events read per page of the trash and change views, newest first. */
+const FEED_PAGE = 200;
 
 /**
- * Trash and tasks: the tables dropped recently (from the change feed), each asked for its trash
- * entry (ListTableTasks), which says until when it can be undropped.
+ * Trash and tasks: the tables dropped recently (the feed's drop events, newest first), each asked
+ * for its trash entry (ListTableTasks), which says until when it can be undropped. "Look further
+ * back" reads the next older page of the feed.
  */
 export function Trash({ project }: { project: string }) {
-  const { answer, reload } = useAnswer(async () => {
-    const changes = await recentChanges(project, 2000);
-    if (!changes.ok) return changes as Answer<any>;
-    const dropped = new Map<string, string[]>();
-    for (const e of changes.body.events) if (e.type === 'dev.rask.table.dropped') dropped.set(JSON.stringify(e.data.id), e.data.id);
-    const tasks = await Promise.all([...dropped.values()].map((id) => objectCall(project, 'table', id, 'GET', 'tasks')));
+  const [tick, setTick] = useState(0);
+  const [pages, setPages] = useState<{ entries: any[]; older?: string; problem?: Answer } | undefined>(undefined);
+  const [loading, setLoading] = useState(false);
+  /** The trash entries of the tables dropped in one feed page; `seen` keeps a table shown once. */
+  const load = async (before: string | undefined, seen: Set<string>) => {
+    const page = await newestFirst(project, FEED_PAGE, before);
+    if (!page.ok) return { entries: [], problem: page as Answer };
+    const dropped: string[][] = [];
+    for (const e of page.body.events) {
+      const k = JSON.stringify(e.data.id);
+      if (e.type === 'dev.rask.table.dropped' && !seen.has(k)) {
+        seen.add(k);
+        dropped.push(e.data.id);
+      }
+    }
+    const tasks = await Promise.all(dropped.map((id) => objectCall(project, 'table', id, 'GET', 'tasks')));
     const entries = tasks.flatMap((t) => (t.ok ? t.body.tasks.filter((k: any) => k.kind === 'trash') : []));
-    return { status: 200, ok: true, body: entries };
-  }, [project]);
+    return { entries, older: page.body.older };
+  };
+  const seen = useRef(new Set<string>());
+  useEffect(() => {
+    let live = true;
+    seen.current = new Set();
+    load(undefined, seen.current).then((p) => live && setPages(p));
+    return () => {
+      live = false;
+    };
+  }, [project, tick]);
+  const further = async () => {
+    if (!pages?.older) return;
+    setLoading(true);
+    const more = await load(pages.older, seen.current);
+    setLoading(false);
+    setPages({ entries: [...pages.entries, ...more.entries], ...(more.older ? { older: more.older } : {}), ...(more.problem ? { problem: more.problem } : {}) });
+  };
+  const reload = () => setTick((t) => t + 1);
+  const answer: Answer<any[]> | undefined = pages === undefined ? undefined : pages.problem && pages.entries.length === 0 ? pages.problem : { status: 200, ok: true, body: pages.entries };
   const [undropping, setUndropping] = useState<any>(undefined);
   const [outcome, setOutcome] = useState<Answer | undefined>(undefined);
   const undrop = async () => {
@@ -61,6 +76,7 @@ export function Trash({ project }: { project: string }) {
         : html`<table data-testid="trash"><thead><tr><th scope="col">Table</th><th scope="col">Dropped</th><th scope="col">By</th><th scope="col">Recoverable until</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
             <tbody>${entries.map((e) => html`<tr><td>${dotted(e.id)}</td><td>${when(e.dropped_at)}</td><td>${e.dropped_by ?? '—'}</td><td>${when(e.expires_at)}</td>
               <td><button type="button" onClick=${() => setUndropping(e)} aria-label=${`Undrop ${dotted(e.id)}`}>Undrop</button></td></tr>`)}</tbody></table>`}<//>
+    ${pages?.older ? html`<p><button type="button" onClick=${further} disabled=${loading}>Look further back</button> <span class="muted">(older drops, from the change feed)</span></p>` : ''}
     <${Confirm} open=${undropping !== undefined} title=${`Undrop table ${undropping ? dotted(undropping.id) : ''}?`}
       detail=${`Table ${undropping ? dotted(undropping.id) : ''} of project ${project} comes back under its name, with every version and tag.`}
       action=${`Undrop ${undropping ? dotted(undropping.id) : ''}`} onConfirm=${undrop} onClose=${() => setUndropping(undefined)} />
@@ -134,21 +150,32 @@ export function Reports({ project }: { project: string }) {
 export function Changes({ project }: { project: string }) {
   const [filter, setFilter] = useState('');
   const [follow, setFollow] = useState(false);
-  const [state, setState] = useState<Answer<{ events: any[]; cursor?: string }> | undefined>(undefined);
+  const [loading, setLoading] = useState(false);
+  /** Events newest first; `older` pages back, `cursor` follows forward from the newest read. */
+  const [state, setState] = useState<Answer<{ events: any[]; older?: string; cursor: string }> | undefined>(undefined);
   useEffect(() => {
     setState(undefined);
-    recentChanges(project, 500).then(setState);
+    newestFirst(project, FEED_PAGE).then((a) => setState(a.ok ? { ...a, body: { events: a.body.events, ...(a.body.older ? { older: a.body.older } : {}), cursor: a.body.follow } } : (a as Answer<any>)));
   }, [project]);
-  // Live: the feed polled from its cursor every few seconds while "Follow" is on.
+  // Live: the feed polled forward from its cursor every few seconds while "Follow" is on.
   useEffect(() => {
     if (!follow || !state?.ok) return;
     const timer = setTimeout(async () => {
-      const more = await recentChanges(project, 500, state.body.cursor);
-      if (more.ok) setState({ ...more, body: { events: [...state.body.events, ...more.body.events].slice(-500), cursor: more.body.cursor } });
+      const more = await call(project, 'GET', 'changes', { query: { limit: '500', since: state.body.cursor } });
+      if (more.ok) setState({ ...state, body: { ...state.body, events: [...[...more.body.events].reverse(), ...state.body.events], cursor: more.body.next_cursor } });
     }, 3000);
     return () => clearTimeout(timer);
   }, [follow, state]);
-  const shown = (events: any[]) => [...events].reverse().filter((e) => filter === '' || `${e.type} ${e.subject} ${e.data.principal}`.includes(filter));
+  const older = async () => {
+    if (!state?.ok || !state.body.older) return;
+    setLoading(true);
+    const a = await newestFirst(project, FEED_PAGE, state.body.older);
+    setLoading(false);
+    if (!a.ok) return setState(a as Answer<any>);
+    const { older: _gone, ...rest } = state.body;
+    setState({ ...state, body: { ...rest, events: [...state.body.events, ...a.body.events], ...(a.body.older ? { older: a.body.older } : {}) } });
+  };
+  const shown = (events: any[]) => events.filter((e) => filter === '' || `${e.type} ${e.subject} ${e.data.principal}`.includes(filter));
   return html`
     <${Breadcrumbs} items=${crumbs(project, 'Changes')} />
     <h1 tabindex="-1">Change events</h1>
@@ -160,7 +187,8 @@ export function Changes({ project }: { project: string }) {
     </div>
     <${Loaded} answer=${state}>${(b: any) => html`
       <table data-testid="changes"><thead><tr><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Object</th><th scope="col">Principal</th><th scope="col">Operation</th></tr></thead>
-        <tbody>${shown(b.events).map((e) => html`<tr><td>${when(e.time)}</td><td><code>${e.type}</code></td><td>${e.subject ?? '—'}</td><td>${e.data.principal ?? '—'}</td><td>${e.data.operation ?? '—'}</td></tr>`)}</tbody></table>`}<//>
+        <tbody>${shown(b.events).map((e) => html`<tr><td>${when(e.time)}</td><td><code>${e.type}</code></td><td>${e.subject ?? '—'}</td><td>${e.data.principal ?? '—'}</td><td>${e.data.operation ?? '—'}</td></tr>`)}</tbody></table>
+      ${b.older ? html`<p><button type="button" onClick=${older} disabled=${loading}>Older events</button></p>` : html`<p class="muted">The oldest event held is shown.</p>`}`}<//>
   `;
 }
 

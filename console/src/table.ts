@@ -1,6 +1,7 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { call, idPath, objectCall, type Answer } from './api.js';
+import { versionStamps, type VersionStamp } from './changes.js';
 import { dotted, href, type Route } from './route.js';
 import { Breadcrumbs, Confirm, Loaded, Loading, Problem, useAnswer, when } from './ui.js';
 
@@ -37,7 +38,7 @@ function useTable(project: string, id: readonly string[]) {
   const post = (door: string, body: unknown = {}) => objectCall(project, 'table', id, 'POST', door, { body });
   return {
     describe: useAnswer(() => post('describe', { load_detailed_metadata: true }), key),
-    versions: useAnswer(() => post('version/list'), key),
+    versions: useAnswer(() => versionsWithStamps(project, id, () => post('version/list')), key),
     tags: useAnswer(() => post('tags/list'), key),
     branches: useAnswer(() => post('branches/list'), key),
     indices: useAnswer(() => post('index/list'), key),
@@ -46,6 +47,21 @@ function useTable(project: string, id: readonly string[]) {
     policy: useAnswer(() => get('maintenance-policy'), key),
     reports: useAnswer(() => lastReports(project, id), key),
   };
+}
+
+/** The versions, newest first, each with its change stamp from the feed when one was found. */
+async function versionsWithStamps(project: string, id: readonly string[], list: () => Promise<Answer>): Promise<Answer> {
+  const a = await list();
+  if (!a.ok) return a;
+  const versions = [...a.body.versions].reverse();
+  const stamps = versions.length > 0 ? await versionStamps(project, id, versions) : undefined;
+  return { ...a, body: { versions, stamps: stamps?.ok ? stamps.body : new Map(), stampProblem: stamps && !stamps.ok ? stamps : undefined } };
+}
+
+function StampText({ stamp }: { stamp?: VersionStamp }) {
+  if (!stamp) return html`<span class="muted">not in the recent change feed</span>`;
+  if (stamp.storage) return html`<span>committed straight to storage <span class="muted">(no catalog door: seen by the change relay)</span></span>`;
+  return html`<span title=${stamp.requestId ? `request ${stamp.requestId}` : ''}>${stamp.principal} · ${stamp.operation} · ${when(stamp.time)}</span>`;
 }
 
 /** The newest report of each maintenance pass that touched this table. */
@@ -154,8 +170,9 @@ export function Table({ project, id }: { project: string; id: readonly string[] 
     <section aria-labelledby="versions">
       <h2 id="versions">Versions</h2>
       <${Loaded} answer=${t.versions.answer}>${(b: any) => html`
-        <table data-testid="versions"><thead><tr><th scope="col">Version</th><th scope="col">Committed</th><th scope="col">Manifest bytes</th></tr></thead>
-          <tbody>${[...b.versions].reverse().map((v: any) => html`<tr><td>${v.version}</td><td>${when(v.timestamp_millis)}</td><td>${v.manifest_size ?? '—'}</td></tr>`)}</tbody></table>`}<//>
+        ${b.stampProblem ? html`<p class="muted">No change stamps: the change feed answered “${b.stampProblem.error}”.</p>` : ''}
+        <table data-testid="versions"><thead><tr><th scope="col">Version</th><th scope="col">Committed</th><th scope="col">Manifest bytes</th><th scope="col">Changed by</th></tr></thead>
+          <tbody>${b.versions.map((v: any) => html`<tr><td>${v.version}</td><td>${when(v.timestamp_millis)}</td><td>${v.manifest_size ?? '—'}</td><td data-testid="stamp"><${StampText} stamp=${b.stamps.get(v.version)} /></td></tr>`)}</tbody></table>`}<//>
     </section>
     <section aria-labelledby="refs">
       <h2 id="refs">Tags and branches</h2>

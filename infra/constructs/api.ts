@@ -1,16 +1,17 @@
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
-import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as route53 from 'aws-cdk-lib/aws-route53';
 import * as route53Targets from 'aws-cdk-lib/aws-route53-targets';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { ALL_OPERATIONS, type Bundle, type OperationDef } from '../../lib/contract/operations.js';
+import type { Bundle } from '../../lib/contract/operations.js';
 import type { RaskConfig } from '../config.js';
 import { acknowledge, acknowledgeManagedPolicy } from '../nag.js';
 import { edgeRules } from './edge-rules.js';
+import { catalogRoutes, openApiDocument } from './openapi.js';
 
 export interface CatalogApiProps {
   readonly config: RaskConfig;
@@ -92,13 +93,16 @@ export function errorTemplate(mapping: GatewayErrorMapping): string {
  * routing: `%2F` inside an id becomes `/` (404) and `+` vs space is lost. REST keeps
  * `event.path` encoded and the router form-decodes ids itself.
  *
- * Resources and methods are generated from the operation table; every method is served by the
- * function of its operation's bundle and guarded by the admin-key authorizer. API Gateway
+ * The routes are one OpenAPI document generated from the operation table (./openapi.ts), deployed
+ * as a SpecRestApi; every method is served by the function of its operation (per-operation
+ * mode) or of its bundle and guarded by the admin-key authorizer. API Gateway
  * matches paths exactly, so `/v1/table/` (trailing slash) is not `/v1/table`: it gets the 404
  * JSON error, as there is no way to declare optional trailing slashes on a REST API.
  */
 export class CatalogApi extends Construct {
-  readonly api: apigw.RestApi;
+  readonly api: apigw.SpecRestApi;
+  /** The OpenAPI document the API is deployed from (./openapi.ts), with CDK tokens in it. */
+  readonly document: Record<string, unknown>;
   /** The stack's own web ACL with the per-IP rate rule (absent with rask:webAclArn or rask:wafRateLimit=off). */
   webAcl?: wafv2.CfnWebACL;
   readonly accessLogs: logs.LogGroup;
@@ -118,29 +122,33 @@ export class CatalogApi extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
-    const authorizer = new apigw.RequestAuthorizer(this, 'AdminKey', {
-      handler: props.authorizer,
-      // API Gateway can only cache by identity sources that are ALL present, and a request
-      // that lacks one is rejected without calling the authorizer. Accepting x-api-key OR a
-      // Bearer token therefore means no API Gateway cache (the authorizer keeps the secret in
-      // memory, so a check is a hash compare). A deployment whose clients all send x-api-key
-      // can turn the cache on with rask:authorizerCacheSeconds.
-      identitySources: config.authorizerCacheSeconds > 0 ? [apigw.IdentitySource.header('x-api-key')] : [],
-      resultsCacheTtl: Duration.seconds(config.authorizerCacheSeconds),
-    });
-    if (config.authorizerCacheSeconds === 0) {
-      // CDK renders "no identity source" as ""; CloudFormation wants the property absent.
-      (authorizer.node.defaultChild as apigw.CfnAuthorizer).addPropertyDeletionOverride('IdentitySource');
-    }
-
-    this.api = new apigw.RestApi(this, 'Api', {
-      restApiName: `${config.stackName}-catalog`,
-      description: 'rask: Lance Namespace REST catalog',
-      endpointConfiguration: { types: [apigw.EndpointType.REGIONAL] },
+    const restApiName = `${config.stackName}-catalog`;
+    const description = 'rask: Lance Namespace REST catalog';
+    const perOperation = props.operationHandlers ?? new Map<string, lambda.IFunction>();
+    const functions: Record<string, lambda.IFunction> = { ...props.handlers, ...Object.fromEntries(perOperation) };
+    const stack = Stack.of(this);
+    this.document = openApiDocument({
+      title: restApiName,
+      description,
+      routes: catalogRoutes(new Set(perOperation.keys())),
+      functions: Object.fromEntries(Object.entries(functions).map(([target, fn]) => [target, fn.functionArn])),
+      authorizer: { functionArn: props.authorizer.functionArn, cacheSeconds: config.authorizerCacheSeconds },
       binaryMediaTypes: BINARY_MEDIA_TYPES,
+      gatewayResponses: GATEWAY_ERRORS.map((m) => ({ type: m.type.responseType, statusCode: m.statusCode, template: errorTemplate(m) })),
+      lambdaUriPrefix: `arn:${stack.partition}:apigateway:${stack.region}:lambda:path/2015-03-31/functions/`,
+    });
+
+    // One document for every route (./openapi.ts): no AWS::ApiGateway::Resource or ::Method per
+    // route, so the route count costs no CloudFormation resources.
+    this.api = new apigw.SpecRestApi(this, 'Api', {
+      restApiName,
+      description,
+      apiDefinition: apigw.ApiDefinition.fromInline(this.document),
+      endpointTypes: [apigw.EndpointType.REGIONAL],
+      // Fail the deploy, not the first request, if API Gateway cannot import part of the document.
+      failOnWarnings: true,
       cloudWatchRole: config.createApiGatewayCloudWatchRole,
       ...(config.createApiGatewayCloudWatchRole ? { cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN } : {}),
-      defaultMethodOptions: { authorizer, authorizationType: apigw.AuthorizationType.CUSTOM },
       deployOptions: {
         stageName: config.stageName,
         throttlingRateLimit: config.throttleRateLimit,
@@ -157,6 +165,10 @@ export class CatalogApi extends Construct {
         tracingEnabled: true,
       },
     });
+    // A SpecRestApi's deployment does not follow its body by itself: hashing the document into
+    // the deployment's logical id makes a changed document a new deployment of the stage.
+    this.api.latestDeployment?.addToLogicalId(this.document);
+    this.grantInvoke(functions, props.authorizer);
 
     // API Gateway creates the execution-log group on first use with no retention; creating it
     // first, under the name API Gateway writes to, gives it one.
@@ -170,17 +182,6 @@ export class CatalogApi extends Construct {
     // CDK's own "Endpoint" output ends with "/", which clients would turn into "//v1/...";
     // the stack outputs `endpoint` instead.
     this.api.node.tryRemoveChild('Endpoint');
-
-    this.addOperations(props.handlers, props.operationHandlers ?? new Map());
-
-    for (const mapping of GATEWAY_ERRORS) {
-      this.api.addGatewayResponse(`Error${mapping.type.responseType}`, {
-        type: mapping.type,
-        statusCode: mapping.statusCode,
-        responseHeaders: { 'Content-Type': "'application/json'" },
-        templates: { 'application/json': errorTemplate(mapping) },
-      });
-    }
 
     if (config.webAclArn) {
       new wafv2.CfnWebACLAssociation(this, 'WebAcl', {
@@ -202,11 +203,9 @@ export class CatalogApi extends Construct {
       'AwsSolutions-APIG2',
       'Requests are validated by the catalog against the operation table (zod schemas, JSON error contract); API Gateway models cannot describe Arrow IPC bodies and a second copy of the spec would drift.',
     );
-    acknowledge(
-      this.api,
-      'AwsSolutions-COG4',
-      'Callers are SDKs and engines holding an API key, not Cognito users; every method uses the REQUEST Lambda authorizer instead.',
-    );
+    // No AwsSolutions-COG4 / APIG4 to acknowledge: cdk-nag reads those from AWS::ApiGateway::Method
+    // resources, and the methods are in the document, where every route but the console's names
+    // the REQUEST Lambda authorizer (test/infra/openapi.test.ts holds that).
     if (config.createApiGatewayCloudWatchRole) {
       acknowledgeManagedPolicy(
         this.api,
@@ -215,7 +214,6 @@ export class CatalogApi extends Construct {
       );
     }
 
-    const stack = Stack.of(this);
     if (config.domainName) this.domain = this.addDomain(config);
     this.endpoint = config.domainName
       ? `https://${config.domainName}${config.domainBasePath ? `/${config.domainBasePath}` : ''}`
@@ -243,38 +241,30 @@ export class CatalogApi extends Construct {
     return domain;
   }
 
-  /** One API Gateway method per (path, method) of the operation table. */
-  private addOperations(handlers: Readonly<Record<Bundle, lambda.IFunction>>, perOperation: ReadonlyMap<string, lambda.IFunction>): void {
-    // One integration per function, with a single API-wide invoke permission instead of two
-    // per method (59 methods would otherwise add ~118 permissions and crowd the 500-resource
-    // stack limit and the 20 KB function policy limit).
-    const integrations: Record<Bundle, apigw.LambdaIntegration> = {
-      meta: new apigw.LambdaIntegration(handlers.meta, { proxy: true, scopePermissionToMethod: false }),
-      data: new apigw.LambdaIntegration(handlers.data, { proxy: true, scopePermissionToMethod: false }),
-    };
-    for (const operation of ALL_OPERATIONS) {
-      const resource = resourceFor(this.api.root, operation);
-      const own = perOperation.get(operation.operationId);
-      const integration = own ? new apigw.LambdaIntegration(own, { proxy: true, scopePermissionToMethod: false }) : integrations[operation.bundle];
-      for (const method of operation.methods) {
-        resource.addMethod(method, integration, { operationName: operation.operationId });
-      }
+  /**
+   * API Gateway may invoke each route function and the authorizer: one permission per function
+   * whose source ARN pattern covers every stage, method and path of this API (not one per
+   * method, which would crowd the 500-resource stack limit and the 20 KB function policy). The
+   * permissions live in the API's stack even for the per-operation functions of the nested
+   * stack: there they would need the API's id, which already needs their ARNs (a cycle).
+   */
+  private grantInvoke(functions: Readonly<Record<string, lambda.IFunction>>, authorizer: lambda.IFunction): void {
+    const principal = 'apigateway.amazonaws.com';
+    for (const [target, fn] of Object.entries(functions)) {
+      new lambda.CfnPermission(this, `Invoke${target.charAt(0).toUpperCase()}${target.slice(1)}`, {
+        action: 'lambda:InvokeFunction',
+        functionName: fn.functionArn,
+        principal,
+        sourceArn: this.api.arnForExecuteApi('*', '/*', '*'),
+      });
     }
-    // Project base URIs (`/projects/{project}/v1/…`, docs/governance.md): one proxy resource
-    // instead of a second copy of every method (the stack's 500-resource limit). It goes to the
-    // data function, which serves every operation (it has the LanceDB layer the data ops need).
-    const projectProxy = this.api.root.addResource('projects').addResource('{project}').addResource('{proxy+}');
-    for (const method of ['GET', 'POST']) projectProxy.addMethod(method, integrations.data, { operationName: `ProjectBaseUri${method}` });
+    new lambda.CfnPermission(this, 'InvokeAuthorizer', {
+      action: 'lambda:InvokeFunction',
+      functionName: authorizer.functionArn,
+      principal,
+      sourceArn: Stack.of(this).formatArn({ service: 'execute-api', resource: this.api.restApiId, resourceName: 'authorizers/*' }),
+    });
   }
-}
-
-/** The resource for an operation's path template, creating missing segments on the way. */
-function resourceFor(root: apigw.IResource, operation: OperationDef): apigw.IResource {
-  let resource = root;
-  for (const segment of operation.path.split('/').filter(Boolean)) {
-    resource = resource.getResource(segment) ?? resource.addResource(segment);
-  }
-  return resource;
 }
 
 /**

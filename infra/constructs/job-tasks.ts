@@ -15,10 +15,11 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { buildSync } from 'esbuild';
 import path from 'node:path';
-import { Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Duration, Intrinsic, type RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct, type Node } from 'constructs';
 import { ESBUILD_TARGET, ESM_REQUIRE_BANNER, LAYER_MODULES, REPO_ROOT } from '../bundling.js';
@@ -35,6 +36,12 @@ export interface JobTaskSettings {
   readonly maxMinutes: number;
   /** At most this many task-tier jobs at once (RASK_JOBS_TASK_CONCURRENCY). */
   readonly concurrency: number;
+  /**
+   * Routing by estimate (docs/jobs.md, "Routing"): an index build above this many cost-rows
+   * starts on the task tier (RASK_JOBS_TASK_INDEX_COST_ROWS); absent: the measured default
+   * (lib/queue/tiers.ts).
+   */
+  readonly indexCostRows?: number;
 }
 
 export const DEFAULT_JOB_TASK: JobTaskSettings = { cpu: 8, memoryMb: 32_768, maxMinutes: 480, concurrency: 4 };
@@ -48,7 +55,7 @@ const FARGATE_MEMORY: Readonly<Record<number, readonly [number, number]>> = {
   16: [32_768, 122_880],
 };
 
-/** `rask:jobsTaskTier=on` builds the tier; `rask:jobsTaskCpu`, `…MemoryMb`, `…MaxMinutes`, `…Concurrency` size it. */
+/** `rask:jobsTaskTier=on` builds the tier; `rask:jobsTaskCpu`, `…MemoryMb`, `…MaxMinutes`, `…Concurrency` size it; `…IndexCostRows` routes to it. */
 export function jobTaskSettingsFromContext(node: Node): JobTaskSettings | undefined {
   const tier = node.tryGetContext('rask:jobsTaskTier');
   if (tier === undefined || tier === 'off' || tier === false || tier === 'false') return undefined;
@@ -67,7 +74,14 @@ export function jobTaskSettingsFromContext(node: Node): JobTaskSettings | undefi
   if (memoryMb < range[0] || memoryMb > range[1] || memoryMb % 1024 !== 0) {
     throw new Error(`rask:jobsTaskMemoryMb must be a multiple of 1024 from ${range[0]} to ${range[1]} for ${cpu} vCPU; got ${memoryMb}`);
   }
-  return { cpu, memoryMb, maxMinutes: whole('rask:jobsTaskMaxMinutes', DEFAULT_JOB_TASK.maxMinutes), concurrency: whole('rask:jobsTaskConcurrency', DEFAULT_JOB_TASK.concurrency) };
+  const indexCostRows = node.tryGetContext('rask:jobsTaskIndexCostRows') === undefined ? undefined : whole('rask:jobsTaskIndexCostRows', 0);
+  return {
+    cpu,
+    memoryMb,
+    maxMinutes: whole('rask:jobsTaskMaxMinutes', DEFAULT_JOB_TASK.maxMinutes),
+    concurrency: whole('rask:jobsTaskConcurrency', DEFAULT_JOB_TASK.concurrency),
+    ...(indexCostRows === undefined ? {} : { indexCostRows }),
+  };
 }
 
 export interface JobTasksProps {
@@ -91,6 +105,7 @@ export class JobTasks extends Construct {
   readonly taskRole: iam.Role;
   readonly executionRole: iam.Role;
   readonly securityGroup: ec2.SecurityGroup;
+  private readonly indexCostRows?: number;
 
   constructor(scope: Construct, id: string, props: JobTasksProps) {
     super(scope, id);
@@ -165,7 +180,12 @@ export class JobTasks extends Construct {
       canceller.fn.addEnvironment('RASK_JOBS_TASK_CLUSTER', this.cluster.clusterName);
       canceller.fn.addEnvironment('RASK_JOBS_TASK_DEFINITION', this.taskDefinition.taskDefinitionArn);
     }
+    // Whoever queues a job routes it (the data function queues index builds; the Jobs function escalates).
+    if (settings.indexCostRows !== undefined) {
+      for (const f of [props.jobs, ...(props.cancellers ?? [])]) f.fn.addEnvironment('RASK_JOBS_TASK_INDEX_COST_ROWS', String(settings.indexCostRows));
+    }
 
+    this.indexCostRows = settings.indexCostRows;
     const fn = props.jobs.fn;
     fn.addEnvironment('RASK_JOBS_TASK_CLUSTER', this.cluster.clusterName);
     fn.addEnvironment('RASK_JOBS_TASK_DEFINITION', this.taskDefinition.taskDefinitionArn);
@@ -175,13 +195,38 @@ export class JobTasks extends Construct {
     fn.addEnvironment('RASK_JOBS_TASK_PUBLIC_IP', 'true');
     fn.addEnvironment('RASK_JOBS_TASK_CONCURRENCY', String(settings.concurrency));
   }
+
+  /**
+   * Functions that queue jobs but neither dispatch nor cancel (the maintenance passes): told the
+   * tier exists, so that a table's sticky route or an estimate puts the job on it. Without this a
+   * sweep of a table escalated before queued its next job on the function tier ("…, but no task
+   * tier is configured"). No grant: they call no ECS API.
+   */
+  routeJobsOf(functions: readonly RaskFunction[]): void {
+    for (const f of functions) {
+      f.fn.addEnvironment('RASK_JOBS_TASK_CLUSTER', this.cluster.clusterName);
+      f.fn.addEnvironment('RASK_JOBS_TASK_DEFINITION', this.taskDefinition.taskDefinitionArn);
+      if (this.indexCostRows !== undefined) f.fn.addEnvironment('RASK_JOBS_TASK_INDEX_COST_ROWS', String(this.indexCostRows));
+    }
+  }
 }
 
-/** The Jobs function's environment (bucket names, prefixes, queue table), resolved at synth. */
+/**
+ * The Jobs function's environment (bucket names, prefixes, queue table) as it stands now. The
+ * L1 function's `environment` is a lazy value: read as a plain object it is empty (the task got
+ * none of it, and its entry refused to start: the deploy suite's RunTask caught it), so it is
+ * resolved here, and each value that is a CloudFormation expression (a bucket name read from an
+ * SSM parameter) goes back in as that expression.
+ */
 function jobsEnvironment(jobs: RaskFunction): Record<string, string> {
-  const cfn = jobs.fn.node.defaultChild as { environment?: { variables?: Record<string, string> } } | undefined;
-  const vars = (cfn?.environment?.variables ?? {}) as Record<string, string>;
-  return Object.fromEntries(Object.entries(vars).filter(([k]) => k.startsWith('RASK_') || k === 'NODE_OPTIONS'));
+  const cfn = jobs.fn.node.defaultChild as lambda.CfnFunction;
+  const resolved = Stack.of(jobs.fn).resolve(cfn.environment) as { Variables?: Record<string, unknown>; variables?: Record<string, unknown> } | undefined;
+  const vars = resolved?.Variables ?? resolved?.variables ?? {};
+  return Object.fromEntries(
+    Object.entries(vars)
+      .filter(([k]) => k.startsWith('RASK_') || k === 'NODE_OPTIONS' || k === 'MALLOC_ARENA_MAX')
+      .map(([k, v]) => [k, typeof v === 'string' ? v : Token.asString(new Intrinsic(v))]),
+  );
 }
 
 /**

@@ -114,7 +114,7 @@ export class Monitoring extends Construct {
   }
 
   /** API 5xx (any), 4xx rate (a quarter of requests for 15 minutes) and the per-operation panels. */
-  addApi(api: apigw.RestApi): void {
+  addApi(api: apigw.RestApiBase): void {
     const requests = api.metricCount({ period: PERIOD, statistic: 'Sum' });
     const server = api.metricServerError({ period: PERIOD, statistic: 'Sum' });
     const client = api.metricClientError({ period: PERIOD, statistic: 'Sum' });

@@ -1,7 +1,7 @@
 import type { AwsConfig } from '../config.js';
 import type { JobSettings, TaskTier } from '../queue/context.js';
 import type { TaskRunner } from '../ports/task-runner.js';
-import { DEFAULT_TASK_GRACE_MS, DEFAULT_TIER_LIMITS } from '../queue/tiers.js';
+import { DEFAULT_TASK_GRACE_MS, tierLimits } from '../queue/tiers.js';
 import { lazyPort } from '../ports/lazy.js';
 import type { WorkQueue } from '../ports/work-queue.js';
 
@@ -46,7 +46,12 @@ function ecsTaskTier(config: AwsConfig): TaskTier | undefined {
       assignPublicIp: config.RASK_JOBS_TASK_PUBLIC_IP,
     });
   }, TASK_RUNNER_METHODS);
-  return { runner: { ...runner, kind: 'ecs' }, concurrency: config.RASK_JOBS_TASK_CONCURRENCY, graceMs: DEFAULT_TASK_GRACE_MS, limits: DEFAULT_TIER_LIMITS };
+  return {
+    runner: { ...runner, kind: 'ecs' },
+    concurrency: config.RASK_JOBS_TASK_CONCURRENCY,
+    graceMs: DEFAULT_TASK_GRACE_MS,
+    limits: tierLimits({ createIndexCostRows: config.RASK_JOBS_TASK_INDEX_COST_ROWS, rewriteBytes: config.RASK_JOBS_TASK_REWRITE_BYTES }),
+  };
 }
 
 function dynamoQueues(config: AwsConfig): JobSettings['queueFor'] {

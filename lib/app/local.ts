@@ -9,6 +9,7 @@ import type { ObjectStore } from '../ports/object-store.js';
 import type { StorageRoot } from '../ports/storage-root.js';
 import { noCredentials } from '../ports/credential-vendor.js';
 import type { DataEngine } from '../ports/data-engine.js';
+import type { TaskTier } from '../queue/context.js';
 import { ndjsonChangeLog } from '../adapters/local/ndjson-change-log.js';
 import { journaled, RegistryJournal } from '../adapters/local/registry-journal.js';
 import { logPublisher } from '../ports/event-publisher.js';
@@ -29,6 +30,12 @@ export async function createLocalApp(
     logger?: ErrorLogger;
     /** The data engine; absent: the process's LanceDB engine. A test may bring a twin (test/support/counting-engine.ts). */
     engine?: DataEngine;
+    /**
+     * The task tier (the server's child processes: lib/app/server.ts). Every service carries it,
+     * not only the job loop: a door or a pass that queues a job routes it by its estimate, and a
+     * cancel stops its task.
+     */
+    tasks?: TaskTier;
   } = {},
 ) {
   const dataDir = path.resolve(config.RASK_DATA_DIR);
@@ -100,7 +107,7 @@ export async function createLocalApp(
     auth,
     reservedRoots,
     storage: { roots: storageRoots },
-    jobs: { policy: { leaseMs: config.RASK_JOBS_LEASE_MS, heartbeatMs: config.RASK_JOBS_HEARTBEAT_MS } },
+    jobs: { policy: { leaseMs: config.RASK_JOBS_LEASE_MS, heartbeatMs: config.RASK_JOBS_HEARTBEAT_MS }, ...(options.tasks ? { tasks: options.tasks } : {}) },
   });
   await adoptLocalWarehouseRoot(app.services.registry, { project: config.RASK_PROJECT, warehouse: config.RASK_WAREHOUSE, dataDir });
   const notices = await localAuthNotices(config.RASK_AUTH, config, app.services.registry);

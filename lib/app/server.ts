@@ -7,12 +7,11 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { lanceCacheBudgets, type LocalConfig } from '../config.js';
 import { startJobLoop, type JobLoop } from '../jobs/loop.js';
-import type { CatalogServices } from '../catalog/services.js';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ChildTaskRunner } from '../adapters/local/child-task-runner.js';
 import type { TaskTier } from '../queue/context.js';
-import { DEFAULT_TIER_LIMITS, LOCAL_TASK_GRACE_MS } from '../queue/tiers.js';
+import { LOCAL_TASK_GRACE_MS, tierLimits } from '../queue/tiers.js';
 import { dataRunners } from '../jobs/runners/index.js';
 import { maintenanceRunners } from '../maintenance/table-jobs.js';
 import { startMaintenanceTimers, type MaintenanceTimers } from '../maintenance/timers.js';
@@ -91,7 +90,7 @@ export async function startLocalServer(
   const budgets = lanceCacheBudgets(config);
   if (!configureLanceSession(budgets)) logger.warn('the LanceDB session was sized before this server started; its budgets stay');
   try {
-    app = await createLocalApp(config, { logger });
+    app = await createLocalApp(config, { logger, tasks: localTaskTier(config) });
     // Before serving: delete what crashes provably left dead, report what the reconcile pass should see.
     startup = await startupCleanup(app.services, {
       registryRoot: path.join(app.dataDir, 'registry'),
@@ -115,7 +114,7 @@ export async function startLocalServer(
     onResponse: accessLog(logger),
   });
   listener = api;
-  const jobs = startJobLoop(withLocalTaskTier(app.services, config), {
+  const jobs = startJobLoop(app.services, {
     intervalMs: config.RASK_JOBS_INTERVAL_MS,
     owner: `local:${hostname()}:${process.pid}`,
     runners: { ...dataRunners, ...maintenanceRunners },
@@ -212,15 +211,19 @@ async function memoryStatsLine(intervalMs: number, logger: Logger, server: Serve
  * or a native crash ends the child and never the server. Only from a source tree (the entry is
  * TypeScript, run with tsx); elsewhere every job stays in the server's loop.
  */
-function withLocalTaskTier(services: CatalogServices, config: LocalConfig): CatalogServices {
-  if (config.RASK_JOBS_TASK_TIER !== 'child') return services;
+function localTaskTier(config: LocalConfig): TaskTier | undefined {
+  if (config.RASK_JOBS_TASK_TIER !== 'child') return undefined;
   const entry = fileURLToPath(new URL('../../functions/job-task.ts', import.meta.url));
-  if (!existsSync(entry)) return services;
+  if (!existsSync(entry)) return undefined;
   const runner = new ChildTaskRunner({
     command: [process.execPath, '--import', 'tsx', entry],
     cwd: path.dirname(path.dirname(entry)),
     env: { ...process.env, RASK_TASK_CONFIG_JSON: JSON.stringify(config) },
   });
-  const tasks: TaskTier = { runner, concurrency: config.RASK_JOBS_TASK_CONCURRENCY, graceMs: LOCAL_TASK_GRACE_MS, limits: DEFAULT_TIER_LIMITS };
-  return { ...services, jobs: { ...services.jobs, tasks } };
+  return {
+    runner,
+    concurrency: config.RASK_JOBS_TASK_CONCURRENCY,
+    graceMs: LOCAL_TASK_GRACE_MS,
+    limits: tierLimits({ createIndexCostRows: config.RASK_JOBS_TASK_INDEX_COST_ROWS, rewriteBytes: config.RASK_JOBS_TASK_REWRITE_BYTES }),
+  };
 }

@@ -26,7 +26,8 @@ export async function queueTableSweep(services: CatalogServices, id: readonly st
   });
   if (outcome && 'error' in outcome) throw outcome.error;
   if (outcome) return { transaction_id: outcome.item.transaction_id, queued: outcome.item.job === 'queued' };
-  // Resolved a moment ago but not walked: dropped meanwhile, or its warehouse unreadable.
-  if (walk.problems.length > 0 && walk.problems.every((p) => !p.includes('does not exist'))) throw new ServiceUnavailableError(walk.problems.join('; '));
+  // Resolved a moment ago but not walked: dropped meanwhile (the walk says the scope is missing),
+  // or its record or warehouse could not be read (a problem of storage: 503, whatever its words).
+  if (walk.problems.length > 0 && !walk.scopeMissing) throw new ServiceUnavailableError(walk.problems.join('; '));
   throw new TableNotFoundError(`table ${fmtId(id)} does not exist`);
 }

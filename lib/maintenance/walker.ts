@@ -43,6 +43,12 @@ export interface WalkResult {
   readonly visited: number;
   readonly complete: boolean;
   readonly problems: readonly string[];
+  /**
+   * Set when the walk was scoped to a table or namespace that does not exist (one of `problems`
+   * says so in words): callers that answer 404 for it test this, never the problem's text, which
+   * may quote a storage error that happens to read "does not exist" (S3's NoSuchBucket).
+   */
+  readonly scopeMissing?: boolean;
 }
 
 const PAGE = 1000;
@@ -180,22 +186,28 @@ export async function forEachTable(
       startAfter = last.key;
     }
   }
-  if (visited === 0 && !after) await scopeMissing(services, options.scope, problems);
-  return { visited, complete: problems.length === 0, problems };
+  const missing = visited === 0 && !after && (await scopeMissing(services, options.scope, problems));
+  return { visited, complete: problems.length === 0, problems, ...(missing ? { scopeMissing: true } : {}) };
 }
 
 /**
  * A named table or namespace that does not exist is a problem, not an empty success: a typo in
  * `--table` would otherwise exit 0 having done nothing. A namespace without tables is fine.
  */
-async function scopeMissing(services: CatalogServices, scope: PassScope | undefined, problems: string[]): Promise<void> {
+async function scopeMissing(services: CatalogServices, scope: PassScope | undefined, problems: string[]): Promise<boolean> {
   if (scope?.table) {
     // The walk visits a table that exists; here it met none (or could not read it: already a problem).
-    if (problems.length === 0) problems.push(`table "${scope.table.join('.')}" does not exist in project ${services.project}`);
-  } else if (scope?.namespace?.length) {
-    const found = await services.registry.store.head(keys.namespace(services.project, scope.namespace));
-    if (!found) problems.push(`namespace "${scope.namespace.join('.')}" does not exist in project ${services.project}`);
+    if (problems.length > 0) return false;
+    problems.push(`table "${scope.table.join('.')}" does not exist in project ${services.project}`);
+    return true;
   }
+  if (scope?.namespace?.length) {
+    const found = await services.registry.store.head(keys.namespace(services.project, scope.namespace));
+    if (found) return false;
+    problems.push(`namespace "${scope.namespace.join('.')}" does not exist in project ${services.project}`);
+    return true;
+  }
+  return false;
 }
 
 /** The project name a registry key belongs to (`p/<P>/…`), for reports. */

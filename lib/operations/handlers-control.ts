@@ -65,6 +65,8 @@ const jobsQuery = z.object({ limit: optionalInteger('limit', { min: 1 }) });
 
 const changesQuery = z.object({
   since: optionalString('since'),
+  before: optionalString('before'),
+  order: optionalString('order'),
   limit: optionalInteger('limit', { min: 1 }),
 });
 
@@ -217,7 +219,7 @@ export const controlHandlers: HandlersOf<'lib/operations/handlers-control.ts', C
     if (unknown.length > 0) throw new InvalidInputError(`unknown field ${JSON.stringify(unknown[0])}: SetPrincipalLimits takes keys and rate`);
     return setPrincipalLimits(svc, pathParam(req, 'principal'), decode(setPrincipalLimitsInput, body(req, { keys: 'keys', rate: 'rate' })));
   },
-  ListChanges: async (req, svc) => listChanges(svc, svc.project, decode(changesQuery, queryFields(req, 'since', 'limit'))),
+  ListChanges: async (req, svc) => listChanges(svc, svc.project, decode(changesQuery, queryFields(req, 'since', 'before', 'order', 'limit'))),
   ListJobs: async (req, svc) =>
     listJobs(jobContext(svc), decode(jobsQuery, queryFields(req, 'limit')), svc.mayRead ? (table) => svc.mayRead!('table', table) : undefined),
   DescribeWarehouse: async (req, svc) => describeWarehouse(svc, svc.project, pathParam(req, 'warehouse')),

@@ -23,6 +23,12 @@ export interface ChangeLog {
    * InvalidInputError.
    */
   page(request: ChangePageRequest): Promise<ChangePage>;
+  /**
+   * Up to `limit` events of `project` before `before` (absent: before the newest settled point),
+   * newest first: a view of what changed recently reads the end of the log, not the whole of it.
+   * O(page) work like `page`; the same errors for a malformed or expired cursor.
+   */
+  pageBack(request: ChangeBackRequest): Promise<ChangeBackPage>;
 }
 
 export interface ChangePageRequest {
@@ -37,6 +43,35 @@ export interface ChangePage {
   readonly next: string;
   /** More may already be waiting after `next` (a bounded scan stopped early). */
   readonly more: boolean;
+}
+
+export interface ChangeBackRequest {
+  readonly project: string;
+  /** A `before` cursor of an earlier backward page; absent: from the newest event held. */
+  readonly before?: string;
+  readonly limit: number;
+}
+
+export interface ChangeBackPage {
+  /** Newest first. */
+  readonly events: readonly RaskEvent[];
+  /**
+   * Pass as `before` for the next (older) page; absent once the oldest event held was read. It
+   * may be present on a page with fewer than `limit` events (a bounded scan stopped early).
+   */
+  readonly before?: string;
+  /**
+   * A forward cursor (`since` of `page`) just past the newest event this page covers: following
+   * the log forward from the first backward page misses nothing and repeats nothing.
+   */
+  readonly next: string;
+}
+
+/** The 400 message for a cursor that is not one (the same words on every adapter). */
+export function cursorMessage(param: 'since' | 'before', cursor: string): string {
+  return param === 'since'
+    ? `since ${JSON.stringify(cursor)} is not a change-feed cursor; pass the next_cursor of an earlier page, or leave since out to start at the oldest event held`
+    : `before ${JSON.stringify(cursor)} is not a change-feed cursor; pass the prev_cursor of an earlier newest-first page, or leave before out to start at the newest event held`;
 }
 
 /** The most events one page answers. */

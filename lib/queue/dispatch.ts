@@ -13,11 +13,14 @@
  *   `rask.error` and the job is queued again (the attempt is spent), or Failed when none is left.
  *
  * At most `concurrency` task-tier jobs are stamped or running at once, across passes: a pass
- * stamps first (compare-and-swap), then counts the in-flight jobs of every queue again, and
- * takes its stamp back without starting when the count is over the cap. Stamps are durable
- * before the recount, so of any `concurrency + 1` stamps the last one written sees them all and
- * backs off: the cap is never exceeded. Overlapping passes may all back off; nothing ran, so no
- * attempt is spent, and the next pass dispatches.
+ * stamps (compare-and-swap) as many jobs as its first listing leaves room for, then counts the
+ * in-flight jobs of every queue once more, and takes back as many of its own stamps as the count
+ * is over the cap before starting the rest. A pass's stamps are durable before its recount, so
+ * whenever more than `concurrency` stamps were kept, the pass among their owners that recounted
+ * last saw them all and would have kept fewer: the cap is never exceeded. Overlapping passes may
+ * all back off; nothing ran, so no attempt is spent, and the next pass dispatches. One recount
+ * per pass, not one per stamp: a pass lists every queue twice, whatever it dispatches
+ * (docs/jobs.md, "Dispatch").
  */
 import type { JobRecord } from '../ports/job-record.js';
 import { ConditionFailedError, type Versioned } from '../ports/object-store.js';
@@ -69,12 +72,13 @@ export async function dispatchTasks(queues: readonly DispatchQueue[], tier: Task
   const report: DispatchReport = { started: [], refused: [], lost: [], ended: [] };
   const seen: { q: DispatchQueue; job: Versioned<JobRecord> }[] = [];
   for (const q of queues) for (const job of await liveJobs(q.ctx)) if (job.value.tier === 'task') seen.push({ q, job });
-  let running = seen.filter(({ q, job }) => inFlight(job.value, q.ctx.now(), tier)).length;
+  const running = seen.filter(({ q, job }) => inFlight(job.value, q.ctx.now(), tier)).length;
+  const stamps: { q: DispatchQueue; record: JobRecord; etag: string; count: number }[] = [];
 
   for (const { q, job } of seen) {
     const ctx = q.ctx;
     const now = ctx.now();
-    let { value: record, etag } = job;
+    const { value: record, etag } = job;
     const state = claimable(record, now);
     if (!state) continue;
     if (state === 'abandoned') {
@@ -101,7 +105,7 @@ export async function dispatchTasks(queues: readonly DispatchQueue[], tier: Task
       continue;
     }
     if (record.dispatch && Date.parse(record.dispatch.at) + tier.graceMs > now.getTime()) continue;
-    if (running >= tier.concurrency) continue;
+    if (running + stamps.length >= tier.concurrency) continue;
     let error = record.error;
     if (record.dispatch) {
       // Dispatched, never claimed, grace over: the task was lost before its claim.
@@ -120,15 +124,20 @@ export async function dispatchTasks(queues: readonly DispatchQueue[], tier: Task
     };
     const stampedEtag = await swap(ctx, stamped, etag);
     // Another pass stamped it (or it changed): that pass starts its task.
-    if (!stampedEtag) continue;
-    ({ value: record, etag } = { value: stamped, etag: stampedEtag });
-    running = await countInFlight(queues, tier);
-    if (running > tier.concurrency) {
-      // Overlapping passes stamped more than the cap allows: this one yields its place.
-      log({ message: 'job dispatch deferred', id: record.id, project: q.project, in_flight: running, concurrency: tier.concurrency });
-      await swap(ctx, { ...withoutDispatch(record), updatedAt: ctx.now().toISOString() }, etag);
-      continue;
-    }
+    if (stampedEtag) stamps.push({ q, record: stamped, etag: stampedEtag, count });
+  }
+  if (stamps.length === 0) return report;
+
+  // One recount for all of this pass's stamps, now durable (see the header): over the cap, this
+  // pass yields as many of its own places as the count is over, its last stamps first.
+  const counted = await countInFlight(queues, tier);
+  const over = Math.min(stamps.length, Math.max(0, counted - tier.concurrency));
+  for (const { q, record, etag } of stamps.splice(stamps.length - over, over)) {
+    log({ message: 'job dispatch deferred', id: record.id, project: q.project, in_flight: counted, concurrency: tier.concurrency });
+    await swap(q.ctx, { ...withoutDispatch(record), updatedAt: q.ctx.now().toISOString() }, etag);
+  }
+  for (const { q, record, etag, count } of stamps) {
+    const ctx = q.ctx;
     try {
       const task = await tier.runner.start({ jobId: record.id, project: q.project, token: `${record.id}-${count}` });
       report.started.push(record.id);
@@ -136,7 +145,6 @@ export async function dispatchTasks(queues: readonly DispatchQueue[], tier: Task
       await noteTask(ctx, record.id, count, `${tier.runner.kind}:${task}`);
     } catch (err) {
       if (!(err instanceof TaskRefusedError)) throw err;
-      running--;
       report.refused.push(record.id);
       log({ message: 'job task refused', id: record.id, project: q.project, error: err.message });
       // Take the stamp back: the next pass (after a short wait) dispatches it again, and no attempt was spent.

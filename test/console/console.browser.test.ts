@@ -153,6 +153,11 @@ describe('the console in Chromium', () => {
     const versions = page.getByTestId('versions').locator('tbody tr');
     await expect.poll(() => versions.count()).toBe(3);
     expect(await versions.first().innerText()).toMatch(/^3\b/);
+    // Each version with its change stamp from the feed: who, through which door, when.
+    const stamps = await page.getByTestId('stamp').allInnerTexts();
+    expect(stamps).toHaveLength(3);
+    // The official client commits through the catalog's doors (CreateTable, then CreateTableVersion).
+    for (const s of stamps) expect(s).toMatch(/^admin · (CreateTable|CreateTableVersion|InsertIntoTable) · \d{4}-/);
     const tags = await page.getByTestId('tags').innerText();
     expect(tags).toMatch(/launch\s+1/);
     await expect.poll(() => page.getByTestId('rows').textContent()).toBe('3');
@@ -258,6 +263,43 @@ describe('the console in Chromium', () => {
     expect((await api('POST', '/projects/acme/v1/table/vault%24plans/describe', {}, secret)).status).toBe(200);
     await page.getByRole('button', { name: 'I have copied it' }).click();
     expect(await page.getByLabel('Secret').count()).toBe(0);
+  });
+
+  it('shows the trash and the change events newest first, and pages back to older ones', async () => {
+    // A drop, then more than a feed page (200) of later changes on top of it (namespaces named
+    // to sort after every other, so the pages of the tests below look as they did).
+    const db = await lancedb.connectNamespace('rest', { uri: server.url, headers: { 'x-api-key': ADMIN } } as never);
+    await db.createTable('scratch', [{ id: 1 }], ['sales']);
+    const dropped = await api('POST', '/v1/table/sales%24scratch/drop', {});
+    expect(dropped.status, dropped.text).toBe(200);
+    for (let i = 0; i < 205; i += 41) {
+      await Promise.all(Array.from({ length: 41 }, (_, j) => api('POST', `/v1/namespace/zz${String(i + j).padStart(3, '0')}/create`, {})));
+    }
+    await open(page, '#/p/default/trash');
+    await page.getByText('Nothing in the trash.').waitFor();
+    await page.getByRole('button', { name: 'Look further back' }).click();
+    const trash = page.getByTestId('trash');
+    await trash.waitFor();
+    expect(await trash.innerText()).toContain('sales.scratch');
+
+    await open(page, '#/p/default/changes');
+    const rows = page.getByTestId('changes').locator('tbody tr');
+    await expect.poll(() => rows.count()).toBe(200);
+    const firstPage = await rows.allInnerTexts();
+    // Newest first is the log's order backwards (an event's `time` is its request's start, so
+    // concurrent requests may log out of time order): the forward feed, reversed.
+    const forward = (await api('GET', '/v1/changes?limit=1000')).json().events as any[];
+    const columns = (texts: string[]) => texts.map((t) => t.split('\t').slice(1, 3).join(' '));
+    const reversed = forward.map((e) => `${e.type} ${e.subject}`).reverse();
+    expect(columns(firstPage)).toEqual(reversed.slice(0, 200));
+    expect(firstPage.join('\n')).not.toContain('dev.rask.table.dropped');
+    await page.getByRole('button', { name: 'Older events' }).click();
+    await expect.poll(() => rows.count()).toBeGreaterThan(200);
+    await page.getByText('The oldest event held is shown.').waitFor();
+    const all = await rows.allInnerTexts();
+    expect(all.slice(0, 200)).toEqual(firstPage);
+    expect(columns(all)).toEqual(reversed);
+    expect(all.join('\n')).toContain('table:sales.scratch');
   });
 
   it(`renders the first page of ${BIG.toLocaleString('en')} tables, pages on and searches by name`, async () => {

@@ -9,12 +9,9 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FsObjectStore } from '../../lib/adapters/local/fs-object-store.js';
 import { createLocalApp } from '../../lib/app/local.js';
 import { loadLocalConfig } from '../../lib/config.js';
 import { orphanScanWith } from '../../lib/maintenance/orphans.js';
-import { RegistryWorkQueue } from '../../lib/queue/store.js';
-import { Registry } from '../../lib/registry/registry.js';
 import { ensureNamespace, expectOk, TableApi } from '../support/data-http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { randomVectorsIpc } from '../support/random-vectors.js';
@@ -45,6 +42,9 @@ describe('a task-tier IVF_PQ build SIGKILLed mid-build in its child process', ()
     const env = {
       RASK_JOBS_INTERVAL_MS: '0',
       RASK_MAX_SYNC_VECTOR_INDEX_ROWS: '100',
+      // Routed to the task tier by its estimate, as a build over the limit is (the default limit is
+      // 2M cost-rows; building that many here would take minutes).
+      RASK_JOBS_TASK_INDEX_COST_ROWS: '1000',
       RASK_JOBS_LEASE_MS: '3000',
       RASK_JOBS_HEARTBEAT_MS: '500',
       RASK_JOBS_TASK_TIER: 'child',
@@ -61,12 +61,7 @@ describe('a task-tier IVF_PQ build SIGKILLed mid-build in its child process', ()
     for (let i = 1; i < 4; i++) expectOk(await t.arrow('insert', randomVectorsIpc(ROWS / 4, DIM)));
     const versionsBefore = (await t.describe()).version as number;
     const { transaction_id: id } = expectOk(await t.post('create_index', { column: 'vec', index_type: 'IVF_PQ', name: 'v_pq' }));
-
-    // Routed to the task tier, as the estimate routes a build over its limit (the limit is 1M cost-rows;
-    // building that many here would take minutes): the test sets the tier on the queued record.
-    const queue = new RegistryWorkQueue(new Registry(new FsObjectStore(path.join(s.dataDir, 'registry'))), 'default');
-    const queued = (await queue.read(id))!;
-    await queue.replace({ ...queued.value, tier: 'task', tierReason: 'test: routed to the task tier' }, queued.etag);
+    expect((await describeTx(s, id)).properties['rask.tier']).toBe('task');
 
     // One pass dispatches: a child process claims the job and builds.
     await s.jobs.runOnce();

@@ -137,10 +137,26 @@ describe('synthesized artifacts answer sample events as deployed', () => {
       const again = await (await lancedb.connectNamespace('rest', { uri: gateway.url, headers: { 'x-api-key': ADMIN_KEY } })).openTable('items', ['client']);
       expect(await again.countRows()).toBe(3);
       expect((await again.search([0.5, 0.6]).limit(1).toArray())[0].id).toBe(3);
+      // A name with a slash: the client sends it as %2F inside the id, next to the %24 delimiter,
+      // and the route's {id} segment must keep it encoded (docs/architecture.md, "The API").
+      await db.createNamespace(['client', 'a/b']);
+      const slashed = await db.createTable('t', [{ id: 7, vector: [1, 2] }], ['client', 'a/b']);
+      expect((await slashed.search([1, 2]).limit(1).toArray())[0].id).toBe(7);
+      expect(await db.tableNames(['client', 'a/b'])).toEqual(['t']);
+      await db.dropTable('t', ['client', 'a/b']);
+      await db.dropNamespace(['client', 'a/b']);
       await db.dropTable('items', ['client']);
       await db.dropNamespace(['client']);
+      expect(gateway.routed.some((r) => r.includes('/v1/table/client%24a%2Fb%24t/')), gateway.routed.join('\n')).toBe(true);
       const anonymous = await lancedb.connectNamespace('rest', { uri: gateway.url });
       await expect(anonymous.tableNames(['client'])).rejects.toThrow();
+      // API Gateway's own answers, from the document's gateway responses: the JSON error contract.
+      const noKey = await fetch(`${gateway.url}/v1/namespace/client/list`);
+      expect(noKey.status).toBe(401);
+      expect(await noKey.json()).toMatchObject({ code: 16 });
+      const noRoute = await fetch(`${gateway.url}/v1/no/such/route`, { method: 'POST', headers: { 'x-api-key': ADMIN_KEY } });
+      expect(noRoute.status).toBe(404);
+      expect(await noRoute.json()).toMatchObject({ code: 0, instance: expect.stringMatching(/^gw-/) });
     } finally {
       await gateway.close();
     }

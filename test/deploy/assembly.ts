@@ -5,6 +5,7 @@
  * for the IAM policies (./iam.ts), so a resource an artifact is told about (an environment
  * variable) and the resource its role grants are compared in one namespace of names.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -51,6 +52,9 @@ export interface Assembly {
   resolve(stack: string, value: unknown): unknown;
   resource(stack: string, logicalId: string): CfnResource;
 }
+
+/** A stable 17-digit hex id for a logical id (the length of EC2's ids). */
+const fakeHex = (id: string) => createHash('sha256').update(id).digest('hex').slice(0, 17);
 
 export function readAssembly(dir: string): Assembly {
   const manifestPath = path.join(dir, 'manifest.json');
@@ -179,6 +183,11 @@ export function readAssembly(dir: string): Assembly {
         return `arn:aws:sns:${FAKE_REGION}:${FAKE_ACCOUNT}:${id}`;
       case 'AWS::Lambda::LayerVersion':
         return `arn:aws:lambda:${FAKE_REGION}:${FAKE_ACCOUNT}:layer:${id}:1`;
+      case 'AWS::ECS::TaskDefinition':
+        return `arn:aws:ecs:${FAKE_REGION}:${FAKE_ACCOUNT}:task-definition/${id}:1`;
+      // Shaped as EC2 ids: the functions' configuration checks them (lib/config.ts).
+      case 'AWS::EC2::Subnet':
+        return `subnet-${fakeHex(id)}`;
       default:
         return id;
     }
@@ -229,6 +238,10 @@ export function readAssembly(dir: string): Assembly {
         return `arn:aws:logs:${FAKE_REGION}:${FAKE_ACCOUNT}:log-group:${id}:*`;
       case 'AWS::ApiGateway::RestApi.RootResourceId':
         return `${id}-root`;
+      case 'AWS::ECS::Cluster.Arn':
+        return `arn:aws:ecs:${FAKE_REGION}:${FAKE_ACCOUNT}:cluster/${name}`;
+      case 'AWS::EC2::SecurityGroup.GroupId':
+        return `sg-${fakeHex(id)}`;
       default:
         // Anything else is named by its logical id: unique, and stable across the two readers.
         return `${id}.${attribute}`;

@@ -1,7 +1,7 @@
 /**
  * The deployed app, offline: every function of the synthesized assembly in its own Lambda-like
- * sandbox, wired the way the template wires them (API methods by OperationName to the function
- * their integration names, schedules to their targets, the Lambda invoke of one function by
+ * sandbox, wired the way the template wires them (the API's OpenAPI routes by operationId to the
+ * function their integration names, schedules to their targets, the Lambda invoke of one function by
  * another), all against one AWS fake that records each call as an IAM request.
  */
 import { FAKE_ACCOUNT, FAKE_REGION, readAssembly, type Assembly, type FunctionArtifact } from './assembly.js';
@@ -9,7 +9,9 @@ import { createSandbox, type InvokeResult, type Sandbox } from './lambda-sandbox
 import { CreateTableCommand, DynamoDBClient, type CreateTableCommandInput, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import type { AddressInfo } from 'node:net';
-import { startAwsHttpFake, type AwsHttpFake } from '../support/aws-http-fake.js';
+import { startAwsHttpFake, type AwsHttpFake, type EcsTaskDefinition } from '../support/aws-http-fake.js';
+import { readTaskDefinitions, startContainer, type ContainerProcess, type TaskDefinitionArtifact } from './containers.js';
+import { readSpecApis, type SpecApi } from './spec-api.js';
 
 export interface ApiRoute {
   readonly operation: string;
@@ -27,10 +29,19 @@ export interface ScheduledTarget {
 export interface World {
   readonly assembly: Assembly;
   readonly fake: AwsHttpFake;
+  /** The spec-defined REST API (routes, authorizer, binary media types, gateway responses). */
+  readonly api?: SpecApi;
+  /** One route per operation id (its POST where it has two methods). */
   readonly routes: ReadonlyMap<string, ApiRoute>;
   readonly schedules: readonly ScheduledTarget[];
   /** The function authorizing API requests (the API's custom authorizer). */
   readonly authorizer?: FunctionArtifact;
+  /** The assembly's ECS task definitions (`rask:jobsTaskTier=on`); a RunTask of one starts its container (./containers.ts). */
+  readonly taskDefinitions: readonly TaskDefinitionArtifact[];
+  /** Containers started by RunTask, by task ARN. */
+  readonly containers: ReadonlyMap<string, ContainerProcess>;
+  /** The next `n` RunTask calls leave their task PROVISIONING (no container) until StopTask: a slow start. */
+  holdTasks(n: number): void;
   sandbox(fn: FunctionArtifact): Sandbox;
   invoke(fn: FunctionArtifact, event: unknown): Promise<InvokeResult>;
   close(): Promise<void>;
@@ -59,7 +70,27 @@ export async function startWorld(options: WorldOptions): Promise<World> {
     return s;
   };
   const dynamo = await startDynamo(assembly);
+  const taskDefinitions = readTaskDefinitions(assembly);
+  const containers = new Map<string, ContainerProcess>();
+  let held = 0;
+  const asEcs = (t: TaskDefinitionArtifact): EcsTaskDefinition => ({ arn: t.arn, passRoles: t.passRoles, container: t.container.name });
   fake = await startAwsHttpFake({
+    ecs: {
+      taskDefinition: (arn) => {
+        const found = taskDefinitions.find((t) => t.arn === arn);
+        return found && asEcs(found);
+      },
+      run: (launch) => {
+        if (held > 0) {
+          held--;
+          return undefined;
+        }
+        const definition = taskDefinitions.find((t) => t.arn === launch.taskDefinition.arn)!;
+        const container = startContainer(definition, { taskArn: launch.taskArn, environment: launch.environment, endpoint: fake.endpoint, credentials: fake.principal(definition.taskRoleLogicalId) });
+        containers.set(launch.taskArn, container);
+        return container;
+      },
+    },
     dynamodbEndpoint: dynamo.endpoint,
     region: FAKE_REGION,
     account: FAKE_ACCOUNT,
@@ -73,26 +104,19 @@ export async function startWorld(options: WorldOptions): Promise<World> {
     },
   });
 
+  // The API's routes come from its OpenAPI body, as API Gateway imports them (./spec-api.ts).
+  const apis = readSpecApis(assembly, byArn);
+  if (apis.length > 1) throw new Error(`the assembly defines ${apis.length} REST APIs; the world drives one`);
+  const api = apis[0];
   const routes = new Map<string, ApiRoute>();
+  for (const r of api?.routes ?? []) {
+    const existing = routes.get(r.operationId);
+    if (!existing || r.method === 'POST') routes.set(r.operationId, { operation: r.operationId, method: r.method, fn: r.fn });
+  }
+  const authorizer = api?.authorizer?.fn;
   const schedules: ScheduledTarget[] = [];
-  let authorizer: FunctionArtifact | undefined;
   for (const stack of assembly.stacks) {
     for (const [id, r] of Object.entries(stack.resources)) {
-      if (r.Type === 'AWS::ApiGateway::Method') {
-        const props = r.Properties as { OperationName?: string; HttpMethod: string; Integration?: { Uri?: unknown } };
-        if (!props.OperationName || !props.Integration?.Uri) continue;
-        const uri = String(assembly.resolve(stack.stackName, props.Integration.Uri));
-        const arn = /functions\/(arn:[^/]+)\/invocations/.exec(uri)?.[1];
-        const fn = arn ? byArn.get(arn) : undefined;
-        if (!fn) throw new Error(`${id}: integration ${uri} names no function of the assembly`);
-        const existing = routes.get(props.OperationName);
-        if (!existing || props.HttpMethod === 'POST') routes.set(props.OperationName, { operation: props.OperationName, method: props.HttpMethod, fn });
-      }
-      if (r.Type === 'AWS::ApiGateway::Authorizer') {
-        const uri = String(assembly.resolve(stack.stackName, (r.Properties as { AuthorizerUri: unknown }).AuthorizerUri));
-        const arn = /functions\/(arn:[^/]+)\/invocations/.exec(uri)?.[1];
-        authorizer = arn ? byArn.get(arn) : undefined;
-      }
       if (r.Type === 'AWS::Events::Rule') {
         const props = r.Properties as { ScheduleExpression?: string; Targets?: { Arn: unknown; Input?: string }[] };
         if (!props.ScheduleExpression) continue;
@@ -106,13 +130,20 @@ export async function startWorld(options: WorldOptions): Promise<World> {
   return {
     assembly,
     fake,
+    api,
     routes,
     schedules,
     authorizer,
+    taskDefinitions,
+    containers,
+    holdTasks: (n) => {
+      held = n;
+    },
     sandbox,
     invoke: (fn, event) => sandbox(fn).invoke(event),
     close: async () => {
       await Promise.all([...sandboxes.values()].map((s) => s.dispose()));
+      await Promise.all([...containers.values()].map((c) => c.dispose()));
       await fake.close();
       await dynamo.close();
     },

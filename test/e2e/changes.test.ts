@@ -69,6 +69,45 @@ describe('the change feed (local server)', () => {
     await s.stop();
     s = undefined;
   });
+
+  it('pages newest first with order=newest_first: back to the oldest by prev_cursor, forward from next_cursor; refuses bad input and changes nothing', async () => {
+    s = await startTestServer({ RASK_JOBS_INTERVAL_MS: '0' });
+    for (let i = 0; i < 7; i++) expect((await post(s.url, `/v1/namespace/n${i}/create`, {})).status).toBe(200);
+    const forward = (await get(s.url, '/v1/changes?limit=1000')).json().events.map((e: any) => e.id);
+    expect(forward.length).toBeGreaterThanOrEqual(7);
+    const back: string[] = [];
+    let first: any;
+    let before: string | undefined;
+    for (let pages = 0; pages < 100; pages++) {
+      const r = await get(s.url, `/v1/changes?order=newest_first&limit=3${before ? `&before=${encodeURIComponent(before)}` : ''}`);
+      expect(r.status, r.text).toBe(200);
+      const body = r.json();
+      first ??= body;
+      expect(body.events.length).toBeLessThanOrEqual(3);
+      back.push(...body.events.map((e: any) => e.id));
+      expect(body.has_more).toBe(body.prev_cursor !== undefined);
+      if (!body.prev_cursor) break;
+      before = body.prev_cursor;
+    }
+    expect(back).toEqual([...forward].reverse());
+    expect(first.events[0].subject).toBe('namespace:n6');
+    // Following forward from the newest page's next_cursor: exactly the later changes.
+    expect((await post(s.url, '/v1/namespace/later/create', {})).status).toBe(200);
+    const after = (await get(s.url, `/v1/changes?since=${encodeURIComponent(first.next_cursor)}`)).json();
+    expect(after.events.map((e: any) => e.subject)).toEqual(['namespace:later']);
+    for (const bad of ['order=sideways', 'order=newest_first&since=2026-01-01:0', `before=${encodeURIComponent(first.next_cursor)}`, 'order=newest_first&before=nope', 'order=newest_first&limit=0']) {
+      const r = await get(s.url, `/v1/changes?${bad}`);
+      expect(r.status, bad).toBe(400);
+      expect(r.json().code, bad).toBe(13);
+    }
+    const expired = await get(s.url, '/v1/changes?order=newest_first&before=2000-01-01:0');
+    expect(expired.status, expired.text).toBe(410);
+    // Nothing changed: the newest page is the one it was, plus the later namespace.
+    const now = (await get(s.url, '/v1/changes?order=newest_first&limit=2')).json();
+    expect(now.events.map((e: any) => e.subject)).toEqual(['namespace:later', 'namespace:n6']);
+    await s.stop();
+    s = undefined;
+  });
 });
 
 describe('a consumer follows the feed while writers write, and resumes after a restart', () => {
@@ -176,6 +215,8 @@ describe('who sees what in the feed', () => {
     expect(subjects.filter((x: string) => x.includes('hidden')), 'events of a namespace the reader may not read').toEqual([]);
     expect(subjects.filter((x: string) => x.startsWith('grant:') || x.startsWith('principal:'))).toEqual([]);
     expect(JSON.stringify(visible.json())).not.toContain('hidden');
+    const newest = await get(s.url, `${P}/v1/changes?order=newest_first&limit=1000`, { 'x-api-key': reader });
+    expect(newest.json().events.map((e: any) => e.subject)).toEqual([...subjects].reverse());
     const real = await get(s.url, `${P}/v1/changes`, { 'x-api-key': stranger });
     const madeUp = await get(s.url, '/projects/nosuch/v1/changes', { 'x-api-key': stranger });
     expect(real.status, real.text).toBe(403);

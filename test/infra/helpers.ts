@@ -111,3 +111,40 @@ export function flat(value: unknown): string {
   }
   return JSON.stringify(value);
 }
+
+/** One method of the API's OpenAPI body (infra/constructs/openapi.ts), as the template carries it. */
+export interface DocumentMethod {
+  readonly key: string;
+  readonly operationId: string;
+  readonly secured: boolean;
+  readonly integration: { type: string; httpMethod: string; uri: unknown };
+  /** The logical id of the function the integration URI names (`X` of `<X.Arn>`, or the nested stack output's name). */
+  readonly functionRef: string;
+}
+
+/** The OpenAPI body of the template's only REST API. */
+export function apiDocument(template: Template): Record<string, any> {
+  const apis = Object.values(resourcesOfType(template, 'AWS::ApiGateway::RestApi'));
+  if (apis.length !== 1 || !apis[0].Properties?.Body) throw new Error(`expected one spec-defined REST API, found ${apis.length}`);
+  return apis[0].Properties.Body as Record<string, any>;
+}
+
+/** "METHOD /path" for every method of the API's document. */
+export function documentMethods(template: Template): Map<string, DocumentMethod> {
+  const methods = new Map<string, DocumentMethod>();
+  for (const [path, item] of Object.entries(apiDocument(template).paths as Record<string, Record<string, any>>)) {
+    for (const [verb, op] of Object.entries(item)) {
+      const key = `${verb.toUpperCase()} ${path}`;
+      const integration = op['x-amazon-apigateway-integration'];
+      const uri = flat(integration.uri);
+      methods.set(key, {
+        key,
+        operationId: op.operationId,
+        secured: (op.security as Record<string, unknown>[]).some((s) => Object.keys(s).length > 0),
+        integration,
+        functionRef: /<([A-Za-z0-9.]+?)(\.Arn)?>\/invocations$/.exec(uri)?.[1] ?? uri,
+      });
+    }
+  }
+  return methods;
+}

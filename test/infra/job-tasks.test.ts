@@ -53,6 +53,31 @@ describe('the job task tier (rask:jobsTaskTier=on)', () => {
     expect(JSON.stringify(task)).not.toMatch(/sts:|ecs:|iam:PassRole/);
   });
 
+  it("gives the container the Jobs function's catalog environment (buckets, prefixes, queue table), as the template resolves it", () => {
+    const td = Object.values(resourcesOfType(built.template, 'AWS::ECS::TaskDefinition'))[0]!;
+    const container = (td.Properties as { ContainerDefinitions: { Environment: { Name: string; Value: unknown }[] }[] }).ContainerDefinitions[0]!;
+    const env = Object.fromEntries(container.Environment.map((e) => [e.Name, e.Value]));
+    const jobs = Object.values(built.template.findResources('AWS::Lambda::Function')).find((r) =>
+      JSON.stringify(r).includes('RASK_JOBS_TASK_DEFINITION'),
+    ) as { Properties: { Environment: { Variables: Record<string, unknown> } } };
+    const jobsEnv = jobs.Properties.Environment.Variables;
+    for (const key of ['RASK_REGISTRY_BUCKET', 'RASK_REGISTRY_PREFIX', 'RASK_WAREHOUSE_BUCKET', 'RASK_WAREHOUSE_PREFIX', 'RASK_WORK_QUEUE_TABLE', 'RASK_PROJECT', 'MALLOC_ARENA_MAX']) {
+      expect(env[key], key).toEqual(jobsEnv[key]);
+    }
+    expect(env).toMatchObject({ RASK_TASK_PLATFORM: 'aws', RASK_JOB_TASK_MAX_MS: String(480 * 60_000) });
+  });
+
+  it('tells the maintenance passes the tier exists (their queued jobs route to it) and grants them no ECS action', () => {
+    const passes = Object.entries(built.template.findResources('AWS::Lambda::Function')).filter(([id]) => id.startsWith('Maintenance'));
+    expect(passes.length).toBeGreaterThan(0);
+    for (const [id, r] of passes) {
+      const vars = (r.Properties as { Environment: { Variables: Record<string, unknown> } }).Environment.Variables;
+      expect(Object.keys(vars), id).toEqual(expect.arrayContaining(['RASK_JOBS_TASK_CLUSTER', 'RASK_JOBS_TASK_DEFINITION']));
+      const role = ((r.Properties as { Role: { 'Fn::GetAtt': [string, string] } }).Role)['Fn::GetAtt'][0];
+      expect(JSON.stringify(rolePolicies(built.assembly, role).identity), id).not.toMatch(/ecs:|iam:PassRole/);
+    }
+  });
+
   it('lets the Jobs function RunTask only this task definition on this cluster and PassRole only its two roles', () => {
     const jobsRole = logicalId(built.template, 'AWS::IAM::Role', 'FunctionsJobsRole');
     const statements = rolePolicies(built.assembly, jobsRole).identity;

@@ -14,7 +14,7 @@ import { HANDLER_MODULES, handlerModuleOf, operationEntrySource, perOperationDef
 import { createRaskApp } from '../../infra/rask-app.js';
 import { allHandlers } from '../../lib/operations/handlers-all.js';
 import { ALL_OPERATIONS, OPERATIONS_BY_ID } from '../../lib/contract/operations.js';
-import { asArray, flat, identityStatements, resourcesOfType, synthRask } from './helpers.js';
+import { asArray, documentMethods, flat, identityStatements, resourcesOfType, synthRask } from './helpers.js';
 
 describe('the handler index the per-operation entries are generated from', () => {
   it('names, for every implemented operation, the one module whose map holds its handler', async () => {
@@ -144,11 +144,9 @@ describe('per-operation mode, synthesized from context', () => {
   });
 
   it('routes every method of an implemented operation to its own function', () => {
-    const methods = resourcesOfType(parent, 'AWS::ApiGateway::Method');
     const byOperation = new Map<string, string[]>();
-    for (const m of Object.values(methods)) {
-      const name = m.Properties!.OperationName as string | undefined;
-      if (name) byOperation.set(name, [...(byOperation.get(name) ?? []), JSON.stringify(m.Properties!.Integration?.Uri)]);
+    for (const m of documentMethods(parent).values()) {
+      byOperation.set(m.operationId, [...(byOperation.get(m.operationId) ?? []), JSON.stringify(m.integration.uri)]);
     }
     for (const op of perOperationDefs()) {
       const uris = byOperation.get(op.operationId)!;
@@ -158,6 +156,17 @@ describe('per-operation mode, synthesized from context', () => {
     }
     // Operations without a handler (they answer Unsupported) stay on their bundle's function.
     expect(byOperation.get('BatchCommitTables')![0]).toContain('FunctionsMetaFunction');
+  });
+
+  it('lets API Gateway invoke each function once, by a source ARN pattern of this API (not one permission per method)', () => {
+    const byApi = Object.values(resourcesOfType(parent, 'AWS::Lambda::Permission')).filter((p) => p.Properties!.Principal === 'apigateway.amazonaws.com');
+    const targets = byApi.map((p) => JSON.stringify(p.Properties!.FunctionName));
+    expect(new Set(targets).size, 'one permission per function').toBe(targets.length);
+    // Every per-operation function, the two bundle functions (unsupported operations, the project proxy, the console) and the authorizer.
+    expect(byApi.length).toBe(perOperationDefs().length + 3);
+    for (const op of perOperationDefs()) expect(targets.some((t) => new RegExp(`Operations${op.operationId}Function[0-9A-F]{8}Arn`).test(t)), op.operationId).toBe(true);
+    for (const p of byApi) expect(flat(p.Properties!.SourceArn)).toMatch(/:<Api[A-Z0-9]+>\/(\*\/\*\/\*|authorizers\/\*)$/);
+    expect(Object.keys(resourcesOfType(ops, 'AWS::Lambda::Permission'))).toEqual([]);
   });
 
   it('every vending role trusts named roles only: no account principal, no tag or other condition', () => {

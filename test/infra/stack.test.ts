@@ -5,13 +5,14 @@ import { GATEWAY_ERRORS, errorTemplate } from '../../infra/constructs/api.js';
 import { MAINTENANCE_PASSES } from '../../infra/constructs/maintenance.js';
 import { ALL_OPERATIONS as OPERATIONS } from '../../lib/contract/operations.js';
 import {
+  apiDocument,
   asArray,
+  documentMethods,
   flat,
   identityStatements,
   logicalId,
   resourcesOfType,
   synthRask,
-  type CfnResource,
 } from './helpers.js';
 
 /** Template assertions on the default configuration (bundling skipped). */
@@ -24,26 +25,6 @@ beforeAll(() => {
 const template = () => built.template;
 const fnId = (prefix: string) => logicalId(template(), 'AWS::Lambda::Function', prefix);
 
-/** "METHOD /path" for every AWS::ApiGateway::Method, with the function its integration calls. */
-function deployedRoutes(): Map<string, { method: CfnResource; functionId: string }> {
-  const resources = resourcesOfType(template(), 'AWS::ApiGateway::Resource');
-  const pathOf = (ref: any): string => {
-    if (ref['Fn::GetAtt']?.[1] === 'RootResourceId') return '';
-    const r = resources[ref.Ref];
-    if (!r) throw new Error(`unknown resource ${JSON.stringify(ref)}`);
-    return `${pathOf(r.Properties!.ParentId)}/${r.Properties!.PathPart}`;
-  };
-  const routes = new Map<string, { method: CfnResource; functionId: string }>();
-  for (const method of Object.values(resourcesOfType(template(), 'AWS::ApiGateway::Method'))) {
-    const key = `${method.Properties!.HttpMethod} ${pathOf(method.Properties!.ResourceId)}`;
-    const uri = flat(method.Properties!.Integration.Uri);
-    const functionId = /<([A-Za-z0-9]+)\.Arn>/.exec(uri)?.[1] ?? '';
-    expect(routes.has(key), `duplicate method ${key}`).toBe(false);
-    routes.set(key, { method, functionId });
-  }
-  return routes;
-}
-
 describe('API routes come from the operation table', () => {
   const expected = OPERATIONS.flatMap((op) => op.methods.map((m) => ({ key: `${m} ${op.path}`, op })));
   // Project base URIs: one proxy resource to the data function (every handler), not a copy per method.
@@ -51,45 +32,50 @@ describe('API routes come from the operation table', () => {
   // The web console's files (docs/console.md): served by the metadata function, without the authorizer.
   const console = ['GET /console', 'GET /console/{file}'];
 
-  it('has exactly one method per (path, method) of the table, and nothing else', () => {
-    const routes = deployedRoutes();
+  it('has exactly one method per (path, method) of the table in the API document, and nothing else', () => {
+    const routes = documentMethods(template());
     expect(expected.length).toBeGreaterThanOrEqual(54);
     expect([...routes.keys()].sort()).toEqual([...expected.map((e) => e.key), ...proxied, ...console].sort());
-    for (const key of proxied) expect(routes.get(key)!.functionId).toBe(fnId('FunctionsDataFunction'));
-    for (const key of console) expect(routes.get(key)!.functionId).toBe(fnId('FunctionsMetaFunction'));
+    for (const key of proxied) expect(routes.get(key)!.functionRef).toBe(fnId('FunctionsDataFunction'));
+    for (const key of console) expect(routes.get(key)!.functionRef).toBe(fnId('FunctionsMetaFunction'));
+  });
+
+  it('defines the routes in the document: no AWS::ApiGateway::Resource, ::Method, ::Authorizer or ::GatewayResponse', () => {
+    for (const type of ['Resource', 'Method', 'Authorizer', 'GatewayResponse', 'RequestValidator']) {
+      expect(Object.keys(resourcesOfType(template(), `AWS::ApiGateway::${type}`)), type).toEqual([]);
+    }
   });
 
   it('sends each operation to the function of its bundle, as a Lambda proxy', () => {
-    const routes = deployedRoutes();
+    const routes = documentMethods(template());
     const byBundle = { meta: fnId('FunctionsMetaFunction'), data: fnId('FunctionsDataFunction') };
     for (const { key, op } of expected) {
       const route = routes.get(key)!;
-      expect(route.functionId, key).toBe(byBundle[op.bundle]);
-      expect(route.method.Properties!.Integration.Type).toBe('AWS_PROXY');
-      expect(route.method.Properties!.OperationName).toBe(op.operationId);
+      expect(route.functionRef, key).toBe(byBundle[op.bundle]);
+      expect(route.integration).toMatchObject({ type: 'aws_proxy', httpMethod: 'POST' });
+      expect(route.operationId).toBe(op.operationId);
     }
   });
 
-  it('puts the admin-key authorizer on every method', () => {
-    const authorizerId = logicalId(template(), 'AWS::ApiGateway::Authorizer', 'ApiAdminKey');
-    const methods = Object.entries(resourcesOfType(template(), 'AWS::ApiGateway::Method'));
-    expect(methods.length).toBeGreaterThan(0);
-    for (const [id, method] of methods) {
-      if ((CONSOLE_OPERATIONS as readonly string[]).includes(method.Properties!.OperationName)) {
-        // The console's static files: public, no secret in them; the calls they make are authorized.
-        expect(method.Properties!.AuthorizationType, id).toBe('NONE');
-        continue;
-      }
-      expect(method.Properties!.AuthorizationType, id).toBe('CUSTOM');
-      expect(method.Properties!.AuthorizerId, id).toEqual({ Ref: authorizerId });
+  it('puts the admin-key authorizer on every method but the console\'s files', () => {
+    const routes = [...documentMethods(template()).values()];
+    expect(routes.length).toBeGreaterThan(0);
+    for (const route of routes) {
+      // The console's static files: public, no secret in them; the calls they make are authorized.
+      expect(route.secured, route.key).toBe(!(CONSOLE_OPERATIONS as readonly string[]).includes(route.operationId));
     }
+    const paths = apiDocument(template()).paths as Record<string, Record<string, { security: unknown[] }>>;
+    expect(paths['/v1/table/{id}/create'].post.security).toEqual([{ AdminKey: [] }]);
+    expect(paths['/console'].get.security).toEqual([]);
   });
 
   it('uses a REQUEST authorizer without an API Gateway cache, so x-api-key and Bearer both work', () => {
-    const [authorizer] = Object.values(resourcesOfType(template(), 'AWS::ApiGateway::Authorizer'));
-    expect(authorizer.Properties).toMatchObject({ Type: 'REQUEST', AuthorizerResultTtlInSeconds: 0 });
-    expect(authorizer.Properties).not.toHaveProperty('IdentitySource');
-    expect(flat(authorizer.Properties!.AuthorizerUri)).toContain(`<${fnId('AuthAuthorizerFunction')}.Arn>`);
+    const scheme = apiDocument(template()).components.securitySchemes.AdminKey;
+    expect(scheme).toMatchObject({ type: 'apiKey', 'x-amazon-apigateway-authtype': 'custom' });
+    const authorizer = scheme['x-amazon-apigateway-authorizer'];
+    expect(authorizer).toMatchObject({ type: 'request', authorizerResultTtlInSeconds: 0 });
+    expect(authorizer).not.toHaveProperty('identitySource');
+    expect(flat(authorizer.authorizerUri)).toContain(`<${fnId('AuthAuthorizerFunction')}.Arn>`);
   });
 
   it('runs the authorizer in keys mode without rask:jwt* context (jwt mode: test/infra/auth-context.test.ts)', () => {
@@ -98,10 +84,19 @@ describe('API routes come from the operation table', () => {
     expect(Object.keys(env).filter((k) => k.startsWith('RASK_JWT_'))).toEqual([]);
   });
 
-  it('grants API Gateway one invoke permission per function, not two per method', () => {
+  it('grants API Gateway one invoke permission per function, not two per method, scoped to this API', () => {
     const permissions = Object.values(resourcesOfType(template(), 'AWS::Lambda::Permission'));
     const byApi = permissions.filter((p) => p.Properties!.Principal === 'apigateway.amazonaws.com');
     expect(byApi).toHaveLength(3); // meta, data, authorizer
+    const api = logicalId(template(), 'AWS::ApiGateway::RestApi', 'Api');
+    const sources = byApi.map((p) => flat(p.Properties!.SourceArn)).sort();
+    expect(sources).toEqual(
+      [
+        `arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${api}>/*/*/*`,
+        `arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${api}>/*/*/*`,
+        `arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${api}>/authorizers/*`,
+      ].sort(),
+    );
     // The only other invokers: the schedules of the jobs function and of each maintenance pass.
     const others = permissions.filter((p) => p.Properties!.Principal !== 'apigateway.amazonaws.com');
     expect(others.length).toBe(1 + MAINTENANCE_PASSES.length + 1); // jobs, the passes, the change relay
@@ -109,17 +104,19 @@ describe('API routes come from the operation table', () => {
   });
 
   it('stays within API Gateway and CloudFormation limits', () => {
-    expect(Object.keys(resourcesOfType(template(), 'AWS::ApiGateway::Resource')).length).toBeLessThan(300);
+    // API Gateway's own limit: 300 resources (path segments) per REST API.
+    const segments = new Set(Object.keys(apiDocument(template()).paths).flatMap((p) => p.split('/').filter(Boolean).map((_, i, all) => all.slice(0, i + 1).join('/'))));
+    expect(segments.size).toBeLessThan(300);
     expect(Object.keys(template().toJSON().Resources).length).toBeLessThan(500);
   });
 });
 
 describe('API settings', () => {
   it('is a regional REST API that passes Arrow (and content-type-less) bodies as binary', () => {
-    template().hasResourceProperties('AWS::ApiGateway::RestApi', {
-      EndpointConfiguration: { Types: ['REGIONAL'] },
-      BinaryMediaTypes: Match.arrayWith(['application/vnd.apache.arrow.stream', 'application/vnd.apache.arrow.file', '*/*']),
-    });
+    template().hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] }, FailOnWarnings: true });
+    expect(apiDocument(template())['x-amazon-apigateway-binary-media-types']).toEqual(
+      expect.arrayContaining(['application/vnd.apache.arrow.stream', 'application/vnd.apache.arrow.file', '*/*']),
+    );
   });
 
   it('throttles the stage, writes JSON access logs and error-level execution logs without bodies', () => {
@@ -142,8 +139,8 @@ describe('API settings', () => {
   });
 
   it('rewrites API Gateway errors into the JSON error contract', () => {
-    const responses = Object.values(resourcesOfType(template(), 'AWS::ApiGateway::GatewayResponse'));
-    const byType = new Map(responses.map((r) => [r.Properties!.ResponseType as string, r.Properties!]));
+    const responses = apiDocument(template())['x-amazon-apigateway-gateway-responses'] as Record<string, any>;
+    const byType = new Map(Object.entries(responses));
     const required: Record<string, { code: number; status?: string }> = {
       UNAUTHORIZED: { code: 16, status: '401' },
       ACCESS_DENIED: { code: 16, status: '401' },
@@ -156,17 +153,17 @@ describe('API settings', () => {
     for (const [type, { code, status }] of Object.entries(required)) {
       const r = byType.get(type);
       expect(r, type).toBeDefined();
-      expect(r!.ResponseParameters).toEqual({ 'gatewayresponse.header.Content-Type': "'application/json'" });
-      if (status) expect(r!.StatusCode, type).toBe(status);
+      expect(r!.responseParameters).toEqual({ 'gatewayresponse.header.Content-Type': "'application/json'" });
+      if (status) expect(r!.statusCode, type).toBe(status);
       // What API Gateway would send, with its variables filled in.
       const body = JSON.parse(
-        (r!.ResponseTemplates['application/json'] as string)
+        (r!.responseTemplates['application/json'] as string)
           .replace('$context.requestId', 'req-1')
           .replace('$context.error.messageString', '"Missing Authentication Token"'),
       );
       expect(body).toEqual({ code, error: expect.any(String), instance: 'req-1' });
     }
-    expect(responses).toHaveLength(GATEWAY_ERRORS.length);
+    expect(byType.size).toBe(GATEWAY_ERRORS.length);
   });
 
   it('never interpolates request data into error bodies', () => {

@@ -3,7 +3,8 @@
  * from `cdk.out` (their own copy of the SDK) and LanceDB's Rust object store. One server answers
  * S3 (path-style REST, with S3's conditional writes: If-None-Match / If-Match → 412, also on
  * copies and their source; byte-order listing, ranges, multipart, batch delete), STS AssumeRole,
- * Secrets Manager GetSecretValue, Lambda Invoke, EventBridge PutEvents and DynamoDB (forwarded
+ * Secrets Manager GetSecretValue, Lambda Invoke, EventBridge PutEvents, ECS RunTask /
+ * DescribeTasks / StopTask (the container run by the caller's `ecs.run`) and DynamoDB (forwarded
  * to dynalite), and records every call as the IAM request it is (principal, action, resource,
  * condition keys) so test/deploy/iam.ts can check it against the synthesized policies.
  *
@@ -62,6 +63,56 @@ export interface AwsHttpFakeOptions {
   readonly dynamodbEndpoint?: string;
   /** Decides each S3 request before it runs (false → 403 AccessDenied); unset, all are allowed. */
   readonly authorize?: (request: S3Authorization) => boolean;
+  /** ECS RunTask / DescribeTasks / StopTask: which task definitions exist and how a task's container runs. */
+  readonly ecs?: EcsFakeOptions;
+}
+
+/** What ECS knows of a registered task definition. */
+export interface EcsTaskDefinition {
+  readonly arn: string;
+  /** The roles a RunTask of it passes (task role, execution role): each is an `iam:PassRole` of the caller. */
+  readonly passRoles: readonly string[];
+  /** The essential container's name. */
+  readonly container: string;
+}
+
+/** One task's container, as the world runs it. */
+export interface EcsContainerRun {
+  /** Resolves with the container's exit code once it has exited. */
+  readonly exited: Promise<number | null>;
+  /** StopTask: SIGTERM to the container. */
+  stop(): void;
+}
+
+export interface EcsLaunch {
+  readonly taskArn: string;
+  readonly clusterArn: string;
+  readonly taskDefinition: EcsTaskDefinition;
+  /** The container override's environment (RunTask's `overrides.containerOverrides`). */
+  readonly environment: Readonly<Record<string, string>>;
+}
+
+export interface EcsFakeOptions {
+  taskDefinition(arnOrFamily: string): EcsTaskDefinition | undefined;
+  /** Starts the task's container; undefined leaves the task PROVISIONING (a slow start) until StopTask. */
+  run(launch: EcsLaunch): EcsContainerRun | undefined;
+}
+
+/** A task as the fake's ECS holds it (DescribeTasks answers these fields). */
+export interface EcsTask {
+  readonly taskArn: string;
+  readonly clusterArn: string;
+  readonly taskDefinitionArn: string;
+  readonly clientToken?: string;
+  readonly startedBy?: string;
+  readonly environment: Readonly<Record<string, string>>;
+  lastStatus: 'PROVISIONING' | 'RUNNING' | 'STOPPED';
+  desiredStatus: 'RUNNING' | 'STOPPED';
+  stopCode?: string;
+  stoppedReason?: string;
+  exitCode?: number;
+  /** Resolves once the task is STOPPED. */
+  readonly stopped: Promise<void>;
 }
 
 export interface AwsHttpFake {
@@ -71,6 +122,8 @@ export interface AwsHttpFake {
   readonly sessions: Map<string, AssumedSession>;
   /** Entries put on EventBridge buses, in order. */
   readonly busEvents: { bus: string; source: string; detailType: string; detail: unknown }[];
+  /** ECS tasks started by RunTask, by task ARN. */
+  readonly ecsTasks: Map<string, EcsTask>;
   /** Registers a caller: requests signed with `accessKeyId` are recorded under `name`. */
   principal(name: string): { accessKeyId: string; secretAccessKey: string };
   /** Keys of one bucket in listing order. */
@@ -103,6 +156,8 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
   const sessions = new Map<string, AssumedSession>();
   const calls: RecordedCall[] = [];
   const busEvents: AwsHttpFake['busEvents'] = [];
+  const ecsTasks = new Map<string, EcsTask>();
+  const runs = new Map<string, { run: EcsContainerRun | undefined; markStopped: () => void }>();
 
   const objects = (bucket: string) => {
     let map = buckets.get(bucket);
@@ -142,6 +197,7 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
     if (service === 's3') return s3(req, res, body, record, caller);
     if (service === 'dynamodb') return dynamodb(req, res, body, record);
     if (service === 'events') return eventBridge(req, res, body, record);
+    if (service === 'ecs') return ecs(req, res, body, record);
     throw new HttpError(400, 'UnknownService', `the fake does not serve "${service}" (authorization: ${auth.slice(0, 80)})`);
   }
 
@@ -392,6 +448,111 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
     res.end(JSON.stringify({ FailedEntryCount: 0, Entries: Entries.map(() => ({ EventId: randomBytes(8).toString('hex') })) }));
   }
 
+  // ECS's JSON protocol (awsJson1_1). A RunTask is `ecs:RunTask` on the task definition with
+  // `ecs:cluster`, and one `iam:PassRole` per role the definition names, as IAM evaluates it;
+  // a repeated clientToken returns the first task, as ECS does.
+  function ecs(req: IncomingMessage, res: ServerResponse, body: Buffer, record: Record_): void {
+    const target = (header(req, 'x-amz-target') ?? '').split('.').pop() ?? '';
+    const input = JSON.parse(body.toString() || '{}') as Record<string, unknown>;
+    const reply = (status: number, payload: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' });
+      res.end(JSON.stringify(payload));
+    };
+    const clusterName = String(input.cluster ?? 'default').split('/').pop()!;
+    const clusterArn = `arn:aws:ecs:${region}:${account}:cluster/${clusterName}`;
+    const context = { 'ecs:cluster': clusterArn };
+    const view = (t: EcsTask, container: string) => ({
+      taskArn: t.taskArn,
+      clusterArn: t.clusterArn,
+      taskDefinitionArn: t.taskDefinitionArn,
+      startedBy: t.startedBy,
+      lastStatus: t.lastStatus,
+      desiredStatus: t.desiredStatus,
+      ...(t.stopCode ? { stopCode: t.stopCode } : {}),
+      ...(t.stoppedReason ? { stoppedReason: t.stoppedReason } : {}),
+      containers: [{ name: container, lastStatus: t.lastStatus === 'PROVISIONING' ? 'PENDING' : t.lastStatus, ...(t.exitCode === undefined ? {} : { exitCode: t.exitCode }) }],
+    });
+    const definitionOf = (t: EcsTask) => options.ecs?.taskDefinition(t.taskDefinitionArn)?.container ?? 'main';
+    if (target === 'RunTask') {
+      const definition = options.ecs?.taskDefinition(String(input.taskDefinition ?? ''));
+      const resource = definition?.arn ?? String(input.taskDefinition);
+      if (!definition) {
+        record('ecs:RunTask', resource, 400, context);
+        return reply(400, { __type: 'InvalidParameterException', message: 'Unable to find task definition.' });
+      }
+      record('ecs:RunTask', definition.arn, 200, context);
+      for (const role of definition.passRoles) record('iam:PassRole', role, 200, { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' });
+      const token = input.clientToken as string | undefined;
+      const known = token ? [...ecsTasks.values()].find((t) => t.clientToken === token && t.clusterArn === clusterArn) : undefined;
+      if (known) return reply(200, { tasks: [view(known, definition.container)], failures: [] });
+      const overrides = ((input.overrides as { containerOverrides?: { name: string; environment?: { name: string; value: string }[] }[] } | undefined)?.containerOverrides ?? []).find(
+        (o) => o.name === definition.container,
+      );
+      const environment = Object.fromEntries((overrides?.environment ?? []).map((e) => [e.name, e.value]));
+      let markStopped!: () => void;
+      const task: EcsTask = {
+        taskArn: `arn:aws:ecs:${region}:${account}:task/${clusterName}/${randomBytes(16).toString('hex')}`,
+        clusterArn,
+        taskDefinitionArn: definition.arn,
+        clientToken: token,
+        startedBy: input.startedBy as string | undefined,
+        environment,
+        lastStatus: 'PROVISIONING',
+        desiredStatus: 'RUNNING',
+        stopped: new Promise<void>((resolve) => (markStopped = resolve)),
+      };
+      ecsTasks.set(task.taskArn, task);
+      const run = options.ecs!.run({ taskArn: task.taskArn, clusterArn, taskDefinition: definition, environment });
+      runs.set(task.taskArn, { run, markStopped });
+      if (run) {
+        task.lastStatus = 'RUNNING';
+        void run.exited.then((code) => {
+          task.lastStatus = 'STOPPED';
+          task.desiredStatus = 'STOPPED';
+          task.stopCode ??= 'EssentialContainerExited';
+          task.stoppedReason ??= 'Essential container in task exited';
+          if (code !== null) task.exitCode = code;
+          markStopped();
+        });
+      }
+      return reply(200, { tasks: [view(task, definition.container)], failures: [] });
+    }
+    if (target === 'DescribeTasks') {
+      const arns = (input.tasks as string[] | undefined) ?? [];
+      const found: unknown[] = [];
+      const failures: unknown[] = [];
+      for (const arn of arns) {
+        record('ecs:DescribeTasks', arn, 200, context);
+        const t = ecsTasks.get(arn);
+        if (t && t.clusterArn === clusterArn) found.push(view(t, definitionOf(t)));
+        else failures.push({ arn, reason: 'MISSING' });
+      }
+      return reply(200, { tasks: found, failures });
+    }
+    if (target === 'StopTask') {
+      const arn = String(input.task ?? '');
+      const t = ecsTasks.get(arn);
+      if (!t || t.clusterArn !== clusterArn) {
+        record('ecs:StopTask', arn, 400, context);
+        return reply(400, { __type: 'InvalidParameterException', message: 'The referenced task was not found.' });
+      }
+      record('ecs:StopTask', arn, 200, context);
+      if (t.desiredStatus !== 'STOPPED') {
+        t.desiredStatus = 'STOPPED';
+        t.stopCode = 'UserInitiated';
+        t.stoppedReason = String(input.reason ?? 'Task stopped by user');
+        const { run, markStopped } = runs.get(arn)!;
+        if (run) run.stop();
+        else {
+          t.lastStatus = 'STOPPED';
+          markStopped();
+        }
+      }
+      return reply(200, { task: view(t, definitionOf(t)) });
+    }
+    throw new HttpError(400, 'UnknownOperation', `ECS ${target}`);
+  }
+
   async function dynamodb(req: IncomingMessage, res: ServerResponse, body: Buffer, record: Record_): Promise<void> {
     if (!options.dynamodbEndpoint) throw new HttpError(400, 'UnknownService', 'no DynamoDB endpoint configured for the fake');
     const target = header(req, 'x-amz-target') ?? '';
@@ -415,6 +576,7 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
     calls,
     sessions,
     busEvents,
+    ecsTasks,
     principal(name) {
       const accessKeyId = `AKIA${createHash('sha256').update(name).digest('hex').slice(0, 16).toUpperCase()}`;
       principals.set(accessKeyId, name);

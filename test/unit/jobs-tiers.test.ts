@@ -15,6 +15,8 @@ import { runJobsOnce } from '../../lib/jobs/worker.js';
 import { queueTableJob } from '../../lib/maintenance/fan-out.js';
 import type { TableUnit } from '../../lib/maintenance/walker.js';
 import type { TaskRunner } from '../../lib/ports/task-runner.js';
+import type { WorkQueue } from '../../lib/ports/work-queue.js';
+import { dispatchTasks } from '../../lib/queue/dispatch.js';
 import { alterJob, describeJob, enqueue } from '../../lib/queue/jobs.js';
 import { parseActions } from '../../lib/queue/alter.js';
 import { jobContext, type TaskTier } from '../../lib/queue/context.js';
@@ -142,6 +144,27 @@ describe('dispatch (ECS mocked)', () => {
     expect(v.properties['rask.error']).toMatch(/never claimed it: TaskFailedToStart: CannotPullContainerError: pull access denied; dispatched again/);
   });
 
+  it('a pass lists the queues twice however many tasks it starts: once to choose, once to recount its stamps (#34 review)', async () => {
+    f = await servicesOver('memory');
+    const clock = manualClock();
+    let n = 0;
+    ecs.on(RunTaskCommand).callsFake(async () => ({ tasks: [{ taskArn: `arn:task/${++n}` }] }));
+    const base = withTier(f.services, clock, ecsRunner(), 50);
+    // One listLive call is one page of the queue: a DynamoDB Query on AWS (lib/adapters/aws/dynamo-work-queue.ts).
+    const pages: string[] = [];
+    const counted = (queue: WorkQueue): WorkQueue =>
+      new Proxy(queue, { get: (t, p, r) => (p === 'listLive' ? (o: Parameters<WorkQueue['listLive']>[0]) => (pages.push(String(o.startAfter)), t.listLive(o)) : Reflect.get(t, p, r)) });
+    const plain = jobContext(base).queue;
+    const s: CatalogServices = { ...base, jobs: { ...base.jobs, queueFor: () => counted(plain) } };
+    for (let i = 0; i < 250; i++) await enqueue(jobContext(s), taskJob);
+    pages.length = 0;
+    const report = await dispatchTasks([{ project: 'default', ctx: jobContext(s) }], jobContext(s).tasks!, 'lambda:count', quiet);
+    expect(report.started).toHaveLength(50);
+    expect(ecs.commandCalls(RunTaskCommand)).toHaveLength(50);
+    // 250 live jobs are 3 pages of 100: 3 to choose and 3 to recount (it was 3 + 3 per stamp, 153).
+    expect(pages).toHaveLength(6);
+  });
+
   it('a cancel stops the task', async () => {
     f = await servicesOver('memory');
     const clock = manualClock();
@@ -266,9 +289,9 @@ describe('routing (manual clock)', () => {
     const s = withTier(f.services, clock, inProcessTasks(() => s, {}).runner);
     const big = await enqueue(jobContext(s), { type: 'create_index', params: {}, estimate: { costRows: 4_000_000 } });
     const small = await enqueue(jobContext(s), { type: 'create_index', params: {}, estimate: { costRows: 300 } });
-    expect((await describeJob(jobContext(s), big.id)).properties).toMatchObject({ 'rask.tier': 'task', 'rask.tier_reason': 'estimate: 4000000 cost-rows > 1000000 (create_index)' });
-    expect((await describeJob(jobContext(s), small.id)).properties).toMatchObject({ 'rask.tier': 'function', 'rask.tier_reason': 'estimate: 300 cost-rows ≤ 1000000 (create_index)' });
+    expect((await describeJob(jobContext(s), big.id)).properties).toMatchObject({ 'rask.tier': 'task', 'rask.tier_reason': 'estimate: 4000000 cost-rows > 2000000 (create_index)' });
+    expect((await describeJob(jobContext(s), small.id)).properties).toMatchObject({ 'rask.tier': 'function', 'rask.tier_reason': 'estimate: 300 cost-rows ≤ 2000000 (create_index)' });
     const plain = await enqueue(jobContext(f.services), { type: 'create_index', params: {}, estimate: { costRows: 4_000_000 } });
-    expect((await describeJob(jobContext(f.services), plain.id)).properties).toMatchObject({ 'rask.tier': 'function', 'rask.tier_reason': 'estimate: 4000000 cost-rows > 1000000 (create_index), but no task tier is configured' });
+    expect((await describeJob(jobContext(f.services), plain.id)).properties).toMatchObject({ 'rask.tier': 'function', 'rask.tier_reason': 'estimate: 4000000 cost-rows > 2000000 (create_index), but no task tier is configured' });
   });
 });

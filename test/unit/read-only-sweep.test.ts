@@ -66,6 +66,7 @@ const REQUESTS: readonly Request[] = [
   ['ListTableTasks', 'GET', '/v1/table/a%24u/tasks'],
   ['ListNamespaceTasks', 'GET', '/v1/namespace/d/tasks'],
   ['ListChanges', 'GET', '/v1/changes?limit=10'],
+  ['ListChanges', 'GET', '/v1/changes?order=newest_first&limit=10'],
   ['ListMaintenanceReports', 'GET', '/v1/maintenance/reports?limit=5'],
   ['ListJobs', 'GET', '/v1/jobs?limit=5'],
   ['GetProjectLimits', 'GET', '/v1/limits'],

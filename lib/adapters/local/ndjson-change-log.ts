@@ -2,7 +2,7 @@ import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, readdirSync,
 import path from 'node:path';
 import { CursorExpiredError, InvalidInputError } from '../../errors.js';
 import type { RaskEvent } from '../../events/cloudevent.js';
-import type { ChangeLog, ChangePage, ChangePageRequest } from '../../ports/change-log.js';
+import { cursorMessage, type ChangeBackPage, type ChangeBackRequest, type ChangeLog, type ChangePage, type ChangePageRequest } from '../../ports/change-log.js';
 import { onDisk } from './fs-errors.js';
 import { DEFAULT_CHANGES_RETENTION_DAYS } from '../../config.js';
 
@@ -33,7 +33,10 @@ const CURSOR = /^(\d{4}-\d{2}-\d{2}):(\d{1,15})$/;
  * written: a cursor is `<day>:<offset>`, and a page is one read from that offset, O(page)
  * whatever the log holds. A line is taken only once its newline is there (a torn last line of a
  * killed process is skipped, see `parseLine`). Files older than the retention are deleted when the
- * day turns and at start-up (`cut`); a cursor into them answers 410.
+ * day turns and at start-up (`cut`); a cursor into them answers 410. A backward page (`pageBack`)
+ * reads the same files from a byte offset towards their beginning, so the newest events cost one
+ * read from the end however long the log is; its cursor is the same `<day>:<offset>`, the offset
+ * of the oldest line it read.
  */
 export function ndjsonChangeLog(options: NdjsonChangeLogOptions): ChangeLog & { cut(): void } {
   const now = options.now ?? (() => new Date());
@@ -53,6 +56,17 @@ export function ndjsonChangeLog(options: NdjsonChangeLogOptions): ChangeLog & { 
   };
   const file = (day: string) => path.join(options.dir, `${day}.ndjson`);
   const oldestKeptDay = () => isoDay(new Date(now().getTime() - retentionDays * DAY_MS));
+
+  /** The cursor from which a day's file is read, refusing a malformed or an expired one. */
+  const parseCursor = (param: 'since' | 'before', cursor: string, held: readonly string[], keep: string): { day: string; offset: number } => {
+    const m = CURSOR.exec(cursor);
+    if (!m) throw new InvalidInputError(cursorMessage(param, cursor));
+    if (m[1] < keep) {
+      const oldest = held.find((d) => d >= keep);
+      throw new CursorExpiredError(cursor, oldest === undefined ? undefined : `${oldest}:0`, retentionDays);
+    }
+    return { day: m[1], offset: Number(m[2]) };
+  };
 
   const cut = () => {
     const keep = oldestKeptDay();
@@ -89,14 +103,7 @@ export function ndjsonChangeLog(options: NdjsonChangeLogOptions): ChangeLog & { 
         day = held.find((d) => d >= keep) ?? isoDay(now());
         offset = 0;
       } else {
-        const m = CURSOR.exec(request.since);
-        if (!m) throw new InvalidInputError(`since ${JSON.stringify(request.since)} is not a change-feed cursor; pass the next_cursor of an earlier page, or leave since out to start at the oldest event held`);
-        day = m[1];
-        offset = Number(m[2]);
-        if (day < keep) {
-          const oldest = held.find((d) => d >= keep);
-          throw new CursorExpiredError(request.since, oldest === undefined ? undefined : `${oldest}:0`, retentionDays);
-        }
+        ({ day, offset } = parseCursor('since', request.since, held, keep));
       }
       const events: RaskEvent[] = [];
       let scanned = 0;
@@ -118,6 +125,49 @@ export function ndjsonChangeLog(options: NdjsonChangeLogOptions): ChangeLog & { 
         }
         day = later;
         offset = 0;
+      }
+    },
+
+    async pageBack(request: ChangeBackRequest): Promise<ChangeBackPage> {
+      const keep = oldestKeptDay();
+      const held = days().filter((d) => d >= keep);
+      let day: string;
+      let end: number;
+      if (request.before === undefined) {
+        // The newest day a forward reader could be in: `page` enters a day's file only once the
+        // day has settled, so the head (and the forward cursor answered with it) is there too.
+        const entered = held.filter((d, i) => i === 0 || now().getTime() - Date.parse(`${d}T00:00:00Z`) >= DAY_SETTLE_MS);
+        day = entered.at(-1) ?? isoDay(now());
+        end = completeEnd(file(day));
+      } else {
+        ({ day, offset: end } = parseCursor('before', request.before, held, keep));
+      }
+      const next = `${day}:${end}`;
+      const events: RaskEvent[] = [];
+      let scanned = 0;
+      for (;;) {
+        const { lines, start } = readLinesBack(file(day), end, PAGE_SCAN_BYTES - scanned);
+        const from = end;
+        let full = false;
+        for (const { text, at } of lines) {
+          end = at;
+          const event = parseLine(text);
+          if (event?.data.project === request.project) events.push(event);
+          if (events.length >= request.limit) {
+            full = true;
+            break;
+          }
+        }
+        if (!full) end = start;
+        scanned += from - end;
+        if (end === 0) {
+          // At the beginning of this day's file: on to the end of the previous day's, if one is held.
+          const earlier = held.filter((d) => d < day).at(-1);
+          if (!earlier) return { events, next };
+          day = earlier;
+          end = completeEnd(file(day));
+        }
+        if (full || scanned >= PAGE_SCAN_BYTES) return { events, next, before: `${day}:${end}` };
       }
     },
   };
@@ -155,6 +205,77 @@ function readLines(file: string, offset: number, budget: number): { lines: { tex
       start = nl + 1;
     }
     return { lines, end: { read: start } };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The offset just past the file's last complete line (a torn last line is not yet a line); 0 for a missing file. */
+function completeEnd(file: string): number {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw err;
+  }
+  try {
+    let end = fstatSync(fd).size;
+    const buf = Buffer.alloc(64 * 1024);
+    while (end > 0) {
+      const from = Math.max(0, end - buf.length);
+      const got = readSync(fd, buf, 0, end - from, from);
+      const nl = buf.subarray(0, got).lastIndexOf(0x0a);
+      if (nl >= 0) return from + nl + 1;
+      end = from;
+    }
+    return 0;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Complete lines that end at or before `end`, newest first, each with the offset it starts at;
+ * about `budget` bytes (more when one line is longer). `start` is where the oldest of them begins
+ * (0 once the file's beginning is reached), the `end` of the next call. The first line of the
+ * file is complete at offset 0; any other is taken only with the newline before it, so a line is
+ * never cut.
+ */
+function readLinesBack(file: string, end: number, budget: number): { lines: { text: string; at: number }[]; start: number } {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { lines: [], start: 0 };
+    throw err;
+  }
+  try {
+    const stop = Math.min(end, fstatSync(fd).size);
+    for (let want = Math.min(stop, Math.max(budget, 64 * 1024)); ; want = Math.min(stop, want * 2)) {
+      const from = stop - want;
+      const buf = Buffer.alloc(want);
+      let got = 0;
+      while (got < want) {
+        const n = readSync(fd, buf, got, want - got, from + got);
+        if (n === 0) break;
+        got += n;
+      }
+      const lines: { text: string; at: number }[] = [];
+      // The text of the line being cut out ends here (its newline excluded).
+      let e = got > 0 && buf[got - 1] === 0x0a ? got - 1 : got;
+      while (e > 0) {
+        const nl = e > 0 ? buf.lastIndexOf(0x0a, e - 1) : -1;
+        if (nl < 0) {
+          if (from === 0) lines.push({ text: buf.toString('utf8', 0, e), at: 0 });
+          break;
+        }
+        lines.push({ text: buf.toString('utf8', nl + 1, e), at: from + nl + 1 });
+        e = nl;
+      }
+      if (from === 0) return { lines, start: 0 };
+      if (lines.length > 0) return { lines, start: lines.at(-1)!.at };
+    }
   } finally {
     closeSync(fd);
   }
