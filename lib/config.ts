@@ -205,6 +205,13 @@ const common = {
    */
   RASK_QUOTA_NAMESPACES: withDefault(integer(0, 100_000_000), 0),
   RASK_QUOTA_TABLES: withDefault(integer(0, 100_000_000), 0),
+  /**
+   * Credential quotas (lib/catalog/control/principal-quotas.ts): principals per deployment and
+   * unrevoked API keys per principal, 0 = no quota (the default). A platform administrator sets a
+   * principal's own keys quota through POST /v1/principals/{principal}/limits.
+   */
+  RASK_QUOTA_PRINCIPALS: withDefault(integer(0, 100_000_000), 0),
+  RASK_QUOTA_KEYS_PER_PRINCIPAL: withDefault(integer(0, 100_000_000), 0),
   RASK_IDEMPOTENCY_TTL_SECONDS: withDefault(integer(60, 30 * 24 * 60 * 60), DEFAULT_IDEMPOTENCY_TTL_SECONDS),
   ...lanceCaches,
 };
@@ -224,6 +231,12 @@ export const rateLimitsOf = (config: {
 export const quotaDefaultsOf = (config: { RASK_QUOTA_NAMESPACES: number; RASK_QUOTA_TABLES: number }) => ({
   namespaces: config.RASK_QUOTA_NAMESPACES,
   tables: config.RASK_QUOTA_TABLES,
+});
+
+/** The deployment's credential quotas (local and AWS alike). */
+export const credentialQuotasOf = (config: { RASK_QUOTA_PRINCIPALS: number; RASK_QUOTA_KEYS_PER_PRINCIPAL: number }) => ({
+  principals: config.RASK_QUOTA_PRINCIPALS,
+  keysPerPrincipal: config.RASK_QUOTA_KEYS_PER_PRINCIPAL,
 });
 
 /** The router's request limits from the configuration (local and AWS alike). */

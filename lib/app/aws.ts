@@ -2,7 +2,7 @@ import { objectChangeLog } from '../adapters/aws/object-change-log.js';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { S3ObjectStore } from '../adapters/aws/s3-object-store.js';
 import type { CatalogServices } from '../catalog/services.js';
-import { quotaDefaultsOf, rateLimitsOf, requestLimitsOf, type AwsConfig } from '../config.js';
+import { credentialQuotasOf, quotaDefaultsOf, rateLimitsOf, requestLimitsOf, type AwsConfig } from '../config.js';
 import type { ErrorLogger } from '../http/respond.js';
 import type { Router } from '../http/router.js';
 import type { HandlerMap } from '../contract/request.js';
@@ -65,6 +65,7 @@ export async function createAwsApp(
     idempotencyTtlSeconds: config.RASK_IDEMPOTENCY_TTL_SECONDS,
     rateLimits: rateLimitsOf(config),
     quotas: quotaDefaultsOf(config),
+    credentialQuotas: credentialQuotasOf(config),
     events: logPublisher(changes, (message, fields) => logger.error(message, fields)),
     dataLimits: {
       maxResultBytes: config.RASK_MAX_RESULT_BYTES,

@@ -26,6 +26,8 @@ import { tracedStore } from '../observability/traced-store.js';
 import { ObjectStoreIdempotency } from '../registry/idempotency-records.js';
 import { DEFAULT_COMMIT_DEADLINE_MS } from '../deadline.js';
 import { NO_RATES, RateLimiter, type RateLimits } from '../http/rate-limit.js';
+import { cachedPrincipal } from '../catalog/control/principal-cache.js';
+import { NO_CREDENTIAL_QUOTAS, type CredentialQuotas } from '../catalog/control/principal-quotas.js';
 import { quotaAdmission } from '../operations/quota-admission.js';
 import { NO_QUOTAS, type QuotaDefaults } from '../catalog/quotas.js';
 
@@ -86,6 +88,8 @@ export interface BuildOptions {
   readonly quotas?: QuotaDefaults;
   /** Request rates per principal and per project (RASK_RATE_*); absent or 0: off. */
   readonly rateLimits?: RateLimits;
+  /** Principals per deployment and API keys per principal (RASK_QUOTA_PRINCIPALS, RASK_QUOTA_KEYS_PER_PRINCIPAL); absent: none. */
+  readonly credentialQuotas?: CredentialQuotas;
   /** The clock of idempotency keys and rate limits (tests); default the system's. */
   readonly now?: () => Date;
 }
@@ -120,7 +124,12 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     ...(options.storage ? { storage: { ...options.storage, platformWarehouse: warehouse.storage } } : {}),
     ...(options.fileRootBase === undefined ? {} : { fileRootBase: options.fileRootBase }),
     ...(options.readOnly ? { readOnly: true } : {}),
-    limits: { quotas: options.quotas ?? NO_QUOTAS, projectRate: options.rateLimits?.project ?? { perSecond: 0, burst: 1 } },
+    limits: {
+      quotas: options.quotas ?? NO_QUOTAS,
+      projectRate: options.rateLimits?.project ?? { perSecond: 0, burst: 1 },
+      principalRate: options.rateLimits?.principal ?? { perSecond: 0, burst: 1 },
+      credentials: options.credentialQuotas ?? NO_CREDENTIAL_QUOTAS,
+    },
     now: () => new Date(),
     newId: () => randomUUID(),
   };
@@ -146,6 +155,8 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
       limiter: new RateLimiter(options.rateLimits ?? NO_RATES, options.now ? () => options.now!().getTime() : Date.now),
       projectOf: (scoped: CatalogServices) => scoped.project,
       projectRate: async (scoped: CatalogServices) => (await cachedProject(registry, scoped.project))?.limits?.rate,
+      // A principal's own rate (SetPrincipalLimits), from its cached record: one GET per 30 s.
+      principalRate: async (principal: string) => (await cachedPrincipal(registry, principal))?.limits?.rate,
     },
     // Kept beside the registry's records (a directory locally, the registry bucket on AWS). A
     // read-only process writes nothing, so it keeps no keys (its writes are refused anyway).

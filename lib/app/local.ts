@@ -2,7 +2,7 @@ import { mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveStorageRoot } from '../catalog/warehouses.js';
 import { FsObjectStore } from '../adapters/local/fs-object-store.js';
-import { quotaDefaultsOf, rateLimitsOf, requestLimitsOf, type LocalConfig } from '../config.js';
+import { credentialQuotasOf, quotaDefaultsOf, rateLimitsOf, requestLimitsOf, type LocalConfig } from '../config.js';
 import type { HandlerMap } from '../contract/request.js';
 import type { CatalogServices } from '../catalog/services.js';
 import type { ObjectStore } from '../ports/object-store.js';
@@ -98,6 +98,7 @@ export async function createLocalApp(
     idempotencyTtlSeconds: config.RASK_IDEMPOTENCY_TTL_SECONDS,
     rateLimits: rateLimitsOf(config),
     quotas: quotaDefaultsOf(config),
+    credentialQuotas: credentialQuotasOf(config),
     // One log: the doors append to it, the feed pages it (docs/events.md, "The feed").
     events: logPublisher(changes, (message, fields) => logger.error(message, fields)),
     changes,

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { CatalogError, ErrorCode, QuotaExceededError } from '../errors.js';
-import type { Versioned } from '../ports/object-store.js';
 import { keys, parseTreeKey } from '../registry/keys.js';
 import type { ProjectLimits } from '../registry/records.js';
 import { cachedProject, PROJECT_CACHE_MS } from './control/project-cache.js';
@@ -20,6 +19,8 @@ import type { CatalogServices } from './services.js';
  * A recount keeps a reservation only while its create may still be running (younger than
  * SETTLE_MS) and its object is not yet in the listing, so what it writes is never less than what
  * exists: usage can be over (a create that failed after its reservation, a drop), never under.
+ * The same reservation (`reserveSlots`) counts API keys and principals
+ * (lib/catalog/control/principal-quotas.ts) with their own records and recounts.
  */
 export const QUOTA_KINDS = ['namespaces', 'tables'] as const;
 export type QuotaKind = (typeof QUOTA_KINDS)[number];
@@ -91,17 +92,40 @@ export async function reserveQuota(
 ): Promise<QuotaHold | undefined> {
   const objectKeys = typeof objectKey === 'string' ? [objectKey] : objectKey;
   if (objectKeys.length === 0) return undefined;
-  const key = usageKey(services, kind);
   // The guard has just read the project record, so this is the cache's (docs/governance.md).
   const own = (await cachedProject(services.registry, services.project, services.now().getTime()))?.limits;
   const limit = limitOf(own, kind, defaults);
   if (limit <= 0) return undefined;
+  return reserveSlots(services, projectCounter(services, kind), objectKeys, limit);
+}
+
+/**
+ * What is counted against one usage record: the record's key, the one LIST that counts what
+ * exists (a recount), and the refusal that names the quota. The project quotas above and the
+ * quotas on principals and API keys (lib/catalog/control/principal-quotas.ts) share the
+ * reservation below, so every quota has the same guarantees.
+ */
+export interface SlotCounter {
+  /** For messages: "a tables slot of project \"A\"". */
+  readonly what: string;
+  readonly usageKey: string;
+  /** Counts what exists now. */
+  scan(now: number): Promise<Scan>;
+  refusal(limit: number, used: number, wanted: number): Error;
+}
+
+/**
+ * Reserves a slot per object key (all or none) in `counter`'s usage record under `limit` (> 0),
+ * by compare-and-swap, or throws the counter's refusal having written nothing.
+ */
+export async function reserveSlots(services: CatalogServices, counter: SlotCounter, objectKeys: readonly string[], limit: number): Promise<QuotaHold> {
+  const key = counter.usageKey;
   const first = await services.registry.read<UsageRecord>(key);
   const ids: string[] = objectKeys.map(() => randomUUID());
   let scan: Scan | undefined;
   let attempt = 0;
   await services.registry.retrying(
-    `reserve a ${kind} slot of project ${JSON.stringify(services.project)}`,
+    `reserve ${counter.what}`,
     async () => {
       const found = attempt++ === 0 ? first : await services.registry.read<UsageRecord>(key);
       const now = services.now().getTime();
@@ -110,9 +134,9 @@ export async function reserveQuota(
       if (stale || (inUse(record!) + objectKeys.length > limit && now - lastRecount(services, key, record!) >= RECOUNT_INTERVAL_MS)) {
         // No count yet (the first create under a quota) or the quota looks full: count what exists.
         // A scan older than a lost race is still valid: recounted() keeps every reservation made since.
-        scan ??= await scanTree(services, now);
+        scan ??= await counter.scan(now);
         noteRecount(services, key, now);
-        record = recounted(record ?? { used: 0, pending: [], recountedAt: 0 }, kind, scan);
+        record = recounted(record ?? { used: 0, pending: [], recountedAt: 0 }, scan);
       }
       const current = record!;
       // An object the listing found exists already (a resumed namespace undrop's, or a create
@@ -120,7 +144,7 @@ export async function reserveQuota(
       const wanted = objectKeys.flatMap((k, i) => (scan?.keys.has(k) ? [] : [{ id: ids[i], key: k, at: now }]));
       if (wanted.length > 0 && inUse(current) + wanted.length > limit) {
         // The recount, if any, is kept only by writing it; a refusal writes nothing.
-        throw refusal(services, kind, limit, inUse(current), wanted.length);
+        throw counter.refusal(limit, inUse(current), wanted.length);
       }
       const next: UsageRecord = { ...current, countedUnder: limit, pending: [...current.pending, ...wanted] };
       if (found) await services.registry.replace(key, next, found.etag);
@@ -131,13 +155,41 @@ export async function reserveQuota(
   return {
     failed: async (err) => {
       if (!wroteNothing(err)) return;
-      await services.registry.retrying(`release a ${kind} slot`, async () => {
+      await services.registry.retrying(`release ${counter.what}`, async () => {
         const found = await services.registry.read<UsageRecord>(key);
         const record = found?.value;
         if (!found || !record?.pending.some((r) => ids.includes(r.id))) return;
         await services.registry.replace(key, { ...record, pending: record.pending.filter((r) => !ids.includes(r.id)) }, found.etag);
       });
     },
+  };
+}
+
+/**
+ * After a quota's owner changed it: `counter`'s record starts from what exists, and every create
+ * recounts until no process can still be creating under the old setting (`exactAfter`, after
+ * `cacheMs` — how long other processes may still see the old setting — and SETTLE_MS).
+ */
+export async function recountSlots(services: CatalogServices, counter: SlotCounter, limit: number, cacheMs: number): Promise<void> {
+  if (limit <= 0) return;
+  const now = services.now().getTime();
+  const scan = await counter.scan(now);
+  await services.registry.retrying(`recount ${counter.what}`, async () => {
+    const found = await services.registry.read<UsageRecord>(counter.usageKey);
+    const base = recounted(found?.value ? settled(found.value, now) : { used: 0, pending: [], recountedAt: 0 }, scan);
+    const next: UsageRecord = { ...base, countedUnder: limit, exactAfter: now + cacheMs + SETTLE_MS };
+    if (found) await services.registry.replace(counter.usageKey, next, found.etag);
+    else await services.registry.create(counter.usageKey, next);
+  });
+}
+
+/** The usage record of one kind of object of the services' project. */
+function projectCounter(services: CatalogServices, kind: QuotaKind): SlotCounter {
+  return {
+    what: `a ${kind} slot of project ${JSON.stringify(services.project)}`,
+    usageKey: usageKey(services, kind),
+    scan: async (now) => scanOf(await scanTree(services, now), kind),
+    refusal: (limit, used, wanted) => refusal(services, kind, limit, used, wanted),
   };
 }
 
@@ -179,15 +231,26 @@ function settled(record: UsageRecord, now: number): UsageRecord {
   return { ...record, used: record.used + old, pending: record.pending.filter((r) => now - r.at < SETTLE_MS) };
 }
 
-interface Scan {
+/** What a recount found. */
+export interface Scan {
   /** When the LIST began: a reservation older than SETTLE_MS by then had finished before it. */
+  readonly startedAt: number;
+  /** The objects found (their creates have finished): a reservation for one of them is no longer pending. */
+  readonly keys: ReadonlySet<string>;
+  /** How many of them count against the quota (a revoked API key is found, and counts no more). */
+  readonly count: number;
+}
+
+interface TreeScan {
   readonly startedAt: number;
   readonly keys: ReadonlySet<string>;
   readonly counts: Readonly<Record<QuotaKind, number>>;
 }
 
+const scanOf = (tree: TreeScan, kind: QuotaKind): Scan => ({ startedAt: tree.startedAt, keys: tree.keys, count: tree.counts[kind] });
+
 /** One LIST of the project's tree (every namespace and table record). */
-async function scanTree(services: CatalogServices, now: number): Promise<Scan> {
+async function scanTree(services: CatalogServices, now: number): Promise<TreeScan> {
   const prefix = keys.subtree(services.project, []);
   const found = new Set<string>();
   const counts = { namespaces: 0, tables: 0 };
@@ -211,10 +274,10 @@ async function scanTree(services: CatalogServices, now: number): Promise<Scan> {
  * The record after a recount: `used` is what the listing found; a reservation stays while its
  * object is not in the listing and its create may have been running when the listing was made.
  */
-function recounted(record: UsageRecord, kind: QuotaKind, scan: Scan): UsageRecord {
+function recounted(record: UsageRecord, scan: Scan): UsageRecord {
   return {
     ...record,
-    used: scan.counts[kind],
+    used: scan.count,
     pending: record.pending.filter((r) => !scan.keys.has(r.key) && scan.startedAt - r.at < SETTLE_MS),
     recountedAt: scan.startedAt,
   };
@@ -239,6 +302,13 @@ export interface QuotaView {
   readonly in_use: number | null;
 }
 
+/** Slots in use in a usage record counted under `limit` (> 0), as the limits doors show them; null while nothing is counted. */
+export async function slotsInUse(services: CatalogServices, usageKey: string, limit: number): Promise<number | null> {
+  const record = (await services.registry.read<UsageRecord>(usageKey))?.value;
+  if (!record || limit <= 0 || (record.countedUnder ?? 0) <= 0) return null;
+  return inUse(settled(record, services.now().getTime()));
+}
+
 /** Usage and quota of every kind, as the limits door shows them (a recount is not forced). */
 export async function readQuotas(services: CatalogServices, own: ProjectLimits | undefined, defaults: QuotaDefaults): Promise<Record<QuotaKind, QuotaView>> {
   const records = await Promise.all(QUOTA_KINDS.map((kind) => services.registry.read<UsageRecord>(usageKey(services, kind))));
@@ -259,18 +329,10 @@ export async function readQuotas(services: CatalogServices, own: ProjectLimits |
  * until no process can still be creating under the old setting (`exactAfter`).
  */
 export async function recountUsage(services: CatalogServices, limits: ProjectLimits | undefined, defaults: QuotaDefaults): Promise<void> {
-  const now = services.now().getTime();
-  const scan = await scanTree(services, now);
+  // One LIST for every kind.
+  const tree = await scanTree(services, services.now().getTime());
   for (const kind of QUOTA_KINDS) {
-    const limit = limitOf(limits, kind, defaults);
-    if (limit <= 0) continue;
-    const key = usageKey(services, kind);
-    await services.registry.retrying(`recount the ${kind} of project ${JSON.stringify(services.project)}`, async () => {
-      const found: Versioned<UsageRecord> | undefined = await services.registry.read<UsageRecord>(key);
-      const base = recounted(found?.value ? settled(found.value, now) : { used: 0, pending: [], recountedAt: 0 }, kind, scan);
-      const next: UsageRecord = { ...base, countedUnder: limit, exactAfter: now + PROJECT_CACHE_MS + SETTLE_MS };
-      if (found) await services.registry.replace(key, next, found.etag);
-      else await services.registry.create(key, next);
-    });
+    const counter: SlotCounter = { ...projectCounter(services, kind), scan: async () => scanOf(tree, kind) };
+    await recountSlots(services, counter, limitOf(limits, kind, defaults), PROJECT_CACHE_MS);
   }
 }

@@ -23,6 +23,10 @@ export interface DeploymentLimits {
   readonly quotas: { readonly namespaces: number; readonly tables: number };
   /** Requests per second per project (0 = none) and the burst. */
   readonly projectRate: { readonly perSecond: number; readonly burst: number };
+  /** Requests per second per principal (0 = none) and the burst: the default a principal's own replaces. */
+  readonly principalRate?: { readonly perSecond: number; readonly burst: number };
+  /** Principals per deployment and unrevoked API keys per principal; 0 = no quota (lib/catalog/control/principal-quotas.ts). */
+  readonly credentials?: { readonly principals: number; readonly keysPerPrincipal: number };
 }
 
 /** The storage a deployment may use (RASK_STORAGE_ROOTS locally, stack props on AWS). */

@@ -56,6 +56,9 @@ export const CONTROL_ROWS = [
   // Limits and quotas (docs/operations.md, "Object quotas", "Rate limits"): members read them, platform administrators set them.
   control('GetProjectLimits', 'project:read', GET, '/v1/limits', 'lib/operations/handlers-control.ts'),
   control('SetProjectLimits', 'limits:manage', POST, '/v1/limits', 'lib/operations/handlers-control.ts'),
+  // A principal's own limits: it reads them, platform administrators set them.
+  control('GetPrincipalLimits', 'limits:read', GET, '/v1/principals/{principal}/limits', 'lib/operations/handlers-control.ts', { scope: 'platform' }),
+  control('SetPrincipalLimits', 'limits:manage', POST, '/v1/principals/{principal}/limits', 'lib/operations/handlers-control.ts', { scope: 'platform' }),
   // The change feed (docs/events.md, "The feed"): each event is decided on its own object.
   control('ListChanges', 'project:read', GET, '/v1/changes', 'lib/operations/handlers-control.ts', { scope: 'events' }),
   // The console's operations views (docs/console.md): reads only, each item decided as the feed's.

@@ -40,7 +40,7 @@ export type Action =
   | 'transaction:read' | 'transaction:alter'
   | 'project:read' | 'project:create' | 'project:list' | 'project:manage' | 'project:delete'
   | 'warehouse:read' | 'warehouse:create' | 'warehouse:manage' | 'warehouse:delete'
-  | 'principal:manage' | 'key:manage' | 'grant:manage' | 'limits:manage';
+  | 'principal:manage' | 'key:manage' | 'grant:manage' | 'limits:manage' | 'limits:read';
 
 /**
  * The handler modules, each with the name of the map it exports. A row names its module by

@@ -117,6 +117,9 @@ export const OPERATION_EVENTS: Readonly<Record<OperationId, string | null>> = {
   GetProjectLimits: null,
   // The limits live on the project record: the project changed.
   SetProjectLimits: 'dev.rask.project.updated',
+  GetPrincipalLimits: null,
+  // The audit trail of a principal's limits: who set what, when (docs/events.md).
+  SetPrincipalLimits: 'dev.rask.principal.limits_set',
   ListMaintenanceReports: null,
   ListJobs: null,
 };

@@ -120,6 +120,8 @@ function targetOf(request: Admission, defaultProject: string): Target {
     case 'CreateApiKey':
     case 'ListApiKeys':
     case 'RevokeApiKey':
+    case 'GetPrincipalLimits':
+    case 'SetPrincipalLimits':
       return { kind: 'control', chain: { resource: { type: 'Principal', id: params.principal ?? '' }, ancestors: [PLATFORM_UID] } };
   }
   if (op.scope === 'object' && request.id.length > 0) {

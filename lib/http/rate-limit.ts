@@ -40,9 +40,9 @@ export class RateLimiter {
     private readonly nowMs: () => number = Date.now,
   ) {}
 
-  /** Takes a token for the principal, or throws the 429 that names the limit. */
-  admitPrincipal(principal: string): void {
-    this.#take(`principal:${principal}`, this.limits.principal, `principal ${JSON.stringify(principal)}`);
+  /** Takes a token for the principal, or throws the 429 that names the limit. `own`: its own rate (SetPrincipalLimits), else the default. */
+  admitPrincipal(principal: string, own?: Rate): void {
+    this.#take(`principal:${principal}`, own ?? this.limits.principal, `principal ${JSON.stringify(principal)}`);
   }
 
   /** `own`: the project's own rate (its record's limits), else the default. */

@@ -45,6 +45,8 @@ export interface RouterOptions<S> {
     readonly projectOf: (services: S) => string | undefined;
     /** The project's own rate (set through POST /v1/limits), when it has one. */
     readonly projectRate?: (services: S) => Promise<Rate | undefined>;
+    /** The principal's own rate (set through POST /v1/principals/{principal}/limits), when it has one. */
+    readonly principalRate?: (principal: string) => Promise<Rate | undefined>;
   };
   /** Idempotency keys on mutating operations (lib/http/idempotency.ts); absent: the header is ignored. */
   readonly idempotency?: IdempotencyOptions;
@@ -86,7 +88,10 @@ async function dispatch<S>(matcher: RouteMatcher, options: RouterOptions<S>, req
   // Each step is timed in a debug line when the request is traced (docs/operations.md).
   const caller = await step('authenticate', async () => options.guard?.authenticate(request, operation));
   // Who is calling is known now; nothing is decoded or read for a caller over its rate.
-  options.rateLimits?.limiter.admitPrincipal(caller?.principal ?? 'anonymous');
+  if (options.rateLimits) {
+    const principal = caller?.principal ?? 'anonymous';
+    options.rateLimits.limiter.admitPrincipal(principal, caller ? await options.rateLimits.principalRate?.(principal) : undefined);
+  }
   // Shape, after identity like every 400 (docs/governance.md, "The check order").
   checkJsonContentType(operation, request);
   const decoded = { ...decodeRequest(operation, params, request, base, options.requestLimits), ...(caller ? { caller } : {}) };

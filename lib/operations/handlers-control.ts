@@ -16,6 +16,7 @@ import {
   revokeApiKey,
 } from '../catalog/control/principals.js';
 import { getProjectLimits, setProjectLimits } from '../catalog/control/limits.js';
+import { getPrincipalLimits, setPrincipalLimits } from '../catalog/control/principal-limits.js';
 import { InvalidInputError } from '../errors.js';
 import { createProject, deleteProject, describeProject, listProjects, updateProject } from '../catalog/control/projects.js';
 import {
@@ -163,6 +164,8 @@ const rateValue = checkedBy((v: unknown): { perSecond: number; burst?: number } 
 });
 const setLimitsInput = z.object({ namespaces: quotaValue('namespaces'), tables: quotaValue('tables'), rate: rateValue });
 const LIMIT_FIELDS = new Set(['namespaces', 'tables', 'rate', 'project']);
+const setPrincipalLimitsInput = z.object({ keys: quotaValue('keys'), rate: rateValue });
+const PRINCIPAL_LIMIT_FIELDS = new Set(['keys', 'rate']);
 
 /** The JSON body's fields under the names the schemas use (the wire's snake_case → camelCase). */
 const body = (req: OperationRequest, fields: Readonly<Record<string, string>>) =>
@@ -209,6 +212,12 @@ export const controlHandlers: HandlersOf<'lib/operations/handlers-control.ts', C
     const unknown = Object.keys(req.body).filter((f) => !LIMIT_FIELDS.has(f));
     if (unknown.length > 0) throw new InvalidInputError(`unknown field ${JSON.stringify(unknown[0])}: SetProjectLimits takes namespaces, tables and rate`);
     return setProjectLimits(svc, decode(setLimitsInput, body(req, { namespaces: 'namespaces', tables: 'tables', rate: 'rate' })));
+  },
+  GetPrincipalLimits: async (req, svc) => getPrincipalLimits(svc, pathParam(req, 'principal')),
+  SetPrincipalLimits: async (req, svc) => {
+    const unknown = Object.keys(req.body).filter((f) => !PRINCIPAL_LIMIT_FIELDS.has(f));
+    if (unknown.length > 0) throw new InvalidInputError(`unknown field ${JSON.stringify(unknown[0])}: SetPrincipalLimits takes keys and rate`);
+    return setPrincipalLimits(svc, pathParam(req, 'principal'), decode(setPrincipalLimitsInput, body(req, { keys: 'keys', rate: 'rate' })));
   },
   ListChanges: async (req, svc) => listChanges(svc, svc.project, decode(changesQuery, queryFields(req, 'since', 'before', 'order', 'limit'))),
   ListJobs: async (req, svc) =>

@@ -13,6 +13,17 @@ export interface PrincipalRecord {
   /** Platform administrators may do everything, including create projects. */
   readonly platformAdmin: boolean;
   readonly createdAt: string;
+  /** Its own limits, set by a platform administrator (SetPrincipalLimits); absent: the deployment's defaults. */
+  readonly limits?: PrincipalLimits;
+}
+
+/**
+ * A principal's own limits (docs/operations.md, "Per-principal limits"): its request rate (the
+ * principal's bucket; its projects' buckets still apply) and how many unrevoked API keys it may hold.
+ */
+export interface PrincipalLimits {
+  readonly rate?: { readonly perSecond: number; readonly burst: number };
+  readonly keys?: number;
 }
 
 /**

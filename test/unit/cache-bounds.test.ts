@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FsObjectStore } from '../../lib/adapters/local/fs-object-store.js';
 import { cachedProject, cachedProjects, MAX_CACHED_PROJECTS } from '../../lib/catalog/control/project-cache.js';
+import { cachedPrincipal, cachedPrincipals, MAX_CACHED_PRINCIPALS } from '../../lib/catalog/control/principal-cache.js';
 import type { Registry } from '../../lib/registry/registry.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import { cachedWarehouses, MAX_CACHED_WAREHOUSES, requireWarehouse } from '../../lib/catalog/warehouses.js';
@@ -117,6 +118,26 @@ describe('project cache', () => {
     expect(reads.length).toBe(before); // both still cached
     await cachedProject(registry, 'p0');
     expect(reads.length).toBe(before + 1); // the oldest was dropped
+  });
+});
+
+describe('principal cache', () => {
+  it(`keeps at most ${MAX_CACHED_PRINCIPALS} principals per registry, a missing one too (one read per 30 s, not per request)`, async () => {
+    const reads: string[] = [];
+    const registry = {
+      read: async (key: string) => {
+        reads.push(key);
+        return key.endsWith('nobody') ? undefined : { value: { kind: 'principal', name: key }, etag: '"1"' };
+      },
+    } as unknown as Registry;
+    for (let i = 0; i < MAX_CACHED_PRINCIPALS + 50; i++) await cachedPrincipal(registry, `u${i}`);
+    expect(cachedPrincipals(registry)).toBe(MAX_CACHED_PRINCIPALS);
+    const before = reads.length;
+    expect(await cachedPrincipal(registry, 'nobody')).toBeUndefined();
+    expect(await cachedPrincipal(registry, 'nobody')).toBeUndefined();
+    expect(reads.length).toBe(before + 1);
+    await cachedPrincipal(registry, 'u0');
+    expect(reads.length).toBe(before + 2); // the oldest was dropped
   });
 });
 

@@ -25,7 +25,7 @@ describe('the guard columns reproduce the id sets lib/governance/guard.ts held',
 
   it('scope: platform, project parameter, object; every other control door the addressed project; spec rows none', () => {
     expect(ids((o) => o.scope === 'platform')).toEqual(
-      sorted(['CreateProject', 'ListProjects', 'CreatePrincipal', 'ListPrincipals', 'CreateApiKey', 'ListApiKeys', 'RevokeApiKey']),
+      sorted(['CreateProject', 'ListProjects', 'CreatePrincipal', 'ListPrincipals', 'CreateApiKey', 'ListApiKeys', 'RevokeApiKey', 'GetPrincipalLimits', 'SetPrincipalLimits']),
     );
     expect(ids((o) => o.scope === 'project-param')).toEqual(sorted(['DescribeProject', 'UpdateProject', 'DeleteProject']));
     expect(ids((o) => o.scope === 'object')).toEqual(sorted(['UndropTable', 'ListTableTasks', 'UndropNamespace', 'ListNamespaceTasks']));

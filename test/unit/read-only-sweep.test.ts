@@ -1,4 +1,4 @@
-// @covers ListNamespaces, DescribeNamespace, NamespaceExists, ListTables, ListAllTables, DescribeTable, TableExists, ListTableVersions, DescribeTableVersion, DescribeTransaction, ListProjects, DescribeProject, ListWarehouses, DescribeWarehouse, GetProjectMaintenancePolicy, GetNamespaceMaintenancePolicy, GetTableMaintenancePolicy, GetNamespaceProtection, GetTableProtection, ListTableTasks, ListNamespaceTasks, ListChanges, ListMaintenanceReports, ListJobs, GetProjectLimits
+// @covers ListNamespaces, DescribeNamespace, NamespaceExists, ListTables, ListAllTables, DescribeTable, TableExists, ListTableVersions, DescribeTableVersion, DescribeTransaction, ListProjects, DescribeProject, ListWarehouses, DescribeWarehouse, GetProjectMaintenancePolicy, GetNamespaceMaintenancePolicy, GetTableMaintenancePolicy, GetNamespaceProtection, GetTableProtection, ListTableTasks, ListNamespaceTasks, ListChanges, ListMaintenanceReports, ListJobs, GetProjectLimits, GetPrincipalLimits
 /**
  * Every metadata read operation, served by an app in read-only mode (RASK_READ_ONLY, what the
  * per-operation deployment sets on read functions) over stores that refuse writes, against the
@@ -70,6 +70,7 @@ const REQUESTS: readonly Request[] = [
   ['ListMaintenanceReports', 'GET', '/v1/maintenance/reports?limit=5'],
   ['ListJobs', 'GET', '/v1/jobs?limit=5'],
   ['GetProjectLimits', 'GET', '/v1/limits'],
+  ['GetPrincipalLimits', 'GET', '/v1/principals/admin/limits'],
 ];
 
 function options(store: ObjectStore, warehouse: ObjectStore, readOnly: boolean): BuildOptions {

@@ -9,6 +9,9 @@ import type { Registry } from '../../registry/registry.js';
 import { alreadyExists, CREATE_HINT, notFound, q } from './errors.js';
 import { govKeys } from '../../registry/principal-keys.js';
 import { BOOTSTRAP_PRINCIPAL, readPrincipal, sha256Hex } from '../../auth/credentials.js';
+import { reserveKeySlot, reservePrincipalSlot } from './principal-quotas.js';
+import { forgetPrincipal } from './principal-cache.js';
+import type { QuotaHold } from '../quotas.js';
 
 export { BOOTSTRAP_PRINCIPAL, principalOfKey, readPrincipal, sha256Hex } from '../../auth/credentials.js';
 import type { ApiKeyRecord, PrincipalRecord } from '../../registry/principal-records.js';
@@ -39,12 +42,16 @@ export async function createPrincipal(services: CatalogServices, input: { readon
     platformAdmin: input.platformAdmin ?? false,
     createdAt: services.now().toISOString(),
   };
-  try {
-    await services.registry.create(govKeys.principal(name), record);
-  } catch (err) {
-    if (err instanceof ConditionFailedError) throw alreadyExists(`principal ${q(name)}`);
-    throw err;
-  }
+  await holding(await reservePrincipalSlot(services, name), async () => {
+    try {
+      await services.registry.create(govKeys.principal(name), record);
+    } catch (err) {
+      if (err instanceof ConditionFailedError) throw alreadyExists(`principal ${q(name)}`);
+      throw err;
+    }
+  });
+  // A name looked up before it existed is cached as missing.
+  forgetPrincipal(services.registry, name);
   return { name, platform_admin: record.platformAdmin, created_at: record.createdAt };
 }
 
@@ -75,7 +82,19 @@ export async function createApiKey(
     );
   }
   await requirePrincipal(services, principal);
-  return mintKey(services.registry, principal, keyId, now, requested ?? ceiling);
+  // A slot of the principal's key quota first (lib/catalog/control/principal-quotas.ts).
+  const hold = await reserveKeySlot(services, principal, keyId);
+  return holding(hold, () => mintKey(services.registry, principal, keyId, now, requested ?? ceiling));
+}
+
+/** Runs a create under its quota slot: a refusal that wrote nothing gives the slot back. */
+async function holding<T>(hold: QuotaHold | undefined, create: () => Promise<T>): Promise<T> {
+  try {
+    return await create();
+  } catch (err) {
+    await hold?.failed(err);
+    throw err;
+  }
 }
 
 /** The form `expires_at` must have: an ISO 8601 date-time with a time zone (the decoder checks it). */
