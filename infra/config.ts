@@ -38,6 +38,23 @@ export interface RaskConfig {
   readonly throttleBurstLimit: number;
   /** Seconds API Gateway caches an authorizer verdict; > 0 requires every client to send x-api-key. */
   readonly authorizerCacheSeconds: number;
+  /**
+   * Requests per second (and burst, default twice the rate) per principal and per project, in
+   * each function container; 0 = off (RASK_RATE_*, docs/operations.md, "Rate limits"). A platform
+   * administrator sets a project's or a principal's own through the limits doors.
+   */
+  readonly ratePrincipalPerSecond: number;
+  readonly ratePrincipalBurst?: number;
+  readonly rateProjectPerSecond: number;
+  readonly rateProjectBurst?: number;
+  /**
+   * Object quotas: namespaces and tables per project, principals per deployment, unrevoked API keys
+   * per principal; 0 = no quota (RASK_QUOTA_*, docs/operations.md, "Object quotas").
+   */
+  readonly quotaNamespaces: number;
+  readonly quotaTables: number;
+  readonly quotaPrincipals: number;
+  readonly quotaKeysPerPrincipal: number;
   /** Retention of function and access logs, in days (must be a CloudWatch Logs retention value). */
   readonly logRetentionDays: number;
   /** Memory of the data-plane function (LanceDB wants CPU, and CPU scales with memory). */
@@ -131,6 +148,12 @@ export const DEFAULT_CONFIG: RaskConfig = {
   throttleRateLimit: 100,
   throttleBurstLimit: 200,
   authorizerCacheSeconds: 0,
+  ratePrincipalPerSecond: 0,
+  rateProjectPerSecond: 0,
+  quotaNamespaces: 0,
+  quotaTables: 0,
+  quotaPrincipals: 0,
+  quotaKeysPerPrincipal: 0,
   logRetentionDays: 90,
   dataMemoryMb: 2048,
   metaMemoryMb: 1024,
@@ -160,7 +183,7 @@ type Raw = Readonly<Record<string, unknown>>;
 const CONTEXT_PREFIX = 'rask:';
 
 /** Settings with no default (absent means "not used"). */
-const OPTIONAL_KEYS = ['registryReplicaBucketArn', 'warehouseBucketName', 'alarmTopicArn', 'alarmEmail', 'webAclArn', 'jwtIssuer', 'jwtAudience', 'jwtJwksUrl', 'jwtPrincipalClaim', 'jwtMaxAgeSeconds', 'storagePrefixes', 'domainName', 'certificateArn', 'hostedZoneId', 'hostedZoneName', 'domainBasePath'];
+const OPTIONAL_KEYS = ['ratePrincipalBurst', 'rateProjectBurst', 'registryReplicaBucketArn', 'warehouseBucketName', 'alarmTopicArn', 'alarmEmail', 'webAclArn', 'jwtIssuer', 'jwtAudience', 'jwtJwksUrl', 'jwtPrincipalClaim', 'jwtMaxAgeSeconds', 'storagePrefixes', 'domainName', 'certificateArn', 'hostedZoneId', 'hostedZoneName', 'domainBasePath'];
 
 /** Reads every `rask:*` context key from a construct node (the App's, normally). */
 export function configFromContext(node: Node): RaskConfig {
@@ -196,6 +219,15 @@ export function resolveConfig(raw: Raw = {}): RaskConfig {
     throttleRateLimit: int(raw, 'throttleRateLimit', d.throttleRateLimit, 1, 10_000),
     throttleBurstLimit: int(raw, 'throttleBurstLimit', d.throttleBurstLimit, 1, 5_000),
     authorizerCacheSeconds: int(raw, 'authorizerCacheSeconds', d.authorizerCacheSeconds, 0, 3600),
+    // The same bounds as lib/config.ts checks in the functions, so a bad value fails the synth.
+    ratePrincipalPerSecond: int(raw, 'ratePrincipalPerSecond', d.ratePrincipalPerSecond, 0, 100_000),
+    ...(raw.ratePrincipalBurst === undefined ? {} : { ratePrincipalBurst: int(raw, 'ratePrincipalBurst', 0, 1, 1_000_000) }),
+    rateProjectPerSecond: int(raw, 'rateProjectPerSecond', d.rateProjectPerSecond, 0, 100_000),
+    ...(raw.rateProjectBurst === undefined ? {} : { rateProjectBurst: int(raw, 'rateProjectBurst', 0, 1, 1_000_000) }),
+    quotaNamespaces: int(raw, 'quotaNamespaces', d.quotaNamespaces, 0, 100_000_000),
+    quotaTables: int(raw, 'quotaTables', d.quotaTables, 0, 100_000_000),
+    quotaPrincipals: int(raw, 'quotaPrincipals', d.quotaPrincipals, 0, 100_000_000),
+    quotaKeysPerPrincipal: int(raw, 'quotaKeysPerPrincipal', d.quotaKeysPerPrincipal, 0, 100_000_000),
     logRetentionDays: int(raw, 'logRetentionDays', d.logRetentionDays, 1, 3653),
     dataMemoryMb: int(raw, 'dataMemoryMb', d.dataMemoryMb, 512, 10_240),
     metaMemoryMb: int(raw, 'metaMemoryMb', d.metaMemoryMb, 128, 10_240),

@@ -32,7 +32,27 @@ export function catalogEnvironment(config: RaskConfig, storage: StorageRefs): Re
     ...(config.storagePrefixes
       ? { RASK_STORAGE_ROOTS: config.storagePrefixes.map((p) => `s3://${storage.warehouseBucket.bucketName}/${storage.warehousePrefix}${p}`).join(',') }
       : {}),
+    ...limitsEnvironment(config),
   };
+}
+
+/**
+ * The deployment's rate limits and object quotas (`rask:rate*`, `rask:quota*`) as the functions
+ * read them (lib/config.ts, RASK_RATE_* and RASK_QUOTA_*); a setting left at its default (off) is
+ * not written, so the default template carries none of them.
+ */
+export function limitsEnvironment(config: RaskConfig): Record<string, string> {
+  const entries: [string, number | undefined][] = [
+    ['RASK_RATE_PRINCIPAL_PER_SECOND', config.ratePrincipalPerSecond || undefined],
+    ['RASK_RATE_PRINCIPAL_BURST', config.ratePrincipalBurst],
+    ['RASK_RATE_PROJECT_PER_SECOND', config.rateProjectPerSecond || undefined],
+    ['RASK_RATE_PROJECT_BURST', config.rateProjectBurst],
+    ['RASK_QUOTA_NAMESPACES', config.quotaNamespaces || undefined],
+    ['RASK_QUOTA_TABLES', config.quotaTables || undefined],
+    ['RASK_QUOTA_PRINCIPALS', config.quotaPrincipals || undefined],
+    ['RASK_QUOTA_KEYS_PER_PRINCIPAL', config.quotaKeysPerPrincipal || undefined],
+  ];
+  return Object.fromEntries(entries.filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
 }
 
 /** A `rask:*ReservedConcurrency` setting as the function's property: `none` reserves nothing. */

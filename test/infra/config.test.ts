@@ -37,6 +37,9 @@ describe('deployment configuration', () => {
 
   it('rejects bad values with the name of the setting', () => {
     const bad: Record<string, unknown>[] = [
+      { ratePrincipalPerSecond: -1 },
+      { rateProjectBurst: 0 },
+      { quotaTables: 'many' },
       { stageName: 'has space' },
       { removalPolicy: 'snapshot' },
       { trashGraceDays: -1 },

@@ -22,6 +22,11 @@ beforeAll(() => {
     webAclArn: 'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/rask/abc',
     createApiGatewayCloudWatchRole: false,
     storagePrefixes: ['projects/', 'teams/'],
+    ratePrincipalPerSecond: 20,
+    rateProjectPerSecond: 200,
+    rateProjectBurst: 500,
+    quotaTables: 1000,
+    quotaKeysPerPrincipal: 5,
   });
 });
 
@@ -62,6 +67,22 @@ describe('configuration variants', () => {
       // The declared storage, inside the warehouse prefix its IAM covers.
       RASK_STORAGE_ROOTS: 's3://my-lake/lance/tables/projects/,s3://my-lake/lance/tables/teams/',
     });
+  });
+
+  it('passes the rate limits and quotas that are set, and only those, to the API functions', () => {
+    for (const name of ['FunctionsMetaFunction', 'FunctionsDataFunction']) {
+      const fn = resourcesOfType(built.template, 'AWS::Lambda::Function')[logicalId(built.template, 'AWS::Lambda::Function', name)];
+      const vars = fn.Properties!.Environment.Variables as Record<string, string>;
+      expect(vars).toMatchObject({
+        RASK_RATE_PRINCIPAL_PER_SECOND: '20',
+        RASK_RATE_PROJECT_PER_SECOND: '200',
+        RASK_RATE_PROJECT_BURST: '500',
+        RASK_QUOTA_TABLES: '1000',
+        RASK_QUOTA_KEYS_PER_PRINCIPAL: '5',
+      });
+      // Left at their defaults (off): not written, so the functions' own defaults apply.
+      for (const unset of ['RASK_RATE_PRINCIPAL_BURST', 'RASK_QUOTA_NAMESPACES', 'RASK_QUOTA_PRINCIPALS']) expect(vars).not.toHaveProperty(unset);
+    }
   });
 
   it('wires alarms to the topic, the stage to the web ACL, and skips the account logging role', () => {
