@@ -53,6 +53,8 @@ export interface RaskScheduleSettings {
   readonly jobsTaskMaxMinutes?: number;
   /** At most this many task-tier jobs at once (default 4). */
   readonly jobsTaskConcurrency?: number;
+  /** Cost rows of an index build above which it goes straight to the task tier (`rask:jobsTaskIndexCostRows`). */
+  readonly jobsTaskIndexCostRows?: number;
 }
 
 /** The context keys of `RaskScheduleSettings`, for the standalone app (infra/rask-app.ts). */
@@ -72,6 +74,7 @@ export const SCHEDULE_SETTING_KEYS = [
   'jobsTaskMemoryMb',
   'jobsTaskMaxMinutes',
   'jobsTaskConcurrency',
+  'jobsTaskIndexCostRows',
 ] as const satisfies readonly (keyof RaskScheduleSettings)[];
 
 /** The catalog's settings of infra/config.ts: all but the state's (taken from `state`) and the stack name. */
