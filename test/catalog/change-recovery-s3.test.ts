@@ -23,24 +23,13 @@ import type { Router } from '../../lib/http/router.js';
 import { metaHandlers } from '../../lib/operations/handlers-meta.js';
 import { callAsAdmin } from '../support/admin-call.js';
 import { createEventBridgeFake, type EventBridgeFake } from '../support/eventbridge-fake.js';
+import { prng } from '../support/prng.js';
 import { createS3Fake, type S3Fake } from '../support/s3-fake.js';
 
 const REGISTRY = 'registry-bucket';
 const WH = 'wh-bucket';
 const BUS = 'rask-bus';
 const ENV = { RASK_REGISTRY_BUCKET: REGISTRY, RASK_WAREHOUSE_BUCKET: WH, AWS_REGION: 'us-east-1', RASK_EVENT_BUS_NAME: BUS, RASK_LOG_LEVEL: 'error' };
-
-/** A small seeded generator (mulberry32), so a failure names a reproducible workload. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * A client of the fake whose requests hang for ever once `kill()` has been armed and the chosen
@@ -107,7 +96,7 @@ describe('changes whose function died before its append are recovered by the rel
     later();
     await relay.run(Date.now() + 60_000); // the first cycle: the recovery starts from here
 
-    const rand = seeded(27);
+    const rand = prng(27);
     type Door = { id: string[]; type: string; path: string; exists: string; killed: boolean; diedIn?: string };
     const doors: Door[] = [];
     for (let i = 0; i < 24; i++) {
