@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync, mkdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { CHANGE_FIELD } from '../events/change-stamp.js';
 import type { RaskEvent } from '../events/cloudevent.js';
-import { derivedEvent } from '../catalog/change-derivation.js';
+import { derivedEvent, readStampedRecord } from '../catalog/change-derivation.js';
 import type { ChangeLog } from '../ports/change-log.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { forEachLimited } from '../concurrency.js';
@@ -44,16 +44,8 @@ export async function recoverChanges(registryStore: ObjectStore, log: ChangeLog,
     const page = await registryStore.list({ prefix: 'p/', startAfter, limit: 1000 });
     const tree = page.objects.filter((o) => /^p\/[^/]+\/t\//.test(o.key));
     await forEachLimited(tree, 16, async ({ key }) => {
-      const obj = await registryStore.get(key);
-      if (!obj) return;
-      const text = obj.body.toString('utf8');
-      if (!text.includes(`"${CHANGE_FIELD}"`)) return;
-      let body: Record<string, unknown>;
-      try {
-        body = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        return;
-      }
+      const body = await readStampedRecord(registryStore, key);
+      if (!body) return;
       const at = (body[CHANGE_FIELD] as { at?: unknown } | undefined)?.at;
       if (typeof at !== 'string' || at < since) return;
       stamped++;

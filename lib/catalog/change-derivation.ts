@@ -2,6 +2,7 @@ import { asChangeStamp, CHANGE_FIELD } from '../events/change-stamp.js';
 import { cloudEvent, type RaskEvent } from '../events/cloudevent.js';
 import { OPERATION_EVENTS } from '../events/vocabulary.js';
 import type { OperationId } from '../contract/operations.js';
+import type { ObjectStore } from '../ports/object-store.js';
 import { decodeSegment, parseTreeKey } from '../registry/keys.js';
 
 /**
@@ -58,4 +59,21 @@ export function derivedEvent(key: string, stored: Record<string, unknown>): Rask
     new Date(stamp.at),
     stamp.c,
   );
+}
+
+/**
+ * The body of the registry record at `key` when it carries a change stamp; undefined when it is
+ * gone, unstamped or unreadable. The text is checked for the field before it is parsed, since
+ * recovery reads every record of a tree and most are not in its window.
+ */
+export async function readStampedRecord(store: ObjectStore, key: string): Promise<Record<string, unknown> | undefined> {
+  const obj = await store.get(key);
+  if (!obj) return undefined;
+  const text = obj.body.toString('utf8');
+  if (!text.includes(`"${CHANGE_FIELD}"`)) return undefined;
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
 }

@@ -19,9 +19,8 @@
  *   id, so even a door's append that lands late (after its copy was recovered) is one change
  *   after dedup by `id`.
  */
-import { derivedEvent, isDerivableOperation } from '../catalog/change-derivation.js';
+import { derivedEvent, isDerivableOperation, readStampedRecord } from '../catalog/change-derivation.js';
 import type { RaskEvent } from '../events/cloudevent.js';
-import { CHANGE_FIELD } from '../events/change-stamp.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { keys } from '../registry/keys.js';
 import { forEachLimited } from '../concurrency.js';
@@ -63,16 +62,8 @@ export async function recoverWindow(store: ObjectStore, project: string, from: D
   }
   const found: RaskEvent[] = [];
   await forEachLimited(written, 16, async (key) => {
-    const obj = await store.get(key);
-    if (!obj) return;
-    const text = obj.body.toString('utf8');
-    if (!text.includes(`"${CHANGE_FIELD}"`)) return;
-    let body: Record<string, unknown>;
-    try {
-      body = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      return;
-    }
+    const body = await readStampedRecord(store, key);
+    if (!body) return;
     const event = derivedEvent(key, body);
     if (event && event.data.project === project && !seen(event.id)) found.push(event);
   });
