@@ -81,8 +81,9 @@ describe('a rate limit shared across containers', () => {
     expect(admitted).toBeLessThanOrEqual(bound(seconds, K));
     // It admits, too: at least the first full bucket.
     expect(admitted).toBeGreaterThanOrEqual(RATE.burst);
-    // Far less than one remote take per request: one per batch, plus the refusals' refreshes.
-    expect(takes()).toBeLessThan((admitted + refused) / 2);
+    // Far less than one remote take per request: one per batch, plus one per container each
+    // time a whole batch could have refilled while it is refused (seen: ~47 takes, ~2,100 attempts).
+    expect(takes()).toBeLessThan((admitted + refused) / 10);
   });
 
   it('per-container buckets under the same hammer exceed that bound (what the shared limit fixes)', async () => {
