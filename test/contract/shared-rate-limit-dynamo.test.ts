@@ -82,8 +82,9 @@ describe('a rate limit shared across containers', () => {
     // It admits, too: at least the first full bucket.
     expect(admitted).toBeGreaterThanOrEqual(RATE.burst);
     // Far less than one remote take per request: one per batch, plus one per container each
-    // time a whole batch could have refilled while it is refused (seen: ~47 takes, ~2,100 attempts).
-    expect(takes()).toBeLessThan((admitted + refused) / 10);
+    // time a whole batch could have refilled while it is refused: bounded by time, not by how
+    // hard the client hammers (seen: ~47 takes for ~2,100 attempts on an idle machine).
+    expect(takes()).toBeLessThan((admitted + refused) / 4);
   });
 
   it('per-container buckets under the same hammer exceed that bound (what the shared limit fixes)', async () => {
