@@ -15,7 +15,7 @@ import { readAssembly } from '../deploy/assembly.js';
 import { evaluate, rolePolicies, type Statement } from '../deploy/iam.js';
 import { logicalId, resourcesOfType } from './helpers.js';
 
-function synth(context: Record<string, string>, config: Parameters<typeof createRaskApp>[0]['config'] = {}) {
+function synth(context: Record<string, string>, config: NonNullable<Parameters<typeof createRaskApp>[0]>['config'] = {}) {
   const { app, stack } = createRaskApp({
     // Asset metadata on: the assembly reader follows it to the functions and nested stacks.
     context: { 'aws:cdk:bundling-stacks': [], 'aws:cdk:enable-asset-metadata': true, 'rask:jobsTaskTier': 'on', ...context },
