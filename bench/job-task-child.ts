@@ -13,8 +13,16 @@
  * the child's wall time (spawn to exit), the build time the job record shows (started_at →
  * finished_at), MB/s of vector data over both, and the child's peak RSS. The server's job loop
  * is off (RASK_JOBS_INTERVAL_MS=0), so nothing else claims the job.
+ *
+ * Every 30 s it also prints the child's CPU seconds and RSS (from /proc) and the load average,
+ * so a run stopped before its end still says how far it got (the 4M × 128-d run of 07:38 UTC
+ * was stopped by hand after 23 min at load 18–24 with no figure but `ps`'s). Pass
+ * `max_minutes` to have the child stop itself at that limit (RASK_JOB_TASK_MAX_MS: the job then ends with its timeout
+ * code, as on Fargate).
+ *
+ *   nice -n 15 npx tsx bench/job-task-child.ts 4000000 128 IVF_PQ [max_minutes]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -28,6 +36,7 @@ import { randomVectorsIpc } from '../test/support/random-vectors.js';
 const rows = Number(process.argv[2] ?? 1_000_000);
 const dim = Number(process.argv[3] ?? 128);
 const indexType = process.argv[4] ?? 'IVF_PQ';
+const maxMinutes = process.argv[5] === undefined ? undefined : Number(process.argv[5]);
 const BATCH = 100_000;
 const REPO = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 
@@ -77,7 +86,11 @@ async function main(): Promise<void> {
     const runner = new ChildTaskRunner({
       command: ['/usr/bin/time', '-v', process.execPath, '--import', 'tsx', path.join(REPO, 'functions', 'job-task.ts')],
       cwd: REPO,
-      env: { ...process.env, RASK_TASK_CONFIG_JSON: JSON.stringify(config) },
+      env: {
+        ...process.env,
+        RASK_TASK_CONFIG_JSON: JSON.stringify(config),
+        ...(maxMinutes === undefined ? {} : { RASK_JOB_TASK_MAX_MS: String(Math.round(maxMinutes * 60_000)) }),
+      },
       output: (line) => {
         lines.push(line);
         const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(line);
@@ -86,7 +99,13 @@ async function main(): Promise<void> {
     });
     t0 = performance.now();
     const task = await runner.start({ jobId: id, project: 'default', token: `${id}-bench` });
+    const progress = setInterval(() => {
+      const usage = childUsage(Number(task.slice('pid:'.length)));
+      const load = loadavg().map((l) => l.toFixed(1)).join(' ');
+      console.log(`progress ${((performance.now() - t0) / 1000).toFixed(0)} s: ${usage ? `child cpu ${usage.cpuSeconds.toFixed(1)} s, rss ${usage.rssMiB} MiB` : 'child not found'}; load ${load}`);
+    }, 30_000);
     await runner.settled();
+    clearInterval(progress);
     const wall = (performance.now() - t0) / 1000;
     const ended = await runner.describe(task);
     const after = await describe();
@@ -117,6 +136,25 @@ async function main(): Promise<void> {
   } finally {
     await server.close();
     rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * CPU seconds (user + sys) and RSS of the node process under `/usr/bin/time` (the runner's pid
+ * is time's; the job runs in its only child), from /proc; undefined once it is gone.
+ */
+function childUsage(timePid: number): { cpuSeconds: number; rssMiB: number } | undefined {
+  try {
+    const child = readFileSync(`/proc/${timePid}/task/${timePid}/children`, 'utf8').trim().split(/\s+/)[0];
+    if (!child) return undefined;
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${child}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child}/status`, 'utf8'))?.[1] ?? NaN);
+    return { cpuSeconds: ticks / 100, rssMiB: Math.round(rssKb / 1024) };
+  } catch {
+    return undefined;
   }
 }
 

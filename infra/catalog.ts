@@ -198,6 +198,7 @@ export class RaskCatalog extends Construct {
         queue: this.queue,
         layer: this.functions.layer,
         dataFunction: this.functions.data.fn,
+        jobTasks: this.jobTasks,
       });
     }
     this.api = new CatalogApi(this, 'Api', {

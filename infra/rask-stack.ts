@@ -89,6 +89,12 @@ export class RaskStack extends Stack {
       description: 'Runs queued jobs now: aws lambda invoke --function-name <this> --invocation-type Event /dev/null',
       value: catalog.jobsFunction.functionName,
     });
+    if (catalog.jobTasks) {
+      new CfnOutput(this, 'JobTasksClusterName', {
+        description: 'ECS cluster of the job task tier (scripts/post-deploy.ts measures its start latency)',
+        value: catalog.jobTasks.cluster.clusterName,
+      });
+    }
     new CfnOutput(this, 'AlarmTopicArn', { description: 'SNS topic every alarm notifies', value: catalog.alarmTopic.topicArn });
     new CfnOutput(this, 'DashboardName', { value: catalog.monitoring.dashboard.dashboardName });
   }

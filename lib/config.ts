@@ -392,6 +392,8 @@ const localSchema = z.object({
   RASK_JOBS_TASK_TIER: withDefault(z.enum(['child', 'off'], { error: 'must be child or off' }), 'child'),
   /** At most this many task-tier jobs at once (children locally, Fargate tasks on AWS). */
   RASK_JOBS_TASK_CONCURRENCY: withDefault(integer(1, 1000), 2),
+  /** A stopped (canceled) child's grace between SIGTERM and SIGKILL: Fargate's stopTimeout, 30 s. */
+  RASK_JOBS_TASK_STOP_GRACE_MS: withDefault(integer(0), 30_000),
   /**
    * Routing by estimate at enqueue (docs/jobs.md, "Routing"): a vector index build above this
    * many cost-rows (rows of a 128-d IVF_PQ build), and a rewrite above this many bytes, start on

@@ -8,7 +8,12 @@
  *   npx tsx scripts/post-deploy.ts --endpoint http://127.0.0.1:2333  # the local server (no key)
  *
  * Options: --endpoint URL, --api-key KEY (default: $RASK_API_KEY, or read from the stack's
- * admin-key secret), --outputs FILE, --stack NAME (default: Rask), --no-functions, --keep.
+ * admin-key secret), --outputs FILE, --stack NAME (default: Rask), --no-functions, --keep,
+ * --no-task-tier, --task-rows N (default 20100), --task-timeout-minutes M (default 20).
+ *
+ * With the job task tier (a `JobTasksClusterName` output), one more step queues an index build
+ * to the task tier and reports its latencies: RunTask → claim (Fargate's start, which nothing
+ * offline can measure) and claim → done, with ECS's own provisioning / pull / start times.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -30,6 +35,9 @@ const { values } = parseArgs({
     stack: { type: 'string', default: 'Rask' },
     'no-functions': { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
+    'no-task-tier': { type: 'boolean', default: false },
+    'task-rows': { type: 'string', default: '20100' },
+    'task-timeout-minutes': { type: 'string', default: '20' },
   },
 });
 
@@ -110,12 +118,96 @@ const steps: Step[] = [
       if (values.keep) return 'kept (--keep)';
       const db = await connect();
       await db.dropTable('smoke', namespace);
+      if ((await db.tableNames(namespace)).includes(TASK_TABLE)) await db.dropTable(TASK_TABLE, namespace);
       await db.dropNamespace(namespace);
       const left = await db.listNamespaces([]);
       if (left.namespaces.includes(namespace[0])) throw new Error('the namespace is still listed');
     },
   },
 ];
+
+// ---- the job task tier (docs/deploy.md, "Right after `cdk deploy`": the task tier's latencies) ----
+
+const TASK_TABLE = 'tier';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const seconds = (from: string | Date | undefined, to: string | Date | undefined) =>
+  from && to ? `${((new Date(to).getTime() - new Date(from).getTime()) / 1000).toFixed(1)} s` : '?';
+
+/** A JSON operation over raw HTTP: the build's `transaction_id` and DescribeTransaction, which the client does not return. */
+async function raw(p: string, body: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(`${endpoint}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(headers ?? {}) }, body: JSON.stringify(body) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${p}: ${res.status} ${text.slice(0, 300)}`);
+  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+}
+
+/**
+ * Queues an IVF_PQ build the data function routes to the task tier, has the Jobs function
+ * dispatch it (one invocation, as its schedule would a minute later), and follows it to its
+ * end. The table must be over both the synchronous limit (20,000 cost-rows by default) and the
+ * task tier's (2M by default: deploy with `-c rask:jobsTaskIndexCostRows=20000` or lower, or
+ * pass a larger --task-rows), or the build is answered in the request or queued on the
+ * function tier, and the step says so.
+ */
+async function taskTierLatency(): Promise<string> {
+  const n = Number(values['task-rows']);
+  const dim = 128;
+  const db = await connect();
+  const data = Array.from({ length: n }, (_, i) => ({ id: i, vector: Array.from({ length: dim }, () => Math.random() * 2 - 1) }));
+  // Named `vector`, the client makes it a fixed-size float32 list (a plain list would have no dimension to estimate).
+  await db.createTable(TASK_TABLE, data, namespace);
+  const tableId = [...namespace, TASK_TABLE];
+  const path = `/v1/table/${tableId.map(encodeURIComponent).join('%24')}/create_index?delimiter=%24`;
+  const answer = await raw(path, { id: tableId, column: 'vector', index_type: 'IVF_PQ', name: 'v' });
+  const id = answer.transaction_id;
+  if (typeof id !== 'string') throw new Error(`the build of ${n} rows was answered in the request (${JSON.stringify(answer)}): raise --task-rows over the synchronous limit`);
+  const describe = async () => (await raw(`/v1/transaction/${id}/describe`, {})) as { status: string; properties: Record<string, string> };
+  const queued = await describe();
+  if (queued.properties['rask.tier'] !== 'task') {
+    throw new Error(`the build was queued on the ${queued.properties['rask.tier']} tier (${queued.properties['rask.tier_reason']}): deploy with -c rask:jobsTaskIndexCostRows=${n - 100} or pass --task-rows over the tier's limit`);
+  }
+  if (outputs.JobsFunctionName) {
+    const { LambdaClient, InvokeCommand } = await import('@aws-sdk/client-lambda');
+    const event = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {}, time: new Date().toISOString() };
+    await new LambdaClient({}).send(new InvokeCommand({ FunctionName: outputs.JobsFunctionName, Payload: Buffer.from(JSON.stringify(event)) }));
+  }
+  // dispatched_at and the task are kept from the first sight: a second dispatch replaces them.
+  let dispatchedAt: string | undefined;
+  let task: string | undefined;
+  const deadline = Date.now() + Number(values['task-timeout-minutes']) * 60_000;
+  let view = queued;
+  while (!['Succeeded', 'Failed', 'Canceled'].includes(view.status)) {
+    if (Date.now() > deadline) throw new Error(`not done after ${values['task-timeout-minutes']} min: ${view.status} ${JSON.stringify(view.properties)}`);
+    await sleep(2000);
+    view = await describe();
+    dispatchedAt ??= view.properties['rask.dispatched_at'];
+    task ??= view.properties['rask.task'];
+  }
+  const p = view.properties;
+  if (view.status !== 'Succeeded') throw new Error(`the task-tier build ended ${view.status}: ${p['rask.error'] ?? ''}`);
+  if (!String(p['rask.worker']).startsWith('task:')) throw new Error(`built by ${p['rask.worker']}, not a task`);
+  let ecs = '';
+  const arn = task?.slice(task.indexOf(':') + 1);
+  if (arn && outputs.JobTasksClusterName) {
+    const { ECSClient, DescribeTasksCommand } = await import('@aws-sdk/client-ecs');
+    const [t] = (await new ECSClient({}).send(new DescribeTasksCommand({ cluster: outputs.JobTasksClusterName, tasks: [arn] }))).tasks ?? [];
+    if (t) ecs = `; ECS: created → pull ${seconds(t.createdAt, t.pullStartedAt)}, pull ${seconds(t.pullStartedAt, t.pullStoppedAt)}, pulled → running ${seconds(t.pullStoppedAt, t.startedAt)}`;
+  }
+  return (
+    `queued → RunTask ${seconds(p['rask.created_at'], dispatchedAt)}, RunTask → claim ${seconds(dispatchedAt, p['rask.started_at'])}, ` +
+    `claim → done ${seconds(p['rask.started_at'], p['rask.finished_at'])} (${n} × ${dim}-d, attempts ${p['rask.attempts']}, dispatches ${p['rask.dispatches']})${ecs}`
+  );
+}
+
+if (outputs.JobTasksClusterName && !values['no-task-tier']) {
+  // Before the drop, which removes its table with the namespace.
+  steps.splice(steps.length - 1, 0, {
+    name: 'an index build on the job task tier',
+    meaning:
+      'queued elsewhere = the tier limit (the message says which); stuck Queued = the Jobs function cannot RunTask or PassRole (its log); dispatched but never claimed = the task did not start (ECS stopped reason: image pull through the public subnet, the execution role, ENI capacity); Failed = the task role or the container log',
+    run: taskTierLatency,
+  });
+}
 
 // On AWS, every function that EventBridge schedules (their names are stack outputs ending in
 // "FunctionName") runs once with a scheduled event; a FunctionError means it fails unattended.

@@ -107,6 +107,7 @@ export class JobTasks extends Construct {
   readonly executionRole: iam.Role;
   readonly securityGroup: ec2.SecurityGroup;
   private readonly indexCostRows?: number;
+  private readonly tasksArn: string;
 
   constructor(scope: Construct, id: string, props: JobTasksProps) {
     super(scope, id);
@@ -173,20 +174,11 @@ export class JobTasks extends Construct {
     const tasksArn = Stack.of(this).formatArn({ service: 'ecs', resource: 'task', resourceName: `${this.cluster.clusterName}/*` });
     jobsRole.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecs:DescribeTasks', 'ecs:StopTask'], resources: [tasksArn] }));
     acknowledgeWildcardResource(jobsRole, tasksArn, "Task ids are made by ECS at RunTask; the resource is this cluster's tasks only.");
-    // The cancellers get the runner's address (lib/app/aws-jobs.ts builds it only when both
-    // names are set) and StopTask: they neither start tasks nor pass roles.
-    for (const canceller of props.cancellers ?? []) {
-      canceller.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecs:StopTask'], resources: [tasksArn] }));
-      acknowledgeWildcardResource(canceller.role, tasksArn, "Task ids are made by ECS at RunTask; the resource is this cluster's tasks only.");
-      canceller.fn.addEnvironment('RASK_JOBS_TASK_CLUSTER', this.cluster.clusterName);
-      canceller.fn.addEnvironment('RASK_JOBS_TASK_DEFINITION', this.taskDefinition.taskDefinitionArn);
-    }
-    // Whoever queues a job routes it (the data function queues index builds; the Jobs function escalates).
-    if (settings.indexCostRows !== undefined) {
-      for (const f of [props.jobs, ...(props.cancellers ?? [])]) f.fn.addEnvironment('RASK_JOBS_TASK_INDEX_COST_ROWS', String(settings.indexCostRows));
-    }
-
+    this.tasksArn = tasksArn;
     this.indexCostRows = settings.indexCostRows;
+    this.cancelledBy(props.cancellers ?? []);
+    // The Jobs function queues too (it escalates): it routes like the others.
+    if (settings.indexCostRows !== undefined) props.jobs.fn.addEnvironment('RASK_JOBS_TASK_INDEX_COST_ROWS', String(settings.indexCostRows));
     const fn = props.jobs.fn;
     fn.addEnvironment('RASK_JOBS_TASK_CLUSTER', this.cluster.clusterName);
     fn.addEnvironment('RASK_JOBS_TASK_DEFINITION', this.taskDefinition.taskDefinitionArn);
@@ -198,7 +190,24 @@ export class JobTasks extends Construct {
   }
 
   /**
-   * Functions that queue jobs but neither dispatch nor cancel (the maintenance passes): told the
+   * Functions whose AlterTransaction cancels jobs (the grouped metadata and data functions, or
+   * per-operation mode's AlterTransaction function): StopTask on this cluster's tasks, so that a
+   * cancel of a task-tier job stops its task (lib/queue/dispatch.ts, stopTaskOf), and the
+   * runner's address (lib/app/aws-jobs.ts builds the runner only when both names are set). They
+   * neither start tasks nor pass roles. They may queue jobs too, so they route like
+   * `routeJobsOf`.
+   */
+  cancelledBy(functions: readonly RaskFunction[]): void {
+    for (const canceller of functions) {
+      canceller.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecs:StopTask'], resources: [this.tasksArn] }));
+      acknowledgeWildcardResource(canceller.role, this.tasksArn, "Task ids are made by ECS at RunTask; the resource is this cluster's tasks only.");
+    }
+    this.routeJobsOf(functions);
+  }
+
+  /**
+   * Functions that queue jobs but neither dispatch nor cancel (the maintenance passes, and
+   * per-operation mode's other write operations: CreateTableIndex, a backfill, DropTable's purge): told the
    * tier exists, so that a table's sticky route or an estimate puts the job on it. Without this a
    * sweep of a table escalated before queued its next job on the function tier ("…, but no task
    * tier is configured"). No grant: they call no ECS API.

@@ -34,6 +34,18 @@ export const vends = (action: Action): boolean => action.startsWith('table:');
  */
 export const INSPECTING_OPERATIONS: ReadonlySet<string> = new Set(['DescribeTable']);
 
+/**
+ * The operation whose handler cancels jobs (AlterTransaction: lib/queue/jobs.ts, alterJob), and
+ * so stops a canceled task-tier job's task. Named here for the same reason.
+ */
+export const CANCELLING_OPERATIONS: ReadonlySet<string> = new Set(['AlterTransaction']);
+
+/** The job task tier as an operation function sees it (infra/constructs/job-tasks.ts). */
+export interface OperationTaskTier {
+  cancelledBy(functions: readonly RaskFunction[]): void;
+  routeJobsOf(functions: readonly RaskFunction[]): void;
+}
+
 export interface OperationFunctionsProps {
   readonly config: RaskConfig;
   readonly storage: StorageRefs;
@@ -41,6 +53,8 @@ export interface OperationFunctionsProps {
   readonly layer: lambda.ILayerVersion;
   /** The grouped data function: inspection target of DescribeTable. */
   readonly dataFunction: lambda.IFunction;
+  /** `rask:jobsTaskTier=on`: the task tier, so that the functions route and cancel as the grouped ones do. */
+  readonly jobTasks?: OperationTaskTier;
 }
 
 /**
@@ -56,7 +70,10 @@ export interface OperationFunctionsProps {
  *   its read paths never attempt the repairs they would make (lib/catalog/services.ts); a write gets the grouped
  *   functions' object and item actions (PutObject, DeleteObject, multipart, UpdateItem, …);
  * - `table:*` actions get a vending role of their own that trusts only their role (`vends`); DescribeTable may invoke the data
- *   function (`INSPECTING_OPERATIONS`); none may put events on the bus (the change relay publishes).
+ *   function (`INSPECTING_OPERATIONS`); none may put events on the bus (the change relay publishes);
+ * - with the job task tier, a write is told the tier exists (the jobs it queues route there, as
+ *   from the grouped functions) and AlterTransaction (`CANCELLING_OPERATIONS`) may StopTask on
+ *   its cluster; none may RunTask or pass a role (the grouped Jobs function dispatches).
  */
 export class OperationFunctions extends NestedStack {
   readonly functions: ReadonlyMap<string, RaskFunction>;
@@ -134,6 +151,8 @@ export class OperationFunctions extends NestedStack {
       fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [props.dataFunction.functionArn] }));
       fn.fn.addEnvironment('RASK_DATA_FUNCTION_NAME', props.dataFunction.functionName);
     }
+    if (props.jobTasks && CANCELLING_OPERATIONS.has(operation.operationId)) props.jobTasks.cancelledBy([fn]);
+    else if (props.jobTasks && access === 'write') props.jobTasks.routeJobsOf([fn]);
     return fn;
   }
 }

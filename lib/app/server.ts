@@ -219,6 +219,7 @@ function localTaskTier(config: LocalConfig): TaskTier | undefined {
     command: [process.execPath, '--import', 'tsx', entry],
     cwd: path.dirname(path.dirname(entry)),
     env: { ...process.env, RASK_TASK_CONFIG_JSON: JSON.stringify(config) },
+    killAfterMs: config.RASK_JOBS_TASK_STOP_GRACE_MS,
   });
   return {
     runner,

@@ -66,16 +66,17 @@ export interface TierLimits {
 }
 
 /**
- * `createIndexCostRows` from the measured slope with a 2× margin (docs/index-builds.md,
- * "Ceilings per tier"). At 1M × 128-d IVF_PQ the build took 135.5 s on the shared 2-core
- * machine at about half its CPUs (72–78 CPU-seconds, in process and in the task's child
- * alike), so the function's 10 guaranteed minutes hold ~4.4M cost-rows at that wall rate;
- * half of that, rounded down, is the limit: 2M. Memory does not bound it: the build as the task
- * runs it (a child reading its table from storage) peaked at 582 MiB, against the function's
- * 4 GiB (the 3.06 GiB of the in-process bench was mostly its own input buffers; 100k rows in
- * 30.1 s had suggested 1M). `rewriteBytes` has no measured slope yet (compaction and backfill
- * MB/s on S3 are not measured): it is a placeholder to set from that measurement, and
- * escalation by experience covers a table it lets through.
+ * `createIndexCostRows` from the measured builds (docs/index-builds.md, "Ceilings per tier"):
+ * through the child-process task runner on the 2-core machine, 1M × 128-d took 76 CPU-s, 1M ×
+ * 768-d (6M cost-rows) 430 CPU-s, so 72–76 CPU-s per 1M cost-rows (the estimate's proportion to
+ * dimension holds), and 4M × 128-d 153 CPU-s (less than linear in rows). At the worst of those
+ * rates the function's ~2.3 vCPU and 10 guaranteed minutes hold ~18M cost-rows, ~9M with a 2×
+ * margin; the limit is kept at 2M because everything the bench cannot see (Lambda's cores, the
+ * read from S3, heavier build parameters) is on the slow side, and a build sent to a task
+ * needlessly costs a start and cents, one kept on the function too long a 15-minute attempt.
+ * Memory does not bound it (604 MiB–1.1 GiB against 4 GiB). `rewriteBytes` has no measured
+ * slope yet (compaction and backfill MB/s are not measured): it is a placeholder to set from
+ * that measurement, and escalation by experience covers a table it lets through.
  */
 export const DEFAULT_TIER_LIMITS: TierLimits = {
   createIndexCostRows: 2_000_000,

@@ -15,10 +15,11 @@ import { readAssembly } from '../deploy/assembly.js';
 import { evaluate, rolePolicies, type Statement } from '../deploy/iam.js';
 import { logicalId, resourcesOfType } from './helpers.js';
 
-function synth(context: Record<string, string>) {
+function synth(context: Record<string, string>, config: NonNullable<Parameters<typeof createRaskApp>[0]>['config'] = {}) {
   const { app, stack } = createRaskApp({
-    context: { 'aws:cdk:bundling-stacks': [], 'rask:jobsTaskTier': 'on', ...context },
-    config: {},
+    // Asset metadata on: the assembly reader follows it to the functions and nested stacks.
+    context: { 'aws:cdk:bundling-stacks': [], 'aws:cdk:enable-asset-metadata': true, 'rask:jobsTaskTier': 'on', ...context },
+    config,
     nag: false,
     outdir: mkdtempSync(path.join(tmpdir(), 'rask-cdk-')),
   });
@@ -127,6 +128,72 @@ describe('the job task tier (rask:jobsTaskTier=on)', () => {
     const fnId = logicalId(built.template, 'AWS::Lambda::Function', 'FunctionsJobs');
     const env = resourcesOfType(built.template, 'AWS::Lambda::Function')[fnId]!.Properties!.Environment.Variables;
     expect(Object.keys(env)).toEqual(expect.arrayContaining(['RASK_JOBS_TASK_CLUSTER', 'RASK_JOBS_TASK_DEFINITION', 'RASK_JOBS_TASK_SUBNETS', 'RASK_JOBS_TASK_SECURITY_GROUPS', 'RASK_JOBS_TASK_CONCURRENCY']));
+  });
+
+  it('is cdk-nag clean', () => {
+    const report = new AwsSolutionsChecks().validateScope(built.app);
+    expect(report.violations.map((v: { ruleName: string; violatingResources: { constructPath?: string }[] }) => `${v.ruleName} at ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+  });
+});
+
+describe('the job task tier with rask:functionMode=per-operation', () => {
+  let built: ReturnType<typeof synth>;
+  beforeAll(() => {
+    built = synth({ 'rask:jobsTaskIndexCostRows': '3000000' }, { functionMode: 'per-operation' });
+  }, 180_000);
+
+  const opFunction = (op: string) => {
+    const found = built.assembly.functions.filter((f) => f.stack.includes('/') && f.logicalId.startsWith(op) && f.logicalId.slice(op.length).startsWith('Function'));
+    expect(found.map((f) => f.logicalId), op).toHaveLength(1);
+    return found[0]!;
+  };
+  const tier = () => {
+    const stackName = built.stack.stackName;
+    const clusterId = logicalId(built.template, 'AWS::ECS::Cluster', 'JobTasksCluster');
+    const clusterName = built.assembly.resolve(stackName, { Ref: clusterId }) as string;
+    const ecsArn = built.assembly.resolve(stackName, { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':ecs:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }]] }) as string;
+    return {
+      clusterName,
+      clusterArn: built.assembly.resolve(stackName, { 'Fn::GetAtt': [clusterId, 'Arn'] }) as string,
+      td: built.assembly.resolve(stackName, { Ref: logicalId(built.template, 'AWS::ECS::TaskDefinition', 'JobTasksTask') }) as string,
+      taskArn: `${ecsArn}:task/${clusterName}/0123456789abcdef`,
+      taskRoleArn: rolePolicies(built.assembly, logicalId(built.template, 'AWS::IAM::Role', 'JobTasksTaskRole')).roleArn,
+    };
+  };
+
+  it("lets AlterTransaction's function (a cancel) StopTask on this cluster only, neither RunTask nor PassRole, and gives it the runner's address", () => {
+    const t = tier();
+    const f = opFunction('AlterTransaction');
+    const statements = rolePolicies(built.assembly, f.roleLogicalId).identity;
+    expect(evaluate(statements, { action: 'ecs:StopTask', resource: t.taskArn, context: {} }).allowed).toBe(true);
+    expect(evaluate(statements, { action: 'ecs:StopTask', resource: t.taskArn.replace(`/${t.clusterName}/`, '/other-cluster/'), context: {} }).allowed).toBe(false);
+    expect(evaluate(statements, { action: 'ecs:RunTask', resource: t.td, context: { 'ecs:cluster': t.clusterArn } }).allowed).toBe(false);
+    expect(evaluate(statements, { action: 'iam:PassRole', resource: t.taskRoleArn, context: {} }).allowed).toBe(false);
+    // The same names the Jobs function dispatches with, resolved through the nested stack's parameters.
+    expect(f.environment).toMatchObject({ RASK_JOBS_TASK_CLUSTER: t.clusterName, RASK_JOBS_TASK_DEFINITION: t.td });
+  });
+
+  it('routes the jobs a write operation queues (CreateTableIndex, DropTable) as the grouped functions do, with no ECS grant', () => {
+    const t = tier();
+    for (const op of ['CreateTableIndex', 'DropTable']) {
+      const f = opFunction(op);
+      expect(f.environment, op).toMatchObject({ RASK_JOBS_TASK_CLUSTER: t.clusterName, RASK_JOBS_TASK_DEFINITION: t.td, RASK_JOBS_TASK_INDEX_COST_ROWS: '3000000' });
+      const statements = rolePolicies(built.assembly, f.roleLogicalId).identity;
+      expect(JSON.stringify(statements), op).not.toMatch(/ecs:|iam:PassRole/);
+    }
+    // The grouped functions route with the same limit (the Jobs function escalates, the data function queues builds).
+    for (const name of ['FunctionsJobs', 'FunctionsData']) {
+      const f = built.assembly.functions.find((x) => x.logicalId.startsWith(name) && !x.stack.includes('/'));
+      expect(f?.environment.RASK_JOBS_TASK_INDEX_COST_ROWS, name).toBe('3000000');
+    }
+  });
+
+  it('leaves the read operations without the tier: no ECS environment or grant', () => {
+    for (const op of ['DescribeTransaction', 'ListTables', 'DescribeTable']) {
+      const f = opFunction(op);
+      expect(Object.keys(f.environment).filter((k) => k.startsWith('RASK_JOBS_TASK_')), op).toEqual([]);
+      expect(JSON.stringify(rolePolicies(built.assembly, f.roleLogicalId).identity), op).not.toMatch(/ecs:/);
+    }
   });
 
   it('is cdk-nag clean', () => {

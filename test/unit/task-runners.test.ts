@@ -90,6 +90,28 @@ describe('ChildTaskRunner', () => {
     await runner.settled();
     expect(await runner.describe(task)).toEqual({ status: 'stopped', stopReason: 'killed by SIGTERM' });
   });
+
+  it('kills a child that outlives its SIGTERM (a step inside LanceDB) after the grace, and it is reaped', async () => {
+    const lines: string[] = [];
+    // Ignores SIGTERM and keeps running, as the entry does while LanceDB holds the job.
+    const runner = new ChildTaskRunner({
+      command: [process.execPath, '-e', 'process.on("SIGTERM", () => console.log("term")); console.log("up"); setInterval(() => {}, 1000)'],
+      output: (l) => lines.push(l),
+      killAfterMs: 300,
+    });
+    const task = await runner.start({ jobId: 'e'.repeat(32), project: 'p', token: 'tok-3' });
+    const pid = Number(task.slice('pid:'.length));
+    for (let i = 0; i < 100 && !lines.includes('up'); i++) await new Promise((r) => setTimeout(r, 50));
+    await runner.stop(task, 'cancel');
+    // Still there just after the SIGTERM: it chose to run on.
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await runner.describe(task)).status).toBe('running');
+    await runner.settled();
+    expect(lines).toContain('term');
+    expect(await runner.describe(task)).toEqual({ status: 'stopped', stopReason: 'killed by SIGKILL' });
+    // Reaped: no process, not even a zombie, has its pid.
+    expect(() => process.kill(pid, 0)).toThrow(/ESRCH/);
+  });
 });
 
 describe("a task's maximum duration", () => {

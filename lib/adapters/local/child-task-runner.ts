@@ -15,7 +15,16 @@ export interface ChildTaskSettings {
   readonly cwd?: string;
   /** Where the child's output goes; default: inherited (the server's own stderr). */
   readonly output?: (line: string) => void;
+  /**
+   * How long a stopped child has between SIGTERM and SIGKILL; default 30 s, the task
+   * definition's `stopTimeout` (StopTask does the same on Fargate). A step inside LanceDB does
+   * not see the SIGTERM's abort, so a child in one would otherwise run on after its cancel.
+   */
+  readonly killAfterMs?: number;
 }
+
+/** Fargate's StopTask grace in the task definition (infra/constructs/job-tasks.ts, stopTimeout). */
+export const DEFAULT_KILL_AFTER_MS = 30_000;
 
 interface Child {
   readonly process: ChildProcess;
@@ -72,9 +81,17 @@ export class ChildTaskRunner implements TaskRunner {
     return child.exit === undefined ? { status: 'running' } : { status: 'stopped', stopReason: child.exit };
   }
 
+  /** SIGTERM now (the entry gives its job back and exits), SIGKILL if it has not exited after the grace. */
   async stop(task: string, _reason: string): Promise<void> {
     const child = this.children.get(task);
-    if (child && child.exit === undefined) child.process.kill('SIGTERM');
+    if (!child || child.exit !== undefined) return;
+    child.process.kill('SIGTERM');
+    const kill = setTimeout(() => {
+      if (child.exit === undefined) child.process.kill('SIGKILL');
+    }, this.settings.killAfterMs ?? DEFAULT_KILL_AFTER_MS);
+    // Neither keeps a closing server alive nor outlives the child.
+    kill.unref();
+    child.process.once('exit', () => clearTimeout(kill));
   }
 
   /** Resolves once every child started so far has exited (a closing server, a test). */
