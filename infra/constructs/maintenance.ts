@@ -255,6 +255,14 @@ export class Maintenance extends Construct {
         acknowledgeWildcardResource(role, pending, `The ${spec.name} pass writes only its pending-job markers, under p/<project>/maint/pending/${spec.name}/ of the registry prefix.`);
       }
     }
+    // The change log: each run that did material work appends its `maintenance.<pass>.completed`
+    // event (lib/app/scheduled-pass.ts); the change relay takes it to the bus. Append only (a
+    // conditional PutObject of a new key), never read back or delete.
+    if (!repairs) {
+      const log = storage.registryBucket.arnForObjects(`${registryPrefix}changes/*`);
+      role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [log] }));
+      acknowledgeWildcardResource(role, log, `The ${spec.name} pass appends its completion event to the change log, under changes/ of the registry prefix.`);
+    }
     // The warehouse: list and read; delete only for an orphan scan with delete on. No pass writes
     // table data: the sweep's and index build's rewrites run in the jobs function.
     const objects = storage.warehouseBucket.arnForObjects(`${storage.warehousePrefix}*`);

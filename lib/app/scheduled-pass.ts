@@ -4,6 +4,8 @@ import { maintenanceHandler } from '../maintenance/lambda.js';
 import type { MaintenancePass, PassName, PassOptions } from '../maintenance/pass.js';
 import { lambdaObservability } from '../observability/lambda.js';
 import { withPowertools } from '../observability/middy.js';
+import { objectChangeLog } from '../adapters/aws/object-change-log.js';
+import { logPublisher } from '../ports/event-publisher.js';
 import { createMaintenanceServices } from './aws-maintenance.js';
 
 /**
@@ -30,7 +32,7 @@ export function scheduledPass(spec: ScheduledPassSpec, env: NodeJS.ProcessEnv = 
   const configOnce = () => (config ??= loadMaintenanceConfig(env));
   let services: Promise<CatalogServices> | undefined;
   const servicesOnce = (): Promise<CatalogServices> => {
-    services ??= createMaintenanceServices(configOnce());
+    services ??= createMaintenanceServices(configOnce()).then((s) => withChangeLog(s, configOnce(), (message, fields) => observability.logger.error(message, fields)));
     // A failed start-up (e.g. S3 unreachable) must not poison the container forever.
     services.catch(() => (services = undefined));
     return services;
@@ -46,4 +48,16 @@ export function scheduledPass(spec: ScheduledPassSpec, env: NodeJS.ProcessEnv = 
     observability,
   );
   return { observability, handler };
+}
+
+/**
+ * The pass's `maintenance.<pass>.completed` events (lib/maintenance/announce.ts) go where the
+ * doors' do on AWS: appended to the change log in the registry bucket (`changes/`), which the
+ * feed pages and the change relay takes to the bus (docs/events.md, "Delivery"). Without it no
+ * scheduled pass's event reached the log or the bus on AWS, though locally they did. The role's
+ * grant is exactly PutObject on `changes/*` (infra/constructs/maintenance.ts).
+ */
+export function withChangeLog(services: CatalogServices, config: MaintenanceConfig, logError: (message: string, fields: Record<string, unknown>) => void): CatalogServices {
+  const changes = objectChangeLog({ store: services.registry.store, retentionDays: config.RASK_CHANGES_RETENTION_DAYS });
+  return { ...services, events: logPublisher(changes, logError) };
 }

@@ -13,6 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CatalogServices } from '../catalog/services.js';
+import { announce } from './announce.js';
 import type { MaintenancePass, PassName, PassOptions, PassReport } from './pass.js';
 
 export interface InvocationContext {
@@ -59,6 +60,9 @@ export function maintenanceHandler(options: MaintenanceHandlerOptions) {
     if (material) {
       reportKey = `${reportsPrefix(options.name)}${report.startedAt}-${randomUUID().slice(0, 8)}.json`;
       await store.putIfAbsent(reportKey, JSON.stringify(report));
+      // Its `maintenance.<pass>.completed` event (docs/events.md), as an in-process run announces
+      // its own: on AWS into the change log (lib/app/scheduled-pass.ts), which the relay takes to the bus.
+      await announce(services, report, reportKey);
     }
     log({ pass: options.name, requestId: context.awsRequestId, complete: report.complete, continues: Boolean(report.cursor), summary: report.summary, report: reportKey });
     if (!report.complete) throw new IncompletePassError(report);

@@ -269,6 +269,14 @@ describe('synthesized artifacts answer sample events as deployed', () => {
       const items = (JSON.parse(body) as { items: { table: string[]; job: string; transaction_id: string }[] }).items;
       expect(items.map((i) => [i.table, i.job])).toEqual([[['smoke', 'events'], 'queued']]);
       queued.push(items[0].transaction_id);
+      // Its maintenance.<pass>.completed event is in the pull log, appended by the pass's own role
+      // (the IAM coverage below checks the PutObject on changes/); the relay takes it to the bus.
+      const logged: { type: string; data: { request_id: string } }[] = [];
+      const page = await reader.send(new ListObjectsV2Command({ Bucket: env.RASK_REGISTRY_BUCKET, Prefix: `${env.RASK_REGISTRY_PREFIX}changes/` }));
+      for (const o of page.Contents ?? []) logged.push(JSON.parse(await (await reader.send(new GetObjectCommand({ Bucket: env.RASK_REGISTRY_BUCKET, Key: o.Key! }))).Body!.transformToString()));
+      const pass = target === sweepFn ? 'sweep' : 'index';
+      expect(logged.filter((e) => e.data.request_id === run.report).map((e) => e.type), target.fn.logicalId).toEqual([`dev.rask.maintenance.${pass}.completed`]);
+      expect(world.fake.calls.some((c) => c.principal === target.fn.name && c.action === 's3:PutObject' && c.resource.includes('/changes/')), target.fn.logicalId).toBe(true);
     }
     reader.destroy();
 

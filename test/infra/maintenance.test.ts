@@ -109,8 +109,9 @@ describe('maintenance passes', () => {
     for (const name of ['reconcile', 'orphans']) {
       const { statements, actionsOn } = pass(defaults, name);
       const writes = statements.filter((s) => asArray(s.statement.Action).some((a) => /^s3:(Put|Delete)/.test(a)));
-      expect(writes.flatMap((s) => asArray(s.statement.Resource).map(flat)), name).toEqual([
+      expect(writes.flatMap((s) => asArray(s.statement.Resource).map(flat)).sort(), name).toEqual([
         // The registry bucket lives in the stateful stack: its ARN arrives through the SSM parameter that stack writes.
+        expect.stringMatching(/^(<StorageRegistry[A-Z0-9]+\.Arn>|<SsmParameterValue[A-Za-z0-9]*RegistryBucketArn[A-Za-z0-9]*>)\/registry\/changes\/\*$/),
         expect.stringMatching(new RegExp(`^(<StorageRegistry[A-Z0-9]+\\.Arn>|<SsmParameterValue[A-Za-z0-9]*RegistryBucketArn[A-Za-z0-9]*>)/registry/reports/${name}/\\*$`)),
       ]);
       expect(actionsOn((r) => r.includes('/warehouse/'))).toEqual(['s3:GetObject']);
@@ -125,6 +126,7 @@ describe('maintenance passes', () => {
       const { statements, actionsOn } = pass(defaults, name);
       const writes = statements.filter((s) => asArray(s.statement.Action).some((a) => /^s3:(Put|Delete|Abort)/.test(a)));
       expect(writes.flatMap((s) => asArray(s.statement.Resource).map(flat)).sort(), name).toEqual([
+        expect.stringMatching(new RegExp(`^${registryArn}/registry/changes/\\*$`)),
         expect.stringMatching(new RegExp(`^${registryArn}/registry/p/\\*/maint/pending/${name}/\\*$`)),
         expect.stringMatching(new RegExp(`^${registryArn}/registry/reports/${name}/\\*$`)),
       ]);
@@ -134,6 +136,15 @@ describe('maintenance passes', () => {
       expect(actionsOn((r) => r.includes('WorkQueueTable')).sort(), name).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
       expect(statements.filter((s) => asArray(s.statement.Resource).map(flat).some((r) => /WorkQueueTable.*\/index\//.test(r))), name).toEqual([]);
       expect(statements.flatMap((s) => asArray(s.statement.Action)).some((a) => a.startsWith('sts:') || a.startsWith('lambda:') || a.startsWith('events:')), name).toBe(false);
+    }
+  });
+
+  it('lets every pass append its completion event to the change log: PutObject on changes/ only, never read back, delete or put on the bus', () => {
+    for (const name of MAINTENANCE_PASSES.map((p) => p.name)) {
+      const { statements, actionsOn } = pass(defaults, name);
+      expect(actionsOn((r) => /\/registry\/changes\/\*$/.test(r)), name).toEqual(['s3:PutObject']);
+      // The relay takes the log to the bus: no pass calls EventBridge itself.
+      expect(statements.flatMap((s) => asArray(s.statement.Action)).some((a) => a.startsWith('events:')), name).toBe(false);
     }
   });
 

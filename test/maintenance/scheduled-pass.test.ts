@@ -81,4 +81,25 @@ describe('scheduled pass functions', () => {
     expect(seen[0].deadline).toBeGreaterThan(Date.now() + 50_000);
     expect(seen[0].deadline).toBeLessThanOrEqual(Date.now() + 60_000);
   });
+
+  it('appends a run that did material work to the change log as its maintenance.<pass>.completed event; an idle run says nothing', async () => {
+    const at = new Date().toISOString();
+    const base = { pass: 'orphans' as const, startedAt: at, finishedAt: at, complete: true, problems: [] };
+    let items: Record<string, unknown>[] = [];
+    const { handler } = scheduledPass({ name: 'orphans', pass: async () => ({ ...base, summary: { candidates: items.length }, items }) }, { ...ENV, RASK_REGISTRY_PREFIX: 'registry/' });
+    const store = new S3ObjectStore({ client: new S3Client({ region: 'us-east-1' }), bucket: 'reg', prefix: 'registry/' });
+    const logged = async () => {
+      const listed = await store.list({ prefix: 'changes/' });
+      return Promise.all(listed.objects.map(async (o) => JSON.parse((await store.get(o.key))!.body.toString('utf8')) as { type: string; data: Record<string, unknown> }));
+    };
+    const before = (await logged()).length;
+    await expect(handler({}, lambdaContext())).resolves.toMatchObject({ items: 0, report: undefined });
+    expect(await logged()).toHaveLength(before);
+    items = [{ key: 'warehouse/default/stray.bin' }];
+    const run = await handler({}, lambdaContext());
+    const events = (await logged()).slice(before);
+    expect(events.map((e) => [e.type, e.data.kind, e.data.request_id, (e.data.details as { report?: string }).report])).toEqual([
+      ['dev.rask.maintenance.orphans.completed', 'maintenance', run.report, run.report],
+    ]);
+  });
 });
