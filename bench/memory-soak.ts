@@ -35,6 +35,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { NATIVE_ALLOCATOR_ENV } from '../lib/config.js';
 
 const MINUTES = Number(process.env.RASK_SOAK_MINUTES ?? 8);
 const WORKERS = Number(process.env.RASK_SOAK_WORKERS ?? 12);
@@ -71,6 +72,9 @@ const dataDir = mkdtempSync(path.join(tmpdir(), 'rask-soak-'));
 const child = spawn(process.execPath, ['--import', 'tsx', SERVER], {
   cwd: path.dirname(path.dirname(SERVER)),
   env: {
+    // The allocator settings `npm start` and the functions run with (lib/config.ts); the caller's
+    // environment may override them, e.g. to measure glibc's defaults.
+    ...NATIVE_ALLOCATOR_ENV,
     // The soak's own settings are not the server's (it would warn about unknown RASK_ variables).
     ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('RASK_SOAK_'))),
     RASK_HOST: '127.0.0.1',

@@ -1,5 +1,5 @@
 import { startLocalServer } from '../lib/app/server.js';
-import { ConfigError, loadLocalConfig, unknownLocalVariables } from '../lib/config.js';
+import { ConfigError, loadLocalConfig, missingAllocatorSettings, unknownLocalVariables } from '../lib/config.js';
 import { consoleAssets } from '../console/build.js';
 
 /** `npm start`: the catalog on http://127.0.0.1:2333 with its data under ./.rask. */
@@ -11,6 +11,10 @@ async function main(): Promise<void> {
     log.warn(`unknown configuration variable ${name} is ignored${suggestion ? `; did you mean ${suggestion}?` : ''}`);
   }
   for (const notice of running.notices) log.warn(notice);
+  // `npm start` sets them (package.json); started some other way on Linux, memory climbs at each
+  // LanceDB session renewal (lib/config.ts, NATIVE_ALLOCATOR_ENV; docs/operations.md, "Memory").
+  const allocator = process.platform === 'linux' ? missingAllocatorSettings() : [];
+  if (allocator.length > 0) log.warn(`started without ${allocator.join(' ')}: start with them in the environment (npm start does) to keep memory bounded`);
   log.info(`rask listening on ${running.url}`, { dataDir: running.dataDir });
   log.info(`web console: ${running.url}/console/`);
   log.info(`try: connectNamespace('rest', { uri: '${running.url}' }) from @lancedb/lancedb`);

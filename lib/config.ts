@@ -141,6 +141,31 @@ export function lanceCacheBudgetsFromEnv(env: NodeJS.ProcessEnv = process.env): 
   return lanceCacheBudgets(parse(z.object({ ...lanceCaches, RASK_MAX_BODY_BYTES: common.RASK_MAX_BODY_BYTES, RASK_MAX_RESULT_BYTES: common.RASK_MAX_RESULT_BYTES }), env), env);
 }
 
+/**
+ * glibc's allocator settings for every process that runs LanceDB: the functions' environment
+ * (infra/constructs/functions.ts), the task tier's, and locally what the server asks for at start-up.
+ * The dynamic loader reads them when the process starts, so a process cannot set them for itself.
+ * - `MALLOC_ARENA_MAX=2`: two arenas, not 8 per core; LanceDB's threads otherwise keep memory freed
+ *   in one arena from being reused by another.
+ * - a fixed `mmap_threshold` of 64 KiB: glibc otherwise raises the threshold after each large free
+ *   (up to 32 MiB), so a renewed session's large blocks land on the heap, where the fragments left
+ *   between them are never handed back; fixed, blocks from 64 KiB up are mapped and unmapped whole.
+ *   Measured over 4 renewals: RSS stopped rising after the third instead of stepping up at each one;
+ *   fixed at glibc's starting value, 128 KiB, it still stepped (docs/benchmarks.md, "The allocator's
+ *   threshold"; issue #36).
+ */
+export const NATIVE_ALLOCATOR_ENV: Readonly<Record<'MALLOC_ARENA_MAX' | 'GLIBC_TUNABLES', string>> = {
+  MALLOC_ARENA_MAX: '2',
+  GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=65536',
+};
+
+/** The allocator settings this process started without (empty when all are set as NATIVE_ALLOCATOR_ENV says). */
+export function missingAllocatorSettings(env: NodeJS.ProcessEnv = process.env): string[] {
+  return Object.entries(NATIVE_ALLOCATOR_ENV)
+    .filter(([k, v]) => env[k] !== v)
+    .map(([k, v]) => `${k}=${v}`);
+}
+
 // ---- end of memory budgets ----
 
 /** The change feed's retention: a cursor stays valid this many days (docs/events.md). */

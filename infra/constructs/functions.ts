@@ -2,6 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
+import { NATIVE_ALLOCATOR_ENV } from '../../lib/config.js';
 import type { RaskConfig } from '../config.js';
 import { LAYER_ARCHITECTURE, LanceDbLayer } from './lancedb-layer.js';
 import { grantPrefixes } from './permissions.js';
@@ -25,9 +26,8 @@ export function catalogEnvironment(config: RaskConfig, storage: StorageRefs): Re
     RASK_TRASH_GRACE_DAYS: String(config.trashGraceDays),
     RASK_PROJECT: config.project,
     RASK_WAREHOUSE: config.warehouse,
-    // Two glibc arenas, not 8 per core: LanceDB's threads otherwise keep memory freed in one arena
-    // from being reused by another (docs/operations.md, "Memory"; read when the process starts).
-    MALLOC_ARENA_MAX: '2',
+    // glibc's allocator settings for LanceDB's threads (lib/config.ts; docs/operations.md, "Memory").
+    ...NATIVE_ALLOCATOR_ENV,
     // The declared storage (docs/governance.md, "Storage allotment"), inside the warehouse prefix.
     ...(config.storagePrefixes
       ? { RASK_STORAGE_ROOTS: config.storagePrefixes.map((p) => `s3://${storage.warehouseBucket.bucketName}/${storage.warehousePrefix}${p}`).join(',') }

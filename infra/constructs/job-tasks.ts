@@ -22,6 +22,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct, type Node } from 'constructs';
+import { NATIVE_ALLOCATOR_ENV } from '../../lib/config.js';
 import { ESBUILD_TARGET, ESM_REQUIRE_BANNER, LAYER_MODULES, REPO_ROOT } from '../bundling.js';
 import { acknowledge, acknowledgeWildcardResource } from '../nag.js';
 import { LAYER_SOURCE_DIR } from './lancedb-layer.js';
@@ -224,7 +225,7 @@ function jobsEnvironment(jobs: RaskFunction): Record<string, string> {
   const vars = resolved?.Variables ?? resolved?.variables ?? {};
   return Object.fromEntries(
     Object.entries(vars)
-      .filter(([k]) => k.startsWith('RASK_') || k === 'NODE_OPTIONS' || k === 'MALLOC_ARENA_MAX')
+      .filter(([k]) => k.startsWith('RASK_') || k === 'NODE_OPTIONS' || k in NATIVE_ALLOCATOR_ENV)
       .map(([k, v]) => [k, typeof v === 'string' ? v : Token.asString(new Intrinsic(v))]),
   );
 }

@@ -106,6 +106,17 @@ export class OperationFunctions extends NestedStack {
         resources: [queue.table.tableArn, `${queue.table.tableArn}/index/${WORK_QUEUE_SCHEMA.index.name}`],
       }),
     );
+    if (access === 'read') {
+      // A read still takes its tokens from the shared rate buckets (lib/http/shared-rate-limit.ts):
+      // one update, confined to the bucket items (partition keys under `rate/`), not the jobs.
+      fn.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          actions: ['dynamodb:UpdateItem'],
+          resources: [queue.table.tableArn],
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${WORK_QUEUE_SCHEMA.rateBucketPrefix}*`] } },
+        }),
+      );
+    }
     fn.fn.addEnvironment('RASK_WORK_QUEUE_TABLE', queue.tableName);
     // No events:PutEvents: a function appends its events to the change log and the change relay
     // publishes them (docs/events.md, "The relay").

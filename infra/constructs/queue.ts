@@ -14,6 +14,8 @@ export const WORK_QUEUE_SCHEMA = {
   ttl: 'ttl',
   /** A generic index (e.g. status -> not-before time) so the queue can find due tasks without a scan. */
   index: { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+  /** Partition keys of the shared rate buckets (lib/adapters/aws/dynamo-rate-buckets.ts); IAM confines read-only functions to them. */
+  rateBucketPrefix: 'rate/',
 } as const;
 
 /**

@@ -8,6 +8,7 @@ import type { Router } from '../http/router.js';
 import type { HandlerMap } from '../contract/request.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { StorageRoot } from '../ports/storage-root.js';
+import type { RateBucketStore } from '../ports/rate-buckets.js';
 import { noCredentials, type CredentialVendor } from '../ports/credential-vendor.js';
 import { awsJobSettings } from './aws-jobs.js';
 import { createS3Client } from './aws-s3.js';
@@ -64,6 +65,7 @@ export async function createAwsApp(
     commitDeadlineMs: config.RASK_COMMIT_DEADLINE_MS,
     idempotencyTtlSeconds: config.RASK_IDEMPOTENCY_TTL_SECONDS,
     rateLimits: rateLimitsOf(config),
+    ...(config.RASK_WORK_QUEUE_TABLE ? { rateBuckets: sharedRateBuckets(config.RASK_WORK_QUEUE_TABLE, config.AWS_REGION) } : {}),
     quotas: quotaDefaultsOf(config),
     credentialQuotas: credentialQuotasOf(config),
     events: logPublisher(changes, (message, fields) => logger.error(message, fields)),
@@ -85,6 +87,29 @@ export async function createAwsApp(
     storage: { roots: storageRoots },
     readOnly: config.RASK_READ_ONLY,
   });
+}
+
+/**
+ * Rate buckets shared by every container (lib/http/shared-rate-limit.ts) on the work-queue table
+ * the stack gives every API function. The DynamoDB client loads on the first limited request, so
+ * a deployment without rate limits never loads it.
+ */
+function sharedRateBuckets(tableName: string, region: string | undefined): RateBucketStore {
+  let store: Promise<RateBucketStore> | undefined;
+  const load = async (): Promise<RateBucketStore> => {
+    const { DynamoDBClient, DynamoRateBuckets } = await import('../adapters/aws/dynamo-rate-buckets.js');
+    return new DynamoRateBuckets({ client: new DynamoDBClient({ region }), tableName });
+  };
+  return {
+    take: async (...args) => {
+      // A failed load is tried again on a later request (the limiter falls back meanwhile).
+      store ??= load().catch((err: unknown) => {
+        store = undefined;
+        throw err;
+      });
+      return (await store).take(...args);
+    },
+  };
 }
 
 /** How the Lambda entries observe the app: their logger, and X-Ray around each AWS client. */

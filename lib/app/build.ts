@@ -25,7 +25,9 @@ import { tracedEngine } from '../observability/traced-engine.js';
 import { tracedStore } from '../observability/traced-store.js';
 import { ObjectStoreIdempotency } from '../registry/idempotency-records.js';
 import { DEFAULT_COMMIT_DEADLINE_MS } from '../deadline.js';
-import { NO_RATES, RateLimiter, type RateLimits } from '../http/rate-limit.js';
+import { type Limiter, NO_RATES, RateLimiter, type RateLimits } from '../http/rate-limit.js';
+import { SharedRateLimiter } from '../http/shared-rate-limit.js';
+import type { RateBucketStore } from '../ports/rate-buckets.js';
 import { cachedPrincipal } from '../catalog/control/principal-cache.js';
 import { NO_CREDENTIAL_QUOTAS, type CredentialQuotas } from '../catalog/control/principal-quotas.js';
 import { quotaAdmission } from '../operations/quota-admission.js';
@@ -88,6 +90,11 @@ export interface BuildOptions {
   readonly quotas?: QuotaDefaults;
   /** Request rates per principal and per project (RASK_RATE_*); absent or 0: off. */
   readonly rateLimits?: RateLimits;
+  /**
+   * Buckets shared by every container of the deployment (lib/http/shared-rate-limit.ts): on AWS
+   * the work-queue table; absent (locally): each process keeps its own buckets.
+   */
+  readonly rateBuckets?: RateBucketStore;
   /** Principals per deployment and API keys per principal (RASK_QUOTA_PRINCIPALS, RASK_QUOTA_KEYS_PER_PRINCIPAL); absent: none. */
   readonly credentialQuotas?: CredentialQuotas;
   /** The clock of idempotency keys and rate limits (tests); default the system's. */
@@ -152,7 +159,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     // Always on, like quotas: a project may have its own rate (POST /v1/limits), read from the
     // project record the guard has just read (cached), so a request pays nothing for it.
     rateLimits: {
-      limiter: new RateLimiter(options.rateLimits ?? NO_RATES, options.now ? () => options.now!().getTime() : Date.now),
+      limiter: limiterFor(options),
       projectOf: (scoped: CatalogServices) => scoped.project,
       projectRate: async (scoped: CatalogServices) => (await cachedProject(registry, scoped.project))?.limits?.rate,
       // A principal's own rate (SetPrincipalLimits), from its cached record: one GET per 30 s.
@@ -196,3 +203,15 @@ export const consoleLogger: ErrorLogger = {
   warn: (message, fields) => console.error(JSON.stringify({ level: 'warn', message, ...fields })),
   info: (message, fields) => console.log(JSON.stringify({ level: 'info', message, ...fields })),
 };
+
+/** Shared buckets where the deployment has a store for them (AWS), else this process's own. */
+function limiterFor(options: BuildOptions): Limiter {
+  const limits = options.rateLimits ?? NO_RATES;
+  const nowMs = options.now ? () => options.now!().getTime() : Date.now;
+  if (!options.rateBuckets) return new RateLimiter(limits, nowMs);
+  return new SharedRateLimiter(limits, {
+    store: options.rateBuckets,
+    nowMs,
+    onStoreError: (err) => options.logger?.warn('shared rate buckets unreachable; this container limits on its own', { err: String(err) }),
+  });
+}

@@ -61,6 +61,8 @@ export const CONTROL_ROWS = [
   control('SetPrincipalLimits', 'limits:manage', POST, '/v1/principals/{principal}/limits', 'lib/operations/handlers-control.ts', { scope: 'platform' }),
   // The change feed (docs/events.md, "The feed"): each event is decided on its own object.
   control('ListChanges', 'project:read', GET, '/v1/changes', 'lib/operations/handlers-control.ts', { scope: 'events' }),
+  // "Did my commit land?" (docs/operations.md): what the caller's own request changed, from the same log.
+  control('GetRequestChanges', 'project:read', GET, '/v1/requests/{request_id}', 'lib/operations/handlers-control.ts', { scope: 'events' }),
   // The console's operations views (docs/console.md): reads only, each item decided as the feed's.
   control('ListMaintenanceReports', 'project:read', GET, '/v1/maintenance/reports', 'lib/operations/handlers-maintenance.ts', { scope: 'events' }),
   control('ListJobs', 'project:read', GET, '/v1/jobs', 'lib/operations/handlers-control.ts', { scope: 'events' }),

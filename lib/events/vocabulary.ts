@@ -122,6 +122,7 @@ export const OPERATION_EVENTS: Readonly<Record<OperationId, string | null>> = {
   SetPrincipalLimits: 'dev.rask.principal.limits_set',
   ListMaintenanceReports: null,
   ListJobs: null,
+  GetRequestChanges: null,
 };
 
 /** Emitted for a request refused for lack of permission (403 / code 15): the audit trail. */

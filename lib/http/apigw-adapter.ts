@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { InvalidInputError } from '../errors.js';
+import { requestIdOf } from './ids.js';
 import { errorResponse, type ErrorLogger } from './respond.js';
 import type { ResponseObserver } from './node-adapter.js';
 import type { Router } from './router.js';
@@ -12,7 +13,6 @@ import type { HttpRequest, HttpResponse } from '../contract/http.js';
  * `%2F` inside a name and the difference between `+` and a space.
  */
 export function toHttpRequest(event: APIGatewayProxyEvent): HttpRequest {
-  const requestId = event.requestContext?.requestId ?? randomUUID();
   const headers: Record<string, string> = {};
   for (const [name, values] of Object.entries(event.multiValueHeaders ?? {})) {
     if (values?.length) headers[name.toLowerCase()] = values.join(', ');
@@ -20,6 +20,8 @@ export function toHttpRequest(event: APIGatewayProxyEvent): HttpRequest {
   for (const [name, value] of Object.entries(event.headers ?? {})) {
     if (value !== undefined && headers[name.toLowerCase()] === undefined) headers[name.toLowerCase()] = value;
   }
+  // The client's own id when it sent a valid one (lib/http/ids.ts); API Gateway's otherwise.
+  const requestId = requestIdOf(headers, () => event.requestContext?.requestId ?? randomUUID());
   // v1 has no raw query string; re-encode the decoded values (order within a key is kept, which
   // is what matters for merge_insert's repeated `on`).
   const query = new URLSearchParams();

@@ -28,3 +28,17 @@ export function parseObjectId(rawSegment: string, delimiter: string): string[] {
 export function sameId(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((part, i) => part === b[i]);
 }
+
+/**
+ * A client-supplied `x-request-id` (the LanceDB remote client sends one), when it is a plain
+ * token: 8 to 128 of `A-Za-z0-9._:-`. The request then carries the client's id, in its log lines
+ * and in the change stamp and events it writes, so a client whose answer was lost can ask what
+ * that request changed (`GET /v1/requests/{request_id}`; docs/operations.md, "Did my commit
+ * land?"). Anything else is ignored and the server's own id is used.
+ */
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+export function requestIdOf(headers: Readonly<Record<string, string | string[] | undefined>>, own: () => string): string {
+  const given = headers['x-request-id'];
+  return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : own();
+}

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { requestIdOf } from './ids.js';
 import { errorResponse, type ErrorLogger } from './respond.js';
 import type { GateVerdict } from './local-gate.js';
 import type { Router } from './router.js';
@@ -41,7 +42,7 @@ export interface ListenerStats {
 export function nodeListener(router: Router, options: NodeListenerOptions) {
   const budget = new BodyBudget(options.maxInflightBodyBytes ?? Number.POSITIVE_INFINITY);
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
-    const requestId = randomUUID();
+    const requestId = requestIdOf(req.headers, randomUUID);
     const started = performance.now();
     const verdict = options.gate?.(req.method ?? 'GET', req.headers);
     const respond = (response: HttpResponse) => {

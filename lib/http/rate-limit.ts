@@ -9,12 +9,9 @@ import { TransportError } from './transport-errors.js';
  * another's, so a noisy client is throttled alone. On AWS the stage throttle and the WAF per-IP
  * rule come first (docs/deploy.md); these run in the function as well.
  */
-export interface Rate {
-  /** Steady requests per second; 0 turns this limit off. */
-  readonly perSecond: number;
-  /** Requests that may arrive at once (at least 1). */
-  readonly burst: number;
-}
+import type { Rate } from '../ports/rate-buckets.js';
+
+export type { Rate } from '../ports/rate-buckets.js';
 
 export interface RateLimits {
   readonly principal: Rate;
@@ -42,15 +39,16 @@ export class RateLimiter {
 
   /** Takes a token for the principal, or throws the 429 that names the limit. `own`: its own rate (SetPrincipalLimits), else the default. */
   admitPrincipal(principal: string, own?: Rate): void {
-    this.#take(`principal:${principal}`, own ?? this.limits.principal, `principal ${JSON.stringify(principal)}`);
+    this.admit(`principal:${principal}`, own ?? this.limits.principal, `principal ${JSON.stringify(principal)}`);
   }
 
   /** `own`: the project's own rate (its record's limits), else the default. */
   admitProject(project: string, own?: Rate): void {
-    this.#take(`project:${project}`, own ?? this.limits.project, `project ${JSON.stringify(project)}`);
+    this.admit(`project:${project}`, own ?? this.limits.project, `project ${JSON.stringify(project)}`);
   }
 
-  #take(key: string, rate: Rate, who: string): void {
+  /** What a limiter does for one bucket: `key` names it, `who` the limit in the refusal. Also the shared limiter's fallback. */
+  admit(key: string, rate: Rate, who: string): void {
     if (rate.perSecond <= 0) return;
     const now = this.nowMs();
     const found = this.#buckets.get(key);
@@ -65,12 +63,26 @@ export class RateLimiter {
       bucket.tokens -= 1;
       return;
     }
-    const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / rate.perSecond));
-    throw new TransportError(
-      ErrorCode.Throttling,
-      429,
-      `${who} is over its rate limit of ${rate.perSecond} requests per second (burst ${rate.burst}); retry after ${retryAfter} s, or ask an administrator to raise the limit`,
-      { 'retry-after': String(retryAfter) },
-    );
+    throw refusal(who, rate, Math.ceil((1 - bucket.tokens) / rate.perSecond));
   }
+}
+
+/**
+ * Either limiter's port as the router sees it: admits or throws the 429; the shared one answers
+ * after its lease is known (lib/http/shared-rate-limit.ts).
+ */
+export interface Limiter {
+  admitPrincipal(principal: string, own?: Rate): void | Promise<void>;
+  admitProject(project: string, own?: Rate): void | Promise<void>;
+}
+
+/** The 429 / code 21 that names the limit and when to come back (at least 1 s). */
+export function refusal(who: string, rate: Rate, seconds: number): TransportError {
+  const retryAfter = Math.max(1, seconds);
+  return new TransportError(
+    ErrorCode.Throttling,
+    429,
+    `${who} is over its rate limit of ${rate.perSecond} requests per second (burst ${rate.burst}); retry after ${retryAfter} s, or ask an administrator to raise the limit`,
+    { 'retry-after': String(retryAfter) },
+  );
 }

@@ -8,7 +8,7 @@ import { step, traced, type TraceSink } from '../trace.js';
 import { checkJsonDepth, checkProperties, DEFAULT_REQUEST_LIMITS, type RequestLimits } from './limits.js';
 import { RouteMatcher } from './match.js';
 import { errorResponse, jsonResponse, type ErrorLogger } from './respond.js';
-import type { Rate, RateLimiter } from './rate-limit.js';
+import type { Limiter, Rate } from './rate-limit.js';
 import { fingerprintOf, idempotencyKeyOf, mutates, runIdempotent, type IdempotencyOptions } from './idempotency.js';
 import { methodNotAllowed, payloadTooLarge, routeNotFound } from './transport-errors.js';
 import type { HttpRequest, HttpResponse } from '../contract/http.js';
@@ -41,7 +41,7 @@ export interface RouterOptions<S> {
    * services the guard scoped to it); lib/http/rate-limit.ts. Absent: no limits here.
    */
   readonly rateLimits?: {
-    readonly limiter: RateLimiter;
+    readonly limiter: Limiter;
     readonly projectOf: (services: S) => string | undefined;
     /** The project's own rate (set through POST /v1/limits), when it has one. */
     readonly projectRate?: (services: S) => Promise<Rate | undefined>;
@@ -90,7 +90,7 @@ async function dispatch<S>(matcher: RouteMatcher, options: RouterOptions<S>, req
   // Who is calling is known now; nothing is decoded or read for a caller over its rate.
   if (options.rateLimits) {
     const principal = caller?.principal ?? 'anonymous';
-    options.rateLimits.limiter.admitPrincipal(principal, caller ? await options.rateLimits.principalRate?.(principal) : undefined);
+    await options.rateLimits.limiter.admitPrincipal(principal, caller ? await options.rateLimits.principalRate?.(principal) : undefined);
   }
   // Shape, after identity like every 400 (docs/governance.md, "The check order").
   checkJsonContentType(operation, request);
@@ -99,7 +99,7 @@ async function dispatch<S>(matcher: RouteMatcher, options: RouterOptions<S>, req
   const key = options.idempotency && mutates(operation) ? idempotencyKeyOf(request.headers) : undefined;
   const services = options.guard ? await step('admit', () => admitted(options, decoded)) : options.services;
   const project = options.rateLimits?.projectOf(services);
-  if (project !== undefined) options.rateLimits!.limiter.admitProject(project, await options.rateLimits!.projectRate?.(services));
+  if (project !== undefined) await options.rateLimits!.limiter.admitProject(project, await options.rateLimits!.projectRate?.(services));
   const run = async () => {
     const deadline = deadlineIn(options.commitDeadlineMs ?? DEFAULT_COMMIT_DEADLINE_MS, options.clock);
     const result = await step('handler', () =>

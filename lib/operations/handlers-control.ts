@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import type { CatalogServices } from '../catalog/services.js';
 import { listChanges } from '../catalog/control/changes.js';
+import { requestChanges } from '../catalog/control/requests.js';
 import { jobContext } from '../queue/context.js';
 import { listJobs } from '../queue/list.js';
 import { grantRole, listGrants, revokeRole, type GrantInput } from '../catalog/control/grants.js';
@@ -220,6 +221,7 @@ export const controlHandlers: HandlersOf<'lib/operations/handlers-control.ts', C
     return setPrincipalLimits(svc, pathParam(req, 'principal'), decode(setPrincipalLimitsInput, body(req, { keys: 'keys', rate: 'rate' })));
   },
   ListChanges: async (req, svc) => listChanges(svc, svc.project, decode(changesQuery, queryFields(req, 'since', 'before', 'order', 'limit'))),
+  GetRequestChanges: async (req, svc) => requestChanges(svc, pathParam(req, 'request_id'), req.caller?.principal ?? 'anonymous'),
   ListJobs: async (req, svc) =>
     listJobs(jobContext(svc), decode(jobsQuery, queryFields(req, 'limit')), svc.mayRead ? (table) => svc.mayRead!('table', table) : undefined),
   DescribeWarehouse: async (req, svc) => describeWarehouse(svc, svc.project, pathParam(req, 'warehouse')),

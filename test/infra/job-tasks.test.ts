@@ -61,7 +61,7 @@ describe('the job task tier (rask:jobsTaskTier=on)', () => {
       JSON.stringify(r).includes('RASK_JOBS_TASK_DEFINITION'),
     ) as { Properties: { Environment: { Variables: Record<string, unknown> } } };
     const jobsEnv = jobs.Properties.Environment.Variables;
-    for (const key of ['RASK_REGISTRY_BUCKET', 'RASK_REGISTRY_PREFIX', 'RASK_WAREHOUSE_BUCKET', 'RASK_WAREHOUSE_PREFIX', 'RASK_WORK_QUEUE_TABLE', 'RASK_PROJECT', 'MALLOC_ARENA_MAX']) {
+    for (const key of ['RASK_REGISTRY_BUCKET', 'RASK_REGISTRY_PREFIX', 'RASK_WAREHOUSE_BUCKET', 'RASK_WAREHOUSE_PREFIX', 'RASK_WORK_QUEUE_TABLE', 'RASK_PROJECT', 'MALLOC_ARENA_MAX', 'GLIBC_TUNABLES']) {
       expect(env[key], key).toEqual(jobsEnv[key]);
     }
     expect(env).toMatchObject({ RASK_TASK_PLATFORM: 'aws', RASK_JOB_TASK_MAX_MS: String(480 * 60_000) });

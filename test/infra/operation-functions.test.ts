@@ -14,6 +14,7 @@ import { HANDLER_MODULES, handlerModuleOf, operationEntrySource, perOperationDef
 import { createRaskApp } from '../../infra/rask-app.js';
 import { allHandlers } from '../../lib/operations/handlers-all.js';
 import { ALL_OPERATIONS, OPERATIONS_BY_ID } from '../../lib/contract/operations.js';
+import { evaluate, type Statement } from '../deploy/iam.js';
 import { asArray, documentMethods, flat, identityStatements, resourcesOfType, synthRask } from './helpers.js';
 
 describe('the handler index the per-operation entries are generated from', () => {
@@ -69,6 +70,15 @@ describe('per-operation mode, synthesized from context', () => {
       .flatMap((s) => asArray(s.statement.Action).map((a) => ({ action: a, resource: flat(s.statement.Resource) })));
   };
   const actions = (op: string) => new Set(allowed(op).map((a) => a.action));
+  /** Write actions the role allows without the condition that confines it to the rate buckets. */
+  const writesOutsideRateBuckets = (op: string) => {
+    const role = (fnOf(op).fn.Properties!.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    return identityStatements(ops)
+      .filter((s) => s.roles.includes(role) && s.statement.Effect === 'Allow')
+      .filter((s) => JSON.stringify(s.statement.Condition ?? {}) !== JSON.stringify({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['rate/*'] } }))
+      .flatMap((s) => asArray(s.statement.Action))
+      .filter((a) => /^(s3|dynamodb):.*(Put|Delete|Update)/.test(String(a)));
+  };
 
   it('deploys one function per implemented operation, in a nested stack, with the grouped ones kept', () => {
     expect(Object.keys(resourcesOfType(ops, 'AWS::Lambda::Function'))).toHaveLength(perOperationDefs().length);
@@ -83,9 +93,11 @@ describe('per-operation mode, synthesized from context', () => {
 
   it('DescribeTable\'s role reads and vends but cannot write or delete anything', () => {
     const a = actions('DescribeTable');
-    for (const forbidden of ['s3:DeleteObject', 's3:PutObject', 's3:AbortMultipartUpload', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'events:PutEvents']) {
+    for (const forbidden of ['s3:DeleteObject', 's3:PutObject', 's3:AbortMultipartUpload', 'dynamodb:PutItem', 'dynamodb:DeleteItem', 'events:PutEvents']) {
       expect(a.has(forbidden), forbidden).toBe(false);
     }
+    // Its one update is the rate buckets' (confined to their items; evaluated below).
+    expect(writesOutsideRateBuckets('DescribeTable')).toEqual([]);
     for (const needed of ['s3:GetObject', 's3:ListBucket', 'sts:AssumeRole', 'lambda:InvokeFunction', 'dynamodb:GetItem']) expect(a.has(needed), needed).toBe(true);
     expect(INSPECTING_OPERATIONS.has('DescribeTable')).toBe(true);
   });
@@ -94,7 +106,22 @@ describe('per-operation mode, synthesized from context', () => {
     expect(actions('DropTable').has('s3:DeleteObject')).toBe(true);
     for (const a of ['s3:PutObject', 's3:AbortMultipartUpload', 's3:DeleteObject']) expect(actions('InsertIntoTable').has(a), a).toBe(true);
     expect(actions('AlterTransaction').has('dynamodb:UpdateItem')).toBe(true);
-    expect(actions('DescribeTransaction').has('dynamodb:UpdateItem')).toBe(false);
+    // DescribeTransaction updates only its rate buckets, never a job.
+    expect(writesOutsideRateBuckets('DescribeTransaction')).toEqual([]);
+  });
+
+  it('a read operation may update its shared rate buckets and no other item of the queue table (IAM evaluated)', () => {
+    const role = (fnOf('DescribeTable').fn.Properties!.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    const statements = identityStatements(ops)
+      .filter((s) => s.roles.includes(role))
+      .map(({ statement }) => ({ ...statement, Resource: asArray(statement.Resource).map(flat) }) as Statement);
+    const table = statements.flatMap((s) => asArray(s.Resource as string[])).find((r) => /WorkQueueTable/.test(r) && !r.includes('/index/'));
+    expect(table).toBeDefined();
+    const update = (pk: string) => evaluate(statements, { action: 'dynamodb:UpdateItem', resource: table!, context: { 'dynamodb:LeadingKeys': pk } }).allowed;
+    expect(update('rate/principal:alice')).toBe(true);
+    expect(update('jobs/default')).toBe(false);
+    expect(evaluate(statements, { action: 'dynamodb:PutItem', resource: table!, context: { 'dynamodb:LeadingKeys': 'rate/principal:alice' } }).allowed).toBe(false);
+    expect(evaluate(statements, { action: 'dynamodb:DeleteItem', resource: table!, context: { 'dynamodb:LeadingKeys': 'rate/principal:alice' } }).allowed).toBe(false);
   });
 
   it('read operations run read-only (RASK_READ_ONLY=true), write operations do not carry the flag', () => {
@@ -105,8 +132,9 @@ describe('per-operation mode, synthesized from context', () => {
       if (accessOf(op.action) === 'read') {
         reads++;
         expect(env.RASK_READ_ONLY, op.operationId).toBe('true');
-        // The role matches: nothing that writes the registry or the queue.
-        expect([...actions(op.operationId)].filter((a) => /^(s3|dynamodb):.*(Put|Delete|Update)/.test(String(a))), op.operationId).toEqual([]);
+        // The role matches: nothing that writes the registry or the queue (the rate buckets' one
+        // update is confined to their items, below).
+        expect(writesOutsideRateBuckets(op.operationId), op.operationId).toEqual([]);
       } else {
         expect(env, op.operationId).not.toHaveProperty('RASK_READ_ONLY');
       }

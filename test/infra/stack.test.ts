@@ -216,6 +216,7 @@ describe('functions', () => {
         RASK_PROJECT: 'default',
         RASK_WAREHOUSE: 'default',
         MALLOC_ARENA_MAX: '2',
+        GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=65536',
       });
       expect(flat(env.RASK_REGISTRY_BUCKET)).toMatch(/^<StorageRegistry/);
       expect(flat(env.RASK_WAREHOUSE_BUCKET)).toMatch(/^<StorageWarehouse/);

@@ -556,7 +556,7 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
   async function dynamodb(req: IncomingMessage, res: ServerResponse, body: Buffer, record: Record_): Promise<void> {
     if (!options.dynamodbEndpoint) throw new HttpError(400, 'UnknownService', 'no DynamoDB endpoint configured for the fake');
     const target = header(req, 'x-amz-target') ?? '';
-    const request = JSON.parse(body.toString() || '{}') as { TableName?: string; IndexName?: string };
+    const request = JSON.parse(body.toString() || '{}') as { TableName?: string; IndexName?: string; Key?: { pk?: { S?: string } } };
     const table = `arn:aws:dynamodb:${region}:${account}:table/${request.TableName ?? ''}`;
     const forwarded = await fetch(options.dynamodbEndpoint, {
       method: 'POST',
@@ -564,7 +564,9 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
       body,
     });
     const answer = Buffer.from(await forwarded.arrayBuffer());
-    record(`dynamodb:${target.split('.').pop()}`, request.IndexName ? `${table}/index/${request.IndexName}` : table, forwarded.status);
+    // An item operation names its partition key: IAM's dynamodb:LeadingKeys (the rate buckets' grant is confined by it).
+    const leading = request.Key?.pk?.S;
+    record(`dynamodb:${target.split('.').pop()}`, request.IndexName ? `${table}/index/${request.IndexName}` : table, forwarded.status, leading === undefined ? {} : { 'dynamodb:LeadingKeys': leading });
     res.writeHead(forwarded.status, { 'content-type': forwarded.headers.get('content-type') ?? 'application/x-amz-json-1.0' });
     res.end(answer);
   }

@@ -29,7 +29,7 @@ describe('the guard columns reproduce the id sets lib/governance/guard.ts held',
     );
     expect(ids((o) => o.scope === 'project-param')).toEqual(sorted(['DescribeProject', 'UpdateProject', 'DeleteProject']));
     expect(ids((o) => o.scope === 'object')).toEqual(sorted(['UndropTable', 'ListTableTasks', 'UndropNamespace', 'ListNamespaceTasks']));
-    expect(ids((o) => o.scope === 'events')).toEqual(sorted(['ListChanges', 'ListMaintenanceReports', 'ListJobs']));
+    expect(ids((o) => o.scope === 'events')).toEqual(sorted(['ListChanges', 'GetRequestChanges', 'ListMaintenanceReports', 'ListJobs']));
     expect(ids((o) => o.plane === 'control' && o.scope !== 'project' && o.scope !== 'platform' && o.scope !== 'project-param' && o.scope !== 'object' && o.scope !== 'events')).toEqual([]);
     expect(ids((o) => o.plane !== 'control' && o.scope !== undefined)).toEqual([]);
   });

@@ -1,4 +1,4 @@
-// @covers ListNamespaces, DescribeNamespace, NamespaceExists, ListTables, ListAllTables, DescribeTable, TableExists, ListTableVersions, DescribeTableVersion, DescribeTransaction, ListProjects, DescribeProject, ListWarehouses, DescribeWarehouse, GetProjectMaintenancePolicy, GetNamespaceMaintenancePolicy, GetTableMaintenancePolicy, GetNamespaceProtection, GetTableProtection, ListTableTasks, ListNamespaceTasks, ListChanges, ListMaintenanceReports, ListJobs, GetProjectLimits, GetPrincipalLimits
+// @covers ListNamespaces, DescribeNamespace, NamespaceExists, ListTables, ListAllTables, DescribeTable, TableExists, ListTableVersions, DescribeTableVersion, DescribeTransaction, ListProjects, DescribeProject, ListWarehouses, DescribeWarehouse, GetProjectMaintenancePolicy, GetNamespaceMaintenancePolicy, GetTableMaintenancePolicy, GetNamespaceProtection, GetTableProtection, ListTableTasks, ListNamespaceTasks, ListChanges, GetRequestChanges, ListMaintenanceReports, ListJobs, GetProjectLimits, GetPrincipalLimits
 /**
  * Every metadata read operation, served by an app in read-only mode (RASK_READ_ONLY, what the
  * per-operation deployment sets on read functions) over stores that refuse writes, against the
@@ -67,6 +67,7 @@ const REQUESTS: readonly Request[] = [
   ['ListNamespaceTasks', 'GET', '/v1/namespace/d/tasks'],
   ['ListChanges', 'GET', '/v1/changes?limit=10'],
   ['ListChanges', 'GET', '/v1/changes?order=newest_first&limit=10'],
+  ['GetRequestChanges', 'GET', '/v1/requests/some-client-request-id'],
   ['ListMaintenanceReports', 'GET', '/v1/maintenance/reports?limit=5'],
   ['ListJobs', 'GET', '/v1/jobs?limit=5'],
   ['GetProjectLimits', 'GET', '/v1/limits'],

@@ -37,6 +37,7 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { isJobId } from '../../queue/ids.js';
+import { RATE_BUCKET_PREFIX } from './dynamo-rate-buckets.js';
 import { DEFAULT_JOB_POLICY, isTerminal, type JobRecord } from '../../ports/job-record.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import type { JobPage, PageRequest, RetiredPage, WorkQueue } from '../../ports/work-queue.js';
@@ -49,6 +50,7 @@ export const DYNAMO_QUEUE_ATTRIBUTES = {
   sortKey: 'sk',
   ttl: 'ttl',
   index: { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+  rateBucketPrefix: RATE_BUCKET_PREFIX,
 } as const;
 
 type State = 'live' | 'done';

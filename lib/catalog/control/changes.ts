@@ -40,7 +40,8 @@ export async function listChanges(services: CatalogServices, project: string, in
   return { events, next_cursor: page.next, ...(page.before === undefined ? {} : { prev_cursor: page.before }), has_more: page.before !== undefined };
 }
 
-function visibleTo(services: CatalogServices, events: readonly RaskEvent[]): Promise<readonly RaskEvent[]> | readonly RaskEvent[] {
+/** The events the caller may see (the guard's `mayRead`, decided once per object). */
+export function visibleTo(services: CatalogServices, events: readonly RaskEvent[]): Promise<readonly RaskEvent[]> | readonly RaskEvent[] {
   return services.mayRead ? visible(events, services.mayRead) : events;
 }
 
