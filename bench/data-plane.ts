@@ -13,6 +13,7 @@
  */
 import * as lancedb from '@lancedb/lancedb';
 import { Field, FixedSizeList, Float32, Int64, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, vectorFromArray } from 'apache-arrow';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
@@ -65,7 +66,28 @@ export interface DataPlaneResult {
   readonly bareMs: number;
   /** rask / bare server per round (the median's spread). */
   readonly perRound: readonly number[];
+  /**
+   * CPU time of each server's process per request (all its threads, LanceDB's included; from
+   * /proc, summed over the rounds), or undefined where /proc is not there. On a loaded machine
+   * this moves far less than the wall clock: waiting for a CPU is not counted.
+   */
+  readonly raskCpuMs?: number;
+  readonly bareCpuMs?: number;
 }
+
+/** User + system CPU time of process `pid` so far, in ms (Linux /proc; undefined elsewhere). */
+function cpuMsOf(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start at field 3; utime, stime are 14, 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+const CLOCK_TICKS = 100; // USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK)
 
 /** Starts `script <dir>` under tsx in a process of its own; resolves once it prints its URL. */
 function startChild(script: string, dir: string): Promise<{ url: string; child: ChildProcess }> {
@@ -105,10 +127,11 @@ function median(xs: number[]): number {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-async function per(ops: number, run: (i: number) => Promise<void>): Promise<number> {
+async function per(ops: number, run: (i: number) => Promise<void>, started?: () => void): Promise<number> {
   // Warm-up, not timed: the first data request loads LanceDB (~0.5 s) and the second still JITs.
   await run(-2);
   await run(-1);
+  started?.();
   const start = performance.now();
   for (let i = 0; i < ops; i++) await run(i);
   return (performance.now() - start) / ops;
@@ -169,16 +192,31 @@ export async function dataPlaneCosts(
       const lance = { create: [] as number[], append: [] as number[], query: [] as number[] };
       const http = { create: [] as number[], append: [] as number[], query: [] as number[] };
       const peer = { create: [] as number[], append: [] as number[], query: [] as number[] };
+      // Server CPU time, summed over the rounds (ms), and the requests it was spent on.
+      const cpu = { rask: { create: 0, append: 0, query: 0 }, bare: { create: 0, append: 0, query: 0 } };
+      const opsOf = { create: 0, append: 0, query: 0 };
+      let cpuKnown = cpuMsOf(server.child.pid) !== undefined && cpuMsOf(bare.child.pid) !== undefined;
+      const timed = async (side: 'rask' | 'bare', key: keyof typeof opsOf, ops: number, run: (i: number) => Promise<void>) => {
+        const pid = (side === 'rask' ? server : bare).child.pid;
+        // The two warm-up calls are not counted: measure around the timed loop only.
+        let before: number | undefined;
+        const ms = await per(ops, run, () => (before = cpuMsOf(pid)));
+        const after = cpuMsOf(pid);
+        if (before === undefined || after === undefined) cpuKnown = false;
+        else cpu[side][key] += after - before;
+        if (side === 'rask') opsOf[key] += ops;
+        return ms;
+      };
       for (let round = 0; round < rounds; round++) {
         const raskRound = async () => {
-          rask.create.push(await per(creates, async (i) => ok(await post(url(`r${round}n${i + 2}`, 'create'), big))));
-          rask.append.push(await per(appends, async (i) => ok(await post(url('c0', 'insert'), hundreds[i + 2]))));
-          rask.query.push(await per(queries, async () => ok(await post(url('c0', 'query'), queryBody, true))));
+          rask.create.push(await timed('rask', 'create', creates, async (i) => ok(await post(url(`r${round}n${i + 2}`, 'create'), big))));
+          rask.append.push(await timed('rask', 'append', appends, async (i) => ok(await post(url('c0', 'insert'), hundreds[i + 2]))));
+          rask.query.push(await timed('rask', 'query', queries, async () => ok(await post(url('c0', 'query'), queryBody, true))));
         };
         const bareRound = async () => {
-          peer.create.push(await per(creates, async (i) => ok(await post(bareUrl(`r${round}n${i + 2}`, 'create'), big))));
-          peer.append.push(await per(appends, async (i) => ok(await post(bareUrl('c0', 'insert'), hundreds[i + 2]))));
-          peer.query.push(await per(queries, async () => ok(await post(bareUrl('c0', 'query'), queryBody, true))));
+          peer.create.push(await timed('bare', 'create', creates, async (i) => ok(await post(bareUrl(`r${round}n${i + 2}`, 'create'), big))));
+          peer.append.push(await timed('bare', 'append', appends, async (i) => ok(await post(bareUrl('c0', 'insert'), hundreds[i + 2]))));
+          peer.query.push(await timed('bare', 'query', queries, async () => ok(await post(bareUrl('c0', 'query'), queryBody, true))));
         };
         // rask and its fair peer swap order every round, so neither always follows the other.
         if (round % 2 === 0) await raskRound(), await bareRound();
@@ -203,6 +241,7 @@ export async function dataPlaneCosts(
         floorMs: median(http[key]),
         bareMs: median(peer[key]),
         perRound: rask[key].map((ms, i) => ms / peer[key][i]),
+        ...(cpuKnown ? { raskCpuMs: cpu.rask[key] / opsOf[key], bareCpuMs: cpu.bare[key] / opsOf[key] } : {}),
       });
       return [
         result('CreateTable, 10,000 rows of 128-d', creates, 'create'),
@@ -224,14 +263,18 @@ export async function dataPlaneCosts(
 /** The markdown table `npm run bench` and this script print. */
 export function dataPlaneTable(results: readonly DataPlaneResult[]): string {
   const lines = [
-    '| workload | ops | rask ms/op | bare LanceDB server ms/op | rask / bare (per round) | LanceDB in-process ms/op | rask / in-process | HTTP alone ms/op | lowest ratio over HTTP |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| workload | ops | rask ms/op | bare LanceDB server ms/op | rask / bare (per round) | server CPU ms/op, rask / bare | LanceDB in-process ms/op | rask / in-process | HTTP alone ms/op | lowest ratio over HTTP |',
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of results) {
     const bound = (r.lanceMs + r.floorMs) / r.lanceMs;
     const spread = `${Math.min(...r.perRound).toFixed(2)}–${Math.max(...r.perRound).toFixed(2)}`;
+    const cpu =
+      r.raskCpuMs === undefined || r.bareCpuMs === undefined
+        ? 'n/a'
+        : `${r.raskCpuMs.toFixed(2)} / ${r.bareCpuMs.toFixed(2)} (**${(r.raskCpuMs / r.bareCpuMs).toFixed(2)}×**)`;
     lines.push(
-      `| ${r.workload} | ${r.ops} | ${r.raskMs.toFixed(2)} | ${r.bareMs.toFixed(2)} | **${(r.raskMs / r.bareMs).toFixed(2)}×** (${spread}) | ` +
+      `| ${r.workload} | ${r.ops} | ${r.raskMs.toFixed(2)} | ${r.bareMs.toFixed(2)} | **${(r.raskMs / r.bareMs).toFixed(2)}×** (${spread}) | ${cpu} | ` +
         `${r.lanceMs.toFixed(2)} | ${(r.raskMs / r.lanceMs).toFixed(2)}× | ${r.floorMs.toFixed(2)} | ${bound.toFixed(2)}× |`,
     );
   }
