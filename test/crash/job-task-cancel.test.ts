@@ -8,27 +8,13 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { ensureNamespace, expectOk, TableApi } from '../support/data-http.js';
+import { describeTx, sleep, until } from '../support/job-polling.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { randomVectorsIpc } from '../support/random-vectors.js';
 
 const ROWS = 20_000;
 const DIM = 128;
 const GRACE_MS = 1000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function describeTx(s: TestServer, id: string): Promise<{ status: string; properties: Record<string, string> }> {
-  return expectOk(await s.request('POST', `/v1/transaction/${id}/describe`, '{}'));
-}
-
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const got = await probe();
-    if (got !== undefined) return got;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 /** Whether a process of that pid exists (a zombie counts: an unreaped child still has its pid). */
 function alive(pid: number): boolean {

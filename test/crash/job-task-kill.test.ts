@@ -13,26 +13,12 @@ import { createLocalApp } from '../../lib/app/local.js';
 import { loadLocalConfig } from '../../lib/config.js';
 import { orphanScanWith } from '../../lib/maintenance/orphans.js';
 import { ensureNamespace, expectOk, TableApi } from '../support/data-http.js';
+import { describeTx, sleep, until } from '../support/job-polling.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { randomVectorsIpc } from '../support/random-vectors.js';
 
 const ROWS = 20_000;
 const DIM = 128;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function describeTx(s: TestServer, id: string): Promise<{ status: string; properties: Record<string, string> }> {
-  return expectOk(await s.request('POST', `/v1/transaction/${id}/describe`, '{}'));
-}
-
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const got = await probe();
-    if (got !== undefined) return got;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 describe('a task-tier IVF_PQ build SIGKILLed mid-build in its child process', () => {
   let s: TestServer;

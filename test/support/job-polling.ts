@@ -1,0 +1,23 @@
+/**
+ * Waiting on a job through the API: the crash tests of the local task tier
+ * (test/crash/job-task-*.test.ts) poll DescribeTransaction until the state they assert.
+ */
+import { expectOk } from './data-http.js';
+import type { TestServer } from './server.js';
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function describeTx(s: TestServer, id: string): Promise<{ status: string; properties: Record<string, string> }> {
+  return expectOk(await s.request('POST', `/v1/transaction/${id}/describe`, '{}'));
+}
+
+/** The probe's first defined answer, polled every 100 ms; throws naming `what` after `timeoutMs`. */
+export async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const got = await probe();
+    if (got !== undefined) return got;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
