@@ -1,14 +1,25 @@
 import { createAwsRelay, type AwsRelay } from '../lib/app/aws-relay.js';
 import { loadMaintenanceConfig } from '../lib/config.js';
+import { parseObjectCreated, type ObjectCreated } from '../lib/maintenance/change-notifications.js';
 import { lambdaObservability } from '../lib/observability/lambda.js';
 import { withPowertools } from '../lib/observability/middy.js';
 
 /**
- * The change relay (infra/constructs/change-relay.ts; docs/events.md, "The relay"): every minute,
- * the change log in the registry bucket to the EventBridge bus (the cursor moves only past what
- * was published), and commits made straight to the warehouses' `_versions/` into the log. No
- * LanceDB. A cycle with problems throws after saving its state: a function error (alarm) and the
- * failure destination, and the next minute's cycle tries again.
+ * The change relay (infra/constructs/change-relay.ts; docs/events.md, "The relay"). Two kinds of
+ * invocation:
+ *
+ * - **S3 Event Notifications**, as the notification queue hands them over (an SQS batch whose
+ *   bodies are EventBridge's "Object Created" events): change-log entries to the bus, manifests
+ *   made straight to storage into the log (lib/maintenance/change-notifications.ts). The records
+ *   whose work failed are answered as `batchItemFailures`, so the queue offers only those again
+ *   (and, after its retries, moves them to the failure queue).
+ * - **The schedule** (the safety net, every few minutes): the log read for claims (and put on the
+ *   bus when notifications are off), the table scan for commits made straight to storage that no
+ *   notification announced, the recovery of changes whose door died before its append. A cycle
+ *   with problems throws after saving its state: a function error (alarm) and the failure
+ *   destination, and the next cycle tries again.
+ *
+ * No LanceDB.
  */
 export const observability = lambdaObservability('change-relay');
 const { logger } = observability;
@@ -24,7 +35,39 @@ const relayOnce = (): Promise<AwsRelay> => {
   return relay;
 };
 
-export const handler = withPowertools(async (_event: unknown, context: { getRemainingTimeInMillis(): number }) => {
+interface SqsBatch {
+  readonly Records: readonly { readonly messageId: string; readonly body: string; readonly eventSource?: string }[];
+}
+
+const isSqsBatch = (event: unknown): event is SqsBatch =>
+  typeof event === 'object' && event !== null && Array.isArray((event as { Records?: unknown }).Records) && (event as SqsBatch).Records.every((r) => r?.eventSource === 'aws:sqs');
+
+async function notified(batch: SqsBatch): Promise<{ batchItemFailures: { itemIdentifier: string }[] }> {
+  const notes: ObjectCreated[] = [];
+  const ids: string[] = [];
+  for (const record of batch.Records) {
+    let note: ObjectCreated | undefined;
+    try {
+      note = parseObjectCreated(JSON.parse(record.body));
+    } catch {
+      note = undefined;
+    }
+    // Not a notification the rules send: nothing to retry.
+    if (!note) {
+      logger.warn('change relay: a queue message that is no S3 Object Created event', { messageId: record.messageId });
+      continue;
+    }
+    notes.push(note);
+    ids.push(record.messageId);
+  }
+  const report = await (await relayOnce()).notified(notes);
+  logger.info('change relay: notifications', { ...report, notifications: notes.length });
+  if (report.problems.length > 0) logger.error('change relay: notifications to offer again', { problems: report.problems.slice(0, 5), failed: report.failed.length });
+  return { batchItemFailures: report.failed.map((i) => ({ itemIdentifier: ids[i] })) };
+}
+
+export const handler = withPowertools(async (event: unknown, context: { getRemainingTimeInMillis(): number }) => {
+  if (isSqsBatch(event)) return notified(event);
   const report = await (await relayOnce()).run(Date.now() + Math.max(0, context.getRemainingTimeInMillis() - RESERVE_MS));
   logger.info('change relay', { ...report });
   if (report.problems.length > 0 || report.unpublished > 0) {

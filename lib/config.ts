@@ -491,6 +491,12 @@ const maintenanceSchema = z.extend(awsSchema, {
   RASK_RECONCILE_REPAIR: withDefault(bool, false),
   /** The orphan scan deletes what it finds, re-checking each first (its role may then delete). */
   RASK_ORPHANS_DELETE: withDefault(bool, false),
+  /**
+   * The change relay (functions/change-relay.ts): S3 Event Notifications of the change log take
+   * its entries to the bus (infra/constructs/change-relay.ts sets it with the rule that delivers
+   * them), so the scheduled scan publishes nothing itself; off, the scan is the bus leg.
+   */
+  RASK_CHANGE_NOTIFICATIONS: withDefault(bool, false),
 });
 
 export type LocalConfig = z.infer<typeof localSchema>;

@@ -1,6 +1,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { objectChangeLog } from '../adapters/aws/object-change-log.js';
+import { cursorAt, objectChangeLog } from '../adapters/aws/object-change-log.js';
+import { readObjectVersion } from '../adapters/aws/s3-object-version.js';
 import type { MaintenanceConfig } from '../config.js';
+import { notificationRelay, type NotificationReport, type ObjectCreated } from '../maintenance/change-notifications.js';
 import { relayChanges, type RelayReport } from '../maintenance/change-relay.js';
 import { lazyPublisher } from '../ports/event-publisher.js';
 import { createMaintenanceServices } from './aws-maintenance.js';
@@ -13,6 +15,13 @@ import { createS3Client } from './aws-s3.js';
  */
 export const AWS_RELAY_SETTLE_MS = 30_000;
 
+/**
+ * With notifications on, the scheduled scan is the safety net: it judges a manifest only once the
+ * notification path has had its turn (the queue's delay, its batching window, a retry), so a
+ * commit both find is rarely appended twice (the same id when it is).
+ */
+export const AWS_SCAN_SETTLE_MS = 120_000;
+
 export interface AwsRelayOptions {
   readonly client?: S3Client;
   /** An EventBridge client (tests: a fake); absent: one for the function's region, loaded on the first event. */
@@ -24,8 +33,10 @@ export interface AwsRelayOptions {
 }
 
 export interface AwsRelay {
-  /** One cycle, starting no new table after `deadline` (epoch ms). */
+  /** One scheduled cycle, starting no new table after `deadline` (epoch ms). */
   run(deadline: number): Promise<RelayReport>;
+  /** A batch of S3 "Object Created" notifications (lib/maintenance/change-notifications.ts). */
+  notified(notes: readonly ObjectCreated[]): Promise<NotificationReport>;
 }
 
 /**
@@ -38,7 +49,8 @@ export async function createAwsRelay(
   config: MaintenanceConfig,
   options: AwsRelayOptions = {},
 ): Promise<AwsRelay> {
-  const services = await createMaintenanceServices(config, options.client ?? createS3Client(config));
+  const client = options.client ?? createS3Client(config);
+  const services = await createMaintenanceServices(config, client);
   const changes = objectChangeLog({ store: services.registry.store, retentionDays: config.RASK_CHANGES_RETENTION_DAYS, ...(options.now ? { now: options.now } : {}) });
   const busName = config.RASK_EVENT_BUS_NAME;
   const publisher = busName
@@ -48,9 +60,32 @@ export async function createAwsRelay(
         return eventBridgePublisher({ client, busName, onError: options.logError, ...(options.sleep ? { sleep: options.sleep } : {}) });
       })
     : undefined;
+  const notifications = config.RASK_CHANGE_NOTIFICATIONS;
+  const registryPrefix = config.RASK_REGISTRY_PREFIX === '' || config.RASK_REGISTRY_PREFIX.endsWith('/') ? config.RASK_REGISTRY_PREFIX : `${config.RASK_REGISTRY_PREFIX}/`;
+  const relayNotifications = notificationRelay(
+    { ...services, changes },
+    {
+      registryBucket: config.RASK_REGISTRY_BUCKET,
+      registryPrefix,
+      readVersion: (key, versionId) => readObjectVersion(client, config.RASK_REGISTRY_BUCKET, registryPrefix + key, versionId),
+      cursorAt,
+    },
+  );
   return {
     run: (deadline) =>
       // With `recover`: no Lambda start-up finds a change whose door died before its append; each cycle does.
-      relayChanges({ ...services, changes }, { ...(publisher ? { publisher } : {}), settleMs: AWS_RELAY_SETTLE_MS, deadline, recover: true, ...(options.now ? { now: options.now } : {}) }),
+      // With notifications, the log's entries reach the bus through theirs: the scan publishes nothing.
+      relayChanges(
+        { ...services, changes },
+        {
+          ...(publisher && !notifications ? { publisher } : {}),
+          settleMs: notifications ? AWS_SCAN_SETTLE_MS : AWS_RELAY_SETTLE_MS,
+          deadline,
+          recover: true,
+          ...(options.now ? { now: options.now } : {}),
+        },
+      ),
+    notified: (notes) =>
+      relayNotifications(notes, { ...(publisher ? { publisher } : {}), settleMs: AWS_RELAY_SETTLE_MS, ...(options.now ? { now: options.now } : {}), ...(options.sleep ? { sleep: options.sleep } : {}) }),
   };
 }
