@@ -171,6 +171,14 @@ export function missingAllocatorSettings(env: NodeJS.ProcessEnv = process.env): 
 /** The change feed's retention: a cursor stays valid this many days (docs/events.md). */
 export const DEFAULT_CHANGES_RETENTION_DAYS = 30;
 
+/**
+ * How old a manifest must be before the AWS relay judges it: the change log's settle window
+ * (15 s, lib/adapters/aws/object-change-log.ts) plus a door's time from its commit to its append,
+ * with room. A catalog commit's event must be readable before its manifest is judged. The relay's
+ * notification queue holds every notification this long (infra/constructs/change-relay.ts).
+ */
+export const AWS_RELAY_SETTLE_MS = 30_000;
+
 const logLevel = z.enum(['debug', 'info', 'warn', 'error', 'silent'], { error: 'must be debug, info, warn, error or silent' });
 
 const common = {

@@ -1,19 +1,13 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { cursorAt, objectChangeLog } from '../adapters/aws/object-change-log.js';
 import { readObjectVersion } from '../adapters/aws/s3-object-version.js';
-import type { MaintenanceConfig } from '../config.js';
+import { AWS_RELAY_SETTLE_MS, type MaintenanceConfig } from '../config.js';
 import { notificationRelay, type NotificationReport, type ObjectCreated } from '../maintenance/change-notifications.js';
 import { relayChanges, type RelayReport } from '../maintenance/change-relay.js';
 import { lazyPublisher } from '../ports/event-publisher.js';
 import { createMaintenanceServices } from './aws-maintenance.js';
 import { createS3Client } from './aws-s3.js';
 
-/**
- * How old a manifest must be before the AWS relay judges it: the change log's settle window
- * (15 s, lib/adapters/aws/object-change-log.ts) plus a door's time from its commit to its append,
- * with room. A catalog commit's event must be readable before its manifest is judged.
- */
-export const AWS_RELAY_SETTLE_MS = 30_000;
 
 /**
  * With notifications on, the scheduled scan is the safety net: it judges a manifest only once the
