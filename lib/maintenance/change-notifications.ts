@@ -101,6 +101,8 @@ const ROOTS_TTL_MS = 60_000;
 /** The log is read from this long before the oldest manifest of a batch (clock skew between S3 and the appenders). */
 const CLAIM_MARGIN_MS = 5_000;
 const LOG_PAGE = 1000;
+/** Claims read from the log are kept this long by a warm container (a notification retried later reads the log again). */
+const CLAIMS_KEEP_MS = 15 * 60_000;
 
 interface Root {
   readonly project: string;
@@ -132,6 +134,23 @@ export function notificationRelay(services: CatalogServices, sources: Notificati
     return roots.list;
   };
   const logPrefix = `${sources.registryPrefix}changes/`;
+  /**
+   * Per project, the claims of the log read so far and where the reading stands: each batch reads
+   * on from there, so a warm container reads each entry of the log once, not once per batch whose
+   * window covers it. A batch that needs older entries than the reading began at reads its own.
+   */
+  const logs = new Map<string, { start: number; cursor: string; claims: Map<string, number> }>();
+  const claimsFor = async (project: string, from: Date, at: number): Promise<ReadonlySet<string> | ReadonlyMap<string, number>> => {
+    let cached = logs.get(project);
+    if (cached && from.getTime() < cached.start) return (await claimsSince(log, project, sources.cursorAt(from))).claims;
+    if (!cached) logs.set(project, (cached = { start: from.getTime(), cursor: sources.cursorAt(from), claims: new Map() }));
+    const read = await claimsSince(log, project, cached.cursor);
+    cached.cursor = read.next;
+    for (const k of read.claims) cached.claims.set(k, at);
+    for (const [k, t] of cached.claims) if (t < at - CLAIMS_KEEP_MS) cached.claims.delete(k);
+    cached.start = Math.max(cached.start, at - CLAIMS_KEEP_MS);
+    return cached.claims;
+  };
 
   return async function relayNotifications(notes: readonly ObjectCreated[], options: NotificationOptions): Promise<NotificationReport> {
     const now = options.now ?? (() => new Date());
@@ -232,10 +251,10 @@ export function notificationRelay(services: CatalogServices, sources: Notificati
     const byProject = new Map<string, { m: Manifest; id: readonly string[] }[]>();
     for (const j of judged) byProject.set(j.m.root.project, [...(byProject.get(j.m.root.project) ?? []), j]);
     for (const [project, group] of byProject) {
-      let claims: Set<string>;
+      let claims: ReadonlySet<string> | ReadonlyMap<string, number>;
       try {
         const from = new Date(Math.min(...group.map((g) => g.m.note.time.getTime())) - CLAIM_MARGIN_MS);
-        claims = await claimsSince(log, project, sources.cursorAt(from));
+        claims = await claimsFor(project, from, now().getTime());
       } catch (err) {
         for (const g of group) failed.add(g.m.index);
         problems.push(`project ${JSON.stringify(project)}: reading the change log for claims: ${String(err)}`);
@@ -306,8 +325,8 @@ async function registeredTable(services: CatalogServices, project: string, wareh
   return undefined;
 }
 
-/** The versions the log's events since `cursor` claim (change-relay.ts, claimKey), read to the log's settled end. */
-async function claimsSince(log: NonNullable<CatalogServices['changes']>, project: string, cursor: string): Promise<Set<string>> {
+/** The versions the log's events since `cursor` claim (change-relay.ts, claimKey), read to the log's settled end, and the cursor after them. */
+async function claimsSince(log: NonNullable<CatalogServices['changes']>, project: string, cursor: string): Promise<{ claims: Set<string>; next: string }> {
   const claims = new Set<string>();
   let since = cursor;
   for (;;) {
@@ -316,8 +335,9 @@ async function claimsSince(log: NonNullable<CatalogServices['changes']>, project
       if (e.data.kind === 'table' && typeof e.data.version === 'number') claims.add(claimKey(project, e.data.id, e.data.version));
       for (const c of namedCommits(e)) for (let v = c.from + 1; v <= c.to; v++) claims.add(claimKey(project, c.id, v));
     }
-    if (!page.more || page.next === since) return claims;
+    const moved = page.next !== since;
     since = page.next;
+    if (!page.more || !moved) return { claims, next: since };
   }
 }
 
