@@ -1,6 +1,5 @@
-import { createAwsRelay, type AwsRelay } from '../lib/app/aws-relay.js';
+import { createAwsRelay, isSqsBatch, relaySqsBatch, type AwsRelay } from '../lib/app/aws-relay.js';
 import { loadMaintenanceConfig } from '../lib/config.js';
-import { parseObjectCreated, type ObjectCreated } from '../lib/maintenance/change-notifications.js';
 import { lambdaObservability } from '../lib/observability/lambda.js';
 import { withPowertools } from '../lib/observability/middy.js';
 
@@ -35,39 +34,14 @@ const relayOnce = (): Promise<AwsRelay> => {
   return relay;
 };
 
-interface SqsBatch {
-  readonly Records: readonly { readonly messageId: string; readonly body: string; readonly eventSource?: string }[];
-}
-
-const isSqsBatch = (event: unknown): event is SqsBatch =>
-  typeof event === 'object' && event !== null && Array.isArray((event as { Records?: unknown }).Records) && (event as SqsBatch).Records.every((r) => r?.eventSource === 'aws:sqs');
-
-async function notified(batch: SqsBatch): Promise<{ batchItemFailures: { itemIdentifier: string }[] }> {
-  const notes: ObjectCreated[] = [];
-  const ids: string[] = [];
-  for (const record of batch.Records) {
-    let note: ObjectCreated | undefined;
-    try {
-      note = parseObjectCreated(JSON.parse(record.body));
-    } catch {
-      note = undefined;
-    }
-    // Not a notification the rules send: nothing to retry.
-    if (!note) {
-      logger.warn('change relay: a queue message that is no S3 Object Created event', { messageId: record.messageId });
-      continue;
-    }
-    notes.push(note);
-    ids.push(record.messageId);
-  }
-  const report = await (await relayOnce()).notified(notes);
-  logger.info('change relay: notifications', { ...report, notifications: notes.length });
-  if (report.problems.length > 0) logger.error('change relay: notifications to offer again', { problems: report.problems.slice(0, 5), failed: report.failed.length });
-  return { batchItemFailures: report.failed.map((i) => ({ itemIdentifier: ids[i] })) };
-}
-
 export const handler = withPowertools(async (event: unknown, context: { getRemainingTimeInMillis(): number }) => {
-  if (isSqsBatch(event)) return notified(event);
+  if (isSqsBatch(event)) {
+    return relaySqsBatch(await relayOnce(), event, {
+      info: (message, fields) => logger.info(message, fields),
+      warn: (message, fields) => logger.warn(message, fields),
+      error: (message, fields) => logger.error(message, fields),
+    });
+  }
   const report = await (await relayOnce()).run(Date.now() + Math.max(0, context.getRemainingTimeInMillis() - RESERVE_MS));
   logger.info('change relay', { ...report });
   if (report.problems.length > 0 || report.unpublished > 0) {

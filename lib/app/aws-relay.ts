@@ -2,7 +2,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { cursorAt, objectChangeLog } from '../adapters/aws/object-change-log.js';
 import { readObjectVersion } from '../adapters/aws/s3-object-version.js';
 import { AWS_RELAY_SETTLE_MS, type MaintenanceConfig } from '../config.js';
-import { notificationRelay, type NotificationReport, type ObjectCreated } from '../maintenance/change-notifications.js';
+import { notificationRelay, parseObjectCreated, type NotificationReport, type ObjectCreated } from '../maintenance/change-notifications.js';
 import { relayChanges, type RelayReport } from '../maintenance/change-relay.js';
 import { lazyPublisher } from '../ports/event-publisher.js';
 import { createMaintenanceServices } from './aws-maintenance.js';
@@ -82,4 +82,47 @@ export async function createAwsRelay(
     notified: (notes) =>
       relayNotifications(notes, { ...(publisher ? { publisher } : {}), settleMs: AWS_RELAY_SETTLE_MS, ...(options.now ? { now: options.now } : {}), ...(options.sleep ? { sleep: options.sleep } : {}) }),
   };
+}
+
+/** What Lambda's SQS poller hands the relay: the notification queue's messages, each body an EventBridge event. */
+export interface SqsBatch {
+  readonly Records: readonly { readonly messageId: string; readonly body: string; readonly eventSource?: string }[];
+}
+
+export const isSqsBatch = (event: unknown): event is SqsBatch =>
+  typeof event === 'object' &&
+  event !== null &&
+  Array.isArray((event as { Records?: unknown }).Records) &&
+  (event as SqsBatch).Records.every((r) => (r as { eventSource?: unknown } | null)?.eventSource === 'aws:sqs');
+
+type Log = (message: string, fields: Record<string, unknown>) => void;
+
+/**
+ * One batch of the notification queue (functions/change-relay.ts): the records whose work failed
+ * are answered as `batchItemFailures` (the event source mapping reports them: ReportBatchItemFailures),
+ * so the queue offers only those again and, after its receives, moves them to the failure queue.
+ * A message that is no S3 "Object Created" event is logged and dropped: receiving it again would
+ * not change it.
+ */
+export async function relaySqsBatch(relay: AwsRelay, batch: SqsBatch, log: { info: Log; warn: Log; error: Log }): Promise<{ batchItemFailures: { itemIdentifier: string }[] }> {
+  const notes: ObjectCreated[] = [];
+  const ids: string[] = [];
+  for (const record of batch.Records) {
+    let note: ObjectCreated | undefined;
+    try {
+      note = parseObjectCreated(JSON.parse(record.body));
+    } catch {
+      note = undefined;
+    }
+    if (!note) {
+      log.warn('change relay: a queue message that is no S3 Object Created event', { messageId: record.messageId });
+      continue;
+    }
+    notes.push(note);
+    ids.push(record.messageId);
+  }
+  const report = await relay.notified(notes);
+  log.info('change relay: notifications', { ...report, failed: report.failed.length, notifications: notes.length });
+  if (report.problems.length > 0) log.error('change relay: notifications to offer again', { problems: report.problems.slice(0, 5), failed: report.failed.length });
+  return { batchItemFailures: report.failed.map((i) => ({ itemIdentifier: ids[i] })) };
 }

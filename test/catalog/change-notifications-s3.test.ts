@@ -22,13 +22,14 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAwsApp } from '../../lib/app/aws.js';
-import { createAwsRelay, type AwsRelay } from '../../lib/app/aws-relay.js';
+import { createAwsRelay, isSqsBatch, relaySqsBatch, type AwsRelay } from '../../lib/app/aws-relay.js';
 import { manifestName } from '../../lib/catalog/dataset/manifests.js';
 import { loadAwsConfig, loadMaintenanceConfig } from '../../lib/config.js';
 import type { Router } from '../../lib/http/router.js';
 import type { ObjectCreated } from '../../lib/maintenance/change-notifications.js';
 import { metaHandlers } from '../../lib/operations/handlers-meta.js';
 import { callAsAdmin } from '../support/admin-call.js';
+import { s3ObjectCreatedEvent } from '../support/aws-http-fake.js';
 import { createEventBridgeFake, type EventBridgeFake } from '../support/eventbridge-fake.js';
 import { createS3Fake, type ObjectCreatedRecord, type S3Fake } from '../support/s3-fake.js';
 
@@ -178,5 +179,26 @@ describe('S3 Event Notifications through the change relay (S3 and EventBridge fa
     const before = onBus().length;
     expect(await relay.notified([note, note])).toMatchObject({ published: 1, ignored: 1 });
     expect(onBus()).toHaveLength(before + 1);
+  });
+
+  it('a queue batch: only the records whose work failed come back as batchItemFailures; a message that is no notification is dropped', async () => {
+    await call('/v1/namespace/batch1/create', { id: ['batch1'] });
+    await call('/v1/namespace/batch2/create', { id: ['batch2'] });
+    later();
+    const notes = pending();
+    expect(notes).toHaveLength(2);
+    // As the queue hands them over: each body the EventBridge event S3 sent.
+    const record = (messageId: string, body: unknown) => ({ messageId, body: JSON.stringify(body), eventSource: 'aws:sqs' });
+    const asEvent = (n: ObjectCreated) => s3ObjectCreatedEvent({ bucket: n.bucket, key: n.key, size: 1, etag: 'e', versionId: n.versionId, sequencer: n.sequencer, time: n.time });
+    const batch = { Records: [record('m-1', asEvent(notes[0])), record('m-junk', { hello: 'world' }), record('m-2', asEvent(notes[1]))] };
+    expect(isSqsBatch(batch)).toBe(true);
+    expect(isSqsBatch({ 'detail-type': 'Scheduled Event' })).toBe(false);
+    const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+    const before = onBus().length;
+    eb.failCalls(3);
+    expect(await relaySqsBatch(relay, batch, quiet)).toEqual({ batchItemFailures: [{ itemIdentifier: 'm-1' }, { itemIdentifier: 'm-2' }] });
+    expect(onBus()).toHaveLength(before);
+    expect(await relaySqsBatch(relay, batch, quiet)).toEqual({ batchItemFailures: [] });
+    expect(onBus().slice(before).map((e) => e.subject)).toEqual(['namespace:batch1', 'namespace:batch2']);
   });
 });

@@ -276,6 +276,7 @@ describe('synthesized artifacts answer sample events as deployed', () => {
     const env = sweepFn.fn.environment;
     const reader = new S3Client({ endpoint: world.fake.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: world.fake.principal('deploy-test-reader') });
     const queued: string[] = [];
+    const reports: string[] = [];
     for (const target of [sweepFn, indexFn]) {
       const r = await world.invoke(target.fn, scheduledEvent(target.rule));
       if (!r.ok) throw new Error(`${target.fn.logicalId}: ${r.error}`);
@@ -285,6 +286,7 @@ describe('synthesized artifacts answer sample events as deployed', () => {
       const items = (JSON.parse(body) as { items: { table: string[]; job: string; transaction_id: string }[] }).items;
       expect(items.map((i) => [i.table, i.job])).toEqual([[['smoke', 'events'], 'queued']]);
       queued.push(items[0].transaction_id);
+      reports.push(String(run.report));
       // Its maintenance.<pass>.completed event is in the pull log, appended by the pass's own role
       // (the IAM coverage below checks the PutObject on changes/); the relay takes it to the bus.
       const logged: { type: string; data: { request_id: string } }[] = [];
@@ -295,6 +297,10 @@ describe('synthesized artifacts answer sample events as deployed', () => {
       expect(world.fake.calls.some((c) => c.principal === target.fn.name && c.action === 's3:PutObject' && c.resource.includes('/changes/')), target.fn.logicalId).toBe(true);
     }
     reader.destroy();
+    // Their log entries' S3 notifications take the passes' events to the bus, as any door's.
+    expect((await world.deliverNotifications()).deadLetters).toEqual([]);
+    const passEvents = world.fake.busEvents.map((e) => e.detail as { type: string; data: { request_id: string } }).filter((e) => e.type.startsWith('dev.rask.maintenance.'));
+    expect(passEvents.filter((e) => reports.includes(e.data.request_id)).map((e) => e.type).sort()).toEqual(['dev.rask.maintenance.index.completed', 'dev.rask.maintenance.sweep.completed']);
 
     const ran = await runJobs();
     expect(ran).toMatchObject({ ran: 2, outcomes: { succeeded: 2 } });
