@@ -139,13 +139,16 @@ export function notificationRelay(services: CatalogServices, sources: Notificati
    * on from there, so a warm container reads each entry of the log once, not once per batch whose
    * window covers it. A batch that needs older entries than the reading began at reads its own.
    */
-  const logs = new Map<string, { start: number; cursor: string; claims: Map<string, number> }>();
+  const logs = new Map<string, { start: number; readAt: number; cursor: string; claims: Map<string, number> }>();
   const claimsFor = async (project: string, from: Date, at: number): Promise<ReadonlySet<string> | ReadonlyMap<string, number>> => {
     let cached = logs.get(project);
+    // A reading left idle that long starts again where this batch needs it (its cursor might outlive the log's retention).
+    if (cached && at - cached.readAt > CLAIMS_KEEP_MS) cached = undefined;
     if (cached && from.getTime() < cached.start) return (await claimsSince(log, project, sources.cursorAt(from))).claims;
-    if (!cached) logs.set(project, (cached = { start: from.getTime(), cursor: sources.cursorAt(from), claims: new Map() }));
+    if (!cached) logs.set(project, (cached = { start: from.getTime(), readAt: at, cursor: sources.cursorAt(from), claims: new Map() }));
     const read = await claimsSince(log, project, cached.cursor);
     cached.cursor = read.next;
+    cached.readAt = at;
     for (const k of read.claims) cached.claims.set(k, at);
     for (const [k, t] of cached.claims) if (t < at - CLAIMS_KEEP_MS) cached.claims.delete(k);
     cached.start = Math.max(cached.start, at - CLAIMS_KEEP_MS);
