@@ -1,14 +1,24 @@
-import { createAwsRelay, type AwsRelay } from '../lib/app/aws-relay.js';
+import { createAwsRelay, isSqsBatch, relaySqsBatch, type AwsRelay } from '../lib/app/aws-relay.js';
 import { loadMaintenanceConfig } from '../lib/config.js';
 import { lambdaObservability } from '../lib/observability/lambda.js';
 import { withPowertools } from '../lib/observability/middy.js';
 
 /**
- * The change relay (infra/constructs/change-relay.ts; docs/events.md, "The relay"): every minute,
- * the change log in the registry bucket to the EventBridge bus (the cursor moves only past what
- * was published), and commits made straight to the warehouses' `_versions/` into the log. No
- * LanceDB. A cycle with problems throws after saving its state: a function error (alarm) and the
- * failure destination, and the next minute's cycle tries again.
+ * The change relay (infra/constructs/change-relay.ts; docs/events.md, "The relay"). Two kinds of
+ * invocation:
+ *
+ * - **S3 Event Notifications**, as the notification queue hands them over (an SQS batch whose
+ *   bodies are EventBridge's "Object Created" events): change-log entries to the bus, manifests
+ *   made straight to storage into the log (lib/maintenance/change-notifications.ts). The records
+ *   whose work failed are answered as `batchItemFailures`, so the queue offers only those again
+ *   (and, after its retries, moves them to the failure queue).
+ * - **The schedule** (the safety net, every few minutes): the log read for claims (and put on the
+ *   bus when notifications are off), the table scan for commits made straight to storage that no
+ *   notification announced, the recovery of changes whose door died before its append. A cycle
+ *   with problems throws after saving its state: a function error (alarm) and the failure
+ *   destination, and the next cycle tries again.
+ *
+ * No LanceDB.
  */
 export const observability = lambdaObservability('change-relay');
 const { logger } = observability;
@@ -24,7 +34,14 @@ const relayOnce = (): Promise<AwsRelay> => {
   return relay;
 };
 
-export const handler = withPowertools(async (_event: unknown, context: { getRemainingTimeInMillis(): number }) => {
+export const handler = withPowertools(async (event: unknown, context: { getRemainingTimeInMillis(): number }) => {
+  if (isSqsBatch(event)) {
+    return relaySqsBatch(await relayOnce(), event, {
+      info: (message, fields) => logger.info(message, fields),
+      warn: (message, fields) => logger.warn(message, fields),
+      error: (message, fields) => logger.error(message, fields),
+    });
+  }
   const report = await (await relayOnce()).run(Date.now() + Math.max(0, context.getRemainingTimeInMillis() - RESERVE_MS));
   logger.info('change relay', { ...report });
   if (report.problems.length > 0 || report.unpublished > 0) {

@@ -9,7 +9,7 @@ import { Construct } from 'constructs';
 import { RaskConfigError, resolveConfig, type RaskConfig } from './config.js';
 import { AdminKeySecret } from './constructs/auth.js';
 import { ChangeEventBus } from './constructs/change-events.js';
-import { expireChangeLog } from './constructs/change-relay.js';
+import { expireChangeLog, notifyEventBridge } from './constructs/change-relay.js';
 import { WorkQueue } from './constructs/queue.js';
 import { RegistryBackup } from './constructs/registry-backup.js';
 import { Storage } from './constructs/storage.js';
@@ -116,6 +116,11 @@ export class RaskCatalogState extends Construct {
       new RegistryBackup(this, 'RegistryBackup', { registryBucket: this.storage.registryBucket, registryPrefix: config.registryPrefix, replicaBucketArn: config.registryReplicaBucketArn });
     }
     expireChangeLog(this.storage.registryBucket, this.storage.registryPrefix);
+    // The change relay's notifications (infra/constructs/change-relay.ts). A warehouse bucket the
+    // stack does not own (rask:warehouseBucketName) gets them only if its owner enables them; the
+    // relay's scan finds its commits either way.
+    notifyEventBridge(this.storage.registryBucket);
+    if (this.storage.ownedWarehouseBucket) notifyEventBridge(this.storage.ownedWarehouseBucket);
     this.queue = new WorkQueue(this, 'WorkQueue', { removalPolicy: config.removalPolicy });
     // Construct id "Auth" (path "Auth/AdminKey") as before the split into two stacks, so the logical id is unchanged.
     this.adminKey = new AdminKeySecret(this, 'Auth', { removalPolicy: config.removalPolicy });

@@ -229,6 +229,7 @@ export class RaskCatalog extends Construct {
       if (pass) m.addFailureQueue(`Maintenance${passName.charAt(0).toUpperCase()}${passName.slice(1)}`, pass.failures);
     }
     m.addFailureQueue('ChangeRelay', this.changeRelay.failures);
+    m.addFailureQueue('ChangeRelayNotifications', this.changeRelay.notificationFailures);
     m.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Jobs: outcomes per 5 minutes',

@@ -171,6 +171,14 @@ export function missingAllocatorSettings(env: NodeJS.ProcessEnv = process.env): 
 /** The change feed's retention: a cursor stays valid this many days (docs/events.md). */
 export const DEFAULT_CHANGES_RETENTION_DAYS = 30;
 
+/**
+ * How old a manifest must be before the AWS relay judges it: the change log's settle window
+ * (15 s, lib/adapters/aws/object-change-log.ts) plus a door's time from its commit to its append,
+ * with room. A catalog commit's event must be readable before its manifest is judged. The relay's
+ * notification queue holds every notification this long (infra/constructs/change-relay.ts).
+ */
+export const AWS_RELAY_SETTLE_MS = 30_000;
+
 const logLevel = z.enum(['debug', 'info', 'warn', 'error', 'silent'], { error: 'must be debug, info, warn, error or silent' });
 
 const common = {
@@ -491,6 +499,12 @@ const maintenanceSchema = z.extend(awsSchema, {
   RASK_RECONCILE_REPAIR: withDefault(bool, false),
   /** The orphan scan deletes what it finds, re-checking each first (its role may then delete). */
   RASK_ORPHANS_DELETE: withDefault(bool, false),
+  /**
+   * The change relay (functions/change-relay.ts): S3 Event Notifications of the change log take
+   * its entries to the bus (infra/constructs/change-relay.ts sets it with the rule that delivers
+   * them), so the scheduled scan publishes nothing itself; off, the scan is the bus leg.
+   */
+  RASK_CHANGE_NOTIFICATIONS: withDefault(bool, false),
 });
 
 export type LocalConfig = z.infer<typeof localSchema>;

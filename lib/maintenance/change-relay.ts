@@ -91,7 +91,8 @@ export interface RelayReport {
 }
 
 const tableKey = (project: string, warehouse: string, path: string) => `${project}\n${warehouse}\n${path}`;
-const claimKey = (project: string, id: readonly string[], version: number) => `${project}\n${JSON.stringify(id)}\n${version}`;
+/** The key of a claim: `version` of table `id` in `project` was committed by the catalog. */
+export const claimKey = (project: string, id: readonly string[], version: number) => `${project}\n${JSON.stringify(id)}\n${version}`;
 
 /** A stable UUID-shaped id for a storage commit: the same however often it is found. */
 export function storageCommitId(project: string, warehouse: string, path: string, version: number): string {
@@ -263,7 +264,7 @@ export async function relayChanges(services: CatalogServices, options: RelayOpti
 }
 
 /** The `details.commits` of an event: table versions the catalog committed itself, `from` (exclusive) to `to`. */
-function namedCommits(e: RaskEvent): { id: string[]; from: number; to: number }[] {
+export function namedCommits(e: RaskEvent): { id: string[]; from: number; to: number }[] {
   if (!Array.isArray(e.data.details?.commits)) return [];
   return (e.data.details.commits as unknown[]).filter(
     (c): c is { id: string[]; from: number; to: number } =>

@@ -163,29 +163,43 @@ describe('synthesized artifacts answer sample events as deployed', () => {
     expect(world.fake.calls.some((c) => c.principal.startsWith('session:') && c.action === 's3:PutObject')).toBe(true);
   });
 
-  it('the relay takes the doors\' events to the bus, and a plain connect() writer\'s commit into the table too (docs/events.md, "The relay")', async () => {
+  it('S3 notifications through the synthesized relay: the doors\' events and a plain connect() writer\'s commit reach the bus and the pull log one to one (docs/events.md, "Delivery on AWS")', async () => {
     const relay = world.schedules.find((t) => t.fn.logicalId.startsWith('ChangeRelay'));
     if (!relay) throw new Error('no schedule targets the change relay');
-    expect(relay.schedule).toBe('rate(1 minute)');
-    const cycle = async () => {
-      const r = await world.invoke(relay.fn, relay.input ?? scheduledEvent(relay.rule));
-      if (!r.ok) throw new Error(`${relay.fn.logicalId}: ${r.error}`);
-      return r.value as { relayed: number; storageCommits: number; unpublished: number };
+    // The scan is the safety net now; notifications carry the log to the bus.
+    expect(relay.schedule).toBe('rate(5 minutes)');
+    expect(world.queueRoutes.map((r) => [r.rule.replace(/[A-F0-9]{8}$/, ''), r.fn.logicalId === relay.fn.logicalId])).toEqual([
+      ['ChangeRelayLogNotifications', true],
+      ['ChangeRelayManifestNotifications', true],
+    ]);
+    const env = relay.fn.environment;
+    const reader = new S3Client({ endpoint: world.fake.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: world.fake.principal('deploy-test-reader') });
+    const pullLog = async () => {
+      const events: { id: string; type: string; subject: string; data: { version?: number; details?: { via?: string } } }[] = [];
+      for (let token: string | undefined; ; ) {
+        const page = await reader.send(new ListObjectsV2Command({ Bucket: env.RASK_REGISTRY_BUCKET, Prefix: `${env.RASK_REGISTRY_PREFIX}changes/`, ContinuationToken: token }));
+        for (const o of page.Contents ?? []) events.push(JSON.parse(await (await reader.send(new GetObjectCommand({ Bucket: env.RASK_REGISTRY_BUCKET, Key: o.Key! }))).Body!.transformToString()));
+        token = page.NextContinuationToken;
+        if (!token) break;
+      }
+      return events;
     };
-    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-    // The doors answered without EventBridge: their events are in the change log only.
+    const onBus = () => world.fake.busEvents.map((e) => e.detail as { id: string; subject: string; data: { version?: number; details?: { via?: string } } });
+    // The doors answered without EventBridge; S3 recorded a notification of each write the template enables them for.
     expect(world.fake.busEvents).toEqual([]);
-    // A page of the log hands out entries once they are 15 s old (the settle window).
-    await pause(16_000);
-    const first = await cycle(); // also notes where each table stands
-    expect(first).toMatchObject({ unpublished: 0, storageCommits: 0 });
-    expect(first.relayed).toBeGreaterThan(0);
+    const notifications = world.fake.s3Events as { 'detail-type': string; detail: { bucket: { name: string }; object: { key: string; 'version-id'?: string; sequencer: string } } }[];
+    const logNotes = notifications.filter((e) => e.detail.bucket.name === env.RASK_REGISTRY_BUCKET && e.detail.object.key.startsWith(`${env.RASK_REGISTRY_PREFIX}changes/`));
+    expect(logNotes.length).toBeGreaterThan(0);
+    // The registry bucket is versioned: each notification names the version written.
+    expect(logNotes.every((e) => typeof e.detail.object['version-id'] === 'string' && /^[0-9A-F]{18}$/.test(e.detail.object.sequencer))).toBe(true);
+    const first = await world.deliverNotifications();
+    expect(first.deadLetters).toEqual([]);
+    expect(first.delivered).toBeGreaterThanOrEqual(logNotes.length);
+    expect(new Set(onBus().map((e) => e.id))).toEqual(new Set((await pullLog()).map((e) => e.id)));
 
     // A table of its own (dropped at the end: the sweep test below counts smoke.events' fragments).
     const made = await call('CreateTable', '/v1/table/smoke%24direct/create', { binary: rows([1, 2]) });
     expect(made.statusCode, made.body).toBe(200);
-    await pause(16_000);
-    await cycle(); // notes smoke.direct at its first version (claimed by CreateTable's event)
     // A writer with the official client's plain connect(): no catalog, straight to the table's storage.
     const described = json(await call('DescribeTable', '/v1/table/smoke%24direct/describe', { json: {} }));
     const location = String(described.location);
@@ -199,27 +213,29 @@ describe('synthesized artifacts answer sample events as deployed', () => {
     await direct.add(await direct.query().limit(1).toArrow());
     const committed = await direct.version();
     expect(committed).toBe(before + 1);
-    // The relay judges a manifest once it is 30 s old; its event is on the bus the cycle after.
-    await pause(31_000);
-    expect(await cycle()).toMatchObject({ storageCommits: 1, unpublished: 0 });
-    await pause(16_000);
-    await cycle();
-    const storage = world.fake.busEvents.map((e) => e.detail as { id: string; subject: string; data: { version?: number; details?: { via?: string } } }).filter((e) => e.data.details?.via === 'storage');
-    expect(storage.map((e) => [e.subject, e.data.version])).toEqual([['table:smoke.direct', committed]]);
-    // One to one: every event of the log is on the bus once.
-    const reader = new S3Client({ endpoint: world.fake.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: world.fake.principal('deploy-test-reader') });
-    const env = relay.fn.environment;
-    const ids: string[] = [];
-    for (let token: string | undefined; ; ) {
-      const page = await reader.send(new ListObjectsV2Command({ Bucket: env.RASK_REGISTRY_BUCKET, Prefix: `${env.RASK_REGISTRY_PREFIX}changes/`, ContinuationToken: token }));
-      for (const o of page.Contents ?? []) ids.push(JSON.parse(await (await reader.send(new GetObjectCommand({ Bucket: env.RASK_REGISTRY_BUCKET, Key: o.Key! }))).Body!.transformToString()).id);
-      token = page.NextContinuationToken;
-      if (!token) break;
-    }
+    // Both manifests were notified; the catalog's (CreateTable's) is claimed by its event, the writer's is not.
+    const manifests = (world.fake.s3Events as typeof notifications).filter((e) => e.detail.object.key.startsWith(location.slice(`s3://${env.RASK_WAREHOUSE_BUCKET}/`.length)) && e.detail.object.key.endsWith('.manifest'));
+    expect(manifests.length).toBeGreaterThanOrEqual(2);
+    // The manifests and CreateTable's event; then the storage event the relay appended, through its own notification.
+    expect((await world.deliverNotifications()).deadLetters).toEqual([]);
+    expect((await world.deliverNotifications()).deadLetters).toEqual([]);
+    const ofDirect = (events: ReturnType<typeof onBus>) => events.filter((e) => e.subject === 'table:smoke.direct').map((e) => [e.data.version, e.data.details?.via ?? 'catalog']);
+    const logged = await pullLog();
+    expect(ofDirect(logged)).toEqual([
+      [before, 'catalog'],
+      [committed, 'storage'],
+    ]);
+    // One to one after dedup by id: what the log holds is on the bus, nothing else, and no id twice in the log.
+    expect(new Set(logged.map((e) => e.id)).size).toBe(logged.length);
+    expect(new Set(onBus().map((e) => e.id))).toEqual(new Set(logged.map((e) => e.id)));
+    expect(ofDirect([...new Map(onBus().map((e) => [e.id, e])).values()])).toEqual(ofDirect(logged));
+    // The relay read each log entry at the version its notification named (the IAM coverage below checks the calls).
+    expect(world.fake.calls.some((c) => c.principal === relay.fn.name && c.action === 's3:GetObjectVersion' && c.resource.includes('/changes/'))).toBe(true);
+    // The scheduled safety-net scan runs clean beside them (its first cycle only notes where each table stands).
+    const scanned = await world.invoke(relay.fn, relay.input ?? scheduledEvent(relay.rule));
+    if (!scanned.ok) throw new Error(scanned.error);
+    expect(scanned.value).toMatchObject({ storageCommits: 0, unpublished: 0 });
     reader.destroy();
-    const onBus = world.fake.busEvents.map((e) => (e.detail as { id: string }).id);
-    expect(new Set(onBus).size).toBe(onBus.length);
-    expect([...onBus].sort()).toEqual([...new Set(ids)].sort());
     expect((await call('DropTable', '/v1/table/smoke%24direct/drop', { json: {} })).statusCode).toBe(200);
   }, 240_000);
 
@@ -260,6 +276,7 @@ describe('synthesized artifacts answer sample events as deployed', () => {
     const env = sweepFn.fn.environment;
     const reader = new S3Client({ endpoint: world.fake.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: world.fake.principal('deploy-test-reader') });
     const queued: string[] = [];
+    const reports: string[] = [];
     for (const target of [sweepFn, indexFn]) {
       const r = await world.invoke(target.fn, scheduledEvent(target.rule));
       if (!r.ok) throw new Error(`${target.fn.logicalId}: ${r.error}`);
@@ -269,6 +286,7 @@ describe('synthesized artifacts answer sample events as deployed', () => {
       const items = (JSON.parse(body) as { items: { table: string[]; job: string; transaction_id: string }[] }).items;
       expect(items.map((i) => [i.table, i.job])).toEqual([[['smoke', 'events'], 'queued']]);
       queued.push(items[0].transaction_id);
+      reports.push(String(run.report));
       // Its maintenance.<pass>.completed event is in the pull log, appended by the pass's own role
       // (the IAM coverage below checks the PutObject on changes/); the relay takes it to the bus.
       const logged: { type: string; data: { request_id: string } }[] = [];
@@ -279,6 +297,10 @@ describe('synthesized artifacts answer sample events as deployed', () => {
       expect(world.fake.calls.some((c) => c.principal === target.fn.name && c.action === 's3:PutObject' && c.resource.includes('/changes/')), target.fn.logicalId).toBe(true);
     }
     reader.destroy();
+    // Their log entries' S3 notifications take the passes' events to the bus, as any door's.
+    expect((await world.deliverNotifications()).deadLetters).toEqual([]);
+    const passEvents = world.fake.busEvents.map((e) => e.detail as { type: string; data: { request_id: string } }).filter((e) => e.type.startsWith('dev.rask.maintenance.'));
+    expect(passEvents.filter((e) => reports.includes(e.data.request_id)).map((e) => e.type).sort()).toEqual(['dev.rask.maintenance.index.completed', 'dev.rask.maintenance.sweep.completed']);
 
     const ran = await runJobs();
     expect(ran).toMatchObject({ ran: 2, outcomes: { succeeded: 2 } });

@@ -121,7 +121,7 @@ describe('asynchronous failures', () => {
 
   it('every failure queue (the jobs function\'s and each scheduled pass\'s) has a depth alarm on the topic', () => {
     const queues = Object.keys(resourcesOfType(built.statelessTemplate, 'AWS::SQS::Queue')).filter((id) => /Failures/.test(id));
-    expect(queues).toHaveLength(1 + MAINTENANCE_PASSES.length + 1); // jobs, the passes, the change relay
+    expect(queues).toHaveLength(1 + MAINTENANCE_PASSES.length + 2); // jobs, the passes, the change relay's schedule and its notifications
     const depth = alarms().filter((a) => a.Namespace === 'AWS/SQS' && a.MetricName === 'ApproximateNumberOfMessagesVisible');
     for (const queue of queues) {
       const found = depth.filter((a) => a.Dimensions[0].Value['Fn::GetAtt']?.[0] === queue);

@@ -124,6 +124,15 @@ export interface AwsHttpFake {
   readonly busEvents: { bus: string; source: string; detailType: string; detail: unknown }[];
   /** ECS tasks started by RunTask, by task ARN. */
   readonly ecsTasks: Map<string, EcsTask>;
+  /**
+   * S3 Event Notifications to EventBridge, in the order of the writes: one "Object Created" event
+   * (s3ObjectCreatedEvent) per object written to a bucket `notify` was called for.
+   */
+  readonly s3Events: unknown[];
+  /** Turns on versioning of a bucket: every write gets a version id, GET ?versionId= reads it (`s3:GetObjectVersion`). */
+  versioning(bucket: string): void;
+  /** Turns on S3 Event Notifications to EventBridge for a bucket (NotificationConfiguration.EventBridgeConfiguration). */
+  notify(bucket: string): void;
   /** Registers a caller: requests signed with `accessKeyId` are recorded under `name`. */
   principal(name: string): { accessKeyId: string; secretAccessKey: string };
   /** Keys of one bucket in listing order. */
@@ -135,6 +144,43 @@ interface StoredObject {
   readonly body: Buffer;
   readonly etag: string;
   readonly lastModified: Date;
+  /** In a versioned bucket. */
+  readonly versionId?: string;
+}
+
+/** What S3 sends EventBridge for a write (detail-type "Object Created"), as documented for S3's EventBridge events. */
+export function s3ObjectCreatedEvent(o: {
+  bucket: string;
+  key: string;
+  size: number;
+  etag: string;
+  versionId?: string;
+  sequencer: string;
+  time: Date;
+  reason?: 'PutObject' | 'CopyObject' | 'CompleteMultipartUpload';
+  region?: string;
+  account?: string;
+}): unknown {
+  const account = o.account ?? '123456789012';
+  return {
+    version: '0',
+    id: randomBytes(16).toString('hex').replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-'),
+    'detail-type': 'Object Created',
+    source: 'aws.s3',
+    account,
+    time: o.time.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    region: o.region ?? 'us-east-1',
+    resources: [`arn:aws:s3:::${o.bucket}`],
+    detail: {
+      version: '0',
+      bucket: { name: o.bucket },
+      object: { key: o.key, size: o.size, etag: o.etag.replace(/"/g, ''), ...(o.versionId ? { 'version-id': o.versionId } : {}), sequencer: o.sequencer },
+      'request-id': randomBytes(8).toString('hex').toUpperCase(),
+      requester: account,
+      'source-ip-address': '127.0.0.1',
+      reason: o.reason ?? 'PutObject',
+    },
+  };
 }
 
 class HttpError extends Error {
@@ -158,17 +204,35 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
   const busEvents: AwsHttpFake['busEvents'] = [];
   const ecsTasks = new Map<string, EcsTask>();
   const runs = new Map<string, { run: EcsContainerRun | undefined; markStopped: () => void }>();
+  const s3Events: unknown[] = [];
+  const versionedBuckets = new Set<string>();
+  const notifiedBuckets = new Set<string>();
+  /** Every version of every key of a versioned bucket, by version id. */
+  const versions = new Map<string, Map<string, StoredObject & { key: string }>>();
+  let sequencer = 0x50000000n;
 
   const objects = (bucket: string) => {
     let map = buckets.get(bucket);
     if (!map) buckets.set(bucket, (map = new Map()));
     return map;
   };
-  const put = (bucket: string, key: string, body: Buffer): StoredObject => {
-    const object = { body, etag: `"${createHash('md5').update(body).digest('hex')}"`, lastModified: new Date() };
+  const put = (bucket: string, key: string, body: Buffer, reason: 'PutObject' | 'CopyObject' | 'CompleteMultipartUpload'): StoredObject => {
+    const versionId = versionedBuckets.has(bucket) ? randomBytes(16).toString('base64url') : undefined;
+    const object: StoredObject = { body, etag: `"${createHash('md5').update(body).digest('hex')}"`, lastModified: new Date(), ...(versionId ? { versionId } : {}) };
     objects(bucket).set(key, object);
+    if (versionId) {
+      let byId = versions.get(bucket);
+      if (!byId) versions.set(bucket, (byId = new Map()));
+      byId.set(versionId, { ...object, key });
+    }
+    // S3's sequencer grows with the writes of a key (here: with every write of the fake).
+    sequencer++;
+    if (notifiedBuckets.has(bucket)) {
+      s3Events.push(s3ObjectCreatedEvent({ bucket, key, size: body.length, etag: object.etag, versionId, sequencer: sequencer.toString(16).toUpperCase().padStart(18, '0'), time: object.lastModified, reason, region, account }));
+    }
     return object;
   };
+  const versionHeader = (o: StoredObject): Record<string, string> => (o.versionId ? { 'x-amz-version-id': o.versionId } : {});
 
   const server: Server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
@@ -272,8 +336,13 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
 
     const uploadId = q.get('uploadId');
     const reading = method === 'GET' || method === 'HEAD';
-    permit(reading ? 's3:GetObject' : method !== 'DELETE' ? 's3:PutObject' : uploadId !== null ? 's3:AbortMultipartUpload' : 's3:DeleteObject', objectArn);
-    const current = objects(bucket).get(key);
+    const versionId = q.get('versionId');
+    if (versionId !== null && !reading) throw new HttpError(501, 'NotImplemented', `${method} of an object version`);
+    // Reading a version is its own IAM action.
+    const readAction = versionId !== null ? 's3:GetObjectVersion' : 's3:GetObject';
+    permit(reading ? readAction : method !== 'DELETE' ? 's3:PutObject' : uploadId !== null ? 's3:AbortMultipartUpload' : 's3:DeleteObject', objectArn);
+    const stored = versions.get(bucket)?.get(versionId ?? '');
+    const current = versionId !== null ? (stored?.key === key ? stored : undefined) : objects(bucket).get(key);
     const ifNoneMatch = header(req, 'if-none-match');
     const ifMatch = header(req, 'if-match');
     const checkWrite = (action: string) => {
@@ -310,10 +379,10 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
       if (method === 'POST') {
         checkWrite('s3:PutObject');
         const order = [...body.toString().matchAll(/<PartNumber>(\d+)<\/PartNumber>/g)].map((m) => Number(m[1]));
-        const object = put(bucket, key, Buffer.concat(order.map((n) => upload.parts.get(n) ?? Buffer.alloc(0))));
+        const object = put(bucket, key, Buffer.concat(order.map((n) => upload.parts.get(n) ?? Buffer.alloc(0))), 'CompleteMultipartUpload');
         uploads.delete(uploadId);
         record('s3:PutObject', objectArn, 200);
-        reply(200, { 'content-type': 'application/xml' }, `<?xml version="1.0"?><CompleteMultipartUploadResult><Bucket>${xml(bucket)}</Bucket><Key>${xml(key)}</Key><ETag>${xml(object.etag)}</ETag></CompleteMultipartUploadResult>`);
+        reply(200, { 'content-type': 'application/xml', ...versionHeader(object) }, `<?xml version="1.0"?><CompleteMultipartUploadResult><Bucket>${xml(bucket)}</Bucket><Key>${xml(key)}</Key><ETag>${xml(object.etag)}</ETag></CompleteMultipartUploadResult>`);
         return;
       }
     }
@@ -330,15 +399,15 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
         if (sourceIfMatch !== undefined && sourceIfMatch !== source.etag) fail('s3:GetObject', `arn:aws:s3:::${srcBucket}/${srcKey}`, new HttpError(412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold'));
         record('s3:GetObject', `arn:aws:s3:::${srcBucket}/${srcKey}`, 200);
         checkWrite('s3:PutObject');
-        const object = put(bucket, key, source.body);
+        const object = put(bucket, key, source.body, 'CopyObject');
         record('s3:PutObject', objectArn, 200);
-        reply(200, { 'content-type': 'application/xml' }, `<?xml version="1.0"?><CopyObjectResult><ETag>${xml(object.etag)}</ETag><LastModified>${object.lastModified.toISOString()}</LastModified></CopyObjectResult>`);
+        reply(200, { 'content-type': 'application/xml', ...versionHeader(object) }, `<?xml version="1.0"?><CopyObjectResult><ETag>${xml(object.etag)}</ETag><LastModified>${object.lastModified.toISOString()}</LastModified></CopyObjectResult>`);
         return;
       }
       checkWrite('s3:PutObject');
-      const object = put(bucket, key, decodeChunked(req, body));
+      const object = put(bucket, key, decodeChunked(req, body), 'PutObject');
       record('s3:PutObject', objectArn, 200);
-      reply(200, { etag: object.etag });
+      reply(200, { etag: object.etag, ...versionHeader(object) });
       return;
     }
     if (method === 'DELETE') {
@@ -349,10 +418,12 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
       return;
     }
     if (reading) {
-      if (!current) return fail('s3:GetObject', objectArn, new HttpError(404, 'NoSuchKey', 'The specified key does not exist.'));
-      if (ifMatch !== undefined && ifMatch !== current.etag) return fail('s3:GetObject', objectArn, new HttpError(412, 'PreconditionFailed', 'If-Match failed'));
+      if (!current) {
+        return fail(readAction, objectArn, versionId !== null ? new HttpError(404, 'NoSuchVersion', 'The specified version does not exist.') : new HttpError(404, 'NoSuchKey', 'The specified key does not exist.'));
+      }
+      if (ifMatch !== undefined && ifMatch !== current.etag) return fail(readAction, objectArn, new HttpError(412, 'PreconditionFailed', 'If-Match failed'));
       if (ifNoneMatch !== undefined && ifNoneMatch === current.etag) {
-        record('s3:GetObject', objectArn, 304);
+        record(readAction, objectArn, 304);
         reply(304, { etag: current.etag });
         return;
       }
@@ -361,6 +432,7 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
         'last-modified': current.lastModified.toUTCString(),
         'accept-ranges': 'bytes',
         'content-type': 'application/octet-stream',
+        ...versionHeader(current),
       };
       const range = /^bytes=(\d*)-(\d*)$/.exec(header(req, 'range') ?? '');
       let payload = current.body;
@@ -369,13 +441,13 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
         const size = current.body.length;
         const start = range[1] === '' ? Math.max(0, size - Number(range[2])) : Number(range[1]);
         const end = range[1] === '' || range[2] === '' ? size - 1 : Math.min(Number(range[2]), size - 1);
-        if (start >= size && size > 0) return fail('s3:GetObject', objectArn, new HttpError(416, 'InvalidRange', 'The requested range is not satisfiable'));
+        if (start >= size && size > 0) return fail(readAction, objectArn, new HttpError(416, 'InvalidRange', 'The requested range is not satisfiable'));
         payload = current.body.subarray(start, end + 1);
         headers['content-range'] = `bytes ${start}-${end}/${size}`;
         status = 206;
       }
       headers['content-length'] = payload.length;
-      record('s3:GetObject', objectArn, status);
+      record(readAction, objectArn, status);
       reply(status, headers, method === 'HEAD' ? undefined : payload);
       return;
     }
@@ -579,6 +651,13 @@ export async function startAwsHttpFake(options: AwsHttpFakeOptions = {}): Promis
     sessions,
     busEvents,
     ecsTasks,
+    s3Events,
+    versioning(bucket) {
+      versionedBuckets.add(bucket);
+    },
+    notify(bucket) {
+      notifiedBuckets.add(bucket);
+    },
     principal(name) {
       const accessKeyId = `AKIA${createHash('sha256').update(name).digest('hex').slice(0, 16).toUpperCase()}`;
       principals.set(accessKeyId, name);

@@ -65,6 +65,11 @@ export interface S3Fake {
   /** Empties every bucket, drops pending injected failures and forgets recorded calls. */
   reset(): void;
   /**
+   * Every object write that succeeded (PUT, copy), in order, with its version id and a sequencer:
+   * what S3 Event Notifications would report as "Object Created" (reset clears it).
+   */
+  created(): readonly ObjectCreatedRecord[];
+  /**
    * Every request handled since the last `clearRequests()`, in the order they started, each with
    * the logical instants (a counter, not a clock) at which it started and finished.
    */
@@ -77,6 +82,14 @@ export interface S3Fake {
    * middleware stack (retries, fault injection) must run, see test/support/s3-faults.ts.
    */
   serve(commandName: string, input: object): Promise<{ $metadata: object }>;
+}
+
+export interface ObjectCreatedRecord {
+  readonly bucket: string;
+  readonly key: string;
+  readonly versionId: string;
+  readonly sequencer: string;
+  readonly time: Date;
 }
 
 /** The S3 request kinds the fake serves, named as S3's pricing names them. */
@@ -124,8 +137,12 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
     if (list === undefined) byKey.set(key, (list = []));
     return list;
   };
-  const newVersion = (name: string, key: string, object: FakeObject | undefined) =>
-    versionsOf(name, key).push({ versionId: `v${String(++versionSeq).padStart(10, '0')}`, lastModified: object?.lastModified ?? new Date(), ...(object ? { object } : {}) });
+  const newVersion = (name: string, key: string, object: FakeObject | undefined) => {
+    const versionId = `v${String(++versionSeq).padStart(10, '0')}`;
+    versionsOf(name, key).push({ versionId, lastModified: object?.lastModified ?? new Date(), ...(object ? { object } : {}) });
+    return versionId;
+  };
+  const createdLog: ObjectCreatedRecord[] = [];
   const failures: { bucket?: string; key: string; error: Error }[] = [];
   const log: S3Request[] = [];
   let latency = options.latency;
@@ -176,7 +193,9 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
     const object = { body, etag: `"${createHash('md5').update(body).digest('hex')}"`, lastModified: new Date() };
     objects.set(key, object);
     const name = [...buckets].find(([, o]) => o === objects)![0];
-    newVersion(name, key, object);
+    const versionId = newVersion(name, key, object);
+    // The versioning counter grows with every write, so it serves as S3's per-key sequencer too.
+    createdLog.push({ bucket: name, key, versionId, sequencer: versionId.slice(1).padStart(16, '0'), time: object.lastModified });
     return object;
   };
 
@@ -361,11 +380,13 @@ export function createS3Fake(options: S3FakeOptions = {}): S3Fake {
     reset() {
       buckets.clear();
       versions.clear();
+      createdLog.length = 0;
       failures.length = 0;
       log.length = 0;
       mock.resetHistory();
     },
     requests: () => [...log],
+    created: () => [...createdLog],
     clearRequests() {
       log.length = 0;
     },

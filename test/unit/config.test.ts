@@ -30,7 +30,8 @@ describe('configuration from RASK_* variables', () => {
 
   it('gives the scheduled pass functions the AWS configuration and their switches, off unless set to true', () => {
     const aws = { RASK_REGISTRY_BUCKET: 'reg', RASK_WAREHOUSE_BUCKET: 'wh-b' };
-    expect(loadMaintenanceConfig(aws)).toEqual({ ...loadAwsConfig(aws), RASK_RECONCILE_REPAIR: false, RASK_ORPHANS_DELETE: false });
+    expect(loadMaintenanceConfig(aws)).toEqual({ ...loadAwsConfig(aws), RASK_RECONCILE_REPAIR: false, RASK_ORPHANS_DELETE: false, RASK_CHANGE_NOTIFICATIONS: false });
+    expect(loadMaintenanceConfig({ ...aws, RASK_CHANGE_NOTIFICATIONS: 'true' })).toMatchObject({ RASK_CHANGE_NOTIFICATIONS: true });
     expect(loadMaintenanceConfig({ ...aws, RASK_RECONCILE_REPAIR: 'true', RASK_ORPHANS_DELETE: 'false' })).toMatchObject({
       RASK_RECONCILE_REPAIR: true,
       RASK_ORPHANS_DELETE: false,

@@ -178,6 +178,11 @@ export function objectChangeLog(options: ObjectChangeLogOptions): ChangeLog {
   };
 }
 
+/** The cursor just before every entry appended at `time` or later (a key's time, then the lowest suffix). */
+export function cursorAt(time: Date): string {
+  return `${keyTime(time)}-00000000`;
+}
+
 /** The time a key (or a key's time prefix) begins with, in ms. */
 function timeOf(key: string): number {
   const t = key.slice(0, 19);
