@@ -22,23 +22,21 @@
  *
  *   nice -n 15 npx tsx bench/job-task-child.ts 4000000 128 IVF_PQ [max_minutes]
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { LanceDataEngine } from '../lib/adapters/lance/engine.js';
-import { ChildTaskRunner } from '../lib/adapters/local/child-task-runner.js';
 import { startLocalServer } from '../lib/app/server.js';
 import { loadLocalConfig } from '../lib/config.js';
 import { randomVectorsIpc } from '../test/support/random-vectors.js';
+import { load, runTimedTask } from './task-child-timing.js';
 
 const rows = Number(process.argv[2] ?? 1_000_000);
 const dim = Number(process.argv[3] ?? 128);
 const indexType = process.argv[4] ?? 'IVF_PQ';
 const maxMinutes = process.argv[5] === undefined ? undefined : Number(process.argv[5]);
 const BATCH = 100_000;
-const REPO = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'rask-task-bench-'));
@@ -63,13 +61,13 @@ async function main(): Promise<void> {
     return text ? (JSON.parse(text) as Record<string, unknown>) : {};
   };
   try {
-    console.log(`# ${indexType}, ${rows} × ${dim}-d float32, default parameters; cpus: ${availableParallelism()}; load at start: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(`# ${indexType}, ${rows} × ${dim}-d float32, default parameters; cpus: ${availableParallelism()}; load at start: ${load()}`);
     await post('/v1/namespace/bench/create', '{}');
     await post('/v1/table/bench%24vectors/create', randomVectorsIpc(1000, dim), 'application/vnd.apache.arrow.stream');
     const { location } = (await post('/v1/table/bench%24vectors/describe', '{}')) as { location: string };
     // The rest straight to the table's storage in large batches (a request body holds far less).
     const engine = new LanceDataEngine();
-    let t0 = performance.now();
+    const t0 = performance.now();
     for (let done = 1000; done < rows; done += BATCH) await engine.insert(location, randomVectorsIpc(Math.min(BATCH, rows - done), dim, done));
     console.log(`filled in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
@@ -81,80 +79,34 @@ async function main(): Promise<void> {
     if (before.properties['rask.tier'] !== 'task') throw new Error('the build was not routed to the task tier');
 
     // The server's own command (lib/app/server.ts, withLocalTaskTier), measured by time(1).
-    let peakKb = 0;
-    const lines: string[] = [];
-    const runner = new ChildTaskRunner({
-      command: ['/usr/bin/time', '-v', process.execPath, '--import', 'tsx', path.join(REPO, 'functions', 'job-task.ts')],
-      cwd: REPO,
-      env: {
-        ...process.env,
-        RASK_TASK_CONFIG_JSON: JSON.stringify(config),
-        ...(maxMinutes === undefined ? {} : { RASK_JOB_TASK_MAX_MS: String(Math.round(maxMinutes * 60_000)) }),
-      },
-      output: (line) => {
-        lines.push(line);
-        const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(line);
-        if (rss) peakKb = Number(rss[1]);
-      },
-    });
-    t0 = performance.now();
-    const task = await runner.start({ jobId: id, project: 'default', token: `${id}-bench` });
-    const progress = setInterval(() => {
-      const usage = childUsage(Number(task.slice('pid:'.length)));
-      const load = loadavg().map((l) => l.toFixed(1)).join(' ');
-      console.log(`progress ${((performance.now() - t0) / 1000).toFixed(0)} s: ${usage ? `child cpu ${usage.cpuSeconds.toFixed(1)} s, rss ${usage.rssMiB} MiB` : 'child not found'}; load ${load}`);
-    }, 30_000);
-    await runner.settled();
-    clearInterval(progress);
-    const wall = (performance.now() - t0) / 1000;
-    const ended = await runner.describe(task);
+    const child = await runTimedTask(config, id, maxMinutes);
     const after = await describe();
-    if (after.status !== 'Succeeded') throw new Error(`the job ended ${after.status}: ${JSON.stringify(after.properties)}\n${lines.slice(-30).join('\n')}`);
+    if (after.status !== 'Succeeded') throw new Error(`the job ended ${after.status}: ${JSON.stringify(after.properties)}\n${child.lines.slice(-30).join('\n')}`);
     const build = (Date.parse(after.properties['rask.finished_at']!) - Date.parse(after.properties['rask.started_at']!)) / 1000;
     const { indexes } = await engine.listIndices(location);
     const mb = (rows * dim * 4) / 1e6;
-    const cpu = (k: string) => Number(lines.find((l) => l.includes(k))?.split(': ').pop() ?? NaN);
     console.log('rows\tdim\tchild_wall_s\tbuild_s\tMB\tMB_per_s_wall\tMB_per_s_build\tpeak_rss_MiB\tuser_s\tsys_s\tindexed_rows\tattempts\tworker');
     console.log(
       [
         rows,
         dim,
-        wall.toFixed(1),
+        child.wallS.toFixed(1),
         build.toFixed(1),
         mb.toFixed(0),
-        (mb / wall).toFixed(2),
+        (mb / child.wallS).toFixed(2),
         (mb / build).toFixed(2),
-        (peakKb / 1024).toFixed(0),
-        cpu('User time (seconds)'),
-        cpu('System time (seconds)'),
+        child.peakRssMiB,
+        child.userS,
+        child.sysS,
         indexes[0]?.num_indexed_rows ?? 0,
         after.properties['rask.attempts'],
         after.properties['rask.worker'],
       ].join('\t'),
     );
-    console.log(`child: ${ended.stopReason}; load at end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(`child: ${child.stopReason}; load at end: ${load()}`);
   } finally {
     await server.close();
     rmSync(dataDir, { recursive: true, force: true });
-  }
-}
-
-/**
- * CPU seconds (user + sys) and RSS of the node process under `/usr/bin/time` (the runner's pid
- * is time's; the job runs in its only child), from /proc; undefined once it is gone.
- */
-function childUsage(timePid: number): { cpuSeconds: number; rssMiB: number } | undefined {
-  try {
-    const child = readFileSync(`/proc/${timePid}/task/${timePid}/children`, 'utf8').trim().split(/\s+/)[0];
-    if (!child) return undefined;
-    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-    const stat = readFileSync(`/proc/${child}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]);
-    const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child}/status`, 'utf8'))?.[1] ?? NaN);
-    return { cpuSeconds: ticks / 100, rssMiB: Math.round(rssKb / 1024) };
-  } catch {
-    return undefined;
   }
 }
 
