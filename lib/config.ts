@@ -404,11 +404,13 @@ const localSchema = z.object({
   RASK_JOBS_TASK_STOP_GRACE_MS: withDefault(integer(0), 30_000),
   /**
    * Routing by estimate at enqueue (docs/jobs.md, "Routing"): a vector index build above this
-   * many cost-rows (rows of a 128-d IVF_PQ build), and a rewrite above this many bytes, start on
-   * the task tier. Absent: the measured defaults (lib/queue/tiers.ts, DEFAULT_TIER_LIMITS).
+   * many cost-rows (rows of a 128-d IVF_PQ build), a backfill and a maintenance sweep above their
+   * byte budgets, start on the task tier. Absent: the measured defaults (lib/queue/tiers.ts,
+   * DEFAULT_TIER_LIMITS).
    */
   RASK_JOBS_TASK_INDEX_COST_ROWS: z.optional(integer(1)),
-  RASK_JOBS_TASK_REWRITE_BYTES: z.optional(integer(1)),
+  RASK_JOBS_TASK_BACKFILL_BYTES: z.optional(integer(1)),
+  RASK_JOBS_TASK_SWEEP_BYTES: z.optional(integer(1)),
   /** A job's lease and its renewal period (docs/jobs.md, the policy table); the crash tests shorten them. */
   RASK_JOBS_LEASE_MS: withDefault(integer(1000), 120_000),
   RASK_JOBS_HEARTBEAT_MS: withDefault(integer(100), 20_000),
@@ -481,11 +483,13 @@ const awsSchema = z.object({
   RASK_JOBS_TASK_CONCURRENCY: withDefault(integer(1, 1000), 4),
   /**
    * Routing by estimate at enqueue (docs/jobs.md, "Routing"): a vector index build above this
-   * many cost-rows (rows of a 128-d IVF_PQ build), and a rewrite above this many bytes, start on
-   * the task tier. Absent: the measured defaults (lib/queue/tiers.ts, DEFAULT_TIER_LIMITS).
+   * many cost-rows (rows of a 128-d IVF_PQ build), a backfill and a maintenance sweep above their
+   * byte budgets, start on the task tier. Absent: the measured defaults (lib/queue/tiers.ts,
+   * DEFAULT_TIER_LIMITS).
    */
   RASK_JOBS_TASK_INDEX_COST_ROWS: z.optional(integer(1)),
-  RASK_JOBS_TASK_REWRITE_BYTES: z.optional(integer(1)),
+  RASK_JOBS_TASK_BACKFILL_BYTES: z.optional(integer(1)),
+  RASK_JOBS_TASK_SWEEP_BYTES: z.optional(integer(1)),
   ...s3Settings,
   ...common,
 });

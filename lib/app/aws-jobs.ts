@@ -50,7 +50,7 @@ function ecsTaskTier(config: AwsConfig): TaskTier | undefined {
     runner: { ...runner, kind: 'ecs' },
     concurrency: config.RASK_JOBS_TASK_CONCURRENCY,
     graceMs: DEFAULT_TASK_GRACE_MS,
-    limits: tierLimits({ createIndexCostRows: config.RASK_JOBS_TASK_INDEX_COST_ROWS, rewriteBytes: config.RASK_JOBS_TASK_REWRITE_BYTES }),
+    limits: tierLimits({ createIndexCostRows: config.RASK_JOBS_TASK_INDEX_COST_ROWS, backfillBytes: config.RASK_JOBS_TASK_BACKFILL_BYTES, sweepBytes: config.RASK_JOBS_TASK_SWEEP_BYTES }),
   };
 }
 

@@ -225,6 +225,6 @@ function localTaskTier(config: LocalConfig): TaskTier | undefined {
     runner,
     concurrency: config.RASK_JOBS_TASK_CONCURRENCY,
     graceMs: LOCAL_TASK_GRACE_MS,
-    limits: tierLimits({ createIndexCostRows: config.RASK_JOBS_TASK_INDEX_COST_ROWS, rewriteBytes: config.RASK_JOBS_TASK_REWRITE_BYTES }),
+    limits: tierLimits({ createIndexCostRows: config.RASK_JOBS_TASK_INDEX_COST_ROWS, backfillBytes: config.RASK_JOBS_TASK_BACKFILL_BYTES, sweepBytes: config.RASK_JOBS_TASK_SWEEP_BYTES }),
   };
 }

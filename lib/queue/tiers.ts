@@ -62,7 +62,10 @@ export interface JobEstimate {
 /** Above these a job starts on the task tier. */
 export interface TierLimits {
   readonly createIndexCostRows: number;
-  readonly rewriteBytes: number;
+  /** A `backfill`'s estimated bytes (rows × bytes per row). */
+  readonly backfillBytes: number;
+  /** A `maintenance_sweep`'s estimated bytes (the below-target fragments it compacts). */
+  readonly sweepBytes: number;
 }
 
 /**
@@ -74,21 +77,45 @@ export interface TierLimits {
  * margin; the limit is kept at 2M because everything the bench cannot see (Lambda's cores, the
  * read from S3, heavier build parameters) is on the slow side, and a build sent to a task
  * needlessly costs a start and cents, one kept on the function too long a 15-minute attempt.
- * Memory does not bound it (604 MiB–1.1 GiB against 4 GiB). `rewriteBytes` has no measured
- * slope yet (compaction and backfill MB/s are not measured): it is a placeholder to set from
- * that measurement, and escalation by experience covers a table it lets through.
+ * Memory does not bound it (604 MiB–1.1 GiB against 4 GiB).
+ *
+ * The byte budgets, by the same rule (the slowest measured rate over the job's own time ×
+ * the function's 10 guaranteed minutes, halved, rounded down), from bench/job-task-rewrite.ts
+ * through the same child-process runner (docs/benchmarks.md, "Compaction and backfill through
+ * the task runner"; docs/index-builds.md, "Ceilings per tier"):
+ * - `sweepBytes` **2 GiB**: compaction ran at 9.8–92 MB/s of below-target fragments (200 MB to
+ *   1 GB, 200 to 1,000 fragments), 9.8 at load 21; 600 s × 9.8 MB/s ÷ 2 = 2.9 GB. It needs
+ *   little CPU (130–180 MB per CPU-second without the child's start-up): its time is waiting,
+ *   for a share of the loaded machine and for the disk, and S3 is further away than that disk.
+ * - `backfillBytes` **768 MiB** of what the fill reads (rows × (key + the binding's inputs)):
+ *   the column-only fill ran at 3.1–17 MB/s (200 MB to 1 GB; 3.1 at load 21), 600 s × 3.1 ÷ 2
+ *   = 0.93 GB. Its CPU per MB grows with the table (0.03 CPU-s at 400k rows, 0.044 at 2M; likely
+ *   each slice's merge on the key, over a larger table), and so does its peak RSS (0.7–0.8 GiB → 1.15 GiB
+ *   of the function's 4 GiB), so a budget above the sizes measured would extrapolate upwards.
+ * No door passes a byte estimate yet (docs/jobs.md, "Routing"): until one does, backfills and
+ * sweeps reach the task tier by experience, and these are what an estimate will be held to.
  */
 export const DEFAULT_TIER_LIMITS: TierLimits = {
   createIndexCostRows: 2_000_000,
-  rewriteBytes: 16 * 1024 ** 3,
+  backfillBytes: 768 * 1024 ** 2,
+  sweepBytes: 2 * 1024 ** 3,
 };
 
-/** The defaults with what a deployment set (RASK_JOBS_TASK_INDEX_COST_ROWS, RASK_JOBS_TASK_REWRITE_BYTES); unset keys keep theirs. */
-export function tierLimits(set: { readonly createIndexCostRows?: number; readonly rewriteBytes?: number }): TierLimits {
+/** The defaults with what a deployment set (RASK_JOBS_TASK_INDEX_COST_ROWS, RASK_JOBS_TASK_BACKFILL_BYTES, RASK_JOBS_TASK_SWEEP_BYTES); unset keys keep theirs. */
+export function tierLimits(set: Partial<TierLimits>): TierLimits {
   return {
     createIndexCostRows: set.createIndexCostRows ?? DEFAULT_TIER_LIMITS.createIndexCostRows,
-    rewriteBytes: set.rewriteBytes ?? DEFAULT_TIER_LIMITS.rewriteBytes,
+    backfillBytes: set.backfillBytes ?? DEFAULT_TIER_LIMITS.backfillBytes,
+    sweepBytes: set.sweepBytes ?? DEFAULT_TIER_LIMITS.sweepBytes,
   };
+}
+
+/** The byte budget of a job type; undefined for a type that has none (it is not routed by bytes). */
+function byteBudget(type: string, limits: TierLimits): number | undefined {
+  if (type === 'backfill') return limits.backfillBytes;
+  // The maintenance fan-out's job type (lib/maintenance/fan-out.ts, SWEEP_TABLE_JOB; the queue sits below maintenance).
+  if (type === 'maintenance_sweep') return limits.sweepBytes;
+  return undefined;
 }
 
 /**
@@ -111,9 +138,10 @@ export function routeByEstimate(type: string, estimate: JobEstimate | undefined,
     const over = estimate.costRows > limits.createIndexCostRows;
     return { tier: over ? 'task' : 'function', reason: `estimate: ${Math.round(estimate.costRows)} cost-rows ${over ? '>' : '≤'} ${limits.createIndexCostRows} (${type})` };
   }
-  if (estimate.bytes !== undefined) {
-    const over = estimate.bytes > limits.rewriteBytes;
-    return { tier: over ? 'task' : 'function', reason: `estimate: ${Math.round(estimate.bytes)} bytes ${over ? '>' : '≤'} ${limits.rewriteBytes} (${type})` };
+  const budget = byteBudget(type, limits);
+  if (estimate.bytes !== undefined && budget !== undefined) {
+    const over = estimate.bytes > budget;
+    return { tier: over ? 'task' : 'function', reason: `estimate: ${Math.round(estimate.bytes)} bytes ${over ? '>' : '≤'} ${budget} (${type})` };
   }
   return undefined;
 }

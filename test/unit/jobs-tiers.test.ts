@@ -20,7 +20,7 @@ import { dispatchTasks } from '../../lib/queue/dispatch.js';
 import { alterJob, describeJob, enqueue } from '../../lib/queue/jobs.js';
 import { parseActions } from '../../lib/queue/alter.js';
 import { jobContext, type TaskTier } from '../../lib/queue/context.js';
-import { DEFAULT_TIER_LIMITS } from '../../lib/queue/tiers.js';
+import { DEFAULT_TIER_LIMITS, routeByEstimate, tierLimits } from '../../lib/queue/tiers.js';
 import { manualClock, type ManualClock } from '../support/clock.js';
 import { servicesOver, type ServicesFixture } from '../support/services.js';
 
@@ -293,5 +293,20 @@ describe('routing (manual clock)', () => {
     expect((await describeJob(jobContext(s), small.id)).properties).toMatchObject({ 'rask.tier': 'function', 'rask.tier_reason': 'estimate: 300 cost-rows ≤ 2000000 (create_index)' });
     const plain = await enqueue(jobContext(f.services), { type: 'create_index', params: {}, estimate: { costRows: 4_000_000 } });
     expect((await describeJob(jobContext(f.services), plain.id)).properties).toMatchObject({ 'rask.tier': 'function', 'rask.tier_reason': 'estimate: 4000000 cost-rows > 2000000 (create_index), but no task tier is configured' });
+  });
+
+  it('routes a backfill and a sweep by their own byte budgets, and a type without one not by bytes', () => {
+    const { backfillBytes, sweepBytes } = DEFAULT_TIER_LIMITS;
+    for (const [type, budget] of [['backfill', backfillBytes], ['maintenance_sweep', sweepBytes]] as const) {
+      expect(routeByEstimate(type, { bytes: budget + 1 }, DEFAULT_TIER_LIMITS)).toEqual({ tier: 'task', reason: `estimate: ${budget + 1} bytes > ${budget} (${type})` });
+      expect(routeByEstimate(type, { bytes: budget }, DEFAULT_TIER_LIMITS)).toEqual({ tier: 'function', reason: `estimate: ${budget} bytes ≤ ${budget} (${type})` });
+    }
+    // Each budget is its own: 500 bytes are over a backfill's 100 and under a sweep's 1000.
+    const limits = tierLimits({ backfillBytes: 100, sweepBytes: 1000 });
+    expect(routeByEstimate('backfill', { bytes: 500 }, limits)?.tier).toBe('task');
+    expect(routeByEstimate('maintenance_sweep', { bytes: 500 }, limits)?.tier).toBe('function');
+    expect(routeByEstimate('purge_table', { bytes: 10 * Math.max(backfillBytes, sweepBytes) }, DEFAULT_TIER_LIMITS)).toBeUndefined();
+    // A deployment's setting replaces one budget and keeps the other.
+    expect(tierLimits({ sweepBytes: 5 })).toEqual({ ...DEFAULT_TIER_LIMITS, sweepBytes: 5 });
   });
 });
