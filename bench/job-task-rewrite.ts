@@ -98,7 +98,7 @@ async function main(): Promise<void> {
     const own = await createLocalApp(config, { handlers: {} });
     const queue = jobContext(own.services).queue;
     const queued = await queue.read(id);
-    if (!queued || queued.value.status !== 'Queued') throw new Error(`job ${id} is not queued: ${JSON.stringify(queued?.value)}`);
+    if (queued?.value.status !== 'Queued') throw new Error(`job ${id} is not queued: ${JSON.stringify(queued?.value)}`);
     await queue.replace({ ...queued.value, tier: 'task', tierReason: 'bench/job-task-rewrite.ts: routed to the task tier by hand' }, queued.etag);
 
     const child = await runTimedTask(config, id);

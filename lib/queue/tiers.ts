@@ -85,11 +85,12 @@ export interface TierLimits {
  * the task runner"; docs/index-builds.md, "Ceilings per tier"):
  * - `sweepBytes` **2 GiB**: compaction ran at 9.8–92 MB/s of below-target fragments (200 MB to
  *   1 GB, 200 to 1,000 fragments), 9.8 at load 21; 600 s × 9.8 MB/s ÷ 2 = 2.9 GB. It needs
- *   little CPU (130–180 MB per CPU-second without the child's start-up): its time is waiting,
- *   for a share of the loaded machine and for the disk, and S3 is further away than that disk.
+ *   little CPU (51–230 MB per CPU-second without the child's start-up; tiny fragments cost
+ *   most): its time is waiting, for a share of the loaded machine and for the disk, and S3 is
+ *   further away than that disk.
  * - `backfillBytes` **768 MiB** of what the fill reads (rows × (key + the binding's inputs)):
  *   the column-only fill ran at 3.1–17 MB/s (200 MB to 1 GB; 3.1 at load 21), 600 s × 3.1 ÷ 2
- *   = 0.93 GB. Its CPU per MB grows with the table (0.03 CPU-s at 400k rows, 0.044 at 2M; likely
+ *   = 0.93 GB. Its CPU per MB grows with the table (0.03 CPU-s at 400k rows, 0.043 at 2M; likely
  *   each slice's merge on the key, over a larger table), and so does its peak RSS (0.7–0.8 GiB → 1.15 GiB
  *   of the function's 4 GiB), so a budget above the sizes measured would extrapolate upwards.
  * No door passes a byte estimate yet (docs/jobs.md, "Routing"): until one does, backfills and
