@@ -26,7 +26,8 @@ import type { ObjectCreated } from '../lib/maintenance/change-notifications.js';
 import { metaHandlers } from '../lib/operations/handlers-meta.js';
 import { callAsAdmin } from '../test/support/admin-call.js';
 import { createEventBridgeFake } from '../test/support/eventbridge-fake.js';
-import { createS3Fake, type S3Request } from '../test/support/s3-fake.js';
+import { createS3Fake } from '../test/support/s3-fake.js';
+import { countByOp as count, formatPerUnit as fmt } from '../test/support/s3-requests.js';
 
 const arg = (name: string, fallback: number) => Number(process.argv[process.argv.indexOf(`--${name}`) + 1] || fallback) || fallback;
 const T = arg('tables', 1000);
@@ -52,15 +53,6 @@ const options = { client: s3.client, eventBridge: eb.client, now, sleep: async (
 const withNotifications = await createAwsRelay(loadMaintenanceConfig({ ...ENV, RASK_CHANGE_NOTIFICATIONS: 'true' }), options);
 const scanOnly = await createAwsRelay(loadMaintenanceConfig(ENV), options);
 
-const count = (rs: readonly S3Request[]) => {
-  const by: Record<string, number> = {};
-  for (const r of rs) by[r.op] = (by[r.op] ?? 0) + 1;
-  return by;
-};
-const fmt = (by: Record<string, number>, per: number) =>
-  Object.entries(by)
-    .map(([op, c]) => `${op} ${(c / per).toFixed(3)}`)
-    .join(', ') || '-';
 /** What the rules pass on (infra/constructs/change-relay.ts): the log's entries, main-branch-or-not manifests. */
 let seen = 0;
 const notifications = (): ObjectCreated[] => {

@@ -13,7 +13,8 @@ import { loadAwsConfig, loadMaintenanceConfig } from '../lib/config.js';
 import { metaHandlers } from '../lib/operations/handlers-meta.js';
 import { callAsAdmin } from '../test/support/admin-call.js';
 import { createEventBridgeFake } from '../test/support/eventbridge-fake.js';
-import { createS3Fake, type S3Request } from '../test/support/s3-fake.js';
+import { createS3Fake } from '../test/support/s3-fake.js';
+import { countByOp as count, formatPerUnit as fmt } from '../test/support/s3-requests.js';
 
 const n = Number(process.argv[process.argv.indexOf('--changes') + 1] || 1000) || 1000;
 const ENV = { RASK_REGISTRY_BUCKET: 'registry-bucket', RASK_WAREHOUSE_BUCKET: 'wh-bucket', AWS_REGION: 'us-east-1', RASK_EVENT_BUS_NAME: 'bus' };
@@ -32,15 +33,6 @@ await ok('/v1/namespace/ns/create', { id: ['ns'] });
 let ahead = 0;
 const relay = await createAwsRelay(loadMaintenanceConfig(ENV), { client: s3.client, eventBridge: eb.client, now: () => new Date(Date.now() + ahead), sleep: async () => {} });
 await relay.run(Date.now() + 600_000); // the first cycle: the state and the one namespace event
-const count = (rs: readonly S3Request[]) => {
-  const by: Record<string, number> = {};
-  for (const r of rs) by[r.op] = (by[r.op] ?? 0) + 1;
-  return by;
-};
-const fmt = (by: Record<string, number>, per: number) =>
-  Object.entries(by)
-    .map(([op, c]) => `${op} ${(c / per).toFixed(3)}`)
-    .join(', ');
 
 s3.clearRequests();
 for (let i = 0; i < n; i++) await ok(`/v1/table/ns%24t${i}/declare`, { id: ['ns', `t${i}`] });

@@ -30,6 +30,7 @@ import type { ObjectCreated } from '../../lib/maintenance/change-notifications.j
 import { metaHandlers } from '../../lib/operations/handlers-meta.js';
 import { callAsAdmin } from '../support/admin-call.js';
 import { s3ObjectCreatedEvent } from '../support/aws-http-fake.js';
+import { busChanges, loggedChanges } from '../support/change-log-reads.js';
 import { createEventBridgeFake, type EventBridgeFake } from '../support/eventbridge-fake.js';
 import { createS3Fake, type ObjectCreatedRecord, type S3Fake } from '../support/s3-fake.js';
 
@@ -57,8 +58,8 @@ describe('S3 Event Notifications through the change relay (S3 and EventBridge fa
     expect(res.status, res.text).toBe(200);
     return JSON.parse(res.text || 'null');
   };
-  const logged = () => [...s3.bucketContents(REGISTRY).entries()].filter(([k]) => k.startsWith('registry/changes/')).map(([, v]) => JSON.parse(v.toString('utf8')));
-  const onBus = () => eb.accepted(BUS).map((a) => JSON.parse(a.entry.Detail!));
+  const logged = () => loggedChanges(s3, REGISTRY);
+  const onBus = () => busChanges(eb, BUS);
   /** The notifications of every write since the last delivery, as the rules pass them on. */
   const pending = () => {
     const all = s3.created();

@@ -22,6 +22,7 @@ import { loadAwsConfig, loadMaintenanceConfig } from '../../lib/config.js';
 import type { Router } from '../../lib/http/router.js';
 import { metaHandlers } from '../../lib/operations/handlers-meta.js';
 import { callAsAdmin } from '../support/admin-call.js';
+import { busChanges, loggedChanges } from '../support/change-log-reads.js';
 import { createEventBridgeFake, type EventBridgeFake } from '../support/eventbridge-fake.js';
 import { prng } from '../support/prng.js';
 import { createS3Fake, type S3Fake } from '../support/s3-fake.js';
@@ -71,9 +72,8 @@ describe('changes whose function died before its append are recovered by the rel
   let healthy: Router;
   const later = (ms = 200_000) => vi.setSystemTime(Date.now() + ms);
   const classMock = mockClient(EventBridgeClient);
-  const logged = () =>
-    [...s3.bucketContents(REGISTRY).entries()].filter(([k]) => k.startsWith('registry/changes/')).map(([, v]) => JSON.parse(v.toString('utf8')));
-  const onBus = () => eb.accepted(BUS).map((a) => JSON.parse(a.entry.Detail!));
+  const logged = () => loggedChanges(s3, REGISTRY);
+  const onBus = () => busChanges(eb, BUS);
 
   beforeAll(async () => {
     vi.useFakeTimers({ toFake: ['Date'] });

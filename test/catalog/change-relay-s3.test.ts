@@ -23,6 +23,7 @@ import { loadAwsConfig, loadMaintenanceConfig } from '../../lib/config.js';
 import type { Router } from '../../lib/http/router.js';
 import { metaHandlers } from '../../lib/operations/handlers-meta.js';
 import { callAsAdmin } from '../support/admin-call.js';
+import { busChanges, loggedChanges } from '../support/change-log-reads.js';
 import { createEventBridgeFake, type EventBridgeFake } from '../support/eventbridge-fake.js';
 import { createS3Fake, type S3Fake } from '../support/s3-fake.js';
 
@@ -46,8 +47,8 @@ describe('the change log and the relay on AWS (S3 and EventBridge fakes)', () =>
     expect(res.status, res.text).toBe(200);
     return JSON.parse(res.text || 'null');
   };
-  const logged = () => [...s3.bucketContents(REGISTRY).entries()].filter(([k]) => k.startsWith('registry/changes/')).map(([, v]) => JSON.parse(v.toString('utf8')));
-  const onBus = () => eb.accepted(BUS).map((a) => JSON.parse(a.entry.Detail!));
+  const logged = () => loggedChanges(s3, REGISTRY);
+  const onBus = () => busChanges(eb, BUS);
 
   beforeAll(async () => {
     vi.useFakeTimers({ toFake: ['Date'] });

@@ -20,3 +20,19 @@ export function criticalPath(requests: readonly S3Request[]): number {
   }
   return longest;
 }
+
+/** Requests counted by operation (`GetObject: 3, PutObject: 1`), as the cost benches report them. */
+export function countByOp(requests: readonly S3Request[]): Record<string, number> {
+  const by: Record<string, number> = {};
+  for (const r of requests) by[r.op] = (by[r.op] ?? 0) + 1;
+  return by;
+}
+
+/** `countByOp`'s figures per unit of work (`per` changes, cycles, …), three decimals. */
+export function formatPerUnit(by: Record<string, number>, per: number): string {
+  return (
+    Object.entries(by)
+      .map(([op, c]) => `${op} ${(c / per).toFixed(3)}`)
+      .join(', ') || '-'
+  );
+}
