@@ -12,7 +12,7 @@
  * floor (and which goes first), so a busy machine slows both alike; each figure is the median over
  * the rounds, and the ratio's spread is given per round.
  *
- *   npm run bench:cold -- [--rounds 9] [--synth] [--only data-query,data-inspect,meta-describe]
+ *   npm run bench:cold -- [--rounds 9] [--synth] [--only data-query,data-inspect,meta-describe,meta-describe-member]
  *       [--against OTHER_CDK_OUT] [--profile DIR] [--env KEY=VALUE]…
  *
  * `--against` runs a second build's data and metadata assets (e.g. `npm run synth` in an export
@@ -268,6 +268,8 @@ async function main(): Promise<void> {
     const vector = Array.from({ length: DIM }, (_, j) => Math.cos(j));
     const queryEvent = () => apiEvent('POST', '/v1/table/cold%24items/query', { json: { vector, k: 10 } });
     const inspectEvent = { rask: 'inspect', location, selection: {} };
+    const memberDescribe = () =>
+      apiEvent('POST', '/v1/table/cold%24items/describe', { json: {}, authorizer: { principal: 'member', platformAdmin: 'false', via: 'api-key', principalId: 'member' } });
     const okInspect = (m: Marks) => {
       for (const c of m.calls) if (c.status !== 200) throw new Error('the inspection failed');
     };
@@ -300,6 +302,24 @@ async function main(): Promise<void> {
           handler: meta.handler,
           events: [apiEvent('POST', '/v1/table/cold%24items/describe', { json: {} }), apiEvent('POST', '/v1/table/cold%24items/describe', { json: {} })],
           check: expectStatus(200, 'DescribeTable (--against)'),
+        },
+      },
+      {
+        // A principal that is not a platform administrator and holds no grant: the policy engine
+        // decides (and denies, 403), so this cold path pays for the engine where the admin's does not.
+        name: 'meta-describe-member',
+        label: 'meta: DescribeTable by a member (engine decides: 403)',
+        rask: {
+          layout: metaLayout,
+          handler: meta.handler,
+          events: [memberDescribe(), memberDescribe()],
+          check: expectStatus(403, 'DescribeTable by a member'),
+        },
+        against: metaAgainst && {
+          layout: metaAgainst,
+          handler: meta.handler,
+          events: [memberDescribe(), memberDescribe()],
+          check: expectStatus(403, 'DescribeTable by a member (--against)'),
         },
       },
     ].filter((s) => !values.only || values.only.split(',').includes(s.name));

@@ -11,7 +11,6 @@ import type { HandlerMap } from '../lib/contract/request.js';
 import type { DatasetInspector } from '../lib/ports/dataset-inspector.js';
 import { lazyPort } from '../lib/ports/lazy.js';
 import { initContainer } from '../lib/app/container-init.js';
-import { preparePolicyEngine } from '../lib/governance/policy-engine.js';
 
 /**
  * The metadata functions' composition (no LanceDB), shared by the grouped function
@@ -32,8 +31,12 @@ export function metaApi(service: string, handlers: HandlerMap<CatalogServices>) 
     }, { inspect: true });
   };
   const router = lazyAwsRouter(handlers, (config) => ({ inspector: inspector(config) }), { logger, instrument });
-  // During init (lib/app/container-init.ts): the first registry reads, then the policy engine.
-  void initContainer(router, [preparePolicyEngine]);
+  // During init (lib/app/container-init.ts): the first registry reads only. Not the policy
+  // engine: compiled during init it added a fifth to a platform administrator's cold DescribeTable
+  // (CPU to the first answer) and took module load past 150 ms, while a member's first request,
+  // which starts it beside its own registry reads (lib/governance/guard.ts), answered no sooner
+  // for it (docs/benchmarks.md, "Cold starts: the metadata entry's init, the S3 client, esbuild").
+  void initContainer(router, []);
   // The web console's files, written beside this bundle by infra/bundling.ts (docs/console.md).
   const consoleFiles = consoleAssetsIn(path.join(path.dirname(fileURLToPath(import.meta.url)), 'console'));
   const api = lambdaHandler(async () => withConsole(await router(), consoleFiles), logger, apiObserver(logger, metrics));

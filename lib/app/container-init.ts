@@ -6,9 +6,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
  * with full CPU before the first request, so the entries start the app (its first registry reads
  * go out at once) and then, one turn of the event loop each while those reads are in flight, the
  * slow synchronous loads the first call would otherwise wait for: LanceDB's native module in the
- * data and jobs functions, the policy engine in the API functions. A request that needs a step
- * finds it done or joins it (each step is idempotent), and one that needs none (a platform
- * administrator's, for the policy engine) never waits.
+ * data and jobs functions. A request that needs a step finds it done or joins it (each step is
+ * idempotent). The policy engine is no step: a platform administrator's request never needs it,
+ * so it is compiled by the first request that does (lib/governance/guard.ts).
  *
  * The returned promise settles (never rejects) once every step has run; the app's start is not
  * waited for. The data and jobs entries await it at their top level, so that LanceDB's load is

@@ -175,8 +175,8 @@ async function admit(settings: GuardSettings, request: Admission, base: CatalogS
   // (docs/governance.md, "Destinations, force and tenants"). A platform administrator is
   // allowed everything: no grants to read.
   const readsGrants = settings.mode !== 'off' && project !== undefined && !caller.platformAdmin;
-  // A caller the engine decides: its compilation (once per process; usually done during init,
-  // lib/app/container-init.ts) overlaps the reads below instead of following them.
+  // A caller the engine decides: its compilation (once per process, on the first request that
+  // needs it) overlaps the reads below instead of following them.
   if (settings.mode !== 'off' && !caller.platformAdmin) void preparePolicyEngine();
   const [record, stored] = await Promise.all([
     project ? cachedProject(base.registry, project) : undefined,

@@ -21,8 +21,10 @@ export function policyParts(files: Readonly<Record<string, string>> = CEDAR_POLI
  *   131 ms of every cold container;
  * - the policy set without grant links is parsed once per container (`BASE_SET`), each distinct
  *   set of links once (the LRU below);
- * - `preparePolicyEngine()` compiles the module and parses the base set during init
- *   (functions/*: the Lambda entries call it), so the first decision does not;
+ * - `preparePolicyEngine()` compiles the module and parses the base set; the guard calls it as
+ *   soon as a request needs the engine, so it runs beside that request's registry reads. No entry
+ *   compiles it during init: that cost every platform administrator's cold start a fifth of its
+ *   CPU and gained a member's nothing (measured, issue #37);
  * - the WebAssembly is compiled with V8's baseline compiler only (`--liftoff-only`, set through
  *   `node:v8` before the module compiles): V8 otherwise re-compiles the hot functions with its
  *   optimizing compiler on background threads, which took the CPU from LanceDB's load (its

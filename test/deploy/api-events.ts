@@ -9,7 +9,7 @@ let counter = 0;
 export function apiEvent(
   method: 'GET' | 'POST',
   path: string,
-  options: { query?: Record<string, string>; json?: unknown; binary?: Uint8Array; headers?: Record<string, string> } = {},
+  options: { query?: Record<string, string>; json?: unknown; binary?: Uint8Array; headers?: Record<string, string>; authorizer?: Record<string, string> } = {},
 ): APIGatewayProxyEvent {
   const headers: Record<string, string> = { Host: 'abc123.execute-api.us-east-1.amazonaws.com', ...options.headers };
   if (options.json !== undefined) headers['Content-Type'] = 'application/json';
@@ -40,7 +40,8 @@ export function apiEvent(
       requestTimeEpoch: Date.now(),
       // What the deployed authorizer returns for the admin key (functions/authorizer.ts), as API
       // Gateway hands it on; lib/governance/guard.ts (mode `authorizer`) takes the caller from it.
-      authorizer: { principal: 'admin', platformAdmin: 'true', via: 'admin-key', principalId: 'rask-admin' },
+      // `options.authorizer` stands for another principal's context.
+      authorizer: options.authorizer ?? { principal: 'admin', platformAdmin: 'true', via: 'admin-key', principalId: 'rask-admin' },
     },
   } as unknown as APIGatewayProxyEvent;
 }
