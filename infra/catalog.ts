@@ -55,6 +55,10 @@ export interface RaskScheduleSettings {
   readonly jobsTaskConcurrency?: number;
   /** Cost rows of an index build above which it goes straight to the task tier (`rask:jobsTaskIndexCostRows`). */
   readonly jobsTaskIndexCostRows?: number;
+  /** Estimated bytes a backfill reads above which it goes straight to the task tier (`rask:jobsTaskBackfillBytes`). */
+  readonly jobsTaskBackfillBytes?: number;
+  /** Estimated bytes a sweep compacts above which it goes straight to the task tier (`rask:jobsTaskSweepBytes`). */
+  readonly jobsTaskSweepBytes?: number;
 }
 
 /** The context keys of `RaskScheduleSettings`, for the standalone app (infra/rask-app.ts). */
@@ -75,6 +79,8 @@ export const SCHEDULE_SETTING_KEYS = [
   'jobsTaskMaxMinutes',
   'jobsTaskConcurrency',
   'jobsTaskIndexCostRows',
+  'jobsTaskBackfillBytes',
+  'jobsTaskSweepBytes',
 ] as const satisfies readonly (keyof RaskScheduleSettings)[];
 
 /** The catalog's settings of infra/config.ts: all but the state's (taken from `state`) and the stack name. */

@@ -43,6 +43,20 @@ export interface JobTaskSettings {
    * (lib/queue/tiers.ts).
    */
   readonly indexCostRows?: number;
+  /** A backfill estimated to read more bytes than this starts on the task tier (RASK_JOBS_TASK_BACKFILL_BYTES). */
+  readonly backfillBytes?: number;
+  /** A sweep estimated to compact more bytes than this starts on the task tier (RASK_JOBS_TASK_SWEEP_BYTES). */
+  readonly sweepBytes?: number;
+}
+
+/** The routing limits a deployment set, as the environment of every function that queues jobs (absent: lib/queue/tiers.ts's defaults). */
+function routingEnvironment(settings: Pick<JobTaskSettings, 'indexCostRows' | 'backfillBytes' | 'sweepBytes'>): [string, string][] {
+  const set: [string, number | undefined][] = [
+    ['RASK_JOBS_TASK_INDEX_COST_ROWS', settings.indexCostRows],
+    ['RASK_JOBS_TASK_BACKFILL_BYTES', settings.backfillBytes],
+    ['RASK_JOBS_TASK_SWEEP_BYTES', settings.sweepBytes],
+  ];
+  return set.filter((e): e is [string, number] => e[1] !== undefined).map(([k, v]) => [k, String(v)]);
 }
 
 export const DEFAULT_JOB_TASK: JobTaskSettings = { cpu: 8, memoryMb: 32_768, maxMinutes: 480, concurrency: 4 };
@@ -56,7 +70,7 @@ const FARGATE_MEMORY: Readonly<Record<number, readonly [number, number]>> = {
   16: [32_768, 122_880],
 };
 
-/** `rask:jobsTaskTier=on` builds the tier; `rask:jobsTaskCpu`, `…MemoryMb`, `…MaxMinutes`, `…Concurrency` size it; `…IndexCostRows` routes to it. */
+/** `rask:jobsTaskTier=on` builds the tier; `rask:jobsTaskCpu`, `…MemoryMb`, `…MaxMinutes`, `…Concurrency` size it; `…IndexCostRows`, `…BackfillBytes`, `…SweepBytes` route to it. */
 export function jobTaskSettingsFromContext(node: Node): JobTaskSettings | undefined {
   const tier = node.tryGetContext('rask:jobsTaskTier');
   if (tier === undefined || tier === 'off' || tier === false || tier === 'false') return undefined;
@@ -75,13 +89,18 @@ export function jobTaskSettingsFromContext(node: Node): JobTaskSettings | undefi
   if (memoryMb < range[0] || memoryMb > range[1] || memoryMb % 1024 !== 0) {
     throw new Error(`rask:jobsTaskMemoryMb must be a multiple of 1024 from ${range[0]} to ${range[1]} for ${cpu} vCPU; got ${memoryMb}`);
   }
-  const indexCostRows = node.tryGetContext('rask:jobsTaskIndexCostRows') === undefined ? undefined : whole('rask:jobsTaskIndexCostRows', 0);
+  const optional = (key: string) => (node.tryGetContext(key) === undefined ? undefined : whole(key, 0));
+  const indexCostRows = optional('rask:jobsTaskIndexCostRows');
+  const backfillBytes = optional('rask:jobsTaskBackfillBytes');
+  const sweepBytes = optional('rask:jobsTaskSweepBytes');
   return {
     cpu,
     memoryMb,
     maxMinutes: whole('rask:jobsTaskMaxMinutes', DEFAULT_JOB_TASK.maxMinutes),
     concurrency: whole('rask:jobsTaskConcurrency', DEFAULT_JOB_TASK.concurrency),
     ...(indexCostRows === undefined ? {} : { indexCostRows }),
+    ...(backfillBytes === undefined ? {} : { backfillBytes }),
+    ...(sweepBytes === undefined ? {} : { sweepBytes }),
   };
 }
 
@@ -106,7 +125,7 @@ export class JobTasks extends Construct {
   readonly taskRole: iam.Role;
   readonly executionRole: iam.Role;
   readonly securityGroup: ec2.SecurityGroup;
-  private readonly indexCostRows?: number;
+  private readonly routing: readonly [string, string][];
   private readonly tasksArn: string;
 
   constructor(scope: Construct, id: string, props: JobTasksProps) {
@@ -175,10 +194,10 @@ export class JobTasks extends Construct {
     jobsRole.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecs:DescribeTasks', 'ecs:StopTask'], resources: [tasksArn] }));
     acknowledgeWildcardResource(jobsRole, tasksArn, "Task ids are made by ECS at RunTask; the resource is this cluster's tasks only.");
     this.tasksArn = tasksArn;
-    this.indexCostRows = settings.indexCostRows;
+    this.routing = routingEnvironment(settings);
     this.cancelledBy(props.cancellers ?? []);
     // The Jobs function queues too (it escalates): it routes like the others.
-    if (settings.indexCostRows !== undefined) props.jobs.fn.addEnvironment('RASK_JOBS_TASK_INDEX_COST_ROWS', String(settings.indexCostRows));
+    for (const [k, v] of this.routing) props.jobs.fn.addEnvironment(k, v);
     const fn = props.jobs.fn;
     fn.addEnvironment('RASK_JOBS_TASK_CLUSTER', this.cluster.clusterName);
     fn.addEnvironment('RASK_JOBS_TASK_DEFINITION', this.taskDefinition.taskDefinitionArn);
@@ -216,7 +235,7 @@ export class JobTasks extends Construct {
     for (const f of functions) {
       f.fn.addEnvironment('RASK_JOBS_TASK_CLUSTER', this.cluster.clusterName);
       f.fn.addEnvironment('RASK_JOBS_TASK_DEFINITION', this.taskDefinition.taskDefinitionArn);
-      if (this.indexCostRows !== undefined) f.fn.addEnvironment('RASK_JOBS_TASK_INDEX_COST_ROWS', String(this.indexCostRows));
+      for (const [k, v] of this.routing) f.fn.addEnvironment(k, v);
     }
   }
 }

@@ -17,7 +17,7 @@ import { ConcurrentModificationError } from '../errors.js';
 import { jobContext } from '../queue/context.js';
 import { newJobId } from '../queue/ids.js';
 import { enqueue } from '../queue/jobs.js';
-import type { Route } from '../queue/tiers.js';
+import type { JobEstimate, Route } from '../queue/tiers.js';
 import { isTerminal } from '../ports/job-record.js';
 import { ConditionFailedError } from '../ports/object-store.js';
 import { encodeSegment } from '../registry/keys.js';
@@ -66,7 +66,7 @@ export interface TableJobParams {
 }
 
 /** Queues `pass`'s job for the unit's table unless one is already pending. */
-export async function queueTableJob(unit: TableUnit, pass: FanOutPass, params: TableJobParams): Promise<FanOutItem> {
+export async function queueTableJob(unit: TableUnit, pass: FanOutPass, params: TableJobParams, estimate?: JobEstimate): Promise<FanOutItem> {
   const ctx = jobContext(unit.services);
   const registry = unit.services.registry;
   const key = pendingKey(unit.project, pass, unit.record.uid);
@@ -106,12 +106,17 @@ export async function queueTableJob(unit: TableUnit, pass: FanOutPass, params: T
       table: { id: unit.record.id, uid: unit.record.uid },
       params: { ...params },
       summary: { pass, queued_by: `maintenance-${pass}` },
+      // A table already on the task tier stays there; otherwise the estimate decides (lib/queue/tiers.ts).
       ...(sticky ? { route: sticky } : {}),
+      ...(estimate ? { estimate } : {}),
     });
     return { ...base, job: 'queued', transaction_id: id };
   }
   throw new ConcurrentModificationError(`queuing the ${pass} job of table ${JSON.stringify(unit.id)} kept losing races`);
 }
+
+/** A table the pass leaves alone (the report's item), or what its job is estimated to cost. */
+export type FanOutCheck = { readonly skip: Readonly<Record<string, unknown>> } | { readonly estimate?: JobEstimate };
 
 /**
  * The scheduled pass in fan-out mode: walk every table in scope (with the pass's cursor and
@@ -123,14 +128,14 @@ export async function fanOutPass(
   services: CatalogServices,
   options: PassOptions,
   pass: FanOutPass,
-  precheck: (unit: TableUnit) => Promise<Readonly<Record<string, unknown>> | undefined>,
+  precheck: (unit: TableUnit) => Promise<FanOutCheck>,
 ): Promise<PassReport> {
   const startedAt = services.now().toISOString();
   const items: Readonly<Record<string, unknown>>[] = [];
   const params: TableJobParams = options.overrides ? { overrides: options.overrides } : {};
   const walk = await forEachTable(services, options, async (unit) => {
-    const skipped = await precheck(unit);
-    items.push(skipped ?? (await queueTableJob(unit, pass, params)));
+    const checked = await precheck(unit);
+    items.push('skip' in checked ? checked.skip : await queueTableJob(unit, pass, params, checked.estimate));
   });
   const count = (job: FanOutItem['job']) => items.filter((i) => i.job === job).length;
   const report = finishReport(services, {

@@ -3,6 +3,7 @@ import { resolveTable } from '../catalog/protocols/lookup.js';
 import { fmtId } from '../catalog/ids.js';
 import { ServiceUnavailableError, TableNotFoundError } from '../errors.js';
 import { queueTableJob, type FanOutItem } from './fan-out.js';
+import { sweepEstimate } from './fan-out-passes.js';
 import { forEachTable } from './walker.js';
 
 /**
@@ -19,7 +20,7 @@ export async function queueTableSweep(services: CatalogServices, id: readonly st
   let outcome: { item: FanOutItem } | { error: unknown } | undefined;
   const walk = await forEachTable(services, { scope: { table: id } }, async (unit) => {
     try {
-      outcome = { item: await queueTableJob(unit, 'sweep', {}) };
+      outcome = { item: await queueTableJob(unit, 'sweep', {}, await sweepEstimate(unit)) };
     } catch (error) {
       outcome = { error };
     }

@@ -34,7 +34,8 @@ import { sweepFanOut } from './fan-out-passes.js';
 import { isMain, listTags } from '../catalog/dataset/lance-refs.js';
 import { versionsPrefix } from '../catalog/dataset/manifests.js';
 import type { ObjectInfo } from '../ports/object-store.js';
-import { latestEntry, readChain } from '../catalog/dataset/version-chain.js';
+import { readChain } from '../catalog/dataset/version-chain.js';
+import { newestManifest } from '../catalog/dataset/rewrite-estimates.js';
 import { listAll, namedPaths, unreferenced } from './dataset-refs.js';
 import { readFragmentRows, readManifestRefs } from '../catalog/dataset/lance-manifest.js';
 import { finishReport, type MaintenancePass, type PassOptions } from './pass.js';
@@ -101,10 +102,9 @@ async function foldByRebuild(
  */
 async function fragmentSizes(unit: TableUnit, target: number): Promise<{ small: number; report: Record<string, unknown> } | undefined> {
   try {
-    const latest = await latestEntry(unit.store, versionsPrefix(unit.record.path));
-    const obj = latest && (await unit.store.get(latest.info.key));
-    if (!obj) return undefined;
-    const rows = readFragmentRows(obj.body);
+    const manifest = await newestManifest(unit.store, unit.record.path);
+    if (!manifest) return undefined;
+    const rows = readFragmentRows(manifest);
     const small = rows.filter((n) => n < target).length;
     return { small, report: { fragments: rows.length, small_fragments: small } };
   } catch {

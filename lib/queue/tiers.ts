@@ -93,8 +93,8 @@ export interface TierLimits {
  *   = 0.93 GB. Its CPU per MB grows with the table (0.03 CPU-s at 400k rows, 0.043 at 2M; likely
  *   each slice's merge on the key, over a larger table), and so does its peak RSS (0.7–0.8 GiB → 1.15 GiB
  *   of the function's 4 GiB), so a budget above the sizes measured would extrapolate upwards.
- * No door passes a byte estimate yet (docs/jobs.md, "Routing"): until one does, backfills and
- * sweeps reach the task tier by experience, and these are what an estimate will be held to.
+ * The estimates are read from the table's newest manifest at enqueue
+ * (lib/catalog/dataset/rewrite-estimates.ts; docs/jobs.md, "Routing").
  */
 export const DEFAULT_TIER_LIMITS: TierLimits = {
   createIndexCostRows: 2_000_000,

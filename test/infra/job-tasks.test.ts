@@ -139,7 +139,7 @@ describe('the job task tier (rask:jobsTaskTier=on)', () => {
 describe('the job task tier with rask:functionMode=per-operation', () => {
   let built: ReturnType<typeof synth>;
   beforeAll(() => {
-    built = synth({ 'rask:jobsTaskIndexCostRows': '3000000' }, { functionMode: 'per-operation' });
+    built = synth({ 'rask:jobsTaskIndexCostRows': '3000000', 'rask:jobsTaskBackfillBytes': '1000000', 'rask:jobsTaskSweepBytes': '2000000' }, { functionMode: 'per-operation' });
   }, 180_000);
 
   const opFunction = (op: string) => {
@@ -173,19 +173,25 @@ describe('the job task tier with rask:functionMode=per-operation', () => {
     expect(f.environment).toMatchObject({ RASK_JOBS_TASK_CLUSTER: t.clusterName, RASK_JOBS_TASK_DEFINITION: t.td });
   });
 
-  it('routes the jobs a write operation queues (CreateTableIndex, DropTable) as the grouped functions do, with no ECS grant', () => {
+  const routing = { RASK_JOBS_TASK_INDEX_COST_ROWS: '3000000', RASK_JOBS_TASK_BACKFILL_BYTES: '1000000', RASK_JOBS_TASK_SWEEP_BYTES: '2000000' };
+
+  it('routes the jobs a write operation queues (CreateTableIndex, a backfill, a sweep, DropTable) as the grouped functions do, with no ECS grant', () => {
     const t = tier();
-    for (const op of ['CreateTableIndex', 'DropTable']) {
+    for (const op of ['CreateTableIndex', 'AlterTableBackfillColumns', 'SweepTable', 'DropTable']) {
       const f = opFunction(op);
-      expect(f.environment, op).toMatchObject({ RASK_JOBS_TASK_CLUSTER: t.clusterName, RASK_JOBS_TASK_DEFINITION: t.td, RASK_JOBS_TASK_INDEX_COST_ROWS: '3000000' });
+      expect(f.environment, op).toMatchObject({ RASK_JOBS_TASK_CLUSTER: t.clusterName, RASK_JOBS_TASK_DEFINITION: t.td, ...routing });
       const statements = rolePolicies(built.assembly, f.roleLogicalId).identity;
       expect(JSON.stringify(statements), op).not.toMatch(/ecs:|iam:PassRole/);
     }
     // The grouped functions route with the same limit (the Jobs function escalates, the data function queues builds).
     for (const name of ['FunctionsJobs', 'FunctionsData']) {
       const f = built.assembly.functions.find((x) => x.logicalId.startsWith(name) && !x.stack.includes('/'));
-      expect(f?.environment.RASK_JOBS_TASK_INDEX_COST_ROWS, name).toBe('3000000');
+      expect(f?.environment, name).toMatchObject(routing);
     }
+    // The scheduled sweep queues its tables' jobs with their estimates: it routes by the same budgets.
+    const sweepPass = built.assembly.functions.filter((x) => /Sweep/.test(x.logicalId) && !x.stack.includes('/'));
+    expect(sweepPass.length).toBeGreaterThan(0);
+    for (const f of sweepPass) expect(f.environment, f.logicalId).toMatchObject(routing);
   });
 
   it('leaves the read operations without the tier: no ECS environment or grant', () => {

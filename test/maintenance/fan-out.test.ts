@@ -4,10 +4,13 @@
  * racing queue each table once); the jobs worker runs them on the real datasets, each exactly
  * once with concurrent workers, and their results show in DescribeTransaction and the reports.
  */
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { datasetState } from '../../lib/adapters/lance/maintenance.js';
 import { jobContext } from '../../lib/queue/context.js';
 import { describeJob } from '../../lib/queue/jobs.js';
+import { DEFAULT_TIER_LIMITS } from '../../lib/queue/tiers.js';
 import type { JobRecord } from '../../lib/ports/job-record.js';
 import { runJobsOnce } from '../../lib/jobs/worker.js';
 import type { JobRunner } from '../../lib/jobs/runner.js';
@@ -52,7 +55,7 @@ function counting(runners: JobRunners, runs: Map<string, number>): JobRunners {
 describe('the scheduled sweep fans out as jobs', () => {
   it('queues one job per table once; the worker runs them; results show in DescribeTransaction and the reports', async () => {
     const e = (current = await estate('fs'));
-    const locations = [];
+    const locations: string[] = [];
     for (const id of TABLES) locations.push((await tableWithAppends(e.services, id, 5)).location);
     // A declared-only table needs no job: it is reported with its reason instead.
     await tableWithAppends(e.services, ['b', 'empty'], 0);
@@ -75,6 +78,12 @@ describe('the scheduled sweep fans out as jobs', () => {
     expect(second.items.filter((i) => i.job).map((i) => i.transaction_id).sort()).toEqual(queued.map((i) => i.transaction_id).sort());
     const jobs = await liveJobs(e);
     expect(jobs.map((j) => [j.type, j.status, j.params])).toEqual(Array(3).fill(['maintenance_sweep', 'Queued', { overrides: { olderThanDays: 0 } }]));
+    // Each job carries its estimate, the bytes of its five below-target fragments (docs/jobs.md, "Routing").
+    const onDisk = (l: string) => readdirSync(path.join(l, 'data')).reduce((n, f) => n + statSync(path.join(l, 'data', f)).size, 0);
+    const expected = new Map(TABLES.map((id, i) => [id.join('.'), onDisk(locations[i])]));
+    for (const j of jobs) {
+      expect(j.tierReason).toBe(`estimate: ${expected.get(j.table!.id.join('.'))} bytes ≤ ${DEFAULT_TIER_LIMITS.sweepBytes} (maintenance_sweep)`);
+    }
 
     const runs = new Map<string, number>();
     const report = await runJobsOnce(e.services, { owner: 'w', budgetMs: 120_000, runners: counting(maintenanceRunners, runs), log: quiet });

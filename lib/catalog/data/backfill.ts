@@ -4,6 +4,7 @@
  * whose summary says what will be computed; DescribeTransaction follows it (docs/jobs.md).
  */
 import { defaultBackfillFilter } from '../../data/backfill-filter.js';
+import { backfillBytes, newestManifest } from '../dataset/rewrite-estimates.js';
 import type { BackfillRequest } from '../../ports/data-engine.js';
 import { jobContext } from '../../queue/context.js';
 import { enqueue } from '../../queue/jobs.js';
@@ -17,10 +18,14 @@ export const BACKFILL = 'backfill';
 
 export async function queueBackfill(svc: CatalogServices, t: ResolvedTable, request: BackfillRequest): Promise<{ job_id: string }> {
   const binding = await dataEngineOf(svc).checkBackfill(t.location, request);
+  const manifest = await newestManifest(t.store, t.record.path, request.branch);
+  const bytes = manifest && backfillBytes(manifest, binding.column);
   const job = await enqueue(jobContext(svc), {
     type: BACKFILL,
     table: { id: t.record.id, uid: t.record.uid },
     params: { ...request, column: binding.column },
+    // Above the byte budget the fill starts on the task tier (lib/queue/tiers.ts, docs/jobs.md "Routing").
+    ...(bytes === undefined ? {} : { estimate: { bytes } }),
     summary: {
       column: binding.column,
       expression: binding.expression,

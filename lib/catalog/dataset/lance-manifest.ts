@@ -99,13 +99,27 @@ function manifestOf(file: Uint8Array): Field[] {
  * percentiles.
  */
 export function readFragmentRows(file: Uint8Array): number[] {
+  return readFragments(file).map((f) => f.rows);
+}
+
+/** One fragment of a version: its id, live rows (as readFragmentRows) and the bytes of its data files. */
+export interface ManifestFragment {
+  readonly id: number;
+  readonly rows: number;
+  /** Sum of its DataFile.file_size_bytes; undefined when a writer did not record one of them. */
+  readonly bytes: number | undefined;
+}
+
+export function readFragments(file: Uint8Array): ManifestFragment[] {
   return bytesOf(manifestOf(file), 2)
     .map(fields)
     .map((fragment) => {
       const physical = numberOf(fragment, 4);
       if (physical === undefined) throw new Error('a fragment without physical_rows (written by a Lance too old to say)');
       const deleted = bytesOf(fragment, 3).map(fields).reduce((n, d) => n + (numberOf(d, 4) ?? 0n), 0n);
-      return Number(physical - deleted);
+      const sizes = bytesOf(fragment, 2).map((f) => Number(numberOf(fields(f), 6) ?? 0n));
+      const bytes = sizes.includes(0) ? undefined : sizes.reduce((n, b) => n + b, 0);
+      return { id: Number(numberOf(fragment, 1) ?? 0n), rows: Number(physical - deleted), bytes };
     });
 }
 
