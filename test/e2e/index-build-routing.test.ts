@@ -9,28 +9,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureNamespace, expectOk, TableApi } from '../support/data-http.js';
 import { randomVectorsIpc } from '../support/random-vectors.js';
+import { describeTx as txOf, LOOPS_OFF, settled } from '../support/job-polling.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('a data-door index build is routed by its estimate', () => {
   let s: TestServer;
   beforeAll(async () => {
-    s = await startTestServer({
-      RASK_JOBS_INTERVAL_MS: '0',
-      RASK_MAX_SYNC_VECTOR_INDEX_ROWS: '100',
-      RASK_JOBS_TASK_INDEX_COST_ROWS: '1000',
-      RASK_JOBS_TASK_TIER: 'child',
-      RASK_SWEEP_INTERVAL_MS: '0',
-      RASK_INDEX_INTERVAL_MS: '0',
-      RASK_RECONCILE_INTERVAL_MS: '0',
-      RASK_ORPHANS_INTERVAL_MS: '0',
-    });
+    s = await startTestServer({ ...LOOPS_OFF, RASK_MAX_SYNC_VECTOR_INDEX_ROWS: '100', RASK_JOBS_TASK_INDEX_COST_ROWS: '1000', RASK_JOBS_TASK_TIER: 'child' });
     await ensureNamespace(s, 'r');
   });
   afterAll(() => s?.stop());
 
-  const describeTx = async (id: string) => expectOk(await s.request('POST', `/v1/transaction/${id}/describe`, '{}')) as { status: string; properties: Record<string, string> };
+  const describeTx = (id: string) => txOf(s, id);
 
   it('above the task limit it starts on the task tier (a child claims it first); below it stays on the function tier', async () => {
     const big = new TableApi(s, ['r', 'big']);
@@ -51,11 +41,7 @@ describe('a data-door index build is routed by its estimate', () => {
     expect(smallDone.properties['rask.worker']).toMatch(/^local:/);
     expect(smallDone.properties['rask.dispatches']).toBeUndefined();
 
-    let bigDone = await describeTx(bigId);
-    for (let i = 0; i < 1200 && !['Succeeded', 'Failed'].includes(bigDone.status); i++) {
-      await sleep(100);
-      bigDone = await describeTx(bigId);
-    }
+    const bigDone = await settled(s, bigId);
     expect(bigDone.status, JSON.stringify(bigDone.properties)).toBe('Succeeded');
     // Straight to the task: one attempt, a task's, from the first dispatch.
     expect(bigDone.properties).toMatchObject({ 'rask.tier': 'task', 'rask.attempts': '1', 'rask.dispatches': '1' });

@@ -10,9 +10,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureNamespace, expectOk, TableApi } from '../support/data-http.js';
 import { randomVectorsIpc } from '../support/random-vectors.js';
+import { describeTx as txOf, LOOPS_OFF, settled } from '../support/job-polling.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const BUDGET = 20_000;
 
 /** Bytes of the table's data files on disk. */
@@ -24,29 +24,13 @@ function dataBytes(location: string): number {
 describe('a backfill and a sweep are routed by the bytes they rewrite', () => {
   let s: TestServer;
   beforeAll(async () => {
-    s = await startTestServer({
-      RASK_JOBS_INTERVAL_MS: '0',
-      RASK_JOBS_TASK_TIER: 'child',
-      RASK_JOBS_TASK_BACKFILL_BYTES: String(BUDGET),
-      RASK_JOBS_TASK_SWEEP_BYTES: String(BUDGET),
-      RASK_SWEEP_INTERVAL_MS: '0',
-      RASK_INDEX_INTERVAL_MS: '0',
-      RASK_RECONCILE_INTERVAL_MS: '0',
-      RASK_ORPHANS_INTERVAL_MS: '0',
-    });
+    s = await startTestServer({ ...LOOPS_OFF, RASK_JOBS_TASK_TIER: 'child', RASK_JOBS_TASK_BACKFILL_BYTES: String(BUDGET), RASK_JOBS_TASK_SWEEP_BYTES: String(BUDGET) });
     await ensureNamespace(s, 'w');
   });
   afterAll(() => s?.stop());
 
-  const describeTx = async (id: string) => expectOk(await s.request('POST', `/v1/transaction/${id}/describe`, '{}')) as { status: string; properties: Record<string, string> };
-  const settle = async (id: string) => {
-    let v = await describeTx(id);
-    for (let i = 0; i < 1200 && !['Succeeded', 'Failed'].includes(v.status); i++) {
-      await sleep(100);
-      v = await describeTx(id);
-    }
-    return v;
-  };
+  const describeTx = (id: string) => txOf(s, id);
+  const settle = (id: string) => settled(s, id);
 
   /** A table of `appends` fragments of `rows` 16-d rows each; answers its location and its data bytes. */
   async function table(name: string, appends: number, rows: number): Promise<{ t: TableApi; location: string; bytes: number }> {

@@ -21,3 +21,20 @@ export async function until<T>(what: string, timeoutMs: number, probe: () => Pro
     await sleep(100);
   }
 }
+
+/** The job once it has Succeeded or Failed. */
+export function settled(s: TestServer, id: string, timeoutMs = 120_000): Promise<{ status: string; properties: Record<string, string> }> {
+  return until(`job ${id} to finish`, timeoutMs, async () => {
+    const v = await describeTx(s, id);
+    return ['Succeeded', 'Failed'].includes(v.status) ? v : undefined;
+  });
+}
+
+/** The local server's loops off (jobs, sweep, index build, reconcile, orphan scan): the test runs each pass itself. */
+export const LOOPS_OFF: Readonly<Record<string, string>> = {
+  RASK_JOBS_INTERVAL_MS: '0',
+  RASK_SWEEP_INTERVAL_MS: '0',
+  RASK_INDEX_INTERVAL_MS: '0',
+  RASK_RECONCILE_INTERVAL_MS: '0',
+  RASK_ORPHANS_INTERVAL_MS: '0',
+};
