@@ -70,8 +70,8 @@ async function registerAt(id: string[], path: string) {
 
 describe('a refused create leaves the table that holds the name as it was', () => {
   describe.each([
-    ['declared', async (id: string[]) => void (await app.ok('POST', `/v1/table/${id.join('%24')}/declare`, { id }))],
-    ['registered', async (id: string[]) => void expect((await registerAt(id, 'ext/old.lance')).status).toBe(200)],
+    ['declared', async (id: string[]): Promise<void> => void (await app.ok('POST', `/v1/table/${id.join('%24')}/declare`, { id }))],
+    ['registered', async (id: string[]): Promise<void> => void expect((await registerAt(id, 'ext/old.lance')).status).toBe(200)],
   ] as const)('DeclareTable over a %s table, warehouse without managed versioning', (_what, existing) => {
     it('answers 409 / 5 and changes no marker', async () => {
       app = await faultedMetaApp({ RASK_MANAGED_VERSIONING: 'false' });
@@ -86,8 +86,8 @@ describe('a refused create leaves the table that holds the name as it was', () =
   });
 
   describe.each([
-    ['declared (no marker)', async (id: string[]) => void (await app.ok('POST', `/v1/table/${id.join('%24')}/declare`, { id }))],
-    ['registered (data marker)', async (id: string[]) => void expect((await registerAt(id, 'ext/rival.lance')).status).toBe(200)],
+    ['declared (no marker)', async (id: string[]): Promise<void> => void (await app.ok('POST', `/v1/table/${id.join('%24')}/declare`, { id }))],
+    ['registered (data marker)', async (id: string[]): Promise<void> => void expect((await registerAt(id, 'ext/rival.lance')).status).toBe(200)],
   ] as const)('a %s rival takes the name just before the marker write', (_what, rival) => {
     let before: Awaited<ReturnType<typeof snapshot>> | undefined;
     const placeRival = (ns: string, id: string[]) =>
