@@ -127,6 +127,7 @@ export async function buildApp(options: BuildOptions): Promise<{ router: Router;
     ...(options.changes ? { changes: options.changes } : {}),
     ...(options.jobs ? { jobs: options.jobs } : {}),
     reservedRoots: options.reservedRoots,
+    trashGraceDays: options.trashGraceDays,
     // The default warehouse's root as recorded (an older deployment may keep another one).
     ...(options.storage ? { storage: { ...options.storage, platformWarehouse: warehouse.storage } } : {}),
     ...(options.fileRootBase === undefined ? {} : { fileRootBase: options.fileRootBase }),
