@@ -3,8 +3,6 @@ import { keys } from '../../registry/keys.js';
 import type { TableRecord } from '../../registry/records.js';
 import type { CatalogServices } from '../services.js';
 import { keepsMarker, type MarkerKind, markHasData, markerUid, putMarkers } from './markers.js';
-
-export { keepsMarker, markerUid };
 import { isLive, readRaw } from './move.js';
 
 /**
@@ -12,8 +10,8 @@ import { isLive, readRaw } from './move.js';
  * pass, lib/maintenance/reconcile.ts). Two kinds of drift, both left by a crash:
  *
  *   leftover  a marker whose id holds no record, or a record of another uid (a create that lost
- *             its name, a drop or rename cut short before its marker went): a listing shows the
- *             name of a table with no data. Harmless, so removal must never be the worse error:
+ *             its name and died before taking its marker back, a drop or rename cut short before
+ *             its marker went): a listing shows the name of a table with no data. Harmless, so removal must never be the worse error:
  *             it re-checks under the record current right before removing.
  *   missing   a record that says `dataMarker: data` without the marker: a listing HIDES its data.
  *             No door leaves that (the marker is always written first), but a lost object or a
