@@ -11,8 +11,9 @@ import { isLive, readRaw } from './move.js';
  *
  *   leftover  a marker whose id holds no record, or a record of another uid (a create that lost
  *             its name and died before taking its marker back, a drop or rename cut short before
- *             its marker went): a listing shows the name of a table with no data. Harmless, so removal must never be the worse error:
- *             it re-checks under the record current right before removing.
+ *             its marker went): a listing shows the name of a table with no data. Harmless, so
+ *             removal must never be the worse error: it re-checks under the record current
+ *             right before removing.
  *   missing   a record that says `dataMarker: data` without the marker: a listing HIDES its data.
  *             No door leaves that (the marker is always written first), but a lost object or a
  *             hand edit can; the repair writes it.
