@@ -56,7 +56,7 @@ export async function putMarkersOf(services: CatalogServices, id: readonly strin
   await putMarkers(services, id, record.uid, kindsToWrite(record));
 }
 
-/** Whether a record keeps a `kind` marker at its id (what putMarkersOf writes, or a probed `maybe` table's `data`). */
+/** Whether a record keeps a `kind` marker at its id: `data` once it has data, `maybe` while its clients commit unseen (or it is from before markers). */
 export function keepsMarker(record: Pick<TableRecord, 'dataMarker'>, kind: MarkerKind): boolean {
   if (record.dataMarker === 'none') return false;
   return kind === 'data' ? record.dataMarker === 'data' : record.dataMarker !== 'data';
@@ -75,9 +75,10 @@ export function markerUid(body: Buffer): string | undefined {
 /** The markers a creating door holds at its id until its record exists (claimMarkersOf). */
 export interface MarkerHold {
   /**
-   * The door was refused: take back what it wrote (never throws). Safe on any failure path, because it looks
-   * at the record at the id first: its own record there (a write whose answer was lost) keeps
-   * the marker, another table that keeps one gets it back under its own uid, else it goes.
+   * The door was refused: take back what it wrote (never throws). Safe on any failure path,
+   * because it looks at the record at the id first: its own record there (a write whose answer
+   * was lost) keeps the marker, another table that keeps one gets it back under its own uid,
+   * else it goes.
    */
   release(): Promise<void>;
 }
