@@ -21,12 +21,13 @@ const log = (entry: Record<string, unknown>) => console.error(JSON.stringify({ l
 
 async function services(): Promise<CatalogServices> {
   if (process.env.RASK_TASK_PLATFORM === 'aws') {
-    const [{ createAwsApp }, { loadAwsConfig }, { lanceDataPlane }] = await Promise.all([
-      import('../lib/app/aws.js'),
+    // Services only (no router): a job task serves no request and authorizes nothing.
+    const [{ createAwsServices }, { loadAwsConfig }, { lanceDataPlane }] = await Promise.all([
+      import('../lib/app/aws-services.js'),
       import('../lib/config.js'),
       import('../lib/adapters/lance/data-plane.js'),
     ]);
-    return (await createAwsApp(loadAwsConfig(), {}, undefined, { engine: lanceDataPlane().engine })).services;
+    return createAwsServices(loadAwsConfig(), undefined, { engine: lanceDataPlane().engine });
   }
   const [{ createLocalApp }, { loadLocalConfig }] = await Promise.all([import('../lib/app/local.js'), import('../lib/config.js')]);
   // The local server hands its own configuration over whole (lib/app/server.ts), so the child

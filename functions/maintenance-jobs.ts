@@ -1,5 +1,6 @@
 import { lanceDataPlane } from '../lib/adapters/lance/data-plane.js';
-import { createAwsApp } from '../lib/app/aws.js';
+// Services only, never aws.ts: no router, so no request guard and no policy engine in this bundle.
+import { createAwsServices } from '../lib/app/aws-services.js';
 import type { CatalogServices } from '../lib/catalog/services.js';
 import { loadAwsConfig } from '../lib/config.js';
 import { jobsHandler, type InvocationContext } from '../lib/jobs/lambda.js';
@@ -27,9 +28,9 @@ const { logger, metrics, instrument } = observability;
 let services: Promise<CatalogServices> | undefined;
 
 function servicesOnce(): Promise<CatalogServices> {
-  // Handlers are not needed: this function serves no API, it only uses the services (and their
-  // data engine: index builds and backfills run here).
-  services ??= createAwsApp(loadAwsConfig(), {}, undefined, { engine: lanceDataPlane().engine }, { logger, instrument }).then((app) => app.services);
+  // No router: this function serves no API and authorizes nothing, it only uses the services
+  // (and their data engine: index builds and backfills run here).
+  services ??= createAwsServices(loadAwsConfig(), undefined, { engine: lanceDataPlane().engine }, { logger, instrument });
   // A failed start-up (e.g. S3 unreachable) must not poison the container forever.
   services.catch(() => (services = undefined));
   return services;

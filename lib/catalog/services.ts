@@ -111,6 +111,12 @@ export interface CatalogServices {
    * its own has (lib/catalog/control/limits.ts). Absent: none.
    */
   readonly limits?: DeploymentLimits;
+  /**
+   * The deployment's trash grace in days (RASK_TRASH_GRACE_DAYS, `rask:trashGraceDays`): the
+   * default warehouse's, and what CreateWarehouse gives a warehouse whose request omits
+   * `trash_grace_days`. Absent: 0 (drops are immediate).
+   */
+  readonly trashGraceDays?: number;
   now(): Date;
   newId(): string;
   /**

@@ -303,11 +303,12 @@ describe('placed faults, one per finding (issue #35)', () => {
     });
     }
 
+    // The marker is a put-if-absent since refused creates must not overwrite another table's (refused-creates.test.ts).
     it('RegisterTable whose marker write fails takes its pending claim back through a failed release', async () => {
       await app.fake.client.send(
         new PutObjectCommand({ Bucket: 'wh-bucket', Key: `warehouse/default/ext/m.lance/_versions/${manifestName(1, 'V2')}`, Body: Buffer.from('m') }),
       );
-      app.registryStore.place({ op: 'put', key: (k) => k === keys.dataMarker('default', 'data', ['ns', 'm']), kind: 'unavailable' });
+      app.registryStore.place({ op: 'putIfAbsent', key: (k) => k === keys.dataMarker('default', 'data', ['ns', 'm']), kind: 'unavailable' });
       app.registryStore.place({ op: 'deleteIfMatch', key: keyOf.claim(), kind: 'unavailable' });
       honest(await app.call('POST', '/v1/table/ns%24m/register', { id: ['ns', 'm'], location: 'ext/m.lance' }));
       expect(app.registryStore.fired()).toHaveLength(2);

@@ -69,7 +69,8 @@ export async function createWarehouse(services: CatalogServices, project: string
   validateName('warehouse', name);
   const storage = await canonicalRoot(input.storageRoot);
   const managedVersioning = input.managedVersioning ?? true;
-  const trashGraceDays = input.trashGraceDays ?? 0;
+  // Omitted: the deployment's grace, as the default warehouse has it (not a grace of its own).
+  const trashGraceDays = input.trashGraceDays ?? services.trashGraceDays ?? 0;
   try {
     services.storageFor(storage);
   } catch (err) {

@@ -2,7 +2,7 @@ import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys } from '../../registry/keys.js';
 import type { TableRecord } from '../../registry/records.js';
 import type { CatalogServices } from '../services.js';
-import { type MarkerKind, markHasData, putMarkers } from './markers.js';
+import { keepsMarker, type MarkerKind, markHasData, markerUid, putMarkers } from './markers.js';
 import { isLive, readRaw } from './move.js';
 
 /**
@@ -10,29 +10,14 @@ import { isLive, readRaw } from './move.js';
  * pass, lib/maintenance/reconcile.ts). Two kinds of drift, both left by a crash:
  *
  *   leftover  a marker whose id holds no record, or a record of another uid (a create that lost
- *             its name, a drop or rename cut short before its marker went): a listing shows the
- *             name of a table with no data. Harmless, so removal must never be the worse error:
- *             it re-checks under the record current right before removing.
+ *             its name and died before taking its marker back, a drop or rename cut short before
+ *             its marker went): a listing shows the name of a table with no data. Harmless, so
+ *             removal must never be the worse error: it re-checks under the record current
+ *             right before removing.
  *   missing   a record that says `dataMarker: data` without the marker: a listing HIDES its data.
  *             No door leaves that (the marker is always written first), but a lost object or a
  *             hand edit can; the repair writes it.
  */
-
-/** The marker kind a record keeps at its id (what putMarkersOf writes). */
-export function keepsMarker(record: Pick<TableRecord, 'dataMarker'>, kind: MarkerKind): boolean {
-  if (record.dataMarker === 'none') return false;
-  return kind === 'data' ? record.dataMarker === 'data' : record.dataMarker !== 'data';
-}
-
-/** The uid a marker names; undefined for a body this code did not write. */
-export function markerUid(body: Buffer): string | undefined {
-  try {
-    const uid = (JSON.parse(body.toString()) as { uid?: unknown }).uid;
-    return typeof uid === 'string' ? uid : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 export type MarkerCheck = { ok: true } | { ok: false; uid?: string; holder?: TableRecord };
 

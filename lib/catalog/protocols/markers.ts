@@ -1,3 +1,4 @@
+import { ConcurrentModificationError } from '../../errors.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys } from '../../registry/keys.js';
 import type { TableRecord } from '../../registry/records.js';
@@ -41,15 +42,136 @@ export function markersOf(record: Pick<TableRecord, 'dataMarker'>): MarkerKind[]
 /** Writes `kinds` markers of table `uid` at `id` (idempotent: a plain put). */
 export async function putMarkers(services: CatalogServices, id: readonly string[], uid: string, kinds: readonly MarkerKind[]): Promise<void> {
   await Promise.all(
-    kinds.map((kind) => services.registry.store.put(keys.dataMarker(services.project, kind, id), JSON.stringify({ kind: 'data-marker', uid } satisfies MarkerRecord))),
+    kinds.map((kind) => services.registry.store.put(keys.dataMarker(services.project, kind, id), markerBody(uid))),
   );
 }
 
-/** The markers a record keeps, written at `id` (a rename's destination, an undrop). */
-export async function putMarkersOf(services: CatalogServices, id: readonly string[], record: TableRecord): Promise<void> {
-  // A `maybe` table (or one from before markers) is probed again at its new id.
-  await putMarkers(services, id, record.uid, record.dataMarker === 'none' ? [] : record.dataMarker === 'data' ? ['data'] : ['maybe']);
+/** The marker kinds a record keeps written at a new id (a `maybe` table, or one from before markers, is probed again there). */
+function kindsToWrite(record: Pick<TableRecord, 'dataMarker'>): MarkerKind[] {
+  return record.dataMarker === 'none' ? [] : record.dataMarker === 'data' ? ['data'] : ['maybe'];
 }
+
+/** The markers a record keeps, written at `id` (a rename's destination). */
+export async function putMarkersOf(services: CatalogServices, id: readonly string[], record: TableRecord): Promise<void> {
+  await putMarkers(services, id, record.uid, kindsToWrite(record));
+}
+
+/** Whether a record keeps a `kind` marker at its id: `data` once it has data, `maybe` while its clients commit unseen (or it is from before markers). */
+export function keepsMarker(record: Pick<TableRecord, 'dataMarker'>, kind: MarkerKind): boolean {
+  if (record.dataMarker === 'none') return false;
+  return kind === 'data' ? record.dataMarker === 'data' : record.dataMarker !== 'data';
+}
+
+/** The uid a marker names; undefined for a body this code did not write. */
+export function markerUid(body: Buffer): string | undefined {
+  try {
+    const uid = (JSON.parse(body.toString()) as { uid?: unknown }).uid;
+    return typeof uid === 'string' ? uid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The markers a creating door holds at its id until its record exists (claimMarkersOf). */
+export interface MarkerHold {
+  /**
+   * The door was refused: take back what it wrote (never throws). Safe on any failure path,
+   * because it looks at the record at the id first: its own record there (a write whose answer
+   * was lost) keeps the marker, another table that keeps one gets it back under its own uid,
+   * else it goes.
+   */
+  release(): Promise<void>;
+}
+
+/** The table now at a door's id, as the door reads it (settled): how markers.ts tells a taken name. */
+export type HolderRead = () => Promise<{ value: TableRecord } | undefined>;
+
+/**
+ * The markers of `record` (about to be created at `id` by CreateTable, DeclareTable,
+ * RegisterTable or an undrop), written before the record as every marker is, but never over a
+ * table that holds the name: a put-if-absent. A marker already there is
+ *
+ * - this record's own (a retried write, an undrop's table): held as it is;
+ * - a live table's (`holder` finds one at `id`): 'taken', nothing written: the door's record
+ *   write would be refused, and the marker is that table's;
+ * - a leftover, or a rival create's that has no record yet: taken over by compare-and-swap, so
+ *   whichever create writes its record owns the marker its record needs.
+ *
+ * A door refused after this must `release()` the hold (docs/protocols.md, "Has-data markers").
+ */
+export async function claimMarkersOf(services: CatalogServices, id: readonly string[], record: TableRecord, holder: HolderRead): Promise<MarkerHold | 'taken'> {
+  const held: { kind: MarkerKind; key: string; etag: string }[] = [];
+  // Best effort: what it cannot take back only makes a listing show the name (reconcile's `leftover-marker`).
+  const hold: MarkerHold = { release: () => releaseMarkers(services, record.uid, held, holder).catch(() => undefined) };
+  const body = markerBody(record.uid);
+  for (const kind of kindsToWrite(record)) {
+    const key = keys.dataMarker(services.project, kind, id);
+    const etag = await claimOne(services, key, record.uid, body, holder).catch(async (err: unknown) => {
+      await hold.release();
+      throw err;
+    });
+    if (etag === 'taken') {
+      await hold.release();
+      return 'taken';
+    }
+    held.push({ kind, key, etag });
+  }
+  return hold;
+}
+
+async function claimOne(services: CatalogServices, key: string, uid: string, body: string, holder: HolderRead): Promise<string | 'taken'> {
+  const store = services.registry.store;
+  for (let attempt = 0; attempt < 8; attempt++) {
+    try {
+      return (await store.putIfAbsent(key, body)).etag;
+    } catch (err) {
+      if (!(err instanceof ConditionFailedError)) throw err;
+    }
+    const found = await store.get(key);
+    if (!found) continue; // removed meanwhile: put it again
+    if (markerUid(found.body) === uid) return found.etag;
+    if (await holder()) return 'taken';
+    try {
+      return (await store.putIfMatch(key, body, found.etag)).etag;
+    } catch (err) {
+      if (!(err instanceof ConditionFailedError)) throw err;
+    }
+  }
+  throw new ConcurrentModificationError(`the has-data marker at ${key} kept changing; retry`);
+}
+
+async function releaseMarkers(
+  services: CatalogServices,
+  uid: string,
+  held: readonly { kind: MarkerKind; key: string; etag: string }[],
+  holder: HolderRead,
+): Promise<void> {
+  if (held.length === 0) return;
+  const store = services.registry.store;
+  const ignoreLost = (err: unknown) => {
+    if (!(err instanceof ConditionFailedError)) throw err;
+  };
+  // Unreadable: the marker stays (at worst a listing shows the name; never hide data).
+  const now = (await holder())?.value;
+  if (now?.uid === uid) return; // the record landed after all: the markers are its own
+  await Promise.all(
+    held.map(async ({ kind, key, etag }) => {
+      // Every write is conditional on the etag this door left: a create that took the marker
+      // over since owns it now.
+      if (now && keepsMarker(now, kind)) return store.putIfMatch(key, markerBody(now.uid), etag).then(() => undefined, ignoreLost);
+      try {
+        await store.deleteIfMatch(key, etag);
+      } catch (err) {
+        return ignoreLost(err);
+      }
+      // A create whose record landed between the read above and the delete gets its marker back.
+      const after = (await holder())?.value;
+      if (after && after.uid !== uid && keepsMarker(after, kind)) await store.putIfAbsent(key, markerBody(after.uid)).catch(ignoreLost);
+    }),
+  );
+}
+
+const markerBody = (uid: string) => JSON.stringify({ kind: 'data-marker', uid } satisfies MarkerRecord);
 
 /**
  * Removes the markers of `record` at `id` once the record has left it; a marker of another uid

@@ -6,7 +6,7 @@ import type { TableRecord, WarehouseRecord } from '../../registry/records.js';
 import { confirmParentOrWithdraw, requireNamespace } from '../namespaces/lookup.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
-import { putMarkersOf } from '../protocols/markers.js';
+import { claimMarkersOf, type MarkerHold } from '../protocols/markers.js';
 import { absoluteLocation, allocateTablePath } from '../dataset/location.js';
 import { claimFreshLocation, claimLocation, confirmClaim, releaseClaim } from '../protocols/claims.js';
 import { readTable, tableKey, validateTableId } from '../protocols/lookup.js';
@@ -89,14 +89,19 @@ export async function createTableRecord(
     createdAt: services.now().toISOString(),
   };
   const location = absoluteLocation(warehouse.storage, record.path);
-  const etag =
+  const { etag, markers } =
     input.path === undefined
       ? await writeWithFreshClaim(services, record, key)
       : await writeAfterClaim(services, record, key, location);
-  // The claim goes only once our own withdrawal removed the record: a re-read that failed leaves
-  // the table whole (a drop's listing settles it), and a record a cascade removed is the
-  // cascade's to purge, claim included (docs/protocols.md, "Faults").
-  await confirmParentOrWithdraw(services, namespace, key, etag, () => takeBackClaim(services, record));
+  try {
+    // The claim goes only once our own withdrawal removed the record: a re-read that failed leaves
+    // the table whole (a drop's listing settles it), and a record a cascade removed is the
+    // cascade's to purge, claim included (docs/protocols.md, "Faults").
+    await confirmParentOrWithdraw(services, namespace, key, etag, () => takeBackClaim(services, record));
+  } catch (err) {
+    await markers.release();
+    throw err;
+  }
   return { key, etag, record, warehouse, location };
 }
 
@@ -123,9 +128,31 @@ async function writeRecord(services: CatalogServices, record: TableRecord, key: 
  * nobody can register it and its claim cannot be contended (claims.ts, claimFreshLocation). The
  * claim and the record are written together: one round trip for both.
  */
-async function writeWithFreshClaim(services: CatalogServices, record: TableRecord, key: string): Promise<string> {
+async function writeWithFreshClaim(services: CatalogServices, record: TableRecord, key: string): Promise<Written> {
   // The marker before the record that says it exists (markers.ts: never hide data).
-  await putMarkersOf(services, record.id, record);
+  const markers = await holdMarkers(services, record);
+  try {
+    return { etag: await claimAndWrite(services, record, key), markers };
+  } catch (err) {
+    await markers.release();
+    throw err;
+  }
+}
+
+/** A record written, and the has-data markers its door holds until the door has done (markers.ts). */
+interface Written {
+  readonly etag: string;
+  readonly markers: MarkerHold;
+}
+
+/** The record's markers, put-if-absent (markers.ts, claimMarkersOf): 5 when a live table holds the name. */
+async function holdMarkers(services: CatalogServices, record: TableRecord): Promise<MarkerHold> {
+  const hold = await claimMarkersOf(services, record.id, record, () => readTable(services, record.id));
+  if (hold === 'taken') throw new TableAlreadyExistsError(`table ${fmtId(record.id)} already exists`);
+  return hold;
+}
+
+async function claimAndWrite(services: CatalogServices, record: TableRecord, key: string): Promise<string> {
   const [claimed, written] = await Promise.allSettled([claimFreshLocation(services, record), writeRecord(services, record, key)]);
   if (written.status === 'rejected') {
     // A record write whose outcome is unknown may have landed: its claim stays until a look
@@ -170,21 +197,25 @@ async function writeWithFreshClaim(services: CatalogServices, record: TableRecor
  * CreateTable: the data is already at the location, so a RegisterTable of it could race us. The
  * claim goes first as `pending` and is confirmed by compare-and-swap once the record exists.
  */
-async function writeAfterClaim(services: CatalogServices, record: TableRecord, key: string, location: string): Promise<string> {
+async function writeAfterClaim(services: CatalogServices, record: TableRecord, key: string, location: string): Promise<Written> {
   // The has-data marker and the claim are independent; both must precede the record (markers.ts:
   // never hide data), so they are written together.
   const [marked, claiming] = await Promise.allSettled([
-    putMarkersOf(services, record.id, record),
+    holdMarkers(services, record),
     claimLocation(services, record, {
       readTable: (id) => readTable(services, id),
       checkNesting: false, // a fresh random directory cannot nest with anything
       displayLocation: location,
     }),
   ]);
-  if (claiming.status === 'rejected') throw claiming.reason;
+  if (claiming.status === 'rejected') {
+    if (marked.status === 'fulfilled') await marked.value.release();
+    throw claiming.reason;
+  }
   const claimed = claiming.value;
   try {
     if (marked.status === 'rejected') throw marked.reason;
+    const markers = marked.value;
     const etag = await writeRecord(services, record, key);
     if (!(await persist(() => confirmClaim(services, record, claimed)))) {
       await services.registry.remove(key, etag).catch((e: unknown) => {
@@ -192,8 +223,9 @@ async function writeAfterClaim(services: CatalogServices, record: TableRecord, k
       });
       throw new ConcurrentModificationError(`the location allocated for table ${fmtId(record.id)} was taken; retry`);
     }
-    return etag;
+    return { etag, markers };
   } catch (err) {
+    if (marked.status === 'fulfilled') await marked.value.release();
     // Only when the record is known not to have been written: see writeWithFreshClaim.
     if (!outcomeUnknown(err)) await takeBackClaim(services, record);
     throw err;

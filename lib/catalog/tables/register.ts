@@ -5,8 +5,8 @@ import { readNamespace } from '../namespaces/record.js';
 import { requireNamespace } from '../namespaces/lookup.js';
 import type { CatalogServices } from '../services.js';
 import { requireWarehouse } from '../warehouses.js';
-import { putMarkersOf } from '../protocols/markers.js';
-import { claimKey, claimLocation, confirmClaim, liveHolder, releaseClaim } from '../protocols/claims.js';
+import { claimMarkersOf, type MarkerHold } from '../protocols/markers.js';
+import { claimKey, claimLocation, confirmClaim, liveHolder, type PendingClaim, releaseClaim } from '../protocols/claims.js';
 import { refuseLinks } from '../dataset/links.js';
 import { absoluteLocation, relativeToRoot } from '../dataset/location.js';
 import { hasData, readTable, tableKey, validateTableId } from '../protocols/lookup.js';
@@ -101,45 +101,64 @@ export async function registerTable(
       if (outcomeUnknown(err)) await takeBackClaim(services, record);
       throw err;
     });
-    let etag: string;
+    let markers: MarkerHold;
     try {
-      // The marker before the record that says it exists (markers.ts: never hide data).
-      await putMarkersOf(services, input.id, record);
+      // The marker before the record that says it exists (markers.ts: never hide data), never
+      // over the marker of a table that holds the name.
+      const held = await claimMarkersOf(services, input.id, record, () => readTable(services, input.id));
+      if (held === 'taken') throw new TableAlreadyExistsError(`table ${fmtId(input.id)} already exists`);
+      markers = held;
     } catch (err) {
       // Nothing names the claim yet: taken back here or by nobody but the next claimant (persisted).
       await persist(() => releaseClaim(services, record)).catch(() => undefined);
       throw err;
     }
     try {
-      etag = await services.registry.create(key, record);
+      return await writeRegistration(services, { record, key, namespace, location, claimed });
     } catch (err) {
-      // Our own record, written by an attempt whose answer was lost (issue #35): the uid is
-      // fresh per request, so a record carrying it is ours and the registration went ahead. A
-      // write whose outcome is unknown is decided by one look as DeclareTable's is: ours there,
-      // it goes on; none there, the claim goes (the next read of the name would never reach a
-      // `pending` claim); a look that fails too leaves the claim, stale, to the next claimant of
-      // the location and to reconcile.
-      const unknown = outcomeUnknown(err);
-      const found = unknown ? await persist(() => readTable(services, input.id)).catch(() => 'unreadable' as const) : await readTable(services, input.id);
-      if (found === 'unreadable') throw err;
-      if (found?.value.uid !== record.uid) {
-        if (unknown) await persist(() => releaseClaim(services, record)).catch(() => undefined);
-        else await releaseClaim(services, record);
-        throw err; // a create of the name won meanwhile: the retry answers 5 (or overwrites it)
-      }
-      etag = found.etag;
+      // Refused after the marker: it goes (or back to the table that holds the name).
+      await markers.release();
+      throw err;
     }
-    // The record exists: the confirmation follows a step done (outcome.ts, persist; it is
-    // idempotent), so a 503 on it does not leave a `pending` claim under a live table.
-    if (!(await persist(() => confirmClaim(services, record, claimed)))) {
-      // The claim is gone or another table's. If our record is gone too, a drop removed it (and
-      // answers for its claim and bytes): the registration happened, as in the cascade case below.
-      if (!(await withdrawOwnRecord(services, record, key, etag))) return { location, properties: { ...record.properties } };
-      throw new InvalidInputError(`location ${location} was registered by a concurrent request; a location can belong to one table at a time`);
-    }
-    await confirmParentOrWithdrawRegistration(services, namespace, record, key, etag);
-    return { location, properties: { ...record.properties } };
   });
+}
+
+/** RegisterTable from the record write on, the claim and the markers written. */
+async function writeRegistration(
+  services: CatalogServices,
+  r: { record: TableRecord; key: string; namespace: readonly string[]; location: string; claimed: PendingClaim },
+): Promise<{ location: string; properties: Record<string, string> }> {
+  const { record, key, namespace, location, claimed } = r;
+  let etag: string;
+  try {
+    etag = await services.registry.create(key, record);
+  } catch (err) {
+    // Our own record, written by an attempt whose answer was lost (issue #35): the uid is
+    // fresh per request, so a record carrying it is ours and the registration went ahead. A
+    // write whose outcome is unknown is decided by one look as DeclareTable's is: ours there,
+    // it goes on; none there, the claim goes (the next read of the name would never reach a
+    // `pending` claim); a look that fails too leaves the claim, stale, to the next claimant of
+    // the location and to reconcile.
+    const unknown = outcomeUnknown(err);
+    const found = unknown ? await persist(() => readTable(services, record.id)).catch(() => 'unreadable' as const) : await readTable(services, record.id);
+    if (found === 'unreadable') throw err;
+    if (found?.value.uid !== record.uid) {
+      if (unknown) await persist(() => releaseClaim(services, record)).catch(() => undefined);
+      else await releaseClaim(services, record);
+      throw err; // a create of the name won meanwhile: the retry answers 5 (or overwrites it)
+    }
+    etag = found.etag;
+  }
+  // The record exists: the confirmation follows a step done (outcome.ts, persist; it is
+  // idempotent), so a 503 on it does not leave a `pending` claim under a live table.
+  if (!(await persist(() => confirmClaim(services, record, claimed)))) {
+    // The claim is gone or another table's. If our record is gone too, a drop removed it (and
+    // answers for its claim and bytes): the registration happened, as in the cascade case below.
+    if (!(await withdrawOwnRecord(services, record, key, etag))) return { location, properties: { ...record.properties } };
+    throw new InvalidInputError(`location ${location} was registered by a concurrent request; a location can belong to one table at a time`);
+  }
+  await confirmParentOrWithdrawRegistration(services, namespace, record, key, etag);
+  return { location, properties: { ...record.properties } };
 }
 
 /**

@@ -18,7 +18,7 @@ import { absoluteLocation } from '../dataset/location.js';
 import { readTable, tableKey, validateTableId } from '../protocols/lookup.js';
 import { fmtId } from '../ids.js';
 import { persist } from '../outcome.js';
-import { putMarkersOf } from '../protocols/markers.js';
+import { claimMarkersOf } from '../protocols/markers.js';
 import { settleTrashEntry, trashAt } from '../protocols/trash.js';
 
 export interface UndropInput {
@@ -84,9 +84,7 @@ export async function restoreTable(
       await finishUndrop(services, live.value, trash);
       return live.value;
     }
-    throw new TableAlreadyExistsError(
-      `table ${fmtId(target)} exists (created after the drop); undrop under another name with new_table_name`,
-    );
+    throw takenError(target);
   }
   // Already back under another name (an interrupted undrop the caller did not see finish): never a second record of it.
   const elsewhere = await settleTrashEntry(services, trash);
@@ -97,14 +95,24 @@ export async function restoreTable(
   // The claim names the target before the record exists, so whoever reads the trash after an
   // interruption finds the table there (settleTrashEntry); it stays `trashed` until the record is.
   if (!sameId(target, table.id)) await setClaimState(services, table, 'trashed', [table.id, target]);
-  // The has-data marker before the record that says it exists (markers.ts: never hide data).
-  await putMarkersOf(services, target, back);
-  // Put-if-absent: if someone takes the name meanwhile, the retry looks again and answers 5.
-  const etag = await services.registry.create(key, back);
-  await confirmParentOrWithdraw(services, target.slice(0, -1), key, etag);
+  // The has-data marker before the record that says it exists (markers.ts: never hide data),
+  // never over the marker of a table that took the name meanwhile.
+  const markers = await claimMarkersOf(services, target, back, () => readTable(services, target));
+  if (markers === 'taken') throw takenError(target);
+  try {
+    // Put-if-absent: if someone takes the name meanwhile, the retry looks again and answers 5.
+    const etag = await services.registry.create(key, back);
+    await confirmParentOrWithdraw(services, target.slice(0, -1), key, etag);
+  } catch (err) {
+    await markers.release();
+    throw err;
+  }
   await finishUndrop(services, back, trash);
   return back;
 }
+
+const takenError = (target: readonly string[]) =>
+  new TableAlreadyExistsError(`table ${fmtId(target)} exists (created after the drop); undrop under another name with new_table_name`);
 
 async function finishUndrop(services: CatalogServices, table: TableRecord, trash: Versioned<TrashRecord>): Promise<void> {
   // The record is back: the undrop has happened, so its bookkeeping is finished if the store
