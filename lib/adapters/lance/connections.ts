@@ -1,5 +1,5 @@
 import { type Connection, loadLanceDb } from './lancedb.js';
-import { lanceSession, lanceSessionGeneration, renewCrowdedSession } from './session.js';
+import { collectRenewedSessions, lanceSession, lanceSessionGeneration, renewCrowdedSession } from './session.js';
 import { forgetConnection } from './table-handles.js';
 
 /**
@@ -134,6 +134,9 @@ function close(entry: Retired): void {
   entry.db.then(
     (db) => {
       if (db.isOpen()) db.close();
+      // The last connection of a renewed session: nothing of ours holds it now (its handles went
+      // at retirement), so it can be freed at once rather than at V8's next full collection.
+      if (!retired.some((r) => r.generation === entry.generation)) setImmediate(collectRenewedSessions);
     },
     () => undefined,
   );
