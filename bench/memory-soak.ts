@@ -420,7 +420,7 @@ function report(): void {
   const st = s?.stats;
   console.log(
     `[${now.toFixed(0).padStart(4)} s] rss ${mb(s?.rss)} MB (anon ${mb(s?.anon)}) heap ${mb(st?.heapUsed)} ext ${mb(st?.external)} ab ${mb(st?.arrayBuffers)} ` +
-      `lance ${mb(st?.lanceCacheBytes)}/${mb(st?.lanceCacheBudgetBytes)} MB (${st?.lanceCacheItems ?? 'n/a'} items, ${st?.lanceSessionRenewals ?? 'n/a'} renewals) handles ${st?.keptHandles ?? 'n/a'} ` +
+      `lance ${mb(st?.lanceCacheBytes)}/${mb(st?.lanceCacheBudgetBytes)} MB (${st?.lanceCacheItems ?? 'n/a'} items, ${st?.lanceSessionRenewals ?? 'n/a'} renewals, ${st?.uncollectedSessions ?? 'n/a'} sessions) handles ${st?.keptHandles ?? 'n/a'} ` +
       `loop max ${st?.eventLoopDelayMaxMs ?? 'n/a'} ms accepted ${st?.connectionsAccepted ?? 'n/a'} ` +
       `| ${(count / (now - lastReport)).toFixed(0)} req/s | p50/p99 ms: ${classes}`,
   );

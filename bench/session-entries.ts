@@ -18,10 +18,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { connectCached, retiredConnections, retiringSessions } from '../lib/adapters/lance/connections.js';
-import { configureLanceSession, lanceCacheUse } from '../lib/adapters/lance/session.js';
+import { configureLanceSession, lanceCacheUse, uncollectedSessions } from '../lib/adapters/lance/session.js';
 
 const { values } = parseArgs({
-  options: { 'item-limit': { type: 'string', default: '1000000000' }, rounds: { type: 'string', default: '240' }, tables: { type: 'string', default: '48' } },
+  options: { 'item-limit': { type: 'string', default: '1000000000' }, rounds: { type: 'string', default: '240' }, tables: { type: 'string', default: '48' }, 'no-gc': { type: 'boolean', default: false } },
 });
 const ITEM_LIMIT = Number(values['item-limit']);
 const ROUNDS = Number(values.rounds);
@@ -43,6 +43,7 @@ interface Sample {
   readonly renewals: number;
   readonly retired: number;
   readonly retiring: number;
+  readonly uncollected: number;
 }
 const samples: Sample[] = [];
 try {
@@ -60,7 +61,7 @@ try {
       }),
     );
     if (round % 10 !== 0) continue;
-    gc();
+    if (!values['no-gc']) gc();
     const use = lanceCacheUse({ fresh: true })!;
     const sample: Sample = {
       round,
@@ -70,6 +71,7 @@ try {
       renewals: use.renewals,
       retired: retiredConnections(),
       retiring: retiringSessions(),
+      uncollected: uncollectedSessions(),
     };
     samples.push(sample);
     console.log(JSON.stringify(sample));

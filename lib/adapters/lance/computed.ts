@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { InvalidInputError, TableColumnNotFoundError } from '../../errors.js';
 import type { ArrowField } from '../../data/arrow.js';
 import { loadArrow } from '../../data/arrow.js';
-import type { Connection, LanceDb, Session, Table } from './lancedb.js';
+import type { LanceDb, Table } from './lancedb.js';
 import { splitFieldPath } from '../../data/names.js';
 import { lanceSession } from './session.js';
 import { checkSql } from '../../data/sql-bounds.js';
@@ -31,33 +31,28 @@ import type { ComputedBinding } from '../../ports/data-engine.js';
 /** Field-metadata key of a computed column's binding (its SQL expression). */
 export const COMPUTED_BINDING_KEY = 'rask.computed';
 
-let scratch: { db: Promise<Connection>; session: Session } | undefined;
-
 /** The nullable, all-null field that declares computed column `name` bound to `expression`. */
 export async function computedField(table: Table, lib: LanceDb, name: string, expression: string): Promise<ArrowField> {
-  // The process's session: even a scratch table's metadata counts against the one budget; a
-  // renewed session (session.ts) gets a scratch connection of its own, so the old one can go.
-  const session = lanceSession();
-  if (scratch?.session !== session) {
-    // Closed a little later, as connections.ts closes the connections it drops.
-    scratch?.db.then((old) => setTimeout(() => old.close(), 5_000).unref(), () => undefined);
-    const made = { db: lib.connect('memory://', { session }), session };
-    // A failed connect must not be remembered for the life of the process.
-    made.db.catch(() => scratch === made && (scratch = undefined));
-    scratch = made;
-  }
-  const db = await scratch.db;
-  const probeName = `probe_${randomUUID().replace(/-/g, '')}`;
-  const probe = await db.createEmptyTable(probeName, await table.schema());
+  // Through the process's session, so even a scratch table's metadata counts against the one
+  // budget. A connection of its own for each declaration, closed after it (an in-memory connect
+  // costs little, and declarations are rare): one kept for the life of the process held the
+  // session it was made through, so a renewed session (session.ts) could never be freed.
+  const db = await lib.connect('memory://', { session: lanceSession() });
   try {
-    // Evaluated over no rows: only planned and typed. A bad expression fails here, naming itself.
-    await probe.addColumns([{ name, valueSql: expression }]);
-    const typed = (await probe.schema()).fields.find((f) => f.name === name);
-    if (!typed) throw new InvalidInputError(`computed column "${name}": could not infer a type from ${JSON.stringify(expression)}`);
-    return new (loadArrow().Field)(name, typed.type, true, new Map([[COMPUTED_BINDING_KEY, expression]]));
+    const probeName = `probe_${randomUUID().replace(/-/g, '')}`;
+    const probe = await db.createEmptyTable(probeName, await table.schema());
+    try {
+      // Evaluated over no rows: only planned and typed. A bad expression fails here, naming itself.
+      await probe.addColumns([{ name, valueSql: expression }]);
+      const typed = (await probe.schema()).fields.find((f) => f.name === name);
+      if (!typed) throw new InvalidInputError(`computed column "${name}": could not infer a type from ${JSON.stringify(expression)}`);
+      return new (loadArrow().Field)(name, typed.type, true, new Map([[COMPUTED_BINDING_KEY, expression]]));
+    } finally {
+      probe.close();
+      await db.dropTable(probeName).catch(() => undefined);
+    }
   } finally {
-    probe.close();
-    await db.dropTable(probeName).catch(() => undefined);
+    db.close();
   }
 }
 

@@ -1,5 +1,5 @@
 import { type Connection, loadLanceDb } from './lancedb.js';
-import { lanceSession, lanceSessionGeneration, renewCrowdedSession } from './session.js';
+import { collectRenewedSessions, lanceSession, lanceSessionGeneration, renewCrowdedSession } from './session.js';
 import { forgetConnection } from './table-handles.js';
 
 /**
@@ -65,20 +65,21 @@ export function connectCached(parent: string, storageOptions: Record<string, str
  * A retired connection is closed no sooner than this after it left the cache, because a request
  * may have just been handed it (its next step, an open, follows within the same turn of the event
  * loop; tables already open keep working after a close). Short, because a renewed session stays in
- * memory until its last connection closes, beside the new one filling up: with 5 s and one close
- * per 100 ms, 48 connections kept the old session ~10 s and a probe ended 35 MB higher than with
- * 1 s and 10 ms (issue #36; docs/benchmarks.md, "Renewals").
+ * memory until its last connection closes, beside the new one filling up, and what the two held
+ * together is not handed back whole (issue #36; docs/benchmarks.md, "Renewals"): in
+ * bench/session-entries.ts 5 s and one close per 100 ms ended 35 MB higher than 1 s and 10 ms,
+ * and 1 s and 10 ms ~50 MB higher than 100 ms and 2 ms, once the old session was also collected
+ * at its last close (session.ts, collectRenewedSessions).
  */
-export const CLOSE_DROPPED_CONNECTION_MS = 1_000;
+export const CLOSE_DROPPED_CONNECTION_MS = 100;
 /**
  * Retired connections are closed one per this interval, never all at once: a renewal used to
- * close its up to 64 connections in one timer turn of the request thread. Whatever call drops the
- * last reference to a renewed session frees all it cached (no API empties it in steps): in probes
- * one close of a session with ~8,000 entries took 360-480 ms in two of four runs (issue #36).
- * Spacing the closes does not split that one; it keeps the others from adding to it. At 10 ms
- * the 64 connections of a renewal are gone in under a second.
+ * close its up to 64 connections in one timer turn of the request thread. A close only drops the
+ * connection's hold on the session (well under 1 ms); the session's caches are freed later, in
+ * one piece, when V8 collects it (360-480 ms measured for ~8,000 entries in two of four probes;
+ * no API empties it in steps). At 2 ms the 64 connections of a renewal are gone in ~0.25 s.
  */
-export const RETIRE_EVERY_MS = 10;
+export const RETIRE_EVERY_MS = 2;
 /**
  * Renewed sessions still waiting for their connections to close, at most. Past it (renewals
  * closer together than retirement drains) the oldest one's connections are closed at once, so
@@ -134,6 +135,9 @@ function close(entry: Retired): void {
   entry.db.then(
     (db) => {
       if (db.isOpen()) db.close();
+      // The last connection of a renewed session: nothing of ours holds it now (its handles went
+      // at retirement), so it can be freed at once rather than at V8's next full collection.
+      if (!retired.some((r) => r.generation === entry.generation)) setImmediate(collectRenewedSessions);
     },
     () => undefined,
   );

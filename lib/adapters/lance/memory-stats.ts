@@ -1,5 +1,5 @@
 import { cachedConnections, retiredConnections, retiringSessions } from './connections.js';
-import { lanceCacheUse } from './session.js';
+import { lanceCacheUse, uncollectedSessions } from './session.js';
 import { keptHandles } from './table-handles.js';
 
 /**
@@ -24,6 +24,8 @@ export interface MemoryStats {
   /** Connections waiting to be closed, and the renewed sessions they keep (connections.ts, "retirement"). */
   readonly retiredConnections: number;
   readonly retiringSessions: number;
+  /** Sessions V8 has not collected yet, the current one included: what keeps a renewed one's memory (session.ts). */
+  readonly uncollectedSessions: number;
 }
 
 export function memoryStats(): MemoryStats {
@@ -43,5 +45,6 @@ export function memoryStats(): MemoryStats {
     connections: cachedConnections(),
     retiredConnections: retiredConnections(),
     retiringSessions: retiringSessions(),
+    uncollectedSessions: uncollectedSessions(),
   };
 }

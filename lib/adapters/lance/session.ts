@@ -7,6 +7,8 @@
  * grew, until a Lambda container met its memory limit (issue #36). One session sized from the
  * configuration bounds them all together (docs/data-plane.md, "Memory").
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { lanceCacheBudgetsFromEnv, type LanceCacheBudgets } from '../../config.js';
 import { loadLanceDb, type Session } from './lancedb.js';
 
@@ -29,6 +31,9 @@ export type SessionBudgets = Pick<LanceCacheBudgets, 'indexBytes' | 'metadataByt
  * bench/session-entries.ts ended 125 MiB above the start, and a soak renewing every ~75 s rose
  * by 44 %). A limit of metadata / 2 KiB (32,768 entries for 64 MiB) weighs the two: the uncounted
  * part may reach ~1.5x the metadata budget before a renewal, and renewals stay minutes apart.
+ * (Most of what a renewal left was the old session itself, not yet collected by V8; since it is
+ * collected at its last close, collectRenewedSessions, a renewal left 0-5 MB in the soak. A
+ * lower limit has not been measured again since.)
  */
 export const SESSION_BYTES_PER_ITEM = 2048;
 export const MIN_SESSION_ITEMS = 4096;
@@ -62,7 +67,54 @@ export function lanceSession(): Session {
 }
 
 function newSession(b: SessionBudgets): Session {
-  return new (loadLanceDb().Session)(BigInt(b.indexBytes), BigInt(b.metadataBytes));
+  const made = new (loadLanceDb().Session)(BigInt(b.indexBytes), BigInt(b.metadataBytes));
+  uncollected++;
+  collected.register(made, undefined);
+  return made;
+}
+
+let uncollected = 0;
+const collected = new FinalizationRegistry<undefined>(() => uncollected--);
+
+/** Sessions made and not yet collected by V8 (the current one included). */
+export function uncollectedSessions(): number {
+  return uncollected;
+}
+
+/**
+ * Frees renewed sessions that nothing uses any more; called once the last connection made
+ * through one is closed (connections.ts, "retirement").
+ *
+ * Closing every connection and table of a session is not enough: the JS `Session` object holds
+ * the native session (its caches, ~100 MiB at the entry limit) until V8 collects it, and V8
+ * sees a few bytes of wrapper, so it waits for a full collection, which a server with a small,
+ * steady heap runs rarely. Meanwhile the new session fills beside the old one, and memory freed
+ * that late is not handed back whole (docs/benchmarks.md, "Renewals": the steps RSS kept after
+ * each renewal). One full collection (tens of ms; once per renewal, minutes apart) frees it now.
+ * True when one ran.
+ */
+export function collectRenewedSessions(): boolean {
+  if (uncollected <= 1) return false;
+  const gc = fullCollection();
+  if (!gc) return false;
+  gc();
+  return true;
+}
+
+let collector: (() => void) | null | undefined;
+
+/** V8's `gc`: the global one under --expose-gc, otherwise the flag is set and `gc` taken from a new context. */
+function fullCollection(): (() => void) | undefined {
+  if (collector === undefined) {
+    const global = (globalThis as { gc?: () => void }).gc;
+    try {
+      if (!global) setFlagsFromString('--expose-gc');
+      collector = global ?? (runInNewContext('gc') as () => void);
+    } catch {
+      collector = null;
+    }
+  }
+  return collector ?? undefined;
 }
 
 /** Which session `lanceSession()` answers now: 0 for the first, one more at each renewal. */
@@ -102,12 +154,14 @@ export interface LanceCacheUse {
  */
 export const CACHE_BYTES_SAMPLE_MS = 60_000;
 
-let sampled: { readonly session: Session; readonly at: number; readonly bytes: number } | undefined;
+// By generation, not by the session itself: a reading kept past a renewal must not keep the
+// renewed session from being collected (collectRenewedSessions).
+let sampled: { readonly generation: number; readonly at: number; readonly bytes: number } | undefined;
 
 function cacheBytes(current: Session, now: number, fresh: boolean): number {
   const age = sampled ? now - sampled.at : Infinity;
-  if (fresh || sampled?.session !== current || age < 0 || age >= CACHE_BYTES_SAMPLE_MS) {
-    sampled = { session: current, at: now, bytes: Number(current.sizeBytes()) };
+  if (fresh || sampled?.generation !== renewals || age < 0 || age >= CACHE_BYTES_SAMPLE_MS) {
+    sampled = { generation: renewals, at: now, bytes: Number(current.sizeBytes()) };
   }
   return sampled.bytes;
 }
