@@ -76,12 +76,12 @@ describe('LanceDB cache budgets', () => {
 });
 
 describe('the session entry limit', () => {
-  // Entries past the byte budget cost ~3–4 KiB each, and each renewal leaves memory behind
-  // (bench/session-entries.ts): metadata / 2 KiB weighs the two (lib/adapters/lance/session.ts).
-  it('is the metadata budget over 2 KiB, at least MIN_SESSION_ITEMS, unless set', () => {
-    expect(SESSION_BYTES_PER_ITEM).toBe(2048);
-    expect(sessionItemLimit({ metadataBytes: 64 * MIB })).toBe(32_768);
-    expect(sessionItemLimit({ metadataBytes: 128 * MIB })).toBe(65_536);
+  // Entries past the byte budget cost ~3–4 KiB each, and since a renewed session is collected at
+  // its last close a renewal leaves little behind: metadata / 4 KiB (lib/adapters/lance/session.ts).
+  it('is the metadata budget over 4 KiB, at least MIN_SESSION_ITEMS, unless set', () => {
+    expect(SESSION_BYTES_PER_ITEM).toBe(4096);
+    expect(sessionItemLimit({ metadataBytes: 64 * MIB })).toBe(16_384);
+    expect(sessionItemLimit({ metadataBytes: 128 * MIB })).toBe(32_768);
     expect(sessionItemLimit({ metadataBytes: 6 * MIB })).toBe(MIN_SESSION_ITEMS);
     expect(sessionItemLimit({ metadataBytes: 64 * MIB, itemLimit: 40 })).toBe(40);
   });

@@ -26,16 +26,16 @@ export type SessionBudgets = Pick<LanceCacheBudgets, 'indexBytes' | 'metadataByt
  * ~4 KiB in the memory soak, issue #36; docs/benchmarks.md, "Renewals"). So the
  * session is also bounded by entries: past the limit a fresh session takes over for every new
  * connection, and the old one is freed with the last connection and handle that use it, which
- * retire gradually (connections.ts, "retirement"). But a renewal is not free either: each one
- * left 7-20 MiB that the process did not get back (measured: 11 renewals in 600 rounds of
- * bench/session-entries.ts ended 125 MiB above the start, and a soak renewing every ~75 s rose
- * by 44 %). A limit of metadata / 2 KiB (32,768 entries for 64 MiB) weighs the two: the uncounted
- * part may reach ~1.5x the metadata budget before a renewal, and renewals stay minutes apart.
- * (Most of what a renewal left was the old session itself, not yet collected by V8; since it is
- * collected at its last close, collectRenewedSessions, a renewal left 0-5 MB in the soak. A
- * lower limit has not been measured again since.)
+ * retire gradually (connections.ts, "retirement"). A renewal used to leave 7-20 MiB behind, most
+ * of it the old session itself, not yet collected by V8; since it is collected at its last close
+ * (collectRenewedSessions) a renewal leaves 0-5 MB, so renewing more often now costs less than
+ * the entries it spares. A limit of metadata / 4 KiB (16,384 entries for 64 MiB): on the quiet
+ * 2-core machine the memory soak with metadata / 2 KiB rose in every quarter (340.5 -> 359.0 MB,
+ * 6 renewals, peak 364 MB), with / 4 KiB it held level twice (311.5 -> 325.1 and 318.1 -> 329.5 MB,
+ * 25-27 renewals, peaks 327 and 333 MB), the worst event-loop delay at a renewal 240-260 ms
+ * (docs/benchmarks.md, "The entry limit, measured again").
  */
-export const SESSION_BYTES_PER_ITEM = 2048;
+export const SESSION_BYTES_PER_ITEM = 4096;
 export const MIN_SESSION_ITEMS = 4096;
 
 export function sessionItemLimit(b: Pick<SessionBudgets, 'metadataBytes' | 'itemLimit'>): number {
