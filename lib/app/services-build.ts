@@ -9,6 +9,7 @@ import type { EventPublisher } from '../ports/event-publisher.js';
 import type { ChangeLog } from '../ports/change-log.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { rememberWarehouse } from '../catalog/warehouses.js';
+import { rememberProject } from '../catalog/control/project-cache.js';
 import { openRegistry } from '../registry/layout.js';
 import type { StorageRoot } from '../ports/storage-root.js';
 import { Registry } from '../registry/registry.js';
@@ -76,7 +77,7 @@ export interface ServiceOptions {
 export async function buildServices(options: ServiceOptions): Promise<CatalogServices> {
   // At debug, every registry key a request touches is a trace line (docs/operations.md).
   const registry = new Registry(options.traceRequests ? tracedStore(options.registryStore) : options.registryStore);
-  const warehouse = await openRegistry(registry, {
+  const { warehouse, project } = await openRegistry(registry, {
     project: options.project,
     warehouse: options.warehouse,
     storage: options.warehouseRoot,
@@ -84,6 +85,7 @@ export async function buildServices(options: ServiceOptions): Promise<CatalogSer
     trashGraceDays: options.trashGraceDays,
   }, { readOnly: options.readOnly });
   rememberWarehouse(registry, options.project, warehouse, options.fileRootBase);
+  if (project) rememberProject(registry, options.project, project);
   const services: CatalogServices = {
     registry,
     project: options.project,

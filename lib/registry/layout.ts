@@ -68,24 +68,30 @@ export async function ensureDefaults(registry: Registry, spec: DefaultsSpec): Pr
  * records are read together and only the missing ones are written (a put-if-absent that loses
  * to a concurrent container is fine: the record is then there). A container that starts on a
  * registry another one already set up makes three GETs and no write, where writing first made
- * three conditional PUTs that all failed with 412 plus a GET. Answers the warehouse record, so
- * the caller can serve the first request without reading it again.
+ * three conditional PUTs that all failed with 412 plus a GET. Answers the warehouse record and
+ * the project record it read (none when it had to write the defaults), so the caller can serve
+ * the first request without reading either again (a cold start read the project twice:
+ * docs/benchmarks.md, "On a quiet machine").
  */
-export async function openRegistry(registry: Registry, spec: DefaultsSpec, options: { readOnly?: boolean } = {}): Promise<WarehouseRecord> {
+export async function openRegistry(
+  registry: Registry,
+  spec: DefaultsSpec,
+  options: { readOnly?: boolean } = {},
+): Promise<{ warehouse: WarehouseRecord; project?: ProjectRecord }> {
   const [layout, project, warehouse] = await Promise.all([
     registry.read<LayoutRecord>(keys.layout()),
     registry.read<ProjectRecord>(keys.project(spec.project)),
     registry.read<WarehouseRecord>(keys.warehouse(spec.project, spec.warehouse)),
   ]);
-  if (options.readOnly) return openReadOnly(layout?.value.version, warehouse?.value, spec);
+  if (options.readOnly) return { warehouse: openReadOnly(layout?.value.version, warehouse?.value, spec), ...(project ? { project: project.value } : {}) };
   // Anything but the current layout goes the long way (create, refuse newer, migrate older)
   // before the defaults are touched: a layout this server does not understand is never written to.
   if (layout?.value.version !== LAYOUT_VERSION) await ensureLayout(registry);
-  if (project && warehouse && layout?.value.version === LAYOUT_VERSION) return warehouse.value;
+  if (project && warehouse && layout?.value.version === LAYOUT_VERSION) return { warehouse: warehouse.value, project: project.value };
   await ensureDefaults(registry, spec);
   const written = await registry.read<WarehouseRecord>(keys.warehouse(spec.project, spec.warehouse));
   if (!written) throw new InternalError(`warehouse ${JSON.stringify(spec.warehouse)} vanished during start-up`);
-  return written.value;
+  return { warehouse: written.value };
 }
 
 async function createIfAbsent<T>(registry: Registry, key: string, value: T): Promise<void> {

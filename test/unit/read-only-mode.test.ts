@@ -270,7 +270,7 @@ describe('start-up in read-only mode', () => {
 
   it('a fresh registry is opened without a write: the default warehouse as a writer would record it', async () => {
     const store = refusingWrites(new MemoryObjectStore());
-    const warehouse = await openRegistry(new Registry(store), spec, { readOnly: true });
+    const { warehouse } = await openRegistry(new Registry(store), spec, { readOnly: true });
     expect(warehouse).toMatchObject({ kind: 'warehouse', name: 'default', storage: spec.storage, managedVersioning: true });
     expect(store.attempts).toEqual([]);
     // The default mode on the same store would write (and here is refused): the path differs.
@@ -281,7 +281,7 @@ describe('start-up in read-only mode', () => {
     const base = new MemoryObjectStore();
     await openRegistry(new Registry(base), { ...spec, trashGraceDays: 7 });
     const store = refusingWrites(base);
-    expect((await openRegistry(new Registry(store), spec, { readOnly: true })).trashGraceDays).toBe(7);
+    expect((await openRegistry(new Registry(store), spec, { readOnly: true })).warehouse.trashGraceDays).toBe(7);
     await base.put(keys.layout(), JSON.stringify({ version: LAYOUT_VERSION - 1, createdAt: 'then' }));
     await expect(openRegistry(new Registry(store), spec, { readOnly: true })).rejects.toMatchObject({ code: 17 });
     await base.put(keys.layout(), JSON.stringify({ version: LAYOUT_VERSION + 1, createdAt: 'then' }));

@@ -1,5 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
+import { buildApp } from '../../lib/app/build.js';
+import { allHandlers } from '../../lib/operations/handlers-all.js';
 import { keys } from '../../lib/registry/keys.js';
 import { LAYOUT_VERSION, openRegistry } from '../../lib/registry/layout.js';
 import type { WarehouseRecord } from '../../lib/registry/records.js';
@@ -16,7 +18,7 @@ const spec = {
 describe('openRegistry (start-up)', () => {
   it('sets up a fresh registry: layout, project and warehouse records', async () => {
     const registry = new Registry(new MemoryObjectStore());
-    const warehouse = await openRegistry(registry, spec);
+    const { warehouse } = await openRegistry(registry, spec);
     expect(warehouse).toMatchObject({ kind: 'warehouse', name: 'default', storage: spec.storage });
     expect((await registry.read<{ version: number }>(keys.layout()))?.value.version).toBe(LAYOUT_VERSION);
     expect(await registry.read(keys.project('default'))).toBeDefined();
@@ -30,7 +32,7 @@ describe('openRegistry (start-up)', () => {
     const stored = (await registry.read<WarehouseRecord>(key))!;
     await registry.replace(key, { ...stored.value, trashGraceDays: 3 }, stored.etag);
     const writes = [vi.spyOn(store, 'putIfAbsent'), vi.spyOn(store, 'putIfMatch'), vi.spyOn(store, 'put')];
-    const again = await openRegistry(registry, { ...spec, trashGraceDays: 0 });
+    const { warehouse: again } = await openRegistry(registry, { ...spec, trashGraceDays: 0 });
     expect(again.trashGraceDays).toBe(3); // the stored record wins over the configuration
     for (const w of writes) expect(w).not.toHaveBeenCalled();
   });
@@ -51,5 +53,31 @@ describe('openRegistry (start-up)', () => {
     await registry.create(keys.layout(), { version: LAYOUT_VERSION + 1, createdAt: 'x' });
     await expect(openRegistry(registry, spec)).rejects.toMatchObject({ code: 18 });
     expect(await registry.read(keys.project('default'))).toBeUndefined();
+  });
+});
+
+describe('a process started on an initialised registry', () => {
+  it("answers its first request without reading the project record again (start-up's read is cached)", async () => {
+    const store = new MemoryObjectStore();
+    const options = {
+      registryStore: store,
+      storageFor: () => new MemoryObjectStore(),
+      project: 'default',
+      warehouse: 'default',
+      warehouseRoot: { kind: 'file' as const, path: '/warehouses/default' },
+      managedVersioning: true,
+      trashGraceDays: 0,
+      maxBodyBytes: 1 << 20,
+      handlers: allHandlers,
+      vendor: { vend: async () => ({}) },
+    };
+    await buildApp(options); // the first container sets the registry up
+    const gets = vi.spyOn(store, 'get');
+    const { router } = await buildApp(options); // a cold start of another
+    expect(gets.mock.calls.map((c) => c[0])).toContain(keys.project('default'));
+    gets.mockClear();
+    const res = await router({ method: 'GET', rawPath: '/v1/namespace/%24/list', rawQuery: '', headers: {}, body: Buffer.alloc(0), requestId: 'r1' });
+    expect(res.status, res.body.toString()).toBe(200);
+    expect(gets.mock.calls.map((c) => c[0])).not.toContain(keys.project('default'));
   });
 });

@@ -29,6 +29,11 @@ export async function cachedProject(registry: Registry, project: string, now = D
   return found;
 }
 
+/** A project record this process has just read (start-up: lib/registry/layout.ts, openRegistry), cached as a read here would cache it. */
+export function rememberProject(registry: Registry, project: string, record: ProjectRecord, now = Date.now()): void {
+  cache.set(registry, project, record, now);
+}
+
 /** After a write to the project record in this process. */
 export function forgetProject(registry: Registry, project: string): void {
   cache.delete(registry, project);
