@@ -6,6 +6,7 @@
  * trash; a namespace undrop takes a slot per namespace of its subtree, all or none.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { jsonPosts } from '../support/data-http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let s: TestServer;
@@ -14,12 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-const post = (p: string, body: unknown = {}) => s.request('POST', p, JSON.stringify(body), { 'content-type': 'application/json' });
-async function ok(p: string, body: unknown = {}) {
-  const r = await post(p, body);
-  expect(r.status, `${p}: ${r.text}`).toBe(200);
-  return r.json();
-}
+const { post, ok } = jsonPosts(() => s);
 async function tablesOf(ns: string): Promise<Set<string>> {
   const r = await s.request('GET', `/v1/namespace/${ns}/table/list?limit=1000`);
   expect(r.status, r.text).toBe(200);

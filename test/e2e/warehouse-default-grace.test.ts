@@ -7,6 +7,7 @@
  * (0 included), still wins.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { jsonPosts } from '../support/data-http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const GRACE = 3;
@@ -18,12 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-const post = (p: string, body: unknown = {}) => s.request('POST', p, JSON.stringify(body), { 'content-type': 'application/json' });
-async function ok(p: string, body: unknown = {}) {
-  const r = await post(p, body);
-  expect(r.status, `${p}: ${r.text}`).toBe(200);
-  return r.json();
-}
+const { ok } = jsonPosts(() => s);
 
 it("CreateWarehouse without trash_grace_days takes the deployment's grace, and a drop there expires after it", async () => {
   await ok('/v1/projects', { name: 'acme' });

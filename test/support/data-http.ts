@@ -110,3 +110,14 @@ export async function ensureNamespace(server: TestServer, ns: string): Promise<v
   const res = await server.request('POST', `/v1/namespace/${encodeURIComponent(ns)}/create?delimiter=%24`, '{}');
   expect([200, 409]).toContain(res.status);
 }
+
+/** A JSON POST to the server, and the same expecting 200 with its parsed answer. */
+export function jsonPosts(server: () => TestServer) {
+  const post = (p: string, body: unknown = {}) => server().request('POST', p, JSON.stringify(body), { 'content-type': 'application/json' });
+  const ok = async (p: string, body: unknown = {}) => {
+    const r = await post(p, body);
+    expect(r.status, `${p}: ${r.text}`).toBe(200);
+    return r.json();
+  };
+  return { post, ok };
+}

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import { buildApp } from '../../lib/app/build.js';
+import { buildApp, type BuildOptions } from '../../lib/app/build.js';
 import type { CatalogServices } from '../../lib/catalog/services.js';
 import type { GuardSettings } from '../../lib/governance/settings.js';
 import { sha256Hex } from '../../lib/catalog/control/principals.js';
@@ -24,6 +24,21 @@ export interface Answer {
  * off (to arrange state), and `governed` with authentication on (keys) and the handlers given.
  * Authorization decisions are captured; vended access modes are recorded.
  */
+/** What buildApp needs for an app over in-memory stores: the default project and warehouse (at /warehouses/default). */
+export function memoryAppOptions(registryStore: ObjectStore, storageFor: BuildOptions['storageFor'], vendor: CredentialVendor) {
+  return {
+    registryStore,
+    storageFor,
+    project: 'default',
+    warehouse: 'default',
+    warehouseRoot: { kind: 'file' as const, path: '/warehouses/default' },
+    managedVersioning: true,
+    trashGraceDays: 0,
+    maxBodyBytes: 1 << 20,
+    vendor,
+  };
+}
+
 export async function governedApp(handlers: HandlerMap<CatalogServices> = allHandlers) {
   const registryStore = new MemoryObjectStore();
   const stores = new Map<string, ObjectStore>();
@@ -41,15 +56,7 @@ export async function governedApp(handlers: HandlerMap<CatalogServices> = allHan
     },
   };
   const common = {
-    registryStore,
-    storageFor: storageFor as never,
-    project: 'default',
-    warehouse: 'default',
-    warehouseRoot: { kind: 'file' as const, path: '/warehouses/default' },
-    managedVersioning: true,
-    trashGraceDays: 0,
-    maxBodyBytes: 1 << 20,
-    vendor,
+    ...memoryAppOptions(registryStore, storageFor as never, vendor),
     // Project P may put warehouses under /w/P (docs/governance.md, "Storage allotment").
     storage: { roots: [{ kind: 'file' as const, path: '/w' }] },
   };

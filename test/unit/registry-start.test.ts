@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import { buildApp } from '../../lib/app/build.js';
 import { allHandlers } from '../../lib/operations/handlers-all.js';
+import { memoryAppOptions } from '../support/governed-app.js';
 import { keys } from '../../lib/registry/keys.js';
 import { LAYOUT_VERSION, openRegistry } from '../../lib/registry/layout.js';
 import type { WarehouseRecord } from '../../lib/registry/records.js';
@@ -59,18 +60,7 @@ describe('openRegistry (start-up)', () => {
 describe('a process started on an initialised registry', () => {
   it("answers its first request without reading the project record again (start-up's read is cached)", async () => {
     const store = new MemoryObjectStore();
-    const options = {
-      registryStore: store,
-      storageFor: () => new MemoryObjectStore(),
-      project: 'default',
-      warehouse: 'default',
-      warehouseRoot: { kind: 'file' as const, path: '/warehouses/default' },
-      managedVersioning: true,
-      trashGraceDays: 0,
-      maxBodyBytes: 1 << 20,
-      handlers: allHandlers,
-      vendor: { vend: async () => ({}) },
-    };
+    const options = { ...memoryAppOptions(store, () => new MemoryObjectStore(), { vend: async () => ({}) }), handlers: allHandlers };
     await buildApp(options); // the first container sets the registry up
     const gets = vi.spyOn(store, 'get');
     const { router } = await buildApp(options); // a cold start of another
