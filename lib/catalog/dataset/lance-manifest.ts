@@ -102,9 +102,8 @@ export function readFragmentRows(file: Uint8Array): number[] {
   return readFragments(file).map((f) => f.rows);
 }
 
-/** One fragment of a version: its id, live rows (as readFragmentRows) and the bytes of its data files. */
+/** One fragment of a version: its live rows (as readFragmentRows) and the bytes of its data files. */
 export interface ManifestFragment {
-  readonly id: number;
   readonly rows: number;
   /** Sum of its DataFile.file_size_bytes; undefined when a writer did not record one of them. */
   readonly bytes: number | undefined;
@@ -119,7 +118,7 @@ export function readFragments(file: Uint8Array): ManifestFragment[] {
       const deleted = bytesOf(fragment, 3).map(fields).reduce((n, d) => n + (numberOf(d, 4) ?? 0n), 0n);
       const sizes = bytesOf(fragment, 2).map((f) => Number(numberOf(fields(f), 6) ?? 0n));
       const bytes = sizes.includes(0) ? undefined : sizes.reduce((n, b) => n + b, 0);
-      return { id: Number(numberOf(fragment, 1) ?? 0n), rows: Number(physical - deleted), bytes };
+      return { rows: Number(physical - deleted), bytes };
     });
 }
 

@@ -1,7 +1,8 @@
-import { ConcurrentModificationError } from '../../errors.js';
+import { ConcurrentModificationError, TableAlreadyExistsError } from '../../errors.js';
 import { ConditionFailedError } from '../../ports/object-store.js';
 import { keys } from '../../registry/keys.js';
 import type { TableRecord } from '../../registry/records.js';
+import { fmtId } from '../ids.js';
 import type { CatalogServices } from '../services.js';
 
 /**
@@ -83,7 +84,10 @@ export interface MarkerHold {
   release(): Promise<void>;
 }
 
-/** The table now at a door's id, as the door reads it (settled): how markers.ts tells a taken name. */
+/**
+ * The table now at a door's id, read settled (lookup.ts, readTable, which callers pass: lookup.ts
+ * sits above this file in the import graph): how a taken name is told.
+ */
 export type HolderRead = () => Promise<{ value: TableRecord } | undefined>;
 
 /**
@@ -92,14 +96,21 @@ export type HolderRead = () => Promise<{ value: TableRecord } | undefined>;
  * table that holds the name: a put-if-absent. A marker already there is
  *
  * - this record's own (a retried write, an undrop's table): held as it is;
- * - a live table's (`holder` finds one at `id`): 'taken', nothing written: the door's record
- *   write would be refused, and the marker is that table's;
+ * - a live table's (`holder` finds one at `id`): nothing written, and the door is refused with `taken()`
+ *   (default: 5, the table exists): its record write would be refused, and the marker is that
+ *   table's;
  * - a leftover, or a rival create's that has no record yet: taken over by compare-and-swap, so
  *   whichever create writes its record owns the marker its record needs.
  *
  * A door refused after this must `release()` the hold (docs/protocols.md, "Has-data markers").
  */
-export async function claimMarkersOf(services: CatalogServices, id: readonly string[], record: TableRecord, holder: HolderRead): Promise<MarkerHold | 'taken'> {
+export async function claimMarkersOf(
+  services: CatalogServices,
+  id: readonly string[],
+  record: TableRecord,
+  holder: HolderRead,
+  taken: () => Error = () => new TableAlreadyExistsError(`table ${fmtId(id)} already exists`),
+): Promise<MarkerHold> {
   const held: { kind: MarkerKind; key: string; etag: string }[] = [];
   // Best effort: what it cannot take back only makes a listing show the name (reconcile's `leftover-marker`).
   const hold: MarkerHold = { release: () => releaseMarkers(services, record.uid, held, holder).catch(() => undefined) };
@@ -112,7 +123,7 @@ export async function claimMarkersOf(services: CatalogServices, id: readonly str
     });
     if (etag === 'taken') {
       await hold.release();
-      return 'taken';
+      throw taken();
     }
     held.push({ kind, key, etag });
   }

@@ -130,7 +130,7 @@ async function writeRecord(services: CatalogServices, record: TableRecord, key: 
  */
 async function writeWithFreshClaim(services: CatalogServices, record: TableRecord, key: string): Promise<Written> {
   // The marker before the record that says it exists (markers.ts: never hide data).
-  const markers = await holdMarkers(services, record);
+  const markers = await claimMarkersOf(services, record.id, record, () => readTable(services, record.id));
   try {
     return { etag: await claimAndWrite(services, record, key), markers };
   } catch (err) {
@@ -143,13 +143,6 @@ async function writeWithFreshClaim(services: CatalogServices, record: TableRecor
 interface Written {
   readonly etag: string;
   readonly markers: MarkerHold;
-}
-
-/** The record's markers, put-if-absent (markers.ts, claimMarkersOf): 5 when a live table holds the name. */
-async function holdMarkers(services: CatalogServices, record: TableRecord): Promise<MarkerHold> {
-  const hold = await claimMarkersOf(services, record.id, record, () => readTable(services, record.id));
-  if (hold === 'taken') throw new TableAlreadyExistsError(`table ${fmtId(record.id)} already exists`);
-  return hold;
 }
 
 async function claimAndWrite(services: CatalogServices, record: TableRecord, key: string): Promise<string> {
@@ -201,7 +194,7 @@ async function writeAfterClaim(services: CatalogServices, record: TableRecord, k
   // The has-data marker and the claim are independent; both must precede the record (markers.ts:
   // never hide data), so they are written together.
   const [marked, claiming] = await Promise.allSettled([
-    holdMarkers(services, record),
+    claimMarkersOf(services, record.id, record, () => readTable(services, record.id)),
     claimLocation(services, record, {
       readTable: (id) => readTable(services, id),
       checkNesting: false, // a fresh random directory cannot nest with anything

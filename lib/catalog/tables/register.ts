@@ -105,9 +105,7 @@ export async function registerTable(
     try {
       // The marker before the record that says it exists (markers.ts: never hide data), never
       // over the marker of a table that holds the name.
-      const held = await claimMarkersOf(services, input.id, record, () => readTable(services, input.id));
-      if (held === 'taken') throw new TableAlreadyExistsError(`table ${fmtId(input.id)} already exists`);
-      markers = held;
+      markers = await claimMarkersOf(services, input.id, record, () => readTable(services, input.id));
     } catch (err) {
       // Nothing names the claim yet: taken back here or by nobody but the next claimant (persisted).
       await persist(() => releaseClaim(services, record)).catch(() => undefined);

@@ -97,8 +97,7 @@ export async function restoreTable(
   if (!sameId(target, table.id)) await setClaimState(services, table, 'trashed', [table.id, target]);
   // The has-data marker before the record that says it exists (markers.ts: never hide data),
   // never over the marker of a table that took the name meanwhile.
-  const markers = await claimMarkersOf(services, target, back, () => readTable(services, target));
-  if (markers === 'taken') throw takenError(target);
+  const markers = await claimMarkersOf(services, target, back, () => readTable(services, target), () => takenError(target));
   try {
     // Put-if-absent: if someone takes the name meanwhile, the retry looks again and answers 5.
     const etag = await services.registry.create(key, back);
