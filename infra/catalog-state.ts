@@ -7,6 +7,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
 import { RaskConfigError, resolveConfig, type RaskConfig } from './config.js';
+import { useFeatureFlags } from './feature-flags.js';
 import { AdminKeySecret } from './constructs/auth.js';
 import { ChangeEventBus } from './constructs/change-events.js';
 import { expireChangeLog, notifyEventBridge } from './constructs/change-relay.js';
@@ -104,6 +105,7 @@ export class RaskCatalogState extends Construct {
 
   constructor(scope: Construct, id: string, props: RaskCatalogStateProps = {}) {
     super(scope, id);
+    useFeatureFlags(this);
     const { parameterPrefix, ...settings } = props;
     const config = resolveConfig(settings);
     this.config = config;

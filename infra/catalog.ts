@@ -10,6 +10,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct, type Node } from 'constructs';
 import { JOB_OUTCOMES, jobMetricName } from '../lib/observability/jobs-metrics.js';
 import { resolveConfig, type RaskConfig } from './config.js';
+import { useFeatureFlags } from './feature-flags.js';
 import { type RaskCatalogState, STATE_SETTING_KEYS, type StateRefs, type StorageRefs } from './catalog-state.js';
 import { CatalogApi } from './constructs/api.js';
 import { AdminKeyAuth } from './constructs/auth.js';
@@ -152,6 +153,7 @@ export class RaskCatalog extends Construct {
 
   constructor(scope: Construct, id: string, props: RaskCatalogProps) {
     super(scope, id);
+    useFeatureFlags(this);
     const { state: stateConstruct, name, ...rest } = props;
     const settings = catalogSettings(rest);
     const stateSettings = Object.fromEntries(STATE_SETTING_KEYS.map((k) => [k, stateConstruct.config[k]]).filter(([, v]) => v !== undefined));

@@ -26,7 +26,7 @@ import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
 import { ALL_OPERATIONS } from '../lib/contract/operations.js';
 import { REPO_ROOT, bundleFunction, esbuildOptions, type BundleKind } from './bundling.js';
-import { bundleOperation } from './operation-bundles.js';
+import { bundleOperations } from './operation-bundles.js';
 
 const FORBIDDEN = [/node_modules\/@lancedb\//, /node_modules\/apache-arrow\//];
 
@@ -140,7 +140,7 @@ function describeAsset(label: string, entry: string, metafile: Metafile): string
   const allBytes = outputs.reduce((n, o) => n + size(o), 0);
   const bad = forbiddenInputs(metafile);
   console.log(label);
-  console.log(`  entry:         ${kb(statSync(entry).size)} (index.mjs), gzip ${kb(gzipSync(readFileSync(entry), { level: 9 }).length)}`);
+  console.log(`  entry:         ${kb(statSync(entry).size)} (${path.basename(entry)}), gzip ${kb(gzipSync(readFileSync(entry), { level: 9 }).length)}`);
   console.log(`  cold start loads: ${kb(eagerBytes)} in ${eager.length} file(s); all JavaScript: ${kb(allBytes)} in ${outputs.length} files`);
   console.log(`  inputs:        ${Object.keys(metafile.inputs).length} modules; LanceDB/Arrow inputs: ${bad.length ? bad.join(', ') : 'none'}`);
   console.log(`  largest (loaded at cold start): ${contributors(metafile, (o) => eager.includes(o))}`);
@@ -167,13 +167,20 @@ async function main(): Promise<void> {
   const variants: Variant[] = [{ label: 'deployed entry (split)', files: [deployed.entry], times: [] }];
   if (withEngine) variants.push({ label: '  + policy engine (first authorization)', files: [deployed.entry], engine: engineFile, times: [] });
   variants.push({ label: '  + every lazy chunk (upper bound: all paths used)', files: [deployed.entry, ...chunks], times: [] });
+  // Per-operation mode: one shared asset per bundle, an entry per operation (infra/operation-bundles.ts).
+  const shared = new Map<string, { outdir: string; metafile: Metafile }>();
   for (const id of args.operations) {
     const operation = ALL_OPERATIONS.find((o) => o.operationId === id);
     if (!operation) throw new Error(`unknown operation ${id}`);
-    const outdir = mkdtempSync(path.join(tmpdir(), `rask-measure-${id}-`));
-    const { metafile } = bundleOperation(operation, outdir);
-    describeAsset(`${id} asset (per-operation mode, ${operation.bundle})`, path.join(outdir, 'index.mjs'), metafile);
-    variants.push({ label: `operation ${id} (per-operation mode)`, files: [path.join(outdir, 'index.mjs')], times: [] });
+    let asset = shared.get(operation.bundle);
+    if (!asset) {
+      const outdir = mkdtempSync(path.join(tmpdir(), `rask-measure-operations-${operation.bundle}-`));
+      asset = { outdir, ...bundleOperations(operation.bundle, outdir) };
+      shared.set(operation.bundle, asset);
+    }
+    const entry = path.join(asset.outdir, `${id}.mjs`);
+    describeAsset(`${id} entry (per-operation mode, shared ${operation.bundle} asset)`, entry, asset.metafile);
+    variants.push({ label: `operation ${id} (per-operation mode)`, files: [entry], times: [] });
   }
   if (args.compareUnsplit) {
     const one = await unsplitBundle(args.kind, [], 'unsplit');

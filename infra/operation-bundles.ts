@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ALL_OPERATIONS, HANDLER_EXPORTS, type OperationDef } from '../lib/contract/operations.js';
+import type { Bundle } from '../lib/contract/operation-columns.js';
 import type { Metafile } from 'esbuild';
 import { REPO_ROOT, assetOptions, externalModules, installedModules, writeAsset } from './bundling.js';
 
@@ -51,16 +54,31 @@ export function operationEntrySource(operation: OperationDef): string {
   ].join('\n');
 }
 
-/** Builds `operation`'s Lambda asset into `outdir`: its generated entry with the stack's settings (infra/bundling.ts). */
-export function bundleOperation(operation: OperationDef, outdir: string): { metafile: Metafile } {
-  const options = {
-    ...assetOptions(externalModules(operation.bundle), outdir),
-    stdin: {
-      contents: operationEntrySource(operation),
-      resolveDir: path.join(REPO_ROOT, 'functions'),
-      sourcefile: `functions/operation-${operation.operationId}.ts`,
-      loader: 'ts' as const,
-    },
-  };
-  return writeAsset(options, installedModules(operation.bundle), outdir);
+/** The handler of `operation`'s function in its bundle's shared asset (`bundleOperations`). */
+export function operationHandler(operation: OperationDef): string {
+  return `${operation.operationId}.handler`;
+}
+
+/**
+ * Builds the one asset every per-operation function of `bundle` deploys: an entry per operation
+ * (`<OperationId>.mjs`, handler `operationHandler`), built together with code splitting, so a
+ * module two entries use is one chunk under `chunks/` and an entry loads only the modules its own
+ * handler reaches. One asset per bundle instead of one per operation: CDK uploads it once, and a
+ * packaged construct (docs/deploy.md, "Rask in your own CDK app") carries two asset directories
+ * instead of ~100 copies of the same chunks and policy engine.
+ */
+export function bundleOperations(bundle: Bundle, outdir: string): { metafile: Metafile } {
+  const operations = perOperationDefs().filter((op) => op.bundle === bundle);
+  // esbuild's synchronous API takes no plugins, so the generated entries are real files.
+  const entries = mkdtempSync(path.join(tmpdir(), `rask-operation-entries-${bundle}-`));
+  try {
+    const entryPoints = operations.map((op) => {
+      const file = path.join(entries, `${op.operationId}.ts`);
+      writeFileSync(file, operationEntrySource(op));
+      return { in: file, out: op.operationId };
+    });
+    return writeAsset({ ...assetOptions(externalModules(bundle), outdir), entryPoints, entryNames: '[name]' }, installedModules(bundle), outdir);
+  } finally {
+    rmSync(entries, { recursive: true, force: true });
+  }
 }

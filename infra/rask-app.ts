@@ -4,18 +4,6 @@ import { configFromContext, resolveConfig, type RaskConfig } from './config.js';
 import { RaskStack } from './rask-stack.js';
 import { RaskStateStack } from './state-stack.js';
 
-/**
- * CDK feature flags this app relies on, set here (not only in cdk.json) so that tests build the
- * same template as `cdk synth`.
- */
-export const FEATURE_FLAGS: Readonly<Record<string, boolean>> = {
-  // Server access logs are delivered through a bucket policy, not ACLs (the buckets enforce
-  // bucket-owner object ownership, which disables ACLs).
-  '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true,
-  // A layer change publishes a new function version.
-  '@aws-cdk/aws-lambda:recognizeLayerVersion': true,
-};
-
 export interface CreateRaskAppOptions {
   /** Extra context (e.g. `'aws:cdk:bundling-stacks': []` to skip bundling in tests, or `rask:*` settings). */
   readonly context?: Record<string, unknown>;
@@ -34,7 +22,7 @@ export function createRaskApp(options: CreateRaskAppOptions = {}): {
   stateStack: RaskStateStack;
   config: RaskConfig;
 } {
-  const app = new App({ context: { ...FEATURE_FLAGS, ...options.context }, outdir: options.outdir });
+  const app = new App({ context: { ...options.context }, outdir: options.outdir });
   const config = options.config ? resolveConfig(options.config) : configFromContext(app.node);
   // Two stacks of one app: the data (deployed first, RETAIN) and everything that can be
   // recreated from code. `cdk deploy --all` deploys both in order; `cdk destroy <stackName>`

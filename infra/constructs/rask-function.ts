@@ -5,13 +5,13 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { REPO_ROOT, bundleFunction, type BundleKind } from '../bundling.js';
 import { acknowledge } from '../nag.js';
-import { bundleOperation } from '../operation-bundles.js';
+import { bundleOperations, operationHandler } from '../operation-bundles.js';
 import type { OperationDef } from '../../lib/contract/operations.js';
 
 export const RUNTIME = lambda.Runtime.NODEJS_22_X;
 
 export interface RaskFunctionProps {
-  /** A fixed entry of infra/bundling.ts, or one operation's generated entry (per-operation mode). */
+  /** A fixed entry of infra/bundling.ts, or one operation's entry in its bundle's shared asset (per-operation mode). */
   readonly kind: BundleKind | OperationDef;
   readonly description: string;
   readonly architecture: lambda.Architecture;
@@ -49,7 +49,7 @@ export class RaskFunction extends Construct {
 
     this.fn = new lambda.Function(this, 'Function', {
       code: functionCode(props.kind),
-      handler: 'index.handler',
+      handler: typeof props.kind === 'string' ? 'index.handler' : operationHandler(props.kind),
       description: props.description,
       runtime: RUNTIME,
       architecture: props.architecture,
@@ -84,17 +84,20 @@ export class RaskFunction extends Construct {
  * (esbuild is a dependency of this repository, so no Docker is needed).
  */
 export function functionCode(kind: BundleKind | OperationDef): lambda.Code {
+  // Every operation of a bundle shares one asset (infra/operation-bundles.ts): same source path
+  // and options, so CDK stages and uploads it once.
+  const asset = typeof kind === 'string' ? kind : `operations-${kind.bundle}`;
   return lambda.Code.fromAsset(REPO_ROOT, {
     assetHashType: AssetHashType.OUTPUT,
     bundling: {
       image: RUNTIME.bundlingImage,
       // CDK caches bundling results by source path and these options, not by the `tryBundle`
       // closure: without a per-kind value every function would get the first one's bundle.
-      environment: { RASK_BUNDLE_KIND: typeof kind === 'string' ? kind : `operation:${kind.operationId}` },
+      environment: { RASK_BUNDLE_KIND: asset },
       local: {
         tryBundle(outputDir: string): boolean {
           if (typeof kind === 'string') bundleFunction(kind, outputDir);
-          else bundleOperation(kind, outputDir);
+          else bundleOperations(kind.bundle, outputDir);
           return true;
         },
       },

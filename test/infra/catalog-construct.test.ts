@@ -13,11 +13,13 @@ import { describe, expect, it } from 'vitest';
 import { RaskCatalog } from '../../infra/catalog.js';
 import { RaskCatalogState } from '../../infra/catalog-state.js';
 import { RaskConfigError } from '../../infra/config.js';
-import { FEATURE_FLAGS } from '../../infra/rask-app.js';
 
-/** An app of one's own, with cdk-nag's AwsSolutions checks failing the synth on a finding. */
+/**
+ * An app of one's own, with cdk-nag's AwsSolutions checks failing the synth on a finding. It sets
+ * none of this repository's feature flags: the constructs must not depend on the app's.
+ */
 function newApp(): App {
-  const app = new App({ context: { ...FEATURE_FLAGS, 'aws:cdk:bundling-stacks': [] }, outdir: mkdtempSync(path.join(tmpdir(), 'rask-construct-')) });
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, outdir: mkdtempSync(path.join(tmpdir(), 'rask-construct-')) });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return app;
 }
