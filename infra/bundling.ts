@@ -31,6 +31,9 @@ export const ESM_REQUIRE_BANNER =
  */
 export const LAYER_MODULES = ['@lancedb/lancedb', 'apache-arrow'] as const;
 
+/** The LanceDB layer's package.json and lockfile: the versions (and so the asset hash) are pinned there. */
+export const LAYER_SOURCE_DIR = path.join(REPO_ROOT, 'infra', 'lancedb-layer');
+
 /**
  * The AWS SDK is bundled, not taken from the Lambda runtime: the registry's compare-and-swap
  * depends on `IfMatch`/`IfNoneMatch` being in the SDK's S3 model (an older runtime copy would

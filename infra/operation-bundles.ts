@@ -1,42 +1,17 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ALL_OPERATIONS, HANDLER_EXPORTS, type OperationDef } from '../lib/contract/operations.js';
-import type { Bundle } from '../lib/contract/operation-columns.js';
 import type { Metafile } from 'esbuild';
+import type { Bundle } from '../lib/contract/operation-columns.js';
+import type { OperationDef } from '../lib/contract/operations.js';
 import { REPO_ROOT, assetOptions, externalModules, installedModules, writeAsset } from './bundling.js';
+import { handlerModuleOf, perOperationDefs } from './operation-entries.js';
 
 /**
- * Per-operation bundles (`rask:functionMode=per-operation`): for each operation, a generated
- * entry that imports only the handler module holding it and passes only its handler, so esbuild
- * leaves every other handler module — and what only they reach — out of the bundle.
- *
- * Where each handler lives is the operation table's handler column (a path, never an import:
- * the data handlers would load LanceDB into the synth). test/unit/operation-table.test.ts checks
- * the column against the maps as imported, so a handler moved to another module cannot be missed.
+ * Builds per-operation mode's code (`rask:functionMode=per-operation`): one asset per bundle,
+ * from the entries infra/operation-entries.ts names. Build time only (esbuild): the constructs
+ * take the result through infra/asset-source.ts.
  */
-export interface HandlerModule {
-  /** Repository-relative path. */
-  readonly file: string;
-  /** The exported handler map. */
-  readonly exportName: string;
-}
-
-/** The modules whose maps make up `metaHandlers` and `dataHandlers` (lib/operations/handlers-{meta,data}.ts). */
-export const HANDLER_MODULES: readonly HandlerModule[] = Object.entries(HANDLER_EXPORTS).map(([file, exportName]) => ({ file, exportName }));
-
-const BY_ID = new Map(ALL_OPERATIONS.map((op) => [op.operationId as string, op]));
-
-/** The handler module of `operationId`, or undefined for an operation without a handler (it answers Unsupported). */
-export function handlerModuleOf(operationId: string): HandlerModule | undefined {
-  const file = BY_ID.get(operationId)?.handler;
-  return file === undefined ? undefined : { file, exportName: HANDLER_EXPORTS[file] };
-}
-
-/** The operations deployed as functions of their own: every operation of the table that has a handler. */
-export function perOperationDefs(): OperationDef[] {
-  return ALL_OPERATIONS.filter((op) => handlerModuleOf(op.operationId));
-}
 
 /** The TypeScript source of `operation`'s entry, resolved from functions/. */
 export function operationEntrySource(operation: OperationDef): string {
@@ -52,11 +27,6 @@ export function operationEntrySource(operation: OperationDef): string {
     `export const handler = ${factory}(${id}, { [${id}]: handlers[${id}] });`,
     '',
   ].join('\n');
-}
-
-/** The handler of `operation`'s function in its bundle's shared asset (`bundleOperations`). */
-export function operationHandler(operation: OperationDef): string {
-  return `${operation.operationId}.handler`;
 }
 
 /**

@@ -12,9 +12,6 @@
  * - The Jobs function may RunTask only this task definition (on this cluster), PassRole only
  *   these two roles, and Describe/Stop only this cluster's tasks.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { buildSync } from 'esbuild';
-import path from 'node:path';
 import { Duration, Intrinsic, type RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
@@ -23,9 +20,8 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct, type Node } from 'constructs';
 import { NATIVE_ALLOCATOR_ENV } from '../../lib/config.js';
-import { ESBUILD_TARGET, ESM_REQUIRE_BANNER, LAYER_MODULES, REPO_ROOT } from '../bundling.js';
+import { jobTaskImageContext } from '../asset-source.js';
 import { acknowledge, acknowledgeWildcardResource } from '../nag.js';
-import { LAYER_SOURCE_DIR } from './lancedb-layer.js';
 import type { RaskFunction } from './rask-function.js';
 
 export interface JobTaskSettings {
@@ -279,48 +275,5 @@ function copyGrants(from: iam.Role, to: iam.Role): void {
 
 /** The image's build context: the bundled entry, the LanceDB layer's lockfile, a Dockerfile. */
 function imageContext(scope: Construct): string {
-  return writeJobTaskImageContext(path.join(REPO_ROOT, 'cdk.out', 'job-task-image'), Stack.of(scope).bundlingRequired);
+  return jobTaskImageContext(Stack.of(scope).bundlingRequired);
 }
-
-/**
- * Writes the image's build context into `dir`; the entry is bundled only when `bundle` (a synth
- * that skips bundling gets a placeholder). Exported so a test can run the bundled entry under
- * node without Docker (test/infra/job-task-image.test.ts).
- */
-export function writeJobTaskImageContext(dir: string, bundle: boolean): string {
-  mkdirSync(path.join(dir, 'app'), { recursive: true });
-  mkdirSync(path.join(dir, 'layer'), { recursive: true });
-  for (const f of ['package.json', 'package-lock.json']) writeFileSync(path.join(dir, 'layer', f), readFileSync(path.join(LAYER_SOURCE_DIR, f)));
-  writeFileSync(
-    path.join(dir, 'Dockerfile'),
-    [
-      '# rask job task (infra/constructs/job-tasks.ts): functions/job-task.ts with the LanceDB layer packages',
-      'FROM public.ecr.aws/docker/library/node:22-bookworm-slim',
-      'WORKDIR /app',
-      'COPY layer/package.json layer/package-lock.json ./',
-      'RUN npm ci --omit=optional --omit=dev --ignore-scripts --no-audit --no-fund',
-      'COPY app/ ./',
-      'USER node',
-      'CMD ["node", "--enable-source-maps", "index.mjs"]',
-      '',
-    ].join('\n'),
-  );
-  if (bundle) {
-    buildSync({
-      entryPoints: [path.join(REPO_ROOT, 'functions', 'job-task.ts')],
-      outfile: path.join(dir, 'app', 'index.mjs'),
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: ESBUILD_TARGET,
-      sourcemap: true,
-      external: [...LAYER_MODULES],
-      banner: { js: ESM_REQUIRE_BANNER },
-      logLevel: 'error',
-    });
-  } else {
-    writeFileSync(path.join(dir, 'app', 'index.mjs'), '// bundling skipped for this synth\n');
-  }
-  return dir;
-}
-

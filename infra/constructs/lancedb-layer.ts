@@ -4,10 +4,7 @@ import path from 'node:path';
 import { AssetHashType, DockerImage, RemovalPolicy } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { REPO_ROOT } from '../bundling.js';
-
-/** The layer's package.json and lockfile: the versions (and so the asset hash) are pinned there. */
-export const LAYER_SOURCE_DIR = path.join(REPO_ROOT, 'infra', 'lancedb-layer');
+import { layerSourceDir } from '../asset-source.js';
 
 /**
  * x86_64: @lancedb/lancedb publishes linux-x64-gnu binaries for every release (arm64 builds
@@ -58,13 +55,14 @@ export class LanceDbLayer extends Construct {
   constructor(scope: Construct, id: string) {
     super(scope, id);
     const npmCommand = `npm ${NPM_FLAGS.join(' ')}`;
+    const source = layerSourceDir();
     this.layer = new lambda.LayerVersion(this, 'Layer', {
       description: 'rask: @lancedb/lancedb + apache-arrow for linux x86_64 (see infra/lancedb-layer/package.json)',
       compatibleRuntimes: [lambda.Runtime.NODEJS_22_X],
       compatibleArchitectures: [LAYER_ARCHITECTURE],
       // Old layer versions stay usable by function versions that still reference them.
       removalPolicy: RemovalPolicy.RETAIN,
-      code: lambda.Code.fromAsset(LAYER_SOURCE_DIR, {
+      code: lambda.Code.fromAsset(source, {
         // The hash covers package.json + package-lock.json (and the bundling options), so the
         // ~170 MB asset is rebuilt and re-uploaded only when a pinned version changes.
         assetHashType: AssetHashType.SOURCE,
@@ -76,14 +74,14 @@ export class LanceDbLayer extends Construct {
             '-c',
             `mkdir -p /asset-output/nodejs && cp /asset-input/package.json /asset-input/package-lock.json /asset-output/nodejs/ && cd /asset-output/nodejs && ${npmCommand} && rm -rf node_modules/@types && (strip ${STRIP_FLAGS.join(' ')} ${NATIVE_DIR}/*.node || echo 'LanceDB layer: not stripped' >&2)`,
           ],
-          local: { tryBundle: (outputDir) => bundleLocally(outputDir) },
+          local: { tryBundle: (outputDir) => bundleLocally(source, outputDir) },
         },
       }),
     });
   }
 }
 
-function bundleLocally(outputDir: string): boolean {
+function bundleLocally(source: string, outputDir: string): boolean {
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   try {
     execFileSync(npm, ['--version'], { stdio: 'ignore' });
@@ -92,7 +90,7 @@ function bundleLocally(outputDir: string): boolean {
   }
   const dir = path.join(outputDir, 'nodejs');
   mkdirSync(dir, { recursive: true });
-  for (const file of ['package.json', 'package-lock.json']) copyFileSync(path.join(LAYER_SOURCE_DIR, file), path.join(dir, file));
+  for (const file of ['package.json', 'package-lock.json']) copyFileSync(path.join(source, file), path.join(dir, file));
   // npm's own output goes to stderr so that `cdk synth` (template on stdout) stays clean.
   execFileSync(npm, NPM_FLAGS, { cwd: dir, stdio: ['ignore', process.stderr, process.stderr], shell: process.platform === 'win32' });
   // Type declarations are dead weight at runtime.

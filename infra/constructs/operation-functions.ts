@@ -4,7 +4,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import type { Action, OperationDef } from '../../lib/contract/operations.js';
 import type { RaskConfig } from '../config.js';
-import { perOperationDefs } from '../operation-bundles.js';
+import { perOperationDefs } from '../operation-entries.js';
 import type { StateRefs, StorageRefs } from '../state-stack.js';
 import { catalogEnvironment, deadlineEnvironment } from './functions.js';
 import { LAYER_ARCHITECTURE } from './lancedb-layer.js';

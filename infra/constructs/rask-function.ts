@@ -1,11 +1,12 @@
-import { AssetHashType, type Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { type Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { REPO_ROOT, bundleFunction, type BundleKind } from '../bundling.js';
+import { functionCode } from '../asset-source.js';
+import type { BundleKind } from '../bundling.js';
 import { acknowledge } from '../nag.js';
-import { bundleOperations, operationHandler } from '../operation-bundles.js';
+import { operationHandler } from '../operation-entries.js';
 import type { OperationDef } from '../../lib/contract/operations.js';
 
 export const RUNTIME = lambda.Runtime.NODEJS_22_X;
@@ -48,7 +49,7 @@ export class RaskFunction extends Construct {
     this.logGroup.grantWrite(this.role);
 
     this.fn = new lambda.Function(this, 'Function', {
-      code: functionCode(props.kind),
+      code: functionCode(typeof props.kind === 'string' ? props.kind : `operations-${props.kind.bundle}`),
       handler: typeof props.kind === 'string' ? 'index.handler' : operationHandler(props.kind),
       description: props.description,
       runtime: RUNTIME,
@@ -74,33 +75,4 @@ export class RaskFunction extends Construct {
       'nodejs22.x is the runtime this project targets and tests (the LanceDB native module and the development toolchain are validated on Node 22); it is supported until 2027-04-30 and moves to nodejs24.x with the toolchain.',
     );
   }
-}
-
-/**
- * The function's code, bundled on this machine by `bundleFunction` (infra/bundling.ts) with code
- * splitting, which NodejsFunction cannot do. The asset is hashed by its output, so the source
- * directory (the repository) is never fingerprinted; with bundling skipped (template tests) CDK
- * substitutes a placeholder. The image is never used: local bundling either succeeds or throws
- * (esbuild is a dependency of this repository, so no Docker is needed).
- */
-export function functionCode(kind: BundleKind | OperationDef): lambda.Code {
-  // Every operation of a bundle shares one asset (infra/operation-bundles.ts): same source path
-  // and options, so CDK stages and uploads it once.
-  const asset = typeof kind === 'string' ? kind : `operations-${kind.bundle}`;
-  return lambda.Code.fromAsset(REPO_ROOT, {
-    assetHashType: AssetHashType.OUTPUT,
-    bundling: {
-      image: RUNTIME.bundlingImage,
-      // CDK caches bundling results by source path and these options, not by the `tryBundle`
-      // closure: without a per-kind value every function would get the first one's bundle.
-      environment: { RASK_BUNDLE_KIND: asset },
-      local: {
-        tryBundle(outputDir: string): boolean {
-          if (typeof kind === 'string') bundleFunction(kind, outputDir);
-          else bundleOperations(kind.bundle, outputDir);
-          return true;
-        },
-      },
-    },
-  });
 }

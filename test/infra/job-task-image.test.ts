@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { writeJobTaskImageContext } from '../../infra/constructs/job-tasks.js';
+import { writeJobTaskImageContext } from '../../infra/job-task-image.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'rask-task-image-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -11,7 +11,8 @@ import type { Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAYER_MODULES, POLICY_ENGINE_MODULE } from '../../infra/bundling.js';
 import { staticClosure } from '../../infra/measure-bundle.js';
-import { bundleOperations, handlerModuleOf, operationHandler, perOperationDefs } from '../../infra/operation-bundles.js';
+import { bundleOperations } from '../../infra/operation-bundles.js';
+import { handlerModuleOf, operationHandler, perOperationDefs } from '../../infra/operation-entries.js';
 import { HANDLER_EXPORTS, type OperationDef } from '../../lib/contract/operations.js';
 
 const HANDLER_MODULES = Object.keys(HANDLER_EXPORTS);
