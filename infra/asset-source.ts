@@ -2,7 +2,8 @@ import path from 'node:path';
 import { AssetHashType, DockerImage } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Bundle } from '../lib/contract/operation-columns.js';
-import { LAYER_SOURCE_DIR, REPO_ROOT, bundleFunction, type BundleKind } from './bundling.js';
+import { LAYER_SOURCE_DIR, REPO_ROOT, bundleFunction } from './bundling.js';
+import type { BundleKind } from './bundle-kinds.js';
 import { writeJobTaskImageContext } from './job-task-image.js';
 import { bundleOperations } from './operation-bundles.js';
 

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
 import { assertPolicyTextCurrent } from '../scripts/policy-text.js';
+import type { BundleKind } from './bundle-kinds.js';
 import { writeConsole } from './console-assets.js';
 
 /**
@@ -40,17 +41,6 @@ export const LAYER_SOURCE_DIR = path.join(REPO_ROOT, 'infra', 'lancedb-layer');
  * drop unmodelled parameters silently and turn a conditional write into a blind one). Bundling
  * pins the version the tests ran against.
  */
-
-export type BundleKind =
-  | 'meta'
-  | 'data'
-  | 'jobs'
-  | 'authorizer'
-  | 'maintenance-reconcile'
-  | 'maintenance-orphans'
-  | 'maintenance-sweep'
-  | 'maintenance-index'
-  | 'change-relay';
 
 export const ENTRY_POINTS: Readonly<Record<BundleKind, string>> = {
   meta: path.join(REPO_ROOT, 'functions', 'api-meta.ts'),

@@ -25,7 +25,8 @@ import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
 import { ALL_OPERATIONS } from '../lib/contract/operations.js';
-import { REPO_ROOT, bundleFunction, esbuildOptions, type BundleKind } from './bundling.js';
+import { REPO_ROOT, bundleFunction, esbuildOptions } from './bundling.js';
+import type { BundleKind } from './bundle-kinds.js';
 import { bundleOperations } from './operation-bundles.js';
 
 const FORBIDDEN = [/node_modules\/@lancedb\//, /node_modules\/apache-arrow\//];

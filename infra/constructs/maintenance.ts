@@ -9,7 +9,7 @@ import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct, type Node } from 'constructs';
-import type { BundleKind } from '../bundling.js';
+import type { BundleKind } from '../bundle-kinds.js';
 import type { RaskConfig } from '../config.js';
 import { acknowledge, acknowledgeWildcardResource } from '../nag.js';
 import { grantPrefixes } from './permissions.js';

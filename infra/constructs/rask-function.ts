@@ -4,7 +4,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { functionCode } from '../asset-source.js';
-import type { BundleKind } from '../bundling.js';
+import type { BundleKind } from '../bundle-kinds.js';
 import { acknowledge } from '../nag.js';
 import { operationHandler } from '../operation-entries.js';
 import type { OperationDef } from '../../lib/contract/operations.js';

@@ -26,7 +26,17 @@ export const STALE_CLAIM_MS = 10 * 60_000;
 /** The message every overlap refusal uses: it names no other project's warehouse (no oracle). */
 const OVERLAP = 'overlaps the storage of another warehouse (of this or another project) or storage reserved by the platform';
 
-/** The index, built from every warehouse record (read strictly) when it does not exist yet. */
+/**
+ * The index as it stands or, when it does not exist yet, as it would be built, without writing
+ * it: what the overlap checks read, since read-only roles run them too (the orphan scan, a
+ * per-operation read function) and may not create registry objects.
+ */
+async function currentStorageClaims(services: CatalogServices): Promise<StorageClaimsRecord> {
+  const found = await services.registry.read<StorageClaimsRecord>(keys.storageClaims());
+  return found ? found.value : { kind: 'storage-claims', claims: await everyWarehouseRoot(services) };
+}
+
+/** The index, built from every warehouse record (read strictly) and written when it does not exist yet: for the doors that change it. */
 export async function readStorageClaims(services: CatalogServices): Promise<Versioned<StorageClaimsRecord>> {
   for (;;) {
     const found = await services.registry.read<StorageClaimsRecord>(keys.storageClaims());
@@ -111,8 +121,8 @@ export async function sharedRootProblem(
   if (options.declared && !insideDeploymentStorage(services, root)) {
     return `${formatStorageRoot(root)} is outside the storage this deployment declares (RASK_STORAGE_ROOTS)`;
   }
-  const index = await readStorageClaims(services);
-  const other = index.value.claims.find(
+  const index = await currentStorageClaims(services);
+  const other = index.claims.find(
     (c) => !(c.project === w.project && c.warehouse === w.name) && rootsOverlap(resolvedRoot(services, c.storage), root),
   );
   return other ? `${formatStorageRoot(root)} ${OVERLAP}` : undefined;

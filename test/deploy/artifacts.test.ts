@@ -19,6 +19,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { elfSectionNames } from './elf.js';
+import { isPart } from './assembly.js';
 import { decide, evaluate, parseSessionPolicy, rolePolicies, trustAllows, unusedGrants, type Request } from './iam.js';
 import { apiEvent } from './api-events.js';
 import { startGateway } from './gateway.js';
@@ -164,11 +165,11 @@ describe('synthesized artifacts answer sample events as deployed', () => {
   });
 
   it('S3 notifications through the synthesized relay: the doors\' events and a plain connect() writer\'s commit reach the bus and the pull log one to one (docs/events.md, "Delivery on AWS")', async () => {
-    const relay = world.schedules.find((t) => t.fn.logicalId.startsWith('ChangeRelay'));
+    const relay = world.schedules.find((t) => isPart(t.fn.logicalId, 'ChangeRelay'));
     if (!relay) throw new Error('no schedule targets the change relay');
     // The scan is the safety net now; notifications carry the log to the bus.
     expect(relay.schedule).toBe('rate(5 minutes)');
-    expect(world.queueRoutes.map((r) => [r.rule.replace(/[A-F0-9]{8}$/, ''), r.fn.logicalId === relay.fn.logicalId])).toEqual([
+    expect(world.queueRoutes.map((r) => [r.rule.replace(/[A-F0-9]{8}$/, '').replace(/^.*?(?=ChangeRelay)/, ''), r.fn.logicalId === relay.fn.logicalId])).toEqual([
       ['ChangeRelayLogNotifications', true],
       ['ChangeRelayManifestNotifications', true],
     ]);
@@ -256,7 +257,7 @@ describe('synthesized artifacts answer sample events as deployed', () => {
 
   it('the scheduled sweep and index build queue per-table jobs, and the jobs function runs them', async () => {
     const scheduled = (prefix: string) => {
-      const target = world.schedules.find((t) => t.fn.logicalId.startsWith(prefix));
+      const target = world.schedules.find((t) => isPart(t.fn.logicalId, prefix));
       if (!target) throw new Error(`no schedule targets a ${prefix} function`);
       return target;
     };
@@ -350,7 +351,7 @@ describe('IAM coverage: every recorded call is allowed by its function role', ()
     // (Unsupported, no AWS call). Every other function must still have been exercised.
     const perOperation = world.assembly.functions.filter((f) => f.stack.includes('/'));
     const expected = perOperation.length
-      ? world.assembly.functions.filter((f) => !f.stack.includes('/') && !f.logicalId.startsWith('FunctionsMeta'))
+      ? world.assembly.functions.filter((f) => !f.stack.includes('/') && !isPart(f.logicalId, 'FunctionsMeta'))
       : world.assembly.functions;
     for (const fn of expected) {
       expect(calls.get(fn.name)?.length ?? 0, `${fn.logicalId} made no AWS call`).toBeGreaterThan(0);

@@ -53,6 +53,16 @@ export interface Assembly {
   resource(stack: string, logicalId: string): CfnResource;
 }
 
+/**
+ * Whether a logical id is of the catalog's part `part` (e.g. `ChangeRelay`, `FunctionsJobs`). CDK
+ * joins a resource's construct path into its logical id: the standalone app's catalog (construct
+ * id `Default`) adds nothing to it, a team's `new RaskCatalog(stack, 'Catalog')` prefixes
+ * `Catalog` (test/package runs this suite on such an app).
+ */
+export function isPart(logicalId: string, part: string): boolean {
+  return new RegExp(`^[A-Za-z0-9]*?${part}`).test(logicalId);
+}
+
 /** A stable 17-digit hex id for a logical id (the length of EC2's ids). */
 const fakeHex = (id: string) => createHash('sha256').update(id).digest('hex').slice(0, 17);
 

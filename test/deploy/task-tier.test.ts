@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiEvent } from './api-events.js';
+import { isPart } from './assembly.js';
 import { decide, rolePolicies, type Request } from './iam.js';
 import { scheduledEvent, startWorld, type World } from './world.js';
 import type { EcsTask } from '../support/aws-http-fake.js';
@@ -51,7 +52,7 @@ const ok = (answer: ApiAnswer) => {
 const describeTx = async (id: string) => ok(await call('DescribeTransaction', `/v1/transaction/${id}/describe`, { json: {} })) as { status: string; properties: Record<string, string> };
 
 const jobsFunction = () => {
-  const target = world.schedules.find((t) => t.fn.logicalId.startsWith('FunctionsJobs'));
+  const target = world.schedules.find((t) => isPart(t.fn.logicalId, 'FunctionsJobs'));
   if (!target) throw new Error('no schedule targets the Jobs function');
   return target;
 };

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { bundleFunction, ENTRY_POINTS, esbuildOptions, externalModules, installedModules, POLICY_ENGINE_MODULE, type BundleKind } from '../../infra/bundling.js';
+import { bundleFunction, ENTRY_POINTS, esbuildOptions, externalModules, installedModules, POLICY_ENGINE_MODULE } from '../../infra/bundling.js';
+import type { BundleKind } from '../../infra/bundle-kinds.js';
 
 /**
  * Every function's asset, as the stack deploys it (bundleFunction), loads: its entry and every

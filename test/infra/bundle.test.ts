@@ -1,6 +1,7 @@
 import { build, type Metafile } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { esbuildOptions, type BundleKind } from '../../infra/bundling.js';
+import { esbuildOptions } from '../../infra/bundling.js';
+import type { BundleKind } from '../../infra/bundle-kinds.js';
 import { forbiddenInputs, staticClosure } from '../../infra/measure-bundle.js';
 
 /**

@@ -12,7 +12,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bundleFunction, ENTRY_POINTS, esbuildOptions, REPO_ROOT, type BundleKind } from '../../infra/bundling.js';
+import { bundleFunction, ENTRY_POINTS, esbuildOptions, REPO_ROOT } from '../../infra/bundling.js';
+import type { BundleKind } from '../../infra/bundle-kinds.js';
 import { staticClosure } from '../../infra/measure-bundle.js';
 import { HANDLER_EXPORTS } from '../../lib/contract/operations.js';
 

@@ -5,7 +5,8 @@
  * crash states: a claim left without its warehouse keeps the root until it is stale.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { claimStorageRoot, readStorageClaims, STALE_CLAIM_MS } from '../../lib/catalog/storage-claims.js';
+import { claimStorageRoot, readStorageClaims, refuseSharedRoot, sharedRootProblem, STALE_CLAIM_MS } from '../../lib/catalog/storage-claims.js';
+import { requireWarehouse } from '../../lib/catalog/warehouses.js';
 import { createProject } from '../../lib/catalog/control/projects.js';
 import { createWarehouse, deleteWarehouse } from '../../lib/catalog/control/warehouses.js';
 import { parseStorageRoot } from '../../lib/registry/storage-roots.js';
@@ -38,6 +39,24 @@ describe.each(['memory', 'fs'] as const)('storage claims (%s store)', (kind) => 
     const acme = index.claims.filter((c) => c.project === 'acme').map((c) => c.warehouse).sort();
     const records = (await f.direct.registry.store.list({ prefix: keys.warehousesPrefix('acme') })).objects.length;
     expect(acme).toHaveLength(records);
+  });
+
+  it('the overlap checks read the index without writing it: built in memory when it does not exist (read-only roles run them)', async () => {
+    f = await servicesOver(kind);
+    const s = f.services;
+    await f.direct.registry.store.delete(keys.storageClaims()).catch(() => undefined);
+    const main = await requireWarehouse(s, s.defaultWarehouse);
+    await refuseSharedRoot(s, main, 'scan for orphans');
+    expect(await f.direct.registry.read(keys.storageClaims())).toBeUndefined();
+    // The in-memory view still sees an overlap: a second record on the same root (written
+    // directly, as a hand-made registry could hold it).
+    await f.direct.registry.create(keys.warehouse(main.project, 'alias'), { ...main, name: 'alias' });
+    expect(await sharedRootProblem(s, main)).toMatch(/overlaps the storage of another warehouse/);
+    await expect(refuseSharedRoot(s, main, 'scan for orphans')).rejects.toMatchObject({ code: 19 });
+    expect(await f.direct.registry.read(keys.storageClaims())).toBeUndefined();
+    // A door that changes the index still writes it.
+    await readStorageClaims(s);
+    expect(await f.direct.registry.read(keys.storageClaims())).toBeDefined();
   });
 
   it('a claim whose create crashed keeps its root until it is stale; a delete frees the root', async () => {
