@@ -21,21 +21,22 @@ export function acknowledgeWildcardResource(scope: IConstruct, arn: string, reas
   const stack = Stack.of(scope);
   const resolved = stack.resolve(arn);
   acknowledge(scope, `AwsSolutions-IAM5[Resource::${flatten(resolved)}]`, reason);
-  // In a nested stack, a value of the parent's (the state's SSM parameters, read by the parent)
-  // arrives as a nested-stack parameter that CDK names at synth, after this call: name it the
-  // same way here (aws-cdk-lib's "reference-to-<unique id>Ref"), so the finding cdk-nag reports
-  // on the nested template is the one acknowledged.
+  // In a nested stack, a value of the parent's (the state's SSM parameters, or its bucket's ARN
+  // when the state is in the same stack) arrives as a nested-stack parameter that CDK names at
+  // synth, after this call: name it the same way here (aws-cdk-lib's "reference-to-<unique id>"
+  // and `Ref` or the attribute), so the finding cdk-nag reports on the nested template is the one
+  // acknowledged.
   const parent = stack.nestedStackParent;
   if (parent) {
-    const nested = flatten(resolved, (logicalId) => nestedReference(parent, logicalId));
+    const nested = flatten(resolved, (logicalId, attribute) => nestedReference(parent, logicalId, attribute));
     if (nested !== flatten(resolved)) acknowledge(scope, `AwsSolutions-IAM5[Resource::${nested}]`, reason);
   }
 }
 
-/** The nested-stack parameter CDK makes for a `Ref` to `logicalId` of the parent stack, if it is one. */
-function nestedReference(parent: Stack, logicalId: string): string | undefined {
+/** The nested-stack parameter CDK makes for a `Ref` (or `Fn::GetAtt` of `attribute`) to `logicalId` of the parent stack, if it is one. */
+function nestedReference(parent: Stack, logicalId: string, attribute = 'Ref'): string | undefined {
   const element = parent.node.findAll().find((c): c is CfnElement => CfnElement.isCfnElement(c) && Stack.of(c) === parent && parent.resolve(c.logicalId) === logicalId);
-  return element ? `referenceto${Names.nodeUniqueId(element.node)}Ref`.replace(/[^A-Za-z0-9]/g, '') : undefined;
+  return element ? `referenceto${Names.nodeUniqueId(element.node)}${attribute}`.replace(/[^A-Za-z0-9]/g, '') : undefined;
 }
 
 /** Acknowledges AwsSolutions-IAM4 for one AWS managed policy (named by its policy path). */
@@ -43,7 +44,7 @@ export function acknowledgeManagedPolicy(scope: IConstruct, policyName: string, 
   acknowledge(scope, `AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/${policyName}]`, reason);
 }
 
-function flatten(value: unknown, parentRef?: (logicalId: string) => string | undefined): string {
+function flatten(value: unknown, parentRef?: (logicalId: string, attribute?: string) => string | undefined): string {
   const flat = (v: unknown) => flatten(v, parentRef);
   if (value === undefined) return '';
   if (typeof value === 'string') return value.replace(/\$\{/g, '<').replace(/\}/g, '>');
@@ -56,7 +57,8 @@ function flatten(value: unknown, parentRef?: (logicalId: string) => string | und
     if ('Fn::Sub' in fn) return flat(fn['Fn::Sub']);
     if (Array.isArray(fn['Fn::GetAtt'])) {
       const [resource, attribute] = fn['Fn::GetAtt'] as [unknown, unknown];
-      return `<${flat(resource)}.${flat(attribute)}>`;
+      const fromParent = typeof resource === 'string' && typeof attribute === 'string' ? parentRef?.(resource, attribute) : undefined;
+      return fromParent ? `<${fromParent}>` : `<${flat(resource)}.${flat(attribute)}>`;
     }
     if ('Fn::ImportValue' in fn) return flat(fn['Fn::ImportValue']);
     if ('Ref' in fn) return `<${(typeof fn.Ref === 'string' && parentRef?.(fn.Ref)) || flat(fn.Ref)}>`;

@@ -62,6 +62,17 @@ describe('RaskCatalog in an app of its own', () => {
     expect(computeStack.dependencies).toContain(stateStack);
   }, SYNTH_TIMEOUT);
 
+  it('one stack, per-operation: the nested stack takes the state\'s ARNs as parameters, cdk-nag clean', () => {
+    const app = newApp();
+    const stack = new Stack(app, 'PerOperation');
+    const catalog = new RaskCatalog(stack, 'Catalog', { state: new RaskCatalogState(stack, 'State'), functionMode: 'per-operation' });
+    // The wildcard acknowledgements name the nested stack's parameter for the bucket's ARN
+    // (referenceto…Arn), not only the parent's SSM-parameter form: without them the synth fails.
+    const nested = Template.fromStack(catalog.operations!).toJSON();
+    expect(Object.keys(nested.Parameters ?? {}).some((p) => /^referenceto.*Registry.*Arn$/.test(p))).toBe(true);
+    expect(countOf(Template.fromStack(stack), 'AWS::SSM::Parameter')).toBe(0);
+  }, SYNTH_TIMEOUT);
+
   it('a bad prop fails the synth with the setting named, as the context does', () => {
     const stack = new Stack(newApp(), 'Bad');
     expect(() => new RaskCatalogState(stack, 'S1', { warehousePrefix: 'no-slash' })).toThrow(/warehousePrefix/);

@@ -15,6 +15,8 @@ export const APP_DIR = path.join(ACCEPTANCE_DIR, 'app');
 export const ONE_STACK_OUT = path.join(ACCEPTANCE_DIR, 'one-stack.out');
 /** State and compute in two stacks, with the job task tier: what the deploy suite's task-tier test runs. */
 export const TWO_STACKS_OUT = path.join(ACCEPTANCE_DIR, 'two-stacks.out');
+/** One stack in per-operation mode: the two shared operation assets of the package. */
+export const PER_OPERATION_OUT = path.join(ACCEPTANCE_DIR, 'per-operation.out');
 
 /**
  * The app, synthesized as a team does: `npx cdk synth -c shape=<shape> -o <outdir>` with cdk.json
@@ -35,8 +37,11 @@ if (shape === 'one-stack') {
 } else if (shape === 'two-stacks') {
   const data = new RaskCatalogState(new Stack(app, 'CatalogData'), 'State', { parameterPrefix: '/platform/rask' });
   new RaskCatalog(new Stack(app, 'CatalogCompute'), 'Catalog', { state: data, jobsTaskTier: true, jobsTaskIndexCostRows: 10000 });
+} else if (shape === 'per-operation') {
+  const stack = new Stack(app, 'PerOperation');
+  new RaskCatalog(stack, 'Catalog', { state: new RaskCatalogState(stack, 'State'), functionMode: 'per-operation' });
 } else {
-  throw new Error('usage: npx cdk synth -c shape=one-stack|two-stacks');
+  throw new Error('usage: npx cdk synth -c shape=one-stack|two-stacks|per-operation');
 }
 app.synth();
 `;

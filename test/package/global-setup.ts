@@ -1,7 +1,7 @@
 /**
  * The package acceptance's setup (vitest.package.config.ts), once before its tests: packs the
  * construct library (scripts/package.ts), installs the tarball with npm into a fresh app outside
- * the repository (./acceptance-app.ts) and synthesizes that app in two shapes, offline apart from
+ * the repository (./acceptance-app.ts) and synthesizes that app in three shapes, offline apart from
  * npm's cache. The tests then read what this leaves in ACCEPTANCE_DIR, and the deploy suite
  * (test/deploy) runs against the two assemblies.
  */
@@ -10,7 +10,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from '../../infra/bundling.js';
 import { buildPackage } from '../../scripts/package.js';
-import { ACCEPTANCE_DIR, APP_DIR, ONE_STACK_OUT, TWO_STACKS_OUT, writeAcceptanceApp } from './acceptance-app.js';
+import { ACCEPTANCE_DIR, APP_DIR, ONE_STACK_OUT, PER_OPERATION_OUT, TWO_STACKS_OUT, writeAcceptanceApp } from './acceptance-app.js';
 
 export const TIMINGS_FILE = path.join(ACCEPTANCE_DIR, 'timings.json');
 
@@ -39,5 +39,6 @@ export default async function setup(): Promise<void> {
     });
   await timed('synth one-stack', () => synth('one-stack', ONE_STACK_OUT));
   await timed('synth two-stacks', () => synth('two-stacks', TWO_STACKS_OUT));
+  await timed('synth per-operation', () => synth('per-operation', PER_OPERATION_OUT));
   writeFileSync(TIMINGS_FILE, JSON.stringify(timings));
 }

@@ -11,7 +11,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../infra/bundling.js';
-import { APP_DIR, ONE_STACK_OUT, TWO_STACKS_OUT } from './acceptance-app.js';
+import { APP_DIR, ONE_STACK_OUT, PER_OPERATION_OUT, TWO_STACKS_OUT } from './acceptance-app.js';
 import { TIMINGS_FILE } from './global-setup.js';
 
 const INSTALLED = path.join(APP_DIR, 'node_modules', 'rask-cdk');
@@ -28,7 +28,7 @@ describe('the packed construct library, installed into an app of its own', () =>
   it('was packed, installed and synthesized (times printed)', () => {
     const timings = JSON.parse(readFileSync(TIMINGS_FILE, 'utf8')) as Record<string, number>;
     console.log(`package acceptance: ${Object.entries(timings).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(', ')}`);
-    expect(Object.keys(timings)).toEqual(['package', 'install', 'synth one-stack', 'synth two-stacks']);
+    expect(Object.keys(timings)).toEqual(['package', 'install', 'synth one-stack', 'synth two-stacks', 'synth per-operation']);
   });
 
   it('holds the bundled entry, declarations and prebuilt assets, and no source of this repository', () => {
@@ -57,13 +57,8 @@ describe('the packed construct library, installed into an app of its own', () =>
 
   it('one stack: every function has its prebuilt code in the assembly, no export, cdk-nag clean', () => {
     const t = template(ONE_STACK_OUT, 'Platform');
-    const fns = ofType(t, 'AWS::Lambda::Function').filter((f) => typeof f.Metadata?.['aws:asset:path'] === 'string');
+    const fns = functionsWithCode(ONE_STACK_OUT, t);
     expect(fns.length).toBeGreaterThanOrEqual(9);
-    for (const fn of fns) {
-      const dir = path.join(ONE_STACK_OUT, String(fn.Metadata!['aws:asset:path']));
-      const handler = String(fn.Properties!.Handler);
-      expect(existsSync(path.join(dir, `${handler.slice(0, handler.lastIndexOf('.'))}.mjs`)), `${dir} ${handler}`).toBe(true);
-    }
     const memory = fns.map((f) => f.Properties!.MemorySize);
     expect(memory).toContain(3008);
     expect(Object.values(t.Outputs ?? {}).filter((o) => o.Export)).toEqual([]);
@@ -85,6 +80,17 @@ describe('the packed construct library, installed into an app of its own', () =>
     expectNagClean(TWO_STACKS_OUT);
   });
 
+  it("per-operation: each operation's function has its entry in one of the two shared operation assets, cdk-nag clean", () => {
+    const parent = template(PER_OPERATION_OUT, 'PerOperation');
+    const nested = Object.values(parent.Resources).filter((r) => r.Type === 'AWS::CloudFormation::Stack');
+    expect(nested).toHaveLength(1);
+    const operations = JSON.parse(readFileSync(path.join(PER_OPERATION_OUT, String(nested[0].Metadata!['aws:asset:path'])), 'utf8')) as Template;
+    const fns = functionsWithCode(PER_OPERATION_OUT, operations);
+    expect(fns.length).toBeGreaterThan(80);
+    expect(new Set(fns.map((f) => f.Metadata!['aws:asset:path'])).size).toBe(2);
+    expectNagClean(PER_OPERATION_OUT);
+  });
+
   it('a bad prop fails the synth with the setting named', () => {
     const run = spawnSync(
       process.execPath,
@@ -95,6 +101,17 @@ describe('the packed construct library, installed into an app of its own', () =>
     expect(run.stderr).toMatch(/RaskConfigError: .*dataMemoryMb must be an integer from 512/);
   });
 });
+
+/** The template's functions with an asset of ours, each checked to hold its handler's module. */
+function functionsWithCode(outdir: string, t: Template) {
+  const fns = ofType(t, 'AWS::Lambda::Function').filter((f) => typeof f.Metadata?.['aws:asset:path'] === 'string');
+  for (const fn of fns) {
+    const dir = path.join(outdir, String(fn.Metadata!['aws:asset:path']));
+    const handler = String(fn.Properties!.Handler);
+    expect(existsSync(path.join(dir, `${handler.slice(0, handler.lastIndexOf('.'))}.mjs`)), `${dir} ${handler}`).toBe(true);
+  }
+  return fns;
+}
 
 /**
  * cdk-nag left nothing on the assembly: the app's checks fail its synth on a finding (so the
