@@ -231,9 +231,12 @@ describe('tenant isolation of storage (RASK_AUTH=keys)', () => {
         expectRefused(await call('POST', '/projects/A/v1/warehouses/hostdir/delete', roles[role], { purge: true }), role === 'admin' ? [409] : [403, 404], 'purge /etc');
         expectRefused(await call('POST', '/projects/A/v1/warehouses/alias/delete', roles[role], { purge: true }), role === 'admin' ? [409] : [403, 404], 'purge alias');
         expect(await guardedLegacy()).toEqual(before);
-        // The rebuilt index holds the old warehouses, so no create can overlap them either.
+        // The checks read the old warehouses from their records, without writing the index (a
+        // read-only role runs them too); the next door that changes the index builds it with them,
+        // so no create can overlap them either.
+        await ok(call('POST', '/projects/A/v1/warehouses', ADMIN, { name: `after-${role}`, storage_root: path.join(server.dataDir, 'projects', 'A', `after-${role}`) }));
         const index = await registry.read<{ claims: { warehouse: string }[] }>(keys.storageClaims());
-        expect(index!.value.claims.map((c) => c.warehouse)).toEqual(expect.arrayContaining(['alias', 'hostdir']));
+        expect(index!.value.claims.map((c) => c.warehouse)).toEqual(expect.arrayContaining(['alias', 'hostdir', `after-${role}`]));
         // B still reads its rows.
         const count = await call('GET', '/projects/B/v1/table/sales%24orders/count_rows?delimiter=%24', ADMIN);
         expect(count.text).toBe('7');
