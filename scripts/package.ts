@@ -2,8 +2,8 @@
  * `npm run package`: the construct library as an npm package (docs/deploy.md, "Rask in your own
  * CDK app"). Writes dist/package and packs it into dist/rask-cdk-<version>.tgz:
  *
- * - `index.js`: infra/index.ts bundled with esbuild, aws-cdk-lib, constructs and cdk-nag left to
- *   the team's app; infra/asset-source.ts (which builds code at synth) replaced by
+ * - `index.js`: infra/index.ts bundled with esbuild, aws-cdk-lib and constructs left to the
+ *   team's app; infra/asset-source.ts (which builds code at synth) replaced by
  *   infra/packaged-assets.ts (which reads it from `assets/`).
  * - `assets/`: every function asset as `cdk synth` here builds it (infra/bundling.ts,
  *   infra/operation-bundles.ts), the LanceDB layer's package.json and lockfile (installed with npm
@@ -15,6 +15,7 @@
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { ENTRY_POINTS, LAYER_SOURCE_DIR, REPO_ROOT, bundleFunction } from '../infra/bundling.js';
 import type { BundleKind } from '../infra/bundle-kinds.js';
@@ -24,9 +25,12 @@ import { bundleOperations } from '../infra/operation-bundles.js';
 export const PACKAGE_NAME = 'rask-cdk';
 export const DIST = path.join(REPO_ROOT, 'dist');
 export const PACKAGE_DIR = path.join(DIST, 'package');
-/** Left to the app that uses the constructs: one copy of each, the app's own. */
+/**
+ * Left to the app that uses the constructs: one copy of each, the app's own. Nothing else is
+ * imported at synth (cdk-nag's acknowledgements go through aws-cdk-lib's `Validations`; an app
+ * that wants the checks adds cdk-nag itself).
+ */
 const PEERS = ['aws-cdk-lib', 'constructs'];
-const DEPENDENCIES = ['cdk-nag'];
 
 const rootPackage = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
   version: string;
@@ -72,7 +76,7 @@ async function writeEntry(): Promise<void> {
     // The team's synth runs on its own Node, 20 or newer (engines below).
     target: 'node20',
     sourcemap: 'linked',
-    external: [...PEERS, ...PEERS.map((p) => `${p}/*`), ...DEPENDENCIES],
+    external: [...PEERS, ...PEERS.map((p) => `${p}/*`)],
     plugins: [packagedAssets],
     metafile: true,
     logLevel: 'warning',
@@ -110,7 +114,6 @@ function writeManifest(): void {
     files: ['index.js', 'index.js.map', 'types', 'assets', 'README.md'],
     engines: { node: '>=20' },
     peerDependencies: Object.fromEntries(PEERS.map((p) => [p, `^${versionOf(p)}`])),
-    dependencies: Object.fromEntries(DEPENDENCIES.map((d) => [d, versionOf(d)])),
   };
   writeFileSync(path.join(PACKAGE_DIR, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   copyFileSync(path.join(REPO_ROOT, 'infra', 'package', 'README.md'), path.join(PACKAGE_DIR, 'README.md'));
@@ -140,6 +143,6 @@ export async function buildPackage(options: { pack?: boolean } = {}): Promise<{ 
   return { dir: PACKAGE_DIR, tarball };
 }
 
-if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('scripts/package.ts')) {
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   await buildPackage({ pack: !process.argv.includes('--no-pack') });
 }

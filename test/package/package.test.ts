@@ -43,8 +43,10 @@ describe('the packed construct library, installed into an app of its own', () =>
     const entry = readFileSync(path.join(INSTALLED, 'index.js'), 'utf8');
     expect(entry).not.toMatch(/from ["']esbuild["']/);
     expect(existsSync(path.join(APP_DIR, 'node_modules', 'esbuild'))).toBe(false);
-    const manifest = JSON.parse(readFileSync(path.join(INSTALLED, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> };
+    const manifest = JSON.parse(readFileSync(path.join(INSTALLED, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string>; dependencies?: Record<string, string> };
     expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['aws-cdk-lib', 'constructs']);
+    // Everything else it needs at synth is bundled into index.js.
+    expect(manifest.dependencies ?? {}).toEqual({});
     const unpacked = Number(execFileSync('du', ['-sk', INSTALLED], { encoding: 'utf8' }).split('\t')[0]) * 1024;
     console.log(`installed package: ${(unpacked / 2 ** 20).toFixed(1)} MiB`);
   });
