@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ConcurrentModificationError, InternalError } from '../errors.js';
+import { ConcurrentModificationError, InternalError, StorageUnavailableError } from '../errors.js';
 import { ConditionFailedError, type ObjectStore, type Versioned } from '../ports/object-store.js';
 import { decodeSegment, isEncodedSegment } from './keys.js';
 import { currentDeadline, remainingMs } from '../deadline.js';
@@ -92,8 +92,15 @@ export class Registry {
       return etag;
     } catch (err) {
       if (!(err instanceof ConditionFailedError) || !err.mayHaveApplied) throw err;
-      const now = await this.store.get(key).catch(() => undefined);
-      if (!now) throw err; // removed since (or unreadable now): nothing says which
+      let now: Awaited<ReturnType<ObjectStore['get']>>;
+      try {
+        now = await this.store.get(key);
+      } catch (cause) {
+        // Unreadable now: whether ours applied is unknown, and a caller that ran its step again
+        // could apply it twice.
+        throw new StorageUnavailableError('the outcome of a registry write is unknown: storage failed while reading it back', { cause });
+      }
+      if (!now) throw err; // removed since: nothing says whether ours applied first
       const current = this.parse(key, now.body, now.etag).stamp;
       if (current?.write === stamp.write) return now.etag;
       const ancestors = current ? [current.write, ...current.lineage] : [];
@@ -152,6 +159,10 @@ export class Registry {
         return await attempt();
       } catch (err) {
         if (!(err instanceof ConditionFailedError)) throw err;
+        // A lost race whose earlier attempt may have applied, which the lineage could not settle:
+        // running the step again could apply it twice (a counter counted twice), so the outcome
+        // goes to the caller as unknown (docs/protocols.md, "The registry settles it by lineage").
+        if (err.mayHaveApplied) throw new StorageUnavailableError(`${what}: the outcome of a write is unknown (storage failed mid-write); retry later`, { cause: err });
         signal('CasConflict');
         if (n >= attempts) {
           signal('CasExhausted');
