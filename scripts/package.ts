@@ -22,9 +22,9 @@ import type { BundleKind } from '../infra/bundle-kinds.js';
 import { writeJobTaskImageContext } from '../infra/job-task-image.js';
 import { bundleOperations } from '../infra/operation-bundles.js';
 
-export const PACKAGE_NAME = 'rask-cdk';
-export const DIST = path.join(REPO_ROOT, 'dist');
-export const PACKAGE_DIR = path.join(DIST, 'package');
+const PACKAGE_NAME = 'rask-cdk';
+const DIST = path.join(REPO_ROOT, 'dist');
+const PACKAGE_DIR = path.join(DIST, 'package');
 /**
  * Left to the app that uses the constructs: one copy of each, the app's own. Nothing else is
  * imported at synth (cdk-nag's acknowledgements go through aws-cdk-lib's `Validations`; an app
@@ -41,7 +41,7 @@ const rootPackage = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json')
 const versionOf = (name: string) => rootPackage.dependencies[name] ?? rootPackage.devDependencies[name];
 
 /** The tarball's path once packed. */
-export function tarballPath(): string {
+function tarballPath(): string {
   return path.join(DIST, `${PACKAGE_NAME}-${rootPackage.version}.tgz`);
 }
 

@@ -90,6 +90,13 @@ describe('a refused create leaves the table that holds the name as it was', () =
     ['registered (data marker)', async (id: string[]): Promise<void> => void expect((await registerAt(id, 'ext/rival.lance')).status).toBe(200)],
   ] as const)('a %s rival takes the name just before the marker write', (_what, rival) => {
     let before: Awaited<ReturnType<typeof snapshot>> | undefined;
+    /** The door was refused with `status` (and `code`) and the rival's table is as it was. */
+    const expectRefusedUnchanged = async (res: Awaited<ReturnType<typeof app.call>>, ns: string, id: string[], code?: number) => {
+      expect(res.status, JSON.stringify(res.body)).toBe(409);
+      if (code !== undefined) expect(res.body.code).toBe(code);
+      expect(before).toBeDefined();
+      expect(await snapshot(ns, id)).toEqual(before);
+    };
     const placeRival = (ns: string, id: string[]) =>
       beforeMarkerWrite(id, async () => {
         await rival(id);
@@ -100,11 +107,7 @@ describe('a refused create leaves the table that holds the name as it was', () =
       app = await faultedMetaApp();
       await app.ok('POST', '/v1/namespace/ns/create', { id: ['ns'] });
       placeRival('ns', ['ns', 't']);
-      const res = await registerAt(['ns', 't'], 'ext/mine.lance');
-      expect(res.status, JSON.stringify(res.body)).toBe(409);
-      expect(res.body.code).toBe(5);
-      expect(before).toBeDefined();
-      expect(await snapshot('ns', ['ns', 't'])).toEqual(before);
+      await expectRefusedUnchanged(await registerAt(['ns', 't'], 'ext/mine.lance'), 'ns', ['ns', 't'], 5);
     });
 
     it('UndropTable answers 409 / 5 and changes no marker', async () => {
@@ -113,11 +116,7 @@ describe('a refused create leaves the table that holds the name as it was', () =
       expect((await registerAt(['ns', 't'], 'ext/dropped.lance')).status).toBe(200);
       await app.ok('POST', '/v1/table/ns%24t/drop', { id: ['ns', 't'] });
       placeRival('ns', ['ns', 't']);
-      const res = await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'] });
-      expect(res.status, JSON.stringify(res.body)).toBe(409);
-      expect(res.body.code).toBe(5);
-      expect(before).toBeDefined();
-      expect(await snapshot('ns', ['ns', 't'])).toEqual(before);
+      await expectRefusedUnchanged(await app.call('POST', '/v1/table/ns%24t/undrop', { id: ['ns', 't'] }), 'ns', ['ns', 't'], 5);
     });
 
     it("UndropNamespace is refused at the taken table and changes no marker", async () => {
@@ -127,10 +126,7 @@ describe('a refused create leaves the table that holds the name as it was', () =
       await app.ok('POST', '/v1/namespace/a/drop', { id: ['a'], behavior: 'Cascade' });
       // The namespace is back by the time its tables are restored: the rival is created in it.
       placeRival('a', ['a', 't']);
-      const res = await app.call('POST', '/v1/namespace/a/undrop', { id: ['a'] });
-      expect(res.status, JSON.stringify(res.body)).toBe(409);
-      expect(before).toBeDefined();
-      expect(await snapshot('a', ['a', 't'])).toEqual(before);
+      await expectRefusedUnchanged(await app.call('POST', '/v1/namespace/a/undrop', { id: ['a'] }), 'a', ['a', 't']);
     });
   });
 

@@ -15,6 +15,8 @@ export const APP_DIR = path.join(ACCEPTANCE_DIR, 'app');
 export const ONE_STACK_OUT = path.join(ACCEPTANCE_DIR, 'one-stack.out');
 /** State and compute in two stacks, with the job task tier: what the deploy suite's task-tier test runs. */
 export const TWO_STACKS_OUT = path.join(ACCEPTANCE_DIR, 'two-stacks.out');
+/** How long each step of the setup took (./global-setup.ts writes it, the package test prints it). */
+export const TIMINGS_FILE = path.join(ACCEPTANCE_DIR, 'timings.json');
 /** One stack in per-operation mode: the two shared operation assets of the package. */
 export const PER_OPERATION_OUT = path.join(ACCEPTANCE_DIR, 'per-operation.out');
 

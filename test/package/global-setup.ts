@@ -10,9 +10,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from '../../infra/bundling.js';
 import { buildPackage } from '../../scripts/package.js';
-import { ACCEPTANCE_DIR, APP_DIR, ONE_STACK_OUT, PER_OPERATION_OUT, TWO_STACKS_OUT, writeAcceptanceApp } from './acceptance-app.js';
-
-export const TIMINGS_FILE = path.join(ACCEPTANCE_DIR, 'timings.json');
+import { ACCEPTANCE_DIR, APP_DIR, ONE_STACK_OUT, PER_OPERATION_OUT, TIMINGS_FILE, TWO_STACKS_OUT, writeAcceptanceApp } from './acceptance-app.js';
 
 export default async function setup(): Promise<void> {
   const timings: Record<string, number> = {};

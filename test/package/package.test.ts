@@ -11,8 +11,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../infra/bundling.js';
-import { APP_DIR, ONE_STACK_OUT, PER_OPERATION_OUT, TWO_STACKS_OUT } from './acceptance-app.js';
-import { TIMINGS_FILE } from './global-setup.js';
+import { APP_DIR, ONE_STACK_OUT, PER_OPERATION_OUT, TIMINGS_FILE, TWO_STACKS_OUT } from './acceptance-app.js';
 
 const INSTALLED = path.join(APP_DIR, 'node_modules', 'rask-cdk');
 
